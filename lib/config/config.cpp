@@ -1,0 +1,313 @@
+#include "config/config.h"
+
+#include <toml++/toml.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/sha256.h"
+
+namespace memra {
+namespace {
+
+enum class Kind { Int, Float, Bool, String, StringList, IntList };
+
+// A value as it was read: the TOML node plus where it came from (for error messages).
+struct Source {
+  std::string where;  // "file.toml:12" or "--set run.n_ctx=..."
+};
+
+struct Field {
+  std::string path;  // "section.key"
+  Kind kind;
+  std::string doc;
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // allowed strings (empty: any)
+  std::function<void(Config&, const toml::node&, const Source&)> set;
+  std::function<std::string(const Config&)> show;  // TOML literal of the current value
+};
+
+std::string quote(const std::string& s) {
+  std::ostringstream o;
+  o << toml::value<std::string>(s);
+  return o.str();
+}
+
+std::string kind_name(Kind k) {
+  switch (k) {
+    case Kind::Int: return "integer";
+    case Kind::Float: return "float";
+    case Kind::Bool: return "boolean";
+    case Kind::String: return "string";
+    case Kind::StringList: return "array of strings";
+    case Kind::IntList: return "array of integers";
+  }
+  return "?";
+}
+
+[[noreturn]] void bad(const Source& s, const std::string& path, const std::string& what) {
+  throw Error(fmt::format("{}: config key '{}': {}", s.where, path, what));
+}
+
+int64_t read_int(const toml::node& n, const Field& f, const Source& s) {
+  if (!n.is_integer()) bad(s, f.path, fmt::format("expected {}, got {}", kind_name(f.kind), toml::impl::node_type_friendly_names[(int)n.type()]));
+  const int64_t v = *n.value<int64_t>();
+  if ((double)v < f.min || (double)v > f.max)
+    bad(s, f.path, fmt::format("value {} out of range [{}, {}]", v, f.min, f.max));
+  return v;
+}
+
+double read_float(const toml::node& n, const Field& f, const Source& s) {
+  if (!n.is_floating_point() && !n.is_integer())
+    bad(s, f.path, fmt::format("expected {}, got {}", kind_name(f.kind), toml::impl::node_type_friendly_names[(int)n.type()]));
+  const double v = *n.value<double>();
+  if (!std::isfinite(v) || v < f.min || v > f.max)
+    bad(s, f.path, fmt::format("value {} out of range [{}, {}]", v, f.min, f.max));
+  return v;
+}
+
+std::string read_string(const toml::node& n, const Field& f, const Source& s) {
+  if (!n.is_string()) bad(s, f.path, fmt::format("expected {}, got {}", kind_name(f.kind), toml::impl::node_type_friendly_names[(int)n.type()]));
+  std::string v = *n.value<std::string>();
+  if (!f.choices.empty()) {
+    bool ok = false;
+    for (const auto& c : f.choices) ok = ok || c == v;
+    if (!ok) {
+      std::string all;
+      for (const auto& c : f.choices) all += (all.empty() ? "" : " | ") + c;
+      bad(s, f.path, fmt::format("value '{}' not one of: {}", v, all));
+    }
+  }
+  return v;
+}
+
+template <class S, class T>
+Field make(std::string path, S Config::*sec, T S::*mem, std::string doc, double lo = -INFINITY,
+           double hi = INFINITY, std::vector<std::string> choices = {}) {
+  Field f;
+  f.path = std::move(path);
+  f.doc = std::move(doc);
+  f.min = lo;
+  f.max = hi;
+  f.choices = std::move(choices);
+  if constexpr (std::is_same_v<T, bool>) {
+    f.kind = Kind::Bool;
+    f.set = [sec, mem, p = f.path](Config& c, const toml::node& n, const Source& s) {
+      if (!n.is_boolean()) bad(s, p, fmt::format("expected boolean, got {}", toml::impl::node_type_friendly_names[(int)n.type()]));
+      c.*sec.*mem = *n.value<bool>();
+    };
+    f.show = [sec, mem](const Config& c) { return std::string(c.*sec.*mem ? "true" : "false"); };
+  } else if constexpr (std::is_integral_v<T>) {
+    f.kind = Kind::Int;
+    if (f.min < (double)std::numeric_limits<T>::min()) f.min = (double)std::numeric_limits<T>::min();
+    if (f.max > (double)std::numeric_limits<T>::max()) f.max = (double)std::numeric_limits<T>::max();
+    f.set = [sec, mem, f](Config& c, const toml::node& n, const Source& s) { c.*sec.*mem = (T)read_int(n, f, s); };
+    f.show = [sec, mem](const Config& c) { return std::to_string(c.*sec.*mem); };
+  } else if constexpr (std::is_floating_point_v<T>) {
+    f.kind = Kind::Float;
+    f.set = [sec, mem, f](Config& c, const toml::node& n, const Source& s) { c.*sec.*mem = read_float(n, f, s); };
+    f.show = [sec, mem](const Config& c) {
+      std::ostringstream o;
+      o << toml::value<double>(c.*sec.*mem);
+      return o.str();
+    };
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    f.kind = Kind::String;
+    f.set = [sec, mem, f](Config& c, const toml::node& n, const Source& s) { c.*sec.*mem = read_string(n, f, s); };
+    f.show = [sec, mem](const Config& c) { return quote(c.*sec.*mem); };
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    f.kind = Kind::StringList;
+    f.set = [sec, mem, f](Config& c, const toml::node& n, const Source& s) {
+      if (!n.is_array()) bad(s, f.path, "expected array of strings");
+      std::vector<std::string> out;
+      for (const auto& e : *n.as_array()) out.push_back(read_string(e, f, s));
+      c.*sec.*mem = out;
+    };
+    f.show = [sec, mem](const Config& c) {
+      std::string r = "[";
+      for (size_t i = 0; i < (c.*sec.*mem).size(); ++i) r += (i ? ", " : "") + quote((c.*sec.*mem)[i]);
+      return r + "]";
+    };
+  } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+    f.kind = Kind::IntList;
+    f.set = [sec, mem, f](Config& c, const toml::node& n, const Source& s) {
+      if (!n.is_array()) bad(s, f.path, "expected array of integers");
+      std::vector<int64_t> out;
+      for (const auto& e : *n.as_array()) out.push_back(read_int(e, f, s));
+      if (out.empty()) bad(s, f.path, "array must not be empty");
+      c.*sec.*mem = out;
+    };
+    f.show = [sec, mem](const Config& c) {
+      std::string r = "[";
+      for (size_t i = 0; i < (c.*sec.*mem).size(); ++i) r += (i ? ", " : "") + std::to_string((c.*sec.*mem)[i]);
+      return r + "]";
+    };
+  }
+  return f;
+}
+
+// The schema: every key, its type, range and meaning. Adding a key = a struct member in
+// config.h + one line here + regenerating configs/defaults.toml (scripts/gen-defaults.sh).
+const std::vector<Field>& schema() {
+  static const std::vector<Field> fields = [] {
+    using C = Config;
+    std::vector<Field> v;
+    v.push_back(make("model.path", &C::model, &ModelSection::path, "GGUF model file (apps also take it as the first positional argument)"));
+    v.push_back(make("run.n_predict", &C::run, &RunSection::n_predict, "tokens to generate", 0, 1 << 24));
+    v.push_back(make("run.n_ctx", &C::run, &RunSection::n_ctx, "context length in tokens (KV cache size); a prompt that does not fit is an error", 1, 1 << 24));
+    v.push_back(make("run.seed", &C::run, &RunSection::seed, "sampling seed (same seed + config -> same tokens)", 0, 9.0e18));
+    v.push_back(make("run.backend", &C::run, &RunSection::backend, "compute backend: auto = cuda when a GPU is present", -INFINITY, INFINITY, {"auto", "cpu", "cuda"}));
+    v.push_back(make("run.chat", &C::run, &RunSection::chat, "render the prompt through the model's chat template"));
+    v.push_back(make("run.system", &C::run, &RunSection::system, "system message for chat mode (empty: none)"));
+    v.push_back(make("threads.n", &C::threads, &ThreadsSection::n, "CPU threads for the CPU backend and tools; 0 = all hardware threads", 0, 4096));
+    v.push_back(make("logging.level", &C::logging, &LoggingSection::level, "log level", -INFINITY, INFINITY, {"trace", "debug", "info", "warn", "error", "off"}));
+    v.push_back(make("receipt.enabled", &C::receipt, &ReceiptSection::enabled, "append one JSON Lines receipt per run"));
+    v.push_back(make("receipt.path", &C::receipt, &ReceiptSection::path, "receipt file (appended); receipts/ holds only receipts committed on purpose"));
+    v.push_back(make("receipt.hash_model", &C::receipt, &ReceiptSection::hash_model, "record the sha256 of the model file"));
+    v.push_back(make("kv.type_k", &C::kv, &KvSection::type_k, "KV cache type for K", -INFINITY, INFINITY, {"f32", "f16", "q8_0"}));
+    v.push_back(make("kv.type_v", &C::kv, &KvSection::type_v, "KV cache type for V", -INFINITY, INFINITY, {"f32", "f16", "q8_0", "q5_1"}));
+    v.push_back(make("cpu.quantize_activations", &C::cpu, &CpuSection::quantize_activations, "CPU backend: quantize matmul activations to q8_0/q8_1/q8_K like llama.cpp's CPU path (same numeric class as integer GPU kernels)"));
+    v.push_back(make("sample.temperature", &C::sample, &SampleSection::temperature, "sampling temperature; 0 = greedy", 0, 100));
+    v.push_back(make("sample.top_k", &C::sample, &SampleSection::top_k, "keep the k most likely tokens; 0 = off", 0, 1 << 24));
+    v.push_back(make("sample.top_p", &C::sample, &SampleSection::top_p, "nucleus sampling mass; 1 = off", 0, 1));
+    v.push_back(make("sample.min_p", &C::sample, &SampleSection::min_p, "drop tokens below min_p * p(max); 0 = off", 0, 1));
+    v.push_back(make("sample.typical_p", &C::sample, &SampleSection::typical_p, "locally typical sampling mass; 1 = off", 0, 1));
+    v.push_back(make("sample.repeat_penalty", &C::sample, &SampleSection::repeat_penalty, "repetition penalty over the last repeat_last_n tokens; 1 = off", 0, 100));
+    v.push_back(make("sample.repeat_last_n", &C::sample, &SampleSection::repeat_last_n, "window of recent tokens the penalties look at", 0, 1 << 24));
+    v.push_back(make("sample.frequency_penalty", &C::sample, &SampleSection::frequency_penalty, "subtract count * frequency_penalty from a token's logit", -100, 100));
+    v.push_back(make("sample.presence_penalty", &C::sample, &SampleSection::presence_penalty, "subtract presence_penalty from a token seen in the window", -100, 100));
+    v.push_back(make("sample.stop", &C::sample, &SampleSection::stop, "stop strings: generation ends when the text ends with one of them"));
+    v.push_back(make("kernels.matvec", &C::kernels, &KernelsSection::matvec, "decode matvec variant name, or auto (a pure function of GPU, shape and config)"));
+    v.push_back(make("kernels.gemm", &C::kernels, &KernelsSection::gemm, "prefill GEMM path", -INFINITY, INFINITY, {"auto", "cublaslt", "mma"}));
+    v.push_back(make("kernels.gemm_min_batch", &C::kernels, &KernelsSection::gemm_min_batch, "token batches of at least this size use the GEMM path", 1, 1 << 20));
+    v.push_back(make("kernels.cuda_graph", &C::kernels, &KernelsSection::cuda_graph, "capture the decode step as a CUDA graph"));
+    v.push_back(make("spec.draft_tokens", &C::spec, &SpecSection::draft_tokens, "speculative decoding: tokens drafted per step", 1, 64));
+    v.push_back(make("spec.draft_model", &C::spec, &SpecSection::draft_model, "speculative decoding: draft model GGUF (empty: none)"));
+    v.push_back(make("bench.n_prompt", &C::bench, &BenchSection::n_prompt, "prefill lengths to measure (pp rows)", 0, 1 << 24));
+    v.push_back(make("bench.n_gen", &C::bench, &BenchSection::n_gen, "decode lengths to measure (tg rows)", 0, 1 << 24));
+    v.push_back(make("bench.depth", &C::bench, &BenchSection::depth, "KV depths (tokens already in the cache) to measure at", 0, 1 << 24));
+    v.push_back(make("bench.repetitions", &C::bench, &BenchSection::repetitions, "measured repetitions per row (median and spread reported)", 1, 1000));
+    v.push_back(make("bench.warmup", &C::bench, &BenchSection::warmup, "unmeasured warm-up runs per row", 0, 100));
+    v.push_back(make("sweep.decode_tolerance", &C::sweep, &SweepSection::decode_tolerance, "receipt sweep: relative decode median drop that fails (leases differ by up to ~4%)", 0, 1));
+    v.push_back(make("sweep.prefill_tolerance", &C::sweep, &SweepSection::prefill_tolerance, "receipt sweep: relative prefill median drop that fails", 0, 1));
+    return v;
+  }();
+  return fields;
+}
+
+const Field* find_field(std::string_view path) {
+  for (const auto& f : schema())
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+void apply_table(Config& c, const toml::table& t, const std::string& prefix, const std::string& file) {
+  for (const auto& [k, node] : t) {
+    const std::string path = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    const auto line = node.source().begin.line;
+    const Source src{fmt::format("{}:{}", file, line)};
+    if (const Field* f = find_field(path)) {
+      f->set(c, node, src);
+    } else if (node.is_table() && prefix.empty()) {
+      bool known_section = false;
+      for (const auto& fd : schema()) known_section = known_section || fd.path.rfind(path + ".", 0) == 0;
+      if (!known_section) bad(src, path, "unknown section");
+      apply_table(c, *node.as_table(), path, file);
+    } else {
+      bad(src, path, "unknown key");
+    }
+  }
+}
+
+}  // namespace
+
+Config load_config(const std::vector<std::string>& files, const std::vector<std::string>& overrides) {
+  Config c;
+  for (const auto& file : files) {
+    toml::table t;
+    try {
+      t = toml::parse_file(file);
+    } catch (const toml::parse_error& e) {
+      const auto& b = e.source().begin;
+      if (b.line == 0) throw Error(fmt::format("{}: cannot read config file: {}", file, e.description()));
+      throw Error(fmt::format("{}:{}:{}: TOML syntax error: {}", file, b.line, b.column, e.description()));
+    }
+    apply_table(c, t, "", file);
+  }
+  for (const auto& ov : overrides) {
+    const auto eq = ov.find('=');
+    const Source src{fmt::format("--set {}", ov)};
+    if (eq == std::string::npos || eq == 0) bad(src, ov, "expected section.key=value");
+    const std::string path = ov.substr(0, eq);
+    const std::string value = ov.substr(eq + 1);
+    const Field* f = find_field(path);
+    if (!f) bad(src, path, "unknown key");
+    toml::table t;
+    try {
+      t = toml::parse("v = " + value);
+    } catch (const toml::parse_error&) {
+      if (f->kind != Kind::String) bad(src, path, fmt::format("cannot parse '{}' as {}", value, kind_name(f->kind)));
+      t = toml::table{{"v", value}};  // bare word for a string key
+    }
+    f->set(c, *t.get("v"), src);
+  }
+  return c;
+}
+
+std::string to_toml(const Config& c) {
+  std::string out, section;
+  for (const auto& f : schema()) {
+    const auto dot = f.path.find('.');
+    const std::string sec = f.path.substr(0, dot);
+    if (sec != section) {
+      out += (section.empty() ? "" : "\n") + fmt::format("[{}]\n", sec);
+      section = sec;
+    }
+    out += fmt::format("{} = {}\n", f.path.substr(dot + 1), f.show(c));
+  }
+  return out;
+}
+
+std::string config_hash(const Config& c) { return sha256_hex(to_toml(c)); }
+
+std::string defaults_toml() {
+  const Config c;
+  std::string out =
+      "# memra configuration: every key, its default and its meaning.\n"
+      "# Generated from lib/config/config.cpp (the schema); a test keeps this file identical to it.\n"
+      "# Apps take --config FILE (repeatable, later files override earlier ones) and\n"
+      "# --set section.key=value; --print-config prints the resolved configuration.\n"
+      "# Unknown keys, wrong types and out-of-range values are errors naming file, line and key.\n";
+  std::string section;
+  for (const auto& f : schema()) {
+    const auto dot = f.path.find('.');
+    const std::string sec = f.path.substr(0, dot);
+    if (sec != section) {
+      out += fmt::format("\n[{}]\n", sec);
+      section = sec;
+    }
+    std::string extra;
+    if (!f.choices.empty()) {
+      extra = " (one of:";
+      for (const auto& ch : f.choices) extra += " " + ch;
+      extra += ")";
+    } else if (f.kind == Kind::Int || f.kind == Kind::Float || f.kind == Kind::IntList) {
+      if (std::isfinite(f.min) && std::isfinite(f.max) && f.max < 1e15)
+        extra = fmt::format(" (range {} .. {})", f.min, f.max);
+    }
+    out += fmt::format("# {}: {}{}\n{} = {}\n", kind_name(f.kind), f.doc, extra, f.path.substr(dot + 1), f.show(c));
+  }
+  return out;
+}
+
+std::vector<std::string> config_keys() {
+  std::vector<std::string> k;
+  for (const auto& f : schema()) k.push_back(f.path);
+  return k;
+}
+
+}  // namespace memra

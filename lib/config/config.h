@@ -1,0 +1,120 @@
+#pragma once
+// The one typed, immutable run configuration. Loaded from TOML files (later files override
+// earlier ones) plus `--set section.key=value` overrides, validated strictly against the schema
+// in schema.cpp: an unknown key, a wrong type, an out-of-range value or a missing file is a
+// memra::Error naming the file, line and key path. configs/defaults.toml is generated from the
+// same schema (`defaults_toml()`), and a test keeps the two identical.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memra {
+
+struct ModelSection {
+  std::string path;  // GGUF file; apps also take it as a positional argument
+};
+
+struct RunSection {
+  int n_predict = 128;
+  int n_ctx = 4096;
+  int64_t seed = 0;
+  std::string backend = "auto";  // auto | cpu | cuda
+  bool chat = false;
+  std::string system;            // system prompt for chat mode
+};
+
+struct ThreadsSection {
+  int n = 0;  // 0 = all hardware threads
+};
+
+struct LoggingSection {
+  std::string level = "info";  // trace | debug | info | warn | error | off
+};
+
+struct ReceiptSection {
+  bool enabled = true;
+  std::string path = "memra-receipts.jsonl";
+  bool hash_model = true;  // sha256 of the model file (slow for very large files)
+};
+
+struct KvSection {
+  std::string type_k = "q8_0";  // f32 | f16 | q8_0
+  std::string type_v = "q5_1";  // f32 | f16 | q8_0 | q5_1
+};
+
+struct CpuSection {
+  bool quantize_activations = false;  // q8_0/q8_1/q8_K activations like llama.cpp's CPU path
+};
+
+struct SampleSection {
+  double temperature = 0.0;  // 0 = greedy
+  int top_k = 40;
+  double top_p = 0.95;
+  double min_p = 0.05;
+  double typical_p = 1.0;
+  double repeat_penalty = 1.0;
+  int repeat_last_n = 64;
+  double frequency_penalty = 0.0;
+  double presence_penalty = 0.0;
+  std::vector<std::string> stop;  // stop strings
+};
+
+struct KernelsSection {
+  std::string matvec = "auto";  // variant name or auto
+  std::string gemm = "auto";    // auto | cublaslt | mma
+  int gemm_min_batch = 9;       // batches >= this use the GEMM path
+  bool cuda_graph = true;       // capture the decode step as a CUDA graph
+};
+
+struct SpecSection {
+  int draft_tokens = 4;
+  std::string draft_model;
+};
+
+struct BenchSection {
+  std::vector<int64_t> n_prompt = {512};
+  std::vector<int64_t> n_gen = {128};
+  std::vector<int64_t> depth = {0};
+  int repetitions = 5;
+  int warmup = 1;
+};
+
+struct SweepSection {
+  double decode_tolerance = 0.05;   // relative median drop that fails the sweep
+  double prefill_tolerance = 0.08;
+};
+
+struct Config {
+  ModelSection model;
+  RunSection run;
+  ThreadsSection threads;
+  LoggingSection logging;
+  ReceiptSection receipt;
+  KvSection kv;
+  CpuSection cpu;
+  SampleSection sample;
+  KernelsSection kernels;
+  SpecSection spec;
+  BenchSection bench;
+  SweepSection sweep;
+};
+
+// One --set override: "section.key=value" (value in TOML syntax; a bare word is taken as a string
+// for string keys).
+struct ConfigOverride {
+  std::string assignment;
+};
+
+// Loads defaults, then each file in order, then each override. Throws memra::Error.
+Config load_config(const std::vector<std::string>& files, const std::vector<std::string>& overrides);
+
+// The resolved config as TOML (every key, canonical order) and its sha256.
+std::string to_toml(const Config& c);
+std::string config_hash(const Config& c);
+// configs/defaults.toml content: every key with its default and documentation.
+std::string defaults_toml();
+// Every key path in schema order ("run.n_predict", ...).
+std::vector<std::string> config_keys();
+
+}  // namespace memra

@@ -1,0 +1,46 @@
+#pragma once
+// Streaming GGUF writer: metadata and tensor infos are written first, then tensor data is
+// streamed tensor by tensor in declaration order (never the whole model in RAM).
+// Writing back what File read (same metadata order, same tensors and alignment) reproduces the
+// original bytes.
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf.h"
+
+namespace memra::gguf {
+
+struct TensorDecl {
+  std::string name;
+  std::vector<uint64_t> ne;
+  QType type;
+};
+
+class Writer {
+ public:
+  // version 3 by default; alignment taken from general.alignment in `kv` when present, else 32.
+  Writer(const std::string& path, std::vector<KeyValue> kv, std::vector<TensorDecl> tensors,
+         uint32_t version = 3);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Size in bytes each declared tensor must receive.
+  uint64_t tensor_bytes(size_t i) const;
+  // Append the data of the next tensor (in declaration order); may be called several times
+  // per tensor with consecutive chunks. Throws when more bytes arrive than declared.
+  void write_tensor_data(const void* data, size_t n);
+  // Pads, checks that every tensor received exactly its bytes, closes. Throws on I/O error.
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Re-write a whole file (metadata, tensors and data) to `out_path`; used by round-trip tests.
+void rewrite(const File& f, const std::string& out_path);
+
+}  // namespace memra::gguf

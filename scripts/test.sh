@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command (README; .ci/run runs exactly this): bootstrap, build everything (CUDA kernels
+# included, reduced instance set), run every CPU test, sweep the committed receipts, then run the
+# GGUF corruption sweep and the parser tests under AddressSanitizer + UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+jobs=$(nproc)
+# 1. Parsers and the GGUF corruption sweep under AddressSanitizer + UBSan (CPU-only tree).
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j"$jobs" --target test_gguf test_config test_receipt
+for t in test_gguf test_config test_receipt; do
+  build/asan/bin/$t --gtest_brief=1
+done
+# 2. Everything (CUDA kernels included, reduced instance set), every CPU test, and the receipt
+#    sweep (registered as the ctest test receipt_sweep).
+cmake --preset ci >/dev/null
+cmake --build --preset ci -j"$jobs"
+ctest --test-dir build/ci -LE gpu --output-on-failure -j"$jobs" --timeout 1500
