@@ -1,10 +1,11 @@
 #include "common/app.h"
 
-#include <spdlog/sinks/stderr_color_sinks.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <cstdio>
 #include <exception>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -47,7 +48,7 @@ int main(int argc, char** argv, const Spec& spec) {
   cli.add_option("--receipt", receipt_override, "append the receipt to FILE (default: receipt.path)")->type_name("FILE");
   if (spec.add_options) spec.add_options(cli);
 
-  Context ctx{Config{}, Receipt(spec.tool, args), "", true, false};
+  Context ctx{Config{}, Receipt(spec.tool, args), "", true, false, {}, {}, spec.apply_cli};
   auto finish = [&](int code, const std::string& status, const std::string& error) {
     if (ctx.write_receipt && !ctx.receipt_written) {
       ctx.receipt.set_status(status, error);
@@ -72,6 +73,8 @@ int main(int argc, char** argv, const Spec& spec) {
     return 0;
   }
   try {
+    ctx.config_files = config_files;
+    ctx.overrides = overrides;
     ctx.cfg = load_config(config_files, overrides);
     if (spec.apply_cli) spec.apply_cli(ctx.cfg);
   } catch (const std::exception& e) {

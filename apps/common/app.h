@@ -22,6 +22,10 @@ struct Context {
   // An app that writes its own per-row receipts (a benchmark) sets this so the wrapper does not
   // append a final summary object on success.
   bool receipt_written = false;
+  // What the config was resolved from, so a tool can resolve variants (benchmark arms).
+  std::vector<std::string> config_files;
+  std::vector<std::string> overrides;
+  std::function<void(Config&)> apply_cli;
 };
 
 struct Spec {

@@ -1,0 +1,33 @@
+#include "common/backend_select.h"
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+
+#if defined(MEMRA_HAVE_CUDA) && __has_include("backend/cuda/cuda_backend.h")
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/runtime.h"
+#define MEMRA_CUDA_BACKEND 1
+#endif
+
+namespace memra::app {
+
+std::unique_ptr<backend::Backend> make_backend(const Config& cfg, std::string* chosen) {
+  std::string want = cfg.run.backend;
+#ifdef MEMRA_CUDA_BACKEND
+  if (want == "auto") want = cuda::device_count() > 0 ? "cuda" : "cpu";
+  if (want == "cuda") {
+    if (chosen) *chosen = "cuda";
+    return backend::make_cuda_backend(cfg);
+  }
+#else
+  if (want == "auto") want = "cpu";
+  if (want == "cuda") MEMRA_FAIL("run.backend = cuda but this build has no CUDA backend (built with MEMRA_CUDA=OFF?)");
+#endif
+  if (chosen) *chosen = "cpu";
+  backend::CpuBackendOptions o;
+  o.threads = cfg.threads.n;
+  o.quantize_activations = cfg.cpu.quantize_activations;
+  return backend::make_cpu_backend(o);
+}
+
+}  // namespace memra::app
