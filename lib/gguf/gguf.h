@@ -4,6 +4,17 @@
 // n_kv key/values, n_tensors tensor infos {string name, u32 n_dims, u64 ne[n_dims], u32 type,
 // u64 offset}, padding to general.alignment (default 32), tensor data. Dims are listed
 // fastest-varying first (ne[0] = row length).
+//
+// open()/parse() validate the whole header before returning, so a File in hand is safe to use:
+// magic and version (v1 and big-endian files are refused), every count and string length bounded
+// by the bytes left in the file (nothing is allocated from an unchecked count), value types, BOOL
+// bytes 0/1, array nesting <= 8, no empty or duplicate keys, general.alignment a UINT32 power of
+// two, 1..4 non-zero dims whose element count and byte size fit int64/uint64, ne[0] a multiple of
+// the type's block size, known type ids (quant/types.h), unique tensor names, offsets aligned,
+// every tensor inside the file and no two overlapping. Errors are memra::Error messages that
+// start with "gguf '<path>': " and say what is wrong and where (byte offset, key, tensor).
+// A file without tensors (vocab-only) may end right after its metadata: then data_offset() can
+// be >= file_size().
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -89,8 +100,10 @@ class File {
 
   const std::vector<KeyValue>& metadata() const;
   const Value* find(std::string_view key) const;
-  // Typed getters: the *_or forms return a default when the key is absent; get_* throw a
-  // memra::Error naming the file and key when it is missing or of an incompatible type.
+  // Typed getters: get_* throw a memra::Error naming the file and key when it is missing or of
+  // an incompatible type; find_* return nullopt when the key is absent (and still throw when it
+  // is present with an incompatible type). Integer getters accept every integer type (range-
+  // checked); float getters also accept integers; array getters check every element.
   std::string get_string(std::string_view key) const;
   int64_t get_int(std::string_view key) const;
   double get_float(std::string_view key) const;
@@ -106,6 +119,8 @@ class File {
   const std::vector<TensorInfo>& tensors() const;
   const TensorInfo* find_tensor(std::string_view name) const;
   const TensorInfo& tensor(std::string_view name) const;  // throws when missing
+  // Pointer into the mapping (or the parse() buffer): t.n_bytes valid bytes. `t` must be one of
+  // this file's tensors (checked by name, offset and size).
   const uint8_t* tensor_data(const TensorInfo& t) const;
 
   // Histogram of tensor types ("Q4_K" -> count) and total tensor-data bytes.

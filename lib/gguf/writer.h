@@ -2,7 +2,12 @@
 // Streaming GGUF writer: metadata and tensor infos are written first, then tensor data is
 // streamed tensor by tensor in declaration order (never the whole model in RAM).
 // Writing back what File read (same metadata order, same tensors and alignment) reproduces the
-// original bytes.
+// original bytes of files laid out the usual way (llama.cpp / gguf-py): tensor data in
+// declaration order, each tensor padded to the alignment (the last one too), and no padding at
+// all after the metadata of a file without tensors. Every file under ../shared/models is.
+// The constructor validates its input (duplicate keys or names, alignment, dims, block
+// multiples, array item types) and writes the header; a Writer destroyed before finish()
+// succeeded removes its incomplete file.
 #include <cstdio>
 #include <functional>
 #include <string>
