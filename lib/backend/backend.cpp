@@ -1,0 +1,70 @@
+#include "backend/backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/error.h"
+
+namespace memra::backend {
+
+View Buffer::view(int64_t rows, int64_t cols) const {
+  MEMRA_CHECK(rows >= 0 && cols >= 0 && rows * cols <= size,
+              "buffer of {} floats cannot hold a [{} x {}] view", size, rows, cols);
+  return {mem.get(), rows, cols, cols};
+}
+
+StepScope::StepScope(Backend& be, const Step& s) : be_(be) { replayed_ = be_.begin_step(s); }
+
+StepScope::~StepScope() {
+  if (!done_) be_.end_step(false);
+}
+
+void StepScope::finish() {
+  done_ = true;
+  be_.end_step(true);
+}
+
+void Backend::layer_norm(View, const Weight*, const Weight*, float, View) {
+  MEMRA_FAIL("layer_norm is not implemented on the {} backend yet", name());
+}
+
+void moe_route(const float* logits, const MoeParams& p, int32_t* ids, float* weights) {
+  const int ne = p.n_expert;
+  MEMRA_CHECK(p.n_expert_used > 0 && p.n_expert_used <= ne,
+              "MoE: n_expert_used {} must be in [1, n_expert={}]", p.n_expert_used, ne);
+  std::vector<double> prob((size_t)ne);
+  if (p.gating == MoeGating::Softmax) {
+    double mx = logits[0];
+    for (int e = 1; e < ne; ++e) mx = std::max(mx, (double)logits[e]);
+    double sum = 0.0;
+    for (int e = 0; e < ne; ++e) sum += prob[(size_t)e] = std::exp((double)logits[e] - mx);
+    for (auto& x : prob) x /= sum;
+  } else {
+    for (int e = 0; e < ne; ++e) prob[(size_t)e] = 1.0 / (1.0 + std::exp(-(double)logits[e]));
+  }
+  std::vector<double> key(prob);
+  if (p.selection_bias) {
+    MEMRA_CHECK(p.selection_bias->type == QType::F32 && p.selection_bias->ne[0] == ne,
+                "MoE: selection bias '{}' must be F32 [{}]", p.selection_bias->name, ne);
+    const auto* b = static_cast<const float*>(p.selection_bias->data);
+    for (int e = 0; e < ne; ++e) key[(size_t)e] += b[e];
+  }
+  std::vector<int32_t> order((size_t)ne);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return key[(size_t)a] > key[(size_t)b]; });
+  double sum = 0.0;
+  for (int k = 0; k < p.n_expert_used; ++k) {
+    ids[k] = order[(size_t)k];
+    sum += prob[(size_t)order[(size_t)k]];
+  }
+  for (int k = 0; k < p.n_expert_used; ++k) {
+    double w = prob[(size_t)ids[k]];
+    if (p.norm_topk) w /= sum;
+    weights[k] = (float)(w * p.weights_scale);
+  }
+}
+
+}  // namespace memra::backend

@@ -1,0 +1,220 @@
+#pragma once
+// The op interface the models call. One implementation per device: lib/backend/cpu (the
+// reference: f32 on dequantized rows, f64 sums where cheap) and lib/backend/cuda.
+//
+// Conventions shared by every op:
+// - Activations are row-major 2-D f32 views in backend memory, one row per token; the caller
+//   allocates them (alloc) and passes non-owning views for inputs and outputs.
+// - A batch is a run of consecutive positions of one sequence: row i sits at position pos0 + i.
+//   That keeps the decode step (n = 1) and the prefill batch the same code path, and lets a
+//   CUDA backend keep pos0 in device memory so a captured graph replays unchanged.
+// - Weights keep their GGUF block layout (uploaded once); ne[0] is the row (input) length.
+// - Ops are coarse where a GPU wants to fuse (add_rms_norm, attention over the cache, moe_ffn)
+//   and plain everywhere else.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "kv/kv.h"
+#include "quant/types.h"
+
+namespace memra::backend {
+
+struct View {
+  float* data = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;  // floats between consecutive rows (>= cols)
+
+  float* row(int64_t r) const { return data + r * ld; }
+  View rows_slice(int64_t r0, int64_t n) const { return {data + r0 * ld, n, cols, ld}; }
+  View cols_slice(int64_t c0, int64_t n) const { return {data + c0, rows, n, ld}; }
+  bool contiguous() const { return ld == cols; }
+};
+
+// Backend-owned f32 memory; copies share the allocation.
+struct Buffer {
+  std::shared_ptr<float> mem;
+  int64_t size = 0;  // floats
+  View view(int64_t rows, int64_t cols) const;
+};
+
+// An uploaded tensor in its GGUF layout. 1-D tensors (norm weights, biases) are F32 rows.
+struct Weight {
+  std::string name;
+  QType type = QType::F32;
+  std::array<int64_t, 4> ne{1, 1, 1, 1};
+  int n_dims = 0;
+  const void* data = nullptr;  // backend memory
+  uint64_t row_bytes = 0;      // bytes of one ne[0] row
+  std::shared_ptr<const void> storage;
+
+  int64_t n_rows() const { return ne[1] * ne[2] * ne[3]; }
+  const uint8_t* row_ptr(int64_t r) const {
+    return static_cast<const uint8_t*>(data) + (uint64_t)r * row_bytes;
+  }
+};
+
+enum class RopeMode { Normal, Neox };  // Normal: pairs (x[2i], x[2i+1]); Neox: (x[i], x[i+d/2])
+
+struct RopeParams {
+  RopeMode mode = RopeMode::Normal;
+  int head_dim = 0;
+  int n_rot = 0;  // rotated dims (<= head_dim); the rest pass through
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;               // 1 / linear or YaRN factor
+  const Weight* freq_factors = nullptr;  // [n_rot/2] divisors of the frequencies, or null
+  // YaRN (ext_factor 0 disables the ramp; attn_factor scales cos/sin).
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  int n_ctx_orig = 0;
+};
+
+struct AttnParams {
+  int n_head = 0;
+  int n_head_kv = 0;  // query head h reads kv head h / (n_head / n_head_kv)
+  int head_dim_k = 0;
+  int head_dim_v = 0;
+  float scale = 1.0f;  // usually 1/sqrt(head_dim_k)
+  int window = 0;      // >0: sliding window, key j visible from position p iff p - j < window
+  float softcap = 0.0f;  // >0: scores = softcap * tanh(scores / softcap)
+};
+
+enum class Activation { Silu, GeluTanh };
+
+enum class MoeGating { Softmax, Sigmoid };
+
+struct MoeParams {
+  int n_expert = 0;
+  int n_expert_used = 0;
+  MoeGating gating = MoeGating::Softmax;
+  bool norm_topk = true;         // renormalize the selected weights to sum to 1
+  float weights_scale = 1.0f;    // applied after renormalization
+  const Weight* selection_bias = nullptr;  // added to the probabilities for selection only
+  Activation act = Activation::Silu;
+};
+
+struct MoeWeights {
+  const Weight* router = nullptr;     // [n_embd, n_expert]
+  const Weight* gate_exps = nullptr;  // [n_embd, n_ff_exp, n_expert]
+  const Weight* up_exps = nullptr;    // [n_embd, n_ff_exp, n_expert]
+  const Weight* down_exps = nullptr;  // [n_ff_exp, n_embd, n_expert]
+};
+
+// Routing, as a pure function both backends must reproduce: from router logits of one token,
+// the selected expert ids (descending probability, ties to the lower id) and their weights.
+void moe_route(const float* logits, const MoeParams& p, int32_t* ids, float* weights);
+
+// Opaque per-sequence KV store living in backend memory.
+class KvStore {
+ public:
+  virtual ~KvStore() = default;
+  virtual int n_ctx() const = 0;
+  virtual const kv::KvShape& shape() const = 0;
+  virtual const kv::KvOptions& options() const = 0;
+  // Forget positions >= n (n = 0 clears).
+  virtual void truncate(int n) = 0;
+};
+
+// One forward pass as the model announces it (the decode-step graph hooks). The model calls
+// begin_step after sizing its scratch and before its first op, and end_step after its last op.
+// A backend may stage ids and pos0 into device memory there, so that captured kernels read them
+// from device memory and a captured decode step replays unchanged; when begin_step returns true
+// the backend has already run the whole step (replayed a graph captured for the same memory) and
+// the caller must skip its ops. end_step(false) (an op threw) must not throw. The CPU backend
+// keeps the no-op defaults. StepScope below is the exception-safe way to call them.
+struct Step {
+  std::span<const int32_t> ids;  // host; row i at position pos0 + i
+  int pos0 = 0;
+  KvStore* kv = nullptr;
+  // What identifies the memory the step's ops touch besides weights and kv: the caller (model),
+  // its scratch base and its logits view. A replay is valid only for the same three.
+  const void* owner = nullptr;
+  const void* scratch = nullptr;
+  View logits;
+};
+
+class Backend;
+
+class StepScope {
+ public:
+  StepScope(Backend& be, const Step& s);
+  ~StepScope();
+  StepScope(const StepScope&) = delete;
+  StepScope& operator=(const StepScope&) = delete;
+  bool replayed() const { return replayed_; }
+  void finish();  // end_step(true); may throw (graph instantiation)
+
+ private:
+  Backend& be_;
+  bool replayed_ = false;
+  bool done_ = false;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual bool begin_step(const Step& s) { return false; }
+  virtual void end_step(bool ok) {}
+  virtual std::string name() const = 0;
+  // Which kernel variant ran for each op class ("matvec" -> "q4_K.dp4a.rows4", ...), and whether
+  // the decode step ran as a captured graph: recorded in every benchmark receipt.
+  virtual std::map<std::string, std::string> variants() const { return {}; }
+  virtual bool decode_graph() const { return false; }
+
+  // ---- memory
+  virtual Buffer alloc(int64_t n_floats) = 0;
+  // Uploads a tensor in its GGUF layout. `host` must hold rows * row_bytes bytes. When the
+  // host memory stays valid as long as `keep_alive` does (an mmap), a host backend may borrow
+  // it instead of copying.
+  virtual Weight upload_weight(const std::string& name, QType type, std::span<const int64_t> ne,
+                               const void* host, std::shared_ptr<const void> keep_alive) = 0;
+  virtual void to_host(View src, float* dst) = 0;  // dst: src.rows * src.cols floats
+  virtual void from_host(const float* src, View dst) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- KV cache
+  virtual std::unique_ptr<KvStore> create_kv(const kv::KvShape& shape, const kv::KvOptions& opts) = 0;
+  // k: [n, n_head_kv * head_dim_k] at positions pos0..; v likewise.
+  virtual void kv_write(KvStore& kv, int layer, int pos0, View k, View v) = 0;
+
+  // ---- ops
+  // out[i] = dequantized row ids[i] of table (ids checked against the table's row count).
+  virtual void embed(const Weight& table, std::span<const int32_t> ids, View out) = 0;
+  // y[n, out] = x[n, in] * W^T (+ bias), W = [in, out] (ne[0] = in).
+  virtual void matmul(const Weight& w, View x, View y, const Weight* bias = nullptr) = 0;
+  // out = x / rms(x) * w (w may be null = ones). out may alias x.
+  virtual void rms_norm(View x, const Weight* w, float eps, View out) = 0;
+  // residual += delta; out = rms_norm(residual) * w. The fused form of the residual stream.
+  virtual void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) = 0;
+  // out = (x - mean(x)) / sqrt(var(x) + eps) * w + b (w, b may be null). out may alias x.
+  // Not used by llama/qwen*; the default throws an error naming the backend (no silent fallback).
+  virtual void layer_norm(View x, const Weight* w, const Weight* b, float eps, View out);
+  // In place per head: x viewed as [rows, n_head, head_dim], each head RMS-normed, times w.
+  virtual void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) = 0;
+  // In place on x viewed as [rows, n_head, head_dim]; row i at position pos0 + i.
+  virtual void rope(View x, int n_head, int pos0, const RopeParams& p) = 0;
+  // q: [n, n_head * head_dim_k] at positions pos0..; attends to cache positions [0, pos0+i]
+  // (causal, optionally windowed); out: [n, n_head * head_dim_v].
+  virtual void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,
+                         View out) = 0;
+  // out = act(gate) * up (SwiGLU / GEGLU). out may alias gate.
+  virtual void glu(View gate, View up, Activation act, View out) = 0;
+  // In place: x = act(x).
+  virtual void activate(View x, Activation act) = 0;
+  // a += b.
+  virtual void add(View a, View b) = 0;
+  // x *= s.
+  virtual void scale(View x, float s) = 0;
+  // x = cap * tanh(x / cap).
+  virtual void softcap(View x, float cap) = 0;
+  // Routed mixture of experts: out = sum_k w_k * down_k(act(gate_k x) * up_k x).
+  virtual void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) = 0;
+};
+
+}  // namespace memra::backend

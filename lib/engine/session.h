@@ -1,0 +1,90 @@
+#pragma once
+// Session: one sequence on one backend. Loads the model from a GGUF file, owns the KV cache,
+// runs prefill batches and single-token decode steps. Backend-agnostic: the CPU and CUDA
+// backends run the same code here.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "gguf/gguf.h"
+#include "kv/kv.h"
+#include "model/model.h"
+
+namespace memra::engine {
+
+struct SessionOptions {
+  kv::KvOptions kv;      // n_ctx and K/V storage types
+  int max_batch = 512;   // prefill runs in chunks of at most this many tokens
+};
+
+class Session {
+ public:
+  // The file is shared: weights may borrow its mapping on host backends. `be` must outlive the
+  // session.
+  Session(std::shared_ptr<const gguf::File> file, backend::Backend& be, const SessionOptions& opts);
+  ~Session();
+
+  const model::HParams& hparams() const { return model_->hparams(); }
+  const model::Model& model() const { return *model_; }
+  backend::Backend& backend() { return be_; }
+  int n_vocab() const { return hparams().n_vocab; }
+  int n_ctx() const { return opts_.kv.n_ctx; }
+  int n_past() const { return n_past_; }
+
+  // Runs ids at positions n_past().. and appends them to the cache. Returns the logits of every
+  // position ([ids.size() * n_vocab], row-major) when all_logits, else of the last one.
+  std::vector<float> prefill(std::span<const int32_t> ids, bool all_logits = false);
+  // One token at position n_past(); returns its next-token logits.
+  std::vector<float> decode(int32_t token);
+  // Forget everything (n = 0) or every position >= n.
+  void reset() { truncate(0); }
+  void truncate(int n);
+
+ private:
+  void run(std::span<const int32_t> ids, bool all_logits, float* out);
+
+  std::shared_ptr<const gguf::File> file_;
+  backend::Backend& be_;
+  SessionOptions opts_;
+  std::unique_ptr<model::Model> model_;
+  std::unique_ptr<backend::KvStore> kv_;
+  backend::Buffer logits_buf_;
+  int n_past_ = 0;
+};
+
+// Greedy choice: the largest logit, ties to the smallest id (what llama.cpp and the device do).
+int32_t argmax(std::span<const float> logits);
+
+struct GenerateOptions {
+  int n_predict = 128;
+  std::vector<int32_t> eog_ids;  // generation stops after emitting one of these
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;  // generated ids (an end-of-generation id included)
+  std::string stop;             // "eog", "length" or "callback"
+  int n_prompt = 0;
+  double prefill_ms = 0.0;
+  double decode_ms = 0.0;       // all decode steps (the first token comes from the prefill)
+  double prefill_tok_s() const { return prefill_ms > 0 ? n_prompt * 1e3 / prefill_ms : 0.0; }
+  double decode_tok_s() const {
+    return decode_ms > 0 && tokens.size() > 1 ? (double)(tokens.size() - 1) * 1e3 / decode_ms : 0.0;
+  }
+};
+
+// Picks the next id from the logits of the last position.
+using SampleFn = std::function<int32_t(std::span<const float> logits)>;
+// Called with each generated id as soon as it is chosen; return false to stop.
+using TokenFn = std::function<bool(int32_t)>;
+
+// Prefills prompt (on top of whatever the session holds), then samples and decodes up to
+// n_predict tokens. Checks first that prompt + n_predict fits the context, with an error saying
+// "prompt of N tokens + M to generate exceeds context n_ctx=C".
+GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
+                        const SampleFn& sample, const TokenFn& on_token = {});
+
+}  // namespace memra::engine

@@ -1,0 +1,133 @@
+#include "kv/kv.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "quant/quant.h"
+
+namespace memra::kv {
+
+namespace {
+
+void encode_row(QType t, const float* src, uint8_t* dst, int64_t n) {
+  switch (t) {
+    case QType::F32: std::memcpy(dst, src, (size_t)n * sizeof(float)); return;
+    case QType::F16: {
+      auto* d = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i] = f32_to_fp16(src[i]);
+      return;
+    }
+    default: ::memra::quantize_row(t, src, dst, n);
+  }
+}
+
+void decode_row(QType t, const uint8_t* src, float* dst, int64_t n) {
+  switch (t) {
+    case QType::F32: std::memcpy(dst, src, (size_t)n * sizeof(float)); return;
+    case QType::F16: {
+      const auto* s = reinterpret_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_f32(s[i]);
+      return;
+    }
+    default: ::memra::dequantize_row(t, src, dst, n);
+  }
+}
+
+}  // namespace
+
+bool is_supported_kv_type(QType t) {
+  return t == QType::F32 || t == QType::F16 || t == QType::Q8_0 || t == QType::Q5_1 ||
+         t == QType::Q5_0 || t == QType::Q4_0 || t == QType::Q4_1;
+}
+
+QType parse_kv_type(const std::string& name) {
+  auto t = qtype_from_name(name);
+  MEMRA_CHECK(t && is_supported_kv_type(*t),
+              "unknown KV cache type '{}' (accepted: f32, f16, q8_0, q5_1, q5_0, q4_0, q4_1)", name);
+  return *t;
+}
+
+KvCache::KvCache(KvShape shape, KvOptions opts) : shape_(std::move(shape)), opts_(opts) {
+  MEMRA_CHECK(opts_.n_ctx > 0, "KV cache: n_ctx must be positive, got {}", opts_.n_ctx);
+  MEMRA_CHECK(is_supported_kv_type(opts_.type_k), "KV cache: unsupported K type {}",
+              qtype_name(opts_.type_k));
+  MEMRA_CHECK(is_supported_kv_type(opts_.type_v), "KV cache: unsupported V type {}",
+              qtype_name(opts_.type_v));
+  for (size_t l = 0; l < shape_.layers.size(); ++l) {
+    const auto& ls = shape_.layers[l];
+    auto kb = qtype_row_bytes(opts_.type_k, (uint64_t)ls.k_row());
+    auto vb = qtype_row_bytes(opts_.type_v, (uint64_t)ls.v_row());
+    MEMRA_CHECK(kb.has_value(),
+                "KV cache: layer {} K row of {} elements (n_head_kv {} x head_dim {}) is not a "
+                "multiple of the {} block size {}",
+                l, ls.k_row(), ls.n_head_kv, ls.head_dim_k, qtype_name(opts_.type_k),
+                qtype_traits(opts_.type_k).block_elems);
+    MEMRA_CHECK(vb.has_value(),
+                "KV cache: layer {} V row of {} elements (n_head_kv {} x head_dim {}) is not a "
+                "multiple of the {} block size {}",
+                l, ls.v_row(), ls.n_head_kv, ls.head_dim_v, qtype_name(opts_.type_v),
+                qtype_traits(opts_.type_v).block_elems);
+    k_row_bytes_.push_back(*kb);
+    v_row_bytes_.push_back(*vb);
+    k_.emplace_back((size_t)*kb * (size_t)opts_.n_ctx);
+    v_.emplace_back((size_t)*vb * (size_t)opts_.n_ctx);
+  }
+}
+
+size_t KvCache::bytes() const {
+  size_t b = 0;
+  for (size_t l = 0; l < k_.size(); ++l) b += k_[l].size() + v_[l].size();
+  return b;
+}
+
+void KvCache::write(int layer, int pos0, int n, const float* k, int64_t ld_k, const float* v,
+                    int64_t ld_v) {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer(), "KV cache: layer {} out of range [0, {})", layer,
+              n_layer());
+  MEMRA_CHECK(pos0 >= 0 && n >= 0 && (int64_t)pos0 + n <= opts_.n_ctx,
+              "KV cache full: writing positions [{}, {}) exceeds context n_ctx={}", pos0, pos0 + n,
+              opts_.n_ctx);
+  const auto& ls = shape_.layers[(size_t)layer];
+  for (int i = 0; i < n; ++i) {
+    encode_row(opts_.type_k, k + i * ld_k, k_[(size_t)layer].data() + (size_t)(pos0 + i) * k_row_bytes_[(size_t)layer], ls.k_row());
+    encode_row(opts_.type_v, v + i * ld_v, v_[(size_t)layer].data() + (size_t)(pos0 + i) * v_row_bytes_[(size_t)layer], ls.v_row());
+  }
+  n_written_ = std::max(n_written_, pos0 + n);
+}
+
+void KvCache::read_k(int layer, int pos0, int n, float* out) const {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer() && pos0 >= 0 && (int64_t)pos0 + n <= opts_.n_ctx,
+              "KV cache: read of layer {} positions [{}, {}) out of range", layer, pos0, pos0 + n);
+  const auto& ls = shape_.layers[(size_t)layer];
+  for (int i = 0; i < n; ++i)
+    decode_row(opts_.type_k, k_[(size_t)layer].data() + (size_t)(pos0 + i) * k_row_bytes_[(size_t)layer],
+               out + (int64_t)i * ls.k_row(), ls.k_row());
+}
+
+void KvCache::read_v(int layer, int pos0, int n, float* out) const {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer() && pos0 >= 0 && (int64_t)pos0 + n <= opts_.n_ctx,
+              "KV cache: read of layer {} positions [{}, {}) out of range", layer, pos0, pos0 + n);
+  const auto& ls = shape_.layers[(size_t)layer];
+  for (int i = 0; i < n; ++i)
+    decode_row(opts_.type_v, v_[(size_t)layer].data() + (size_t)(pos0 + i) * v_row_bytes_[(size_t)layer],
+               out + (int64_t)i * ls.v_row(), ls.v_row());
+}
+
+const float* KvCache::k_f32(int layer) const {
+  if (opts_.type_k != QType::F32) return nullptr;
+  return reinterpret_cast<const float*>(k_[(size_t)layer].data());
+}
+
+const float* KvCache::v_f32(int layer) const {
+  if (opts_.type_v != QType::F32) return nullptr;
+  return reinterpret_cast<const float*>(v_[(size_t)layer].data());
+}
+
+void KvCache::truncate(int n) {
+  MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
+  n_written_ = std::min(n_written_, n);
+}
+
+}  // namespace memra::kv

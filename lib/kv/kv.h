@@ -1,0 +1,71 @@
+#pragma once
+// Host KV cache: one row per (layer, position) holding all kv heads of that position
+// ([n_head_kv * head_dim] elements, head-major), stored in type_k / type_v. Quantized types are
+// quantized on append and dequantized on read, with the same row quantizer the GPU cache must
+// reproduce byte for byte (lib/quant). Rows span all heads so that a 32-element block fits even
+// when head_dim is small (stories260K: head_dim 8, 4 kv heads).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "quant/types.h"
+
+namespace memra::kv {
+
+struct KvOptions {
+  int n_ctx = 4096;
+  QType type_k = QType::F16;
+  QType type_v = QType::F16;
+};
+
+struct KvLayerShape {
+  int n_head_kv = 0;
+  int head_dim_k = 0;
+  int head_dim_v = 0;
+  int64_t k_row() const { return (int64_t)n_head_kv * head_dim_k; }
+  int64_t v_row() const { return (int64_t)n_head_kv * head_dim_v; }
+};
+
+struct KvShape {
+  std::vector<KvLayerShape> layers;
+};
+
+// Types a cache may be stored in: f32, f16, and the row-quantized q8_0 / q5_1 / q4_0 family.
+bool is_supported_kv_type(QType t);
+// Parses a config spelling ("f32", "f16", "q8_0", "q5_1"); throws naming the accepted values.
+QType parse_kv_type(const std::string& name);
+
+class KvCache {
+ public:
+  // Validates the types and that every row length is a multiple of the type's block size.
+  KvCache(KvShape shape, KvOptions opts);
+
+  int n_ctx() const { return opts_.n_ctx; }
+  int n_layer() const { return (int)shape_.layers.size(); }
+  const KvShape& shape() const { return shape_; }
+  const KvOptions& options() const { return opts_; }
+  size_t bytes() const;
+
+  // Writes n positions [pos0, pos0+n) of one layer. k/v rows are contiguous with strides
+  // ld_k / ld_v (floats). Throws when the positions do not fit in n_ctx.
+  void write(int layer, int pos0, int n, const float* k, int64_t ld_k, const float* v, int64_t ld_v);
+  // Dequantizes positions [pos0, pos0+n) into out (row-major, k_row()/v_row() floats per row).
+  void read_k(int layer, int pos0, int n, float* out) const;
+  void read_v(int layer, int pos0, int n, float* out) const;
+  // Direct f32 rows when the type is F32 (no copy needed), else nullptr.
+  const float* k_f32(int layer) const;
+  const float* v_f32(int layer) const;
+  // Forget everything at positions >= n (speculative rollback; n = 0 clears).
+  void truncate(int n);
+  int n_written() const { return n_written_; }
+
+ private:
+  KvShape shape_;
+  KvOptions opts_;
+  std::vector<std::vector<uint8_t>> k_, v_;  // per layer: n_ctx rows
+  std::vector<uint64_t> k_row_bytes_, v_row_bytes_;
+  int n_written_ = 0;
+};
+
+}  // namespace memra::kv

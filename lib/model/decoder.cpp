@@ -1,0 +1,70 @@
+#include "model/decoder.h"
+
+#include "core/error.h"
+
+namespace memra::model {
+
+DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Backend& be, HParams hp,
+                           DecoderSpec spec)
+    : spec_(spec), loader_(file, be, hp.arch) {
+  hp_ = std::move(hp);
+  auto& ld = loader_;
+  tok_embd_ = &ld.get("token_embd.weight", {hp_.n_embd, hp_.n_vocab});
+  out_norm_ = &ld.get("output_norm.weight", {hp_.n_embd});
+  // No output.weight: the output matrix is tied to the embedding.
+  output_ = ld.find("output.weight", {hp_.n_embd, hp_.n_vocab});
+  if (!output_) output_ = tok_embd_;
+  rope_freqs_ = ld.find("rope_freqs.weight", {hp_.n_rot / 2});
+  for (int l = 0; l < hp_.n_layer; ++l) {
+    Layer L;
+    L.attn = load_attention(ld, hp_, l, spec_.attn);
+    if (spec_.moe)
+      L.moe = load_moe(ld, hp_, l);
+    else
+      L.ffn = load_ffn(ld, hp_, l);
+    layers_.push_back(L);
+  }
+  rope_ = rope_params(hp_, rope_freqs_);
+  moe_ = moe_params(hp_);
+}
+
+kv::KvShape DecoderModel::kv_shape() const {
+  kv::KvShape s;
+  s.layers.assign((size_t)hp_.n_layer, kv::KvLayerShape{hp_.n_head_kv, hp_.head_dim_k, hp_.head_dim_v});
+  return s;
+}
+
+void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span<const int32_t> ids,
+                           int pos0, bool all_logits, backend::View logits) {
+  const int64_t n = (int64_t)ids.size();
+  MEMRA_CHECK(n > 0, "forward: empty batch");
+  const int64_t n_out = all_logits ? n : 1;
+  MEMRA_CHECK(logits.rows == n_out && logits.cols == hp_.n_vocab,
+              "forward: logits view [{} x {}] must be [{} x {}]", logits.rows, logits.cols, n_out,
+              hp_.n_vocab);
+  Scratch& s = scratch_;
+  s.ensure(be, hp_, n);
+  backend::StepScope step(be, {ids, pos0, &kv, this, s.buf.mem.get(), logits});
+  if (step.replayed()) return step.finish();
+  be.embed(*tok_embd_, ids, s.x);
+  for (int l = 0; l < hp_.n_layer; ++l) {
+    const Layer& L = layers_[(size_t)l];
+    // The FFN output of the previous layer is added to the stream fused with this norm.
+    if (l == 0)
+      be.rms_norm(s.x, L.attn.norm, hp_.rms_eps, s.h);
+    else
+      be.add_rms_norm(s.x, s.d, L.attn.norm, hp_.rms_eps, s.h);
+    attention_forward(be, kv, hp_, L.attn, rope_, l, pos0, s);
+    be.add_rms_norm(s.x, s.o, spec_.moe ? L.moe.norm : L.ffn.norm, hp_.rms_eps, s.h);
+    if (spec_.moe)
+      moe_forward(be, L.moe, moe_, s);
+    else
+      ffn_forward(be, L.ffn, spec_.act, s);
+  }
+  be.add_rms_norm(s.x, s.d, out_norm_, hp_.rms_eps, s.h);
+  be.matmul(*output_, s.h.rows_slice(n - n_out, n_out), logits, nullptr);
+  if (hp_.logit_softcap > 0.0f) be.softcap(logits, hp_.logit_softcap);
+  step.finish();
+}
+
+}  // namespace memra::model

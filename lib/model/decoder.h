@@ -1,0 +1,47 @@
+#pragma once
+// The pre-norm decoder-only transformer the llama family shares:
+//   x = embed(ids); per layer: x += attn(norm(x)); x += ffn_or_moe(norm(x));
+//   logits = output(norm(x)).
+// Architecture files fill a DecoderSpec (which pieces, which RoPE layout) and the HParams.
+#include <memory>
+#include <vector>
+
+#include "model/layers.h"
+#include "model/model.h"
+
+namespace memra::model {
+
+struct DecoderSpec {
+  AttentionOptions attn;
+  bool moe = false;  // every layer a routed MoE FFN (else dense gated FFN)
+  backend::Activation act = backend::Activation::Silu;
+};
+
+class DecoderModel final : public Model {
+ public:
+  DecoderModel(std::shared_ptr<const gguf::File> file, backend::Backend& be, HParams hp,
+               DecoderSpec spec);
+  kv::KvShape kv_shape() const override;
+  void forward(backend::Backend& be, backend::KvStore& kv, std::span<const int32_t> ids, int pos0,
+               bool all_logits, backend::View logits) override;
+  uint64_t weight_bytes() const override { return loader_.bytes(); }
+
+ private:
+  struct Layer {
+    AttentionWeights attn;
+    FfnWeights ffn;
+    MoeLayerWeights moe;
+  };
+  DecoderSpec spec_;
+  WeightLoader loader_;
+  const backend::Weight* tok_embd_ = nullptr;
+  const backend::Weight* out_norm_ = nullptr;
+  const backend::Weight* output_ = nullptr;
+  const backend::Weight* rope_freqs_ = nullptr;
+  std::vector<Layer> layers_;
+  backend::RopeParams rope_;
+  backend::MoeParams moe_;
+  Scratch scratch_;
+};
+
+}  // namespace memra::model

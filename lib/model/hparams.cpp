@@ -1,0 +1,101 @@
+#include "model/hparams.h"
+
+#include "core/error.h"
+
+namespace memra::model {
+
+int64_t Meta::req_int(const std::string& key) const {
+  const std::string k = full(key);
+  auto v = f_.find_int(k);
+  MEMRA_CHECK(v.has_value(), "model '{}' ({}): missing metadata key '{}'", f_.path(), arch_, k);
+  return *v;
+}
+
+int64_t Meta::opt_int(const std::string& key, int64_t def) const {
+  auto v = f_.find_int(full(key));
+  return v ? *v : def;
+}
+
+double Meta::req_float(const std::string& key) const {
+  const std::string k = full(key);
+  auto v = f_.find_float(k);
+  MEMRA_CHECK(v.has_value(), "model '{}' ({}): missing metadata key '{}'", f_.path(), arch_, k);
+  return *v;
+}
+
+double Meta::opt_float(const std::string& key, double def) const {
+  auto v = f_.find_float(full(key));
+  return v ? *v : def;
+}
+
+bool Meta::opt_bool(const std::string& key, bool def) const {
+  auto v = f_.find_bool(full(key));
+  return v ? *v : def;
+}
+
+std::string Meta::opt_string(const std::string& key, const std::string& def) const {
+  auto v = f_.find_string(full(key));
+  return v ? *v : def;
+}
+
+HParams read_common_hparams(const gguf::File& f, const std::string& arch) {
+  Meta m(f, arch);
+  HParams hp;
+  hp.arch = arch;
+  hp.n_embd = (int)m.req_int("embedding_length");
+  hp.n_layer = (int)m.req_int("block_count");
+  hp.n_head = (int)m.req_int("attention.head_count");
+  hp.n_head_kv = (int)m.opt_int("attention.head_count_kv", hp.n_head);
+  hp.n_ff = (int)m.opt_int("feed_forward_length", 0);
+  hp.n_ctx_train = (int)m.opt_int("context_length", 0);
+  hp.rms_eps = (float)m.req_float("attention.layer_norm_rms_epsilon");
+  MEMRA_CHECK(hp.n_embd > 0 && hp.n_layer > 0 && hp.n_head > 0 && hp.n_head_kv > 0,
+              "model '{}': non-positive size in metadata (n_embd {}, n_layer {}, n_head {}, "
+              "n_head_kv {})", f.path(), hp.n_embd, hp.n_layer, hp.n_head, hp.n_head_kv);
+  MEMRA_CHECK(hp.n_head % hp.n_head_kv == 0, "model '{}': n_head {} is not a multiple of n_head_kv {}",
+              f.path(), hp.n_head, hp.n_head_kv);
+  const int64_t def_hd = hp.n_embd / hp.n_head;
+  hp.head_dim_k = (int)m.opt_int("attention.key_length", def_hd);
+  hp.head_dim_v = (int)m.opt_int("attention.value_length", def_hd);
+  hp.n_rot = (int)m.opt_int("rope.dimension_count", hp.head_dim_k);
+  hp.rope_base = (float)m.opt_float("rope.freq_base", 10000.0);
+
+  const std::string scaling = m.opt_string("rope.scaling.type", "none");
+  const double factor = m.opt_float("rope.scaling.factor", 0.0);
+  if (scaling == "linear" || scaling == "yarn") {
+    MEMRA_CHECK(factor > 0.0, "model '{}': rope.scaling.type {} needs '{}.rope.scaling.factor' > 0",
+                f.path(), scaling, arch);
+    hp.rope_freq_scale = (float)(1.0 / factor);
+  } else {
+    MEMRA_CHECK(scaling == "none", "model '{}': unsupported '{}.rope.scaling.type' = '{}'", f.path(),
+                arch, scaling);
+  }
+  hp.n_ctx_orig = (int)m.opt_int("rope.scaling.original_context_length", hp.n_ctx_train);
+  if (scaling == "yarn") {
+    // llama.cpp's default: a negative (absent) ext_factor means a full ramp for YaRN.
+    const double ext = m.opt_float("rope.scaling.yarn_ext_factor", -1.0);
+    hp.yarn_ext_factor = ext < 0.0 ? 1.0f : (float)ext;
+    hp.yarn_attn_factor = (float)m.opt_float("rope.scaling.yarn_attn_factor", 1.0);
+    hp.yarn_beta_fast = (float)m.opt_float("rope.scaling.yarn_beta_fast", 32.0);
+    hp.yarn_beta_slow = (float)m.opt_float("rope.scaling.yarn_beta_slow", 1.0);
+  }
+
+  hp.n_expert = (int)m.opt_int("expert_count", 0);
+  hp.n_expert_used = (int)m.opt_int("expert_used_count", 0);
+  hp.n_ff_exp = (int)m.opt_int("expert_feed_forward_length", 0);
+  const int64_t gating = m.opt_int("expert_gating_func", 1);
+  MEMRA_CHECK(gating == 1 || gating == 2, "model '{}': unsupported '{}.expert_gating_func' = {}",
+              f.path(), arch, gating);
+  hp.expert_gating = gating == 2 ? backend::MoeGating::Sigmoid : backend::MoeGating::Softmax;
+  hp.expert_weights_norm = m.opt_bool("expert_weights_norm", true);
+  hp.expert_weights_scale = (float)m.opt_float("expert_weights_scale", 1.0);
+  hp.logit_softcap = (float)m.opt_float("final_logit_softcapping", 0.0);
+
+  const auto* emb = f.find_tensor("token_embd.weight");
+  MEMRA_CHECK(emb && emb->ne.size() == 2, "model '{}': missing tensor 'token_embd.weight' (2-D)",
+              f.path());
+  hp.n_vocab = (int)emb->ne[1];
+  return hp;
+}
+
+}  // namespace memra::model

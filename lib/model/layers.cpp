@@ -1,0 +1,151 @@
+#include "model/layers.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace memra::model {
+
+using backend::View;
+
+std::string blk(int layer, const char* suffix) { return fmt::format("blk.{}.{}", layer, suffix); }
+
+AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, const AttentionOptions& o) {
+  const int64_t e = hp.n_embd, qd = (int64_t)hp.n_head * hp.head_dim_k,
+                kd = (int64_t)hp.n_head_kv * hp.head_dim_k, vd = (int64_t)hp.n_head_kv * hp.head_dim_v,
+                od = (int64_t)hp.n_head * hp.head_dim_v;
+  AttentionWeights w;
+  w.norm = &ld.get(blk(l, "attn_norm.weight"), {e});
+  w.wq = &ld.get(blk(l, "attn_q.weight"), {e, qd});
+  w.wk = &ld.get(blk(l, "attn_k.weight"), {e, kd});
+  w.wv = &ld.get(blk(l, "attn_v.weight"), {e, vd});
+  w.wo = &ld.get(blk(l, "attn_output.weight"), {od, e});
+  if (o.qkv_bias) {
+    w.bq = &ld.get(blk(l, "attn_q.bias"), {qd});
+    w.bk = &ld.get(blk(l, "attn_k.bias"), {kd});
+    w.bv = &ld.get(blk(l, "attn_v.bias"), {vd});
+  } else {
+    // llama-family files may still carry biases (some conversions do); use them when present.
+    w.bq = ld.find(blk(l, "attn_q.bias"), {qd});
+    w.bk = ld.find(blk(l, "attn_k.bias"), {kd});
+    w.bv = ld.find(blk(l, "attn_v.bias"), {vd});
+  }
+  w.bo = o.out_bias ? &ld.get(blk(l, "attn_output.bias"), {e}) : ld.find(blk(l, "attn_output.bias"), {e});
+  if (o.qk_norm) {
+    w.q_norm = &ld.get(blk(l, "attn_q_norm.weight"), {hp.head_dim_k});
+    w.k_norm = &ld.get(blk(l, "attn_k_norm.weight"), {hp.head_dim_k});
+  }
+  return w;
+}
+
+FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int l) {
+  MEMRA_CHECK(hp.n_ff > 0, "model '{}' ({}): missing metadata key '{}.feed_forward_length'",
+              ld.file().path(), hp.arch, hp.arch);
+  FfnWeights w;
+  w.norm = &ld.get(blk(l, "ffn_norm.weight"), {hp.n_embd});
+  w.gate = &ld.get(blk(l, "ffn_gate.weight"), {hp.n_embd, hp.n_ff});
+  w.up = &ld.get(blk(l, "ffn_up.weight"), {hp.n_embd, hp.n_ff});
+  w.down = &ld.get(blk(l, "ffn_down.weight"), {hp.n_ff, hp.n_embd});
+  return w;
+}
+
+MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int l) {
+  MEMRA_CHECK(hp.n_expert > 0 && hp.n_expert_used > 0 && hp.n_ff_exp > 0,
+              "model '{}' ({}): MoE needs '{}.expert_count', '{}.expert_used_count' and "
+              "'{}.expert_feed_forward_length' (got {}, {}, {})", ld.file().path(), hp.arch, hp.arch,
+              hp.arch, hp.arch, hp.n_expert, hp.n_expert_used, hp.n_ff_exp);
+  MoeLayerWeights w;
+  w.norm = &ld.get(blk(l, "ffn_norm.weight"), {hp.n_embd});
+  w.w.router = &ld.get(blk(l, "ffn_gate_inp.weight"), {hp.n_embd, hp.n_expert});
+  w.w.gate_exps = &ld.get(blk(l, "ffn_gate_exps.weight"), {hp.n_embd, hp.n_ff_exp, hp.n_expert});
+  w.w.up_exps = &ld.get(blk(l, "ffn_up_exps.weight"), {hp.n_embd, hp.n_ff_exp, hp.n_expert});
+  w.w.down_exps = &ld.get(blk(l, "ffn_down_exps.weight"), {hp.n_ff_exp, hp.n_embd, hp.n_expert});
+  return w;
+}
+
+backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_factors) {
+  backend::RopeParams r;
+  r.mode = hp.rope_mode;
+  r.head_dim = hp.head_dim_k;
+  r.n_rot = hp.n_rot;
+  r.freq_base = hp.rope_base;
+  r.freq_scale = hp.rope_freq_scale;
+  r.freq_factors = freq_factors;
+  r.ext_factor = hp.yarn_ext_factor;
+  r.attn_factor = hp.yarn_attn_factor;
+  r.beta_fast = hp.yarn_beta_fast;
+  r.beta_slow = hp.yarn_beta_slow;
+  r.n_ctx_orig = hp.n_ctx_orig;
+  return r;
+}
+
+backend::MoeParams moe_params(const HParams& hp) {
+  backend::MoeParams p;
+  p.n_expert = hp.n_expert;
+  p.n_expert_used = hp.n_expert_used;
+  p.gating = hp.expert_gating;
+  p.norm_topk = hp.expert_weights_norm;
+  p.weights_scale = hp.expert_weights_scale;
+  return p;
+}
+
+void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
+  const int64_t e = hp.n_embd, qd = (int64_t)hp.n_head * hp.head_dim_k,
+                kd = (int64_t)hp.n_head_kv * hp.head_dim_k, vd = (int64_t)hp.n_head_kv * hp.head_dim_v,
+                od = (int64_t)hp.n_head * hp.head_dim_v,
+                ff = std::max<int64_t>({hp.n_ff, hp.n_ff_exp, 1});
+  if (n > cap) {
+    const int64_t per_tok = 4 * e + qd + kd + vd + od + 2 * ff;
+    buf = be.alloc(per_tok * n);
+    cap = n;
+  }
+  float* p = buf.mem.get();
+  auto take = [&](int64_t cols) {
+    View v{p, n, cols, cols};
+    p += n * cols;
+    return v;
+  };
+  x = take(e); h = take(e); o = take(e); d = take(e);
+  q = take(qd); k = take(kd); v = take(vd); attn = take(od);
+  g = take(ff); u = take(ff);
+}
+
+void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
+                       const AttentionWeights& w, const backend::RopeParams& rope, int layer, int pos0,
+                       Scratch& s) {
+  be.matmul(*w.wq, s.h, s.q, w.bq);
+  be.matmul(*w.wk, s.h, s.k, w.bk);
+  be.matmul(*w.wv, s.h, s.v, w.bv);
+  if (w.q_norm) be.head_rms_norm(s.q, hp.n_head, hp.head_dim_k, w.q_norm, hp.rms_eps);
+  if (w.k_norm) be.head_rms_norm(s.k, hp.n_head_kv, hp.head_dim_k, w.k_norm, hp.rms_eps);
+  be.rope(s.q, hp.n_head, pos0, rope);
+  be.rope(s.k, hp.n_head_kv, pos0, rope);
+  be.kv_write(kv, layer, pos0, s.k, s.v);
+  backend::AttnParams ap;
+  ap.n_head = hp.n_head;
+  ap.n_head_kv = hp.n_head_kv;
+  ap.head_dim_k = hp.head_dim_k;
+  ap.head_dim_v = hp.head_dim_v;
+  ap.scale = 1.0f / std::sqrt((float)hp.head_dim_k);
+  be.attention(s.q, kv, layer, pos0, ap, s.attn);
+  be.matmul(*w.wo, s.attn, s.o, w.bo);
+}
+
+void ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s) {
+  const int64_t ff = w.gate->ne[1];
+  View g = s.g.cols_slice(0, ff), u = s.u.cols_slice(0, ff);
+  g.ld = u.ld = ff;  // packed [n, ff] in the front of the scratch slot
+  be.matmul(*w.gate, s.h, g, nullptr);
+  be.matmul(*w.up, s.h, u, nullptr);
+  be.glu(g, u, act, g);
+  be.matmul(*w.down, g, s.d, nullptr);
+}
+
+void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
+                 Scratch& s) {
+  be.moe_ffn(s.h, w.w, p, s.d);
+}
+
+}  // namespace memra::model

@@ -1,0 +1,64 @@
+#pragma once
+// Shared layer pieces the architecture files compose: the attention block (optional q/k/v/o
+// biases, per-head q/k RMSNorm, RoPE, GQA over the KV cache), the dense gated FFN and the routed
+// MoE FFN. Each piece = a weights struct, its loader (shapes checked) and its forward.
+#include <string>
+
+#include "backend/backend.h"
+#include "model/hparams.h"
+#include "model/loader.h"
+
+namespace memra::model {
+
+struct AttentionOptions {
+  bool qkv_bias = false;
+  bool out_bias = false;
+  bool qk_norm = false;
+};
+
+struct AttentionWeights {
+  const backend::Weight* norm = nullptr;
+  const backend::Weight *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
+  const backend::Weight *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
+  const backend::Weight *q_norm = nullptr, *k_norm = nullptr;
+};
+
+struct FfnWeights {
+  const backend::Weight* norm = nullptr;
+  const backend::Weight *gate = nullptr, *up = nullptr, *down = nullptr;
+};
+
+struct MoeLayerWeights {
+  const backend::Weight* norm = nullptr;
+  backend::MoeWeights w;
+};
+
+std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
+
+AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int layer,
+                                const AttentionOptions& o);
+FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer);
+MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer);
+
+backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_factors);
+backend::MoeParams moe_params(const HParams& hp);
+
+// Activations of one batch of n tokens; regrown when a larger batch comes.
+struct Scratch {
+  backend::Buffer buf;
+  int64_t cap = 0;  // tokens
+  backend::View x, h, q, k, v, attn, o, g, u, d;
+  void ensure(backend::Backend& be, const HParams& hp, int64_t n);
+};
+
+// s.h (normed input, [n, n_embd]) -> s.o (attention output projected, [n, n_embd]).
+void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
+                       const AttentionWeights& w, const backend::RopeParams& rope, int layer,
+                       int pos0, Scratch& s);
+// s.h -> s.d: down(act(gate h) * up h).
+void ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s);
+// s.h -> s.d: routed experts.
+void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
+                 Scratch& s);
+
+}  // namespace memra::model

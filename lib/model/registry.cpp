@@ -1,0 +1,49 @@
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.h"
+#include "model/model.h"
+
+namespace memra::model {
+
+// One line per architecture. An explicit table rather than static self-registration: the
+// modules are static libraries, and the linker would drop an object nothing references.
+std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_qwen3moe(std::shared_ptr<const gguf::File>, backend::Backend&);
+
+namespace {
+const std::map<std::string, ModelFactory>& registry() {
+  static const std::map<std::string, ModelFactory> r = {
+      {"llama", make_llama},
+      {"qwen2", make_qwen2},
+      {"qwen3", make_qwen3},
+      {"qwen3moe", make_qwen3moe},
+  };
+  return r;
+}
+}  // namespace
+
+std::vector<std::string> supported_architectures() {
+  std::vector<std::string> v;
+  for (const auto& [k, _] : registry()) v.push_back(k);
+  return v;
+}
+
+std::unique_ptr<Model> load_model(std::shared_ptr<const gguf::File> file, backend::Backend& be) {
+  MEMRA_CHECK(file, "load_model: no file");
+  auto arch = file->find_string("general.architecture");
+  MEMRA_CHECK(arch.has_value(), "model '{}': missing metadata key 'general.architecture'",
+              file->path());
+  const auto& r = registry();
+  auto it = r.find(*arch);
+  MEMRA_CHECK(it != r.end(), "model '{}': unknown architecture '{}' (supported: {})", file->path(),
+              *arch, fmt::join(supported_architectures(), ", "));
+  return it->second(std::move(file), be);
+}
+
+}  // namespace memra::model

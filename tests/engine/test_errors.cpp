@@ -1,0 +1,182 @@
+// Bad input: each a memra::Error whose message names what is wrong. Broken models are written
+// with gguf::Writer into a temp dir from the synthetic llama model.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <cstring>
+#include <functional>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "gguf/writer.h"
+#include "model/model.h"
+#include "ref_util.h"
+
+namespace memra {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Tensor {
+  gguf::TensorDecl decl;
+  const uint8_t* data;
+  uint64_t bytes;
+};
+
+// Copies src with edits applied to its metadata and tensor list; returns the new path.
+std::string derive(const std::string& src, const std::string& name,
+                   const std::function<void(std::vector<gguf::KeyValue>&, std::vector<Tensor>&)>& edit) {
+  auto f = gguf::File::open(src);
+  std::vector<gguf::KeyValue> kv = f.metadata();
+  std::vector<Tensor> ts;
+  for (const auto& t : f.tensors()) ts.push_back({{t.name, t.ne, t.type}, f.tensor_data(t), t.n_bytes});
+  edit(kv, ts);
+  const fs::path dir = fs::temp_directory_path() / fmt::format("memra_engine_errors_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string out = (dir / name).string();
+  std::vector<gguf::TensorDecl> decls;
+  for (const auto& t : ts) decls.push_back(t.decl);
+  gguf::Writer w(out, kv, decls);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const uint64_t need = w.tensor_bytes(i);
+    std::vector<uint8_t> buf(need, 0);
+    std::memcpy(buf.data(), ts[i].data, std::min(need, ts[i].bytes));
+    w.write_tensor_data(buf.data(), buf.size());
+  }
+  w.finish();
+  return out;
+}
+
+std::string llama_path() { return testref::shared_dir() + "/models/synth/llama-f32.gguf"; }
+
+// Loads the model and returns the error text ("" when it loaded).
+std::string load_error(const std::string& path) {
+  std::string msg;
+  try {
+    auto rig = testref::make_rig(path, false, QType::F32, 64, 1);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  fs::remove(path);
+  return msg;
+}
+
+void expect_contains(const std::string& msg, const std::string& what) {
+  EXPECT_NE(msg.find(what), std::string::npos) << "message: '" << msg << "' lacks '" << what << "'";
+}
+
+TEST(BadInput, UnknownArchitecture) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(llama_path(), "unknown_arch.gguf", [](auto& kv, auto&) {
+    for (auto& e : kv)
+      if (e.key == "general.architecture") e.value = gguf::Value::str("mamba9");
+  });
+  const auto msg = load_error(p);
+  expect_contains(msg, "unknown architecture 'mamba9'");
+  expect_contains(msg, "qwen3moe");  // lists what is supported
+}
+
+TEST(BadInput, MissingTensor) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(llama_path(), "missing_tensor.gguf", [](auto&, auto& ts) {
+    std::erase_if(ts, [](const Tensor& t) { return t.decl.name == "blk.1.ffn_up.weight"; });
+  });
+  const auto msg = load_error(p);
+  expect_contains(msg, "missing tensor 'blk.1.ffn_up.weight'");
+  expect_contains(msg, "[256, 512]");
+}
+
+TEST(BadInput, WrongShapeTensor) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(llama_path(), "wrong_shape.gguf", [](auto&, auto& ts) {
+    for (auto& t : ts)
+      if (t.decl.name == "blk.0.attn_k.weight") t.decl.ne = {256, 64};
+  });
+  const auto msg = load_error(p);
+  expect_contains(msg, "tensor 'blk.0.attn_k.weight' has shape [256, 64], expected [256, 128]");
+}
+
+TEST(BadInput, MissingMetadataKey) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(llama_path(), "missing_key.gguf", [](auto& kv, auto&) {
+    std::erase_if(kv, [](const gguf::KeyValue& e) { return e.key == "llama.attention.head_count"; });
+  });
+  expect_contains(load_error(p), "missing metadata key 'llama.attention.head_count'");
+}
+
+TEST(BadInput, PromptLongerThanContext) {
+  MEMRA_REQUIRE_SHARED();
+  auto rig = testref::make_rig(llama_path(), false, QType::F32, 16, 1);
+  std::vector<int32_t> prompt(10, 5);
+  auto greedy = [](std::span<const float> l) { return engine::argmax(l); };
+  try {
+    engine::generate(*rig.session, prompt, {8, {}}, greedy);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    expect_contains(e.what(), "prompt of 10 tokens + 8 to generate exceeds context n_ctx=16");
+  }
+  std::vector<int32_t> long_prompt(17, 5);
+  try {
+    rig.session->prefill(long_prompt);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    expect_contains(e.what(), "prompt of 17 tokens");
+    expect_contains(e.what(), "n_ctx=16");
+  }
+  // Within the context it runs, and the session stays usable after the errors.
+  auto r = engine::generate(*rig.session, prompt, {6, {}}, greedy);
+  EXPECT_EQ(r.tokens.size(), 6u);
+}
+
+TEST(BadInput, TokenIdOutOfVocabulary) {
+  MEMRA_REQUIRE_SHARED();
+  auto rig = testref::make_rig(llama_path(), false, QType::F32, 16, 1);
+  std::vector<int32_t> ids = {1, 1024};
+  try {
+    rig.session->prefill(ids);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    expect_contains(e.what(), "token id 1024 out of range [0, 1024)");
+  }
+}
+
+TEST(BadInput, QuantizedKvNeedsWholeBlocks) {
+  MEMRA_REQUIRE_SHARED();
+  // stories260K: 4 kv heads x head_dim 8 = 32 per position: q8_0 fits, and runs.
+  auto ok = testref::make_rig(testref::shared_dir() + "/models/stories260K.gguf", false, QType::Q8_0, 32, 1);
+  std::vector<int32_t> ids = {1, 403, 407};
+  EXPECT_EQ(ok.session->prefill(ids).size(), 512u);
+}
+
+// Session behaviour the app relies on: decode after prefill equals a longer prefill, and
+// reset starts over.
+TEST(Session, DecodeEqualsPrefillAndResetStartsOver) {
+  MEMRA_REQUIRE_SHARED();
+  auto rig = testref::make_rig(testref::shared_dir() + "/models/synth/qwen3-f32.gguf", false, QType::F32, 64, 2);
+  const std::vector<int32_t> ids = {500, 486, 996, 109, 316};
+  const auto all = rig.session->prefill(ids, true);
+  rig.session->reset();
+  EXPECT_EQ(rig.session->n_past(), 0);
+  rig.session->prefill(std::span<const int32_t>(ids).first(3));
+  rig.session->decode(ids[3]);
+  const auto last = rig.session->decode(ids[4]);
+  const size_t nv = last.size();
+  EXPECT_LE(testref::rel_max_err(last.data(), all.data() + 4 * nv, nv), 1e-5);
+  EXPECT_EQ(rig.session->n_past(), 5);
+}
+
+TEST(Session, ChunkedPrefillEqualsOneBatch) {
+  MEMRA_REQUIRE_SHARED();
+  auto file = std::make_shared<const gguf::File>(gguf::File::open(testref::shared_dir() + "/models/synth/llama-f32.gguf"));
+  auto be = backend::make_cpu_backend({2, false});
+  engine::SessionOptions a, b;
+  a.kv = b.kv = {64, QType::F32, QType::F32};
+  b.max_batch = 3;
+  engine::Session sa(file, *be, a), sb(file, *be, b);
+  const std::vector<int32_t> ids = {5, 9, 100, 3, 77, 1000, 2, 42};
+  const auto la = sa.prefill(ids, true), lb = sb.prefill(ids, true);
+  EXPECT_LE(testref::rel_max_err(lb.data(), la.data(), la.size()), 1e-5);
+}
+
+}  // namespace
+}  // namespace memra

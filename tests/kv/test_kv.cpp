@@ -1,0 +1,117 @@
+// KV cache storage: exact for f32, f16 rounding for f16, the lib/quant row codec for q8_0 / q5_1,
+// and clear errors for overflow and bad geometry.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "kv/kv.h"
+#include "quant/quant.h"
+
+namespace memra::kv {
+namespace {
+
+std::vector<float> randv(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+KvShape shape2() {
+  KvShape s;
+  s.layers = {{2, 32, 32}, {2, 32, 16}};
+  return s;
+}
+
+// Writes 5 positions at offset 3 of layer 1, reads them back and returns them with the input.
+void roundtrip(QType tk, QType tv, std::vector<float>& k_in, std::vector<float>& v_in,
+               std::vector<float>& k_out, std::vector<float>& v_out) {
+  KvCache c(shape2(), {16, tk, tv});
+  k_in = randv(5 * 64, 1);
+  v_in = randv(5 * 32, 2);
+  c.write(1, 3, 5, k_in.data(), 64, v_in.data(), 32);
+  EXPECT_EQ(c.n_written(), 8);
+  k_out.assign(5 * 64, 0.0f);
+  v_out.assign(5 * 32, 0.0f);
+  c.read_k(1, 3, 5, k_out.data());
+  c.read_v(1, 3, 5, v_out.data());
+}
+
+TEST(KvCache, F32IsExact) {
+  std::vector<float> ki, vi, ko, vo;
+  roundtrip(QType::F32, QType::F32, ki, vi, ko, vo);
+  EXPECT_EQ(ki, ko);
+  EXPECT_EQ(vi, vo);
+}
+
+TEST(KvCache, F16RoundsToNearest) {
+  std::vector<float> ki, vi, ko, vo;
+  roundtrip(QType::F16, QType::F16, ki, vi, ko, vo);
+  for (size_t i = 0; i < ki.size(); ++i) EXPECT_EQ(ko[i], fp16_to_f32(f32_to_fp16(ki[i])));
+  for (size_t i = 0; i < vi.size(); ++i) EXPECT_EQ(vo[i], fp16_to_f32(f32_to_fp16(vi[i])));
+}
+
+TEST(KvCache, Q8_0KeysQ5_1ValuesUseTheRowCodec) {
+  std::vector<float> ki, vi, ko, vo;
+  roundtrip(QType::Q8_0, QType::Q5_1, ki, vi, ko, vo);
+  // Expected: each position's row through quantize_row -> dequantize_row.
+  std::vector<uint8_t> qb(*qtype_row_bytes(QType::Q8_0, 64));
+  std::vector<float> ref(64);
+  for (int p = 0; p < 5; ++p) {
+    quantize_row(QType::Q8_0, ki.data() + p * 64, qb.data(), 64);
+    dequantize_row(QType::Q8_0, qb.data(), ref.data(), 64);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(ko[(size_t)(p * 64 + i)], ref[(size_t)i]);
+  }
+  std::vector<uint8_t> vb(*qtype_row_bytes(QType::Q5_1, 32));
+  std::vector<float> vref(32);
+  for (int p = 0; p < 5; ++p) {
+    quantize_row(QType::Q5_1, vi.data() + p * 32, vb.data(), 32);
+    dequantize_row(QType::Q5_1, vb.data(), vref.data(), 32);
+    for (int i = 0; i < 32; ++i) {
+      EXPECT_EQ(vo[(size_t)(p * 32 + i)], vref[(size_t)i]);
+      EXPECT_NEAR(vo[(size_t)(p * 32 + i)], vi[(size_t)(p * 32 + i)], 0.25);  // 5-bit step
+    }
+  }
+}
+
+TEST(KvCache, OverflowNamesTheContext) {
+  KvCache c(shape2(), {8, QType::F32, QType::F32});
+  auto k = randv(4 * 64, 1), v = randv(4 * 64, 2);
+  try {
+    c.write(0, 6, 4, k.data(), 64, v.data(), 64);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("n_ctx=8"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KvCache, RowNotMultipleOfBlockIsAnError) {
+  KvShape s;
+  s.layers = {{1, 8, 8}};  // 8-element rows cannot hold a 32-element q8_0 block
+  try {
+    KvCache c(s, {16, QType::Q8_0, QType::F16});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Q8_0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_kv_type("q3_k"), Error);
+  EXPECT_EQ(parse_kv_type("q5_1"), QType::Q5_1);
+  EXPECT_EQ(parse_kv_type("F16"), QType::F16);
+}
+
+TEST(KvCache, TruncateForgetsLaterPositions) {
+  KvCache c(shape2(), {16, QType::F32, QType::F32});
+  auto k = randv(6 * 64, 1), v = randv(6 * 64, 2);
+  c.write(0, 0, 6, k.data(), 64, v.data(), 64);
+  c.truncate(2);
+  EXPECT_EQ(c.n_written(), 2);
+  EXPECT_THROW(c.truncate(-1), Error);
+}
+
+}  // namespace
+}  // namespace memra::kv
