@@ -194,6 +194,11 @@ const std::vector<Field>& schema() {
     v.push_back(make("bench.warmup", &C::bench, &BenchSection::warmup, "unmeasured warm-up runs per row", 0, 100));
     v.push_back(make("sweep.decode_tolerance", &C::sweep, &SweepSection::decode_tolerance, "receipt sweep: relative decode median drop that fails (leases differ by up to ~4%)", 0, 1));
     v.push_back(make("sweep.prefill_tolerance", &C::sweep, &SweepSection::prefill_tolerance, "receipt sweep: relative prefill median drop that fails", 0, 1));
+    v.push_back(make("synth.preset", &C::synth, &SynthSection::preset, "gguf-synth: model shape preset (gguf-synth --list)"));
+    v.push_back(make("synth.mix", &C::synth, &SynthSection::mix, "gguf-synth: tensor type mix", -INFINITY, INFINITY, {"f16", "q8_0", "q4_0", "q4_k_m", "q6_k", "iq4_xs", "nvfp4", "fp8"}));
+    v.push_back(make("synth.out", &C::synth, &SynthSection::out, "gguf-synth: output GGUF path"));
+    v.push_back(make("synth.seed", &C::synth, &SynthSection::seed, "gguf-synth: weight and vocabulary seed (same seed -> same bytes)", 0, 9.0e18));
+    v.push_back(make("synth.dims", &C::synth, &SynthSection::dims, "gguf-synth: overrides of the preset's dimensions, \"key=value\" (keys: gguf-synth --list)"));
     return v;
   }();
   return fields;

@@ -85,6 +85,14 @@ struct SweepSection {
   double prefill_tolerance = 0.08;
 };
 
+struct SynthSection {  // gguf-synth
+  std::string preset = "qwen3-8b-tiny";
+  std::string mix = "q4_k_m";
+  std::string out;                 // output GGUF path
+  int64_t seed = 1234;
+  std::vector<std::string> dims;   // "key=value" overrides of the preset's dimensions
+};
+
 struct Config {
   ModelSection model;
   RunSection run;
@@ -98,6 +106,7 @@ struct Config {
   SpecSection spec;
   BenchSection bench;
   SweepSection sweep;
+  SynthSection synth;
 };
 
 // One --set override: "section.key=value" (value in TOML syntax; a bare word is taken as a string
