@@ -1,0 +1,108 @@
+#include "act/act_kernels.h"
+#include "norm/q8_1_emit.cuh"
+
+namespace memra::cuda {
+namespace {
+
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float gelu_tanh(float x) {
+  const float k = 0.7978845608028654f;  // sqrt(2/pi)
+  return 0.5f * x * (1.0f + tanhf(k * x * (1.0f + 0.044715f * x * x)));
+}
+template <ActKind A>
+__device__ __forceinline__ float act(float x) {
+  return A == ActKind::Silu ? silu(x) : gelu_tanh(x);
+}
+
+template <ActKind A>
+__global__ void activate_kernel(const float* x, int64_t ld, float* out, int64_t ld_out, int rows, int cols) {
+  const int64_t total = (int64_t)rows * cols;
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = t / cols, c = t % cols;
+    out[r * ld_out + c] = act<A>(x[r * ld + c]);
+  }
+}
+
+template <ActKind A>
+__device__ __forceinline__ float glu_value(const float* gate, int64_t ld_g, const float* up, int64_t ld_u,
+                                           int64_t r, int c) {
+  return __fmul_rn(act<A>(gate[r * ld_g + c]), up[r * ld_u + c]);
+}
+
+template <ActKind A>
+__global__ void glu_kernel(const float* gate, int64_t ld_g, const float* up, int64_t ld_u, float* out,
+                           int64_t ld_o, int rows, int cols) {
+  const int64_t total = (int64_t)rows * cols;
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = t / cols;
+    const int c = (int)(t % cols);
+    out[r * ld_o + c] = glu_value<A>(gate, ld_g, up, ld_u, r, c);
+  }
+}
+
+// One warp per q8_1 block.
+template <ActKind A>
+__global__ void glu_q8_1_kernel(const float* gate, int64_t ld_g, const float* up, int64_t ld_u,
+                                uint8_t* out, int64_t ld_o, int rows, int cols) {
+  const int64_t blocks_per_row = cols / 32;
+  const int64_t total = (int64_t)rows * blocks_per_row;
+  const int lane = threadIdx.x & 31;
+  for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < total;
+       w += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int64_t r = w / blocks_per_row;
+    const int b = (int)(w % blocks_per_row);
+    const float v = glu_value<A>(gate, ld_g, up, ld_u, r, b * 32 + lane);
+    emit_q8_1_block(v, lane, out + r * ld_o + (int64_t)b * kQ81BlockBytes);
+  }
+}
+
+unsigned grid_for(int64_t threads_needed, int threads) {
+  return (unsigned)std::min<int64_t>((threads_needed + threads - 1) / threads, 132 * 16);
+}
+
+}  // namespace
+
+cudaError_t launch_activate(const ActParams& p, cudaStream_t s) {
+  if (!p.x || !p.out || p.rows < 0 || p.cols <= 0 || p.ld_x < p.cols || p.ld_out < p.cols)
+    return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
+  if (p.act == ActKind::Silu)
+    activate_kernel<ActKind::Silu><<<g, 256, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.rows, p.cols);
+  else
+    activate_kernel<ActKind::GeluTanh><<<g, 256, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.rows, p.cols);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_glu(const GluParams& p, cudaStream_t s) {
+  if (!p.gate || !p.up || p.rows < 0 || p.cols <= 0 || p.ld_gate < p.cols || p.ld_up < p.cols)
+    return cudaErrorInvalidValue;
+  if ((p.out == nullptr) == (p.out_q8_1 == nullptr)) return cudaErrorInvalidValue;  // exactly one
+  if (p.rows == 0) return cudaSuccess;
+  const bool silu_act = p.act == ActKind::Silu;
+  if (p.out) {
+    if (p.ld_out < p.cols) return cudaErrorInvalidValue;
+    const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
+    if (silu_act)
+      glu_kernel<ActKind::Silu><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out,
+                                                  p.rows, p.cols);
+    else
+      glu_kernel<ActKind::GeluTanh><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out,
+                                                      p.rows, p.cols);
+  } else {
+    if (p.cols % 32 || p.ld_out_bytes < (int64_t)p.cols / 32 * kQ81BlockBytes) return cudaErrorInvalidValue;
+    auto* oq = static_cast<uint8_t*>(p.out_q8_1);
+    const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
+    if (silu_act)
+      glu_q8_1_kernel<ActKind::Silu><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, oq,
+                                                       p.ld_out_bytes, p.rows, p.cols);
+    else
+      glu_q8_1_kernel<ActKind::GeluTanh><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, oq,
+                                                           p.ld_out_bytes, p.rows, p.cols);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace memra::cuda

@@ -1,0 +1,78 @@
+#pragma once
+// Pieces shared by the decode and prefill attention kernels.
+#include <cstdint>
+#include <utility>
+
+#include "attn/attn_kernels.h"
+#include "kv/kv_dequant.cuh"
+
+namespace memra::cuda::attn {
+
+struct Args {
+  const float* q;
+  int64_t ld_q;
+  const uint8_t* k;
+  QType type_k;
+  int64_t k_row_bytes;
+  const uint8_t* v;
+  QType type_v;
+  int64_t v_row_bytes;
+  float* out;
+  int64_t ld_out;
+  int n_tokens, n_head, n_head_kv;
+  const int32_t* pos0;
+  float scale;
+  int window;
+  float softcap;
+  int n_splits;
+  float* ws;
+};
+
+inline Args make_args(const AttnParams& p) {
+  return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
+          static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
+          p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
+          p.workspace};
+}
+
+// Key range [lo, hi) visible from position pos.
+__device__ __forceinline__ void key_range(int pos, int window, int& lo, int& hi) {
+  hi = pos + 1;
+  lo = window > 0 ? max(0, pos - window + 1) : 0;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float finish_score(float dot, float scale, float softcap) {
+  float s = dot * scale;
+  if (softcap > 0.0f) s = softcap * tanhf(s / softcap);
+  return s;
+}
+
+// Validation shared by both launchers.
+inline bool valid(const AttnParams& p) {
+  if (!p.q || !p.k_cache || !p.v_cache || !p.out || !p.pos0) return false;
+  if (p.n_tokens < 0 || p.n_head <= 0 || p.n_head_kv <= 0 || p.n_head % p.n_head_kv) return false;
+  if (!attn_head_dim_supported(p.head_dim)) return false;
+  const int64_t w = (int64_t)p.n_head * p.head_dim;
+  if (p.ld_q < w || p.ld_out < w) return false;
+  const uint64_t kv_row = (uint64_t)p.n_head_kv * p.head_dim;
+  for (auto [t, rb] : {std::pair{p.type_k, p.k_row_bytes}, std::pair{p.type_v, p.v_row_bytes}}) {
+    switch (t) {
+      case QType::F32: case QType::F16: case QType::Q8_0: case QType::Q5_1: case QType::Q5_0:
+      case QType::Q4_0: case QType::Q4_1:
+        break;
+      default:
+        return false;
+    }
+    const auto need = qtype_row_bytes(t, kv_row);
+    if (!need || rb < (int64_t)*need) return false;
+  }
+  return true;
+}
+
+}  // namespace memra::cuda::attn

@@ -1,0 +1,291 @@
+// Split-K decode attention: the key range of a row is cut into n_splits chunks; within a block
+// each of 4 warps keeps an independent online-softmax partial, merged in shared memory into one
+// partial per split; a second kernel merges a row's n_splits partials in a fixed order
+// (deterministic). Two block forms: GQA-aware
+// (a kv head's G query heads together, G <= 8) and per query head (any G).
+#include <algorithm>
+#include <utility>
+
+#include "attn/attn_common.cuh"
+
+namespace memra::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+
+// The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
+// one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
+template <int D, int G>
+struct MergeSmem {
+  float m[kWarps][G];
+  float l[kWarps][G];
+  float acc[kWarps][G][D];
+};
+
+template <int D, int G>
+__device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
+                                                const float (&acc)[G][D / 32], const attn::Args& a, int i,
+                                                int h0, int s) {
+  constexpr int N = D / 32;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    if (lane == 0) {
+      sm.m[warp][g] = m[g];
+      sm.l[warp][g] = l[g];
+    }
+#pragma unroll
+    for (int n = 0; n < N; ++n) sm.acc[warp][g][lane * N + n] = acc[g][n];
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < G * D; t += kWarps * 32) {
+    const int g = t / D, d = t % D;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, sm.m[w][g]);
+    float lsum = 0.0f, o = 0.0f;
+    if (mx != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float f = expf(sm.m[w][g] - mx);  // an empty warp: m = -inf -> 0
+        lsum += sm.l[w][g] * f;
+        o += sm.acc[w][g][d] * f;
+      }
+    }
+    float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
+    if (d == 0) {
+      part[0] = mx;
+      part[1] = lsum;
+    }
+    part[2 + d] = o;
+  }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) {
+  constexpr int N = D / 32;  // contiguous elements per lane
+  const int s = blockIdx.x, h = blockIdx.y, i = blockIdx.z;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int hk = h / (a.n_head / a.n_head_kv);
+  const int pos = *a.pos0 + i;
+  int lo, hi;
+  attn::key_range(pos, a.window, lo, hi);
+  const int len = max(0, hi - lo);
+  const int chunk = (len + a.n_splits - 1) / a.n_splits;
+  const int b = lo + s * chunk, e = min(hi, b + chunk);
+
+  const int e0 = hk * D + lane * N;  // element offset inside a cache row
+  float q[N];
+  const float* qp = a.q + (int64_t)i * a.ld_q + (int64_t)h * D + lane * N;
+#pragma unroll
+  for (int n = 0; n < N; ++n) q[n] = qp[n];
+
+  float m = -INFINITY, l = 0.0f, acc[N];
+#pragma unroll
+  for (int n = 0; n < N; ++n) acc[n] = 0.0f;
+#pragma unroll 2
+  for (int j = b + warp; j < e; j += kWarps) {
+    float kk[N], vv[N];
+    kvq::load<N>(a.type_k, a.k + (int64_t)j * a.k_row_bytes, e0, kk);
+    kvq::load<N>(a.type_v, a.v + (int64_t)j * a.v_row_bytes, e0, vv);
+    float dot = 0.0f;
+#pragma unroll
+    for (int n = 0; n < N; ++n) dot += q[n] * kk[n];
+    const float sc = attn::finish_score(attn::warp_sum(dot), a.scale, a.softcap);
+    const float m_new = fmaxf(m, sc);
+    const float corr = expf(m - m_new);
+    const float p = expf(sc - m_new);
+    l = l * corr + p;
+#pragma unroll
+    for (int n = 0; n < N; ++n) acc[n] = acc[n] * corr + p * vv[n];
+    m = m_new;
+  }
+  __shared__ MergeSmem<D, 1> sm;
+  const float mm[1] = {m}, ll[1] = {l};
+  float aa[1][N];
+#pragma unroll
+  for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
+  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s);
+}
+
+// GQA-aware form: grid (n_splits, n_head_kv, n_tokens); a block serves the G = n_head/n_head_kv
+// query heads that share a kv head, so each K/V row is read once per group instead of G times.
+// A warp takes 32 keys at a time, one key per lane for the scores (no shuffle per key), then
+// all lanes sweep the 32 V rows (lane-owned output elements, coalesced rows) with the
+// probabilities broadcast by shuffle.
+template <int D, int G>
+__global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args a) {
+  constexpr int N = D / 32;
+  __shared__ float qs[G][D];
+  const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
+  for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
+  __syncthreads();
+  const int pos = *a.pos0 + i;
+  int lo, hi;
+  attn::key_range(pos, a.window, lo, hi);
+  const int len = max(0, hi - lo);
+  const int chunk = (len + a.n_splits - 1) / a.n_splits;
+  const int b = lo + s * chunk, e = min(hi, b + chunk);
+
+  float m[G], l[G], acc[G][N];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.0f;
+#pragma unroll
+    for (int n = 0; n < N; ++n) acc[g][n] = 0.0f;
+  }
+  for (int base = b + warp * 32; base < e; base += kWarps * 32) {
+    const int j = base + lane;
+    const bool valid = j < e;
+    float dot[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) dot[g] = 0.0f;
+    if (valid) {
+      const uint8_t* krow = a.k + (int64_t)j * a.k_row_bytes;
+#pragma unroll(G > 4 ? 4 : 8)
+      for (int c = 0; c < D; c += 8) {
+        float kk[8];
+        kvq::load<8>(a.type_k, krow, hk * D + c, kk);
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+          for (int t = 0; t < 8; ++t) dot[g] += qs[g][c + t] * kk[t];
+      }
+    }
+    float p[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const float sc = valid ? attn::finish_score(dot[g], a.scale, a.softcap) : -INFINITY;
+      float mx = sc;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+      const float m_new = fmaxf(m[g], mx);  // finite: lane 0's key is always valid
+      const float corr = expf(m[g] - m_new);
+      p[g] = valid ? expf(sc - m_new) : 0.0f;
+      l[g] = l[g] * corr + attn::warp_sum(p[g]);
+#pragma unroll
+      for (int n = 0; n < N; ++n) acc[g][n] *= corr;
+      m[g] = m_new;
+    }
+    // V rows in batches of 8 whose loads are all issued before the first use (one memory
+    // latency per batch instead of one per key; measured neutral on the H200 at 33 and 4097 keys,
+    // where the fixed per-call cost dominates: kept as the form with fewer round trips).
+    const int nk = min(32, e - base);
+    for (int k0 = 0; k0 < nk; k0 += 8) {
+      float vv[8][N];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        if (k0 + u < nk) {
+          kvq::load<N>(a.type_v, a.v + (int64_t)(base + k0 + u) * a.v_row_bytes, hk * D + lane * N, vv[u]);
+        } else {
+#pragma unroll
+          for (int n = 0; n < N; ++n) vv[u][n] = 0.0f;  // p is 0 there too
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const float pk = __shfl_sync(0xffffffffu, p[g], k0 + u);
+#pragma unroll
+          for (int n = 0; n < N; ++n) acc[g][n] += pk * vv[u][n];
+        }
+    }
+  }
+  __shared__ MergeSmem<D, G> sm;
+  merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
+}
+
+// grid (n_head, n_tokens), D threads: thread d merges element d over the row's n_splits partials.
+template <int D>
+__global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
+  const int h = blockIdx.x, i = blockIdx.y, d = threadIdx.x;
+  const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
+  float mx = -INFINITY;
+  for (int p = 0; p < a.n_splits; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
+  float l = 0.0f, o = 0.0f;
+  if (mx != -INFINITY) {
+    for (int p = 0; p < a.n_splits; ++p) {
+      const float* wp = w + (int64_t)p * (D + 2);
+      const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
+      l += wp[1] * f;
+      o += wp[2 + d] * f;
+    }
+  }
+  a.out[(int64_t)i * a.ld_out + (int64_t)h * D + d] = l > 0.0f ? o / l : 0.0f;
+}
+
+template <int D, int G>
+void launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
+  attn_decode_gqa_kernel<D, G><<<dim3(a.n_splits, a.n_head_kv, n_tokens), kWarps * 32, 0, s>>>(a);
+}
+
+template <int D>
+cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream_t s) {
+  switch (n_head / a.n_head_kv) {
+#ifndef MEMRA_REDUCED_INSTANCES
+    case 1: launch_gqa<D, 1>(a, n_tokens, s); break;
+    case 2: launch_gqa<D, 2>(a, n_tokens, s); break;
+    case 3: launch_gqa<D, 3>(a, n_tokens, s); break;
+    case 5: launch_gqa<D, 5>(a, n_tokens, s); break;
+    case 6: launch_gqa<D, 6>(a, n_tokens, s); break;
+    case 7: launch_gqa<D, 7>(a, n_tokens, s); break;
+    case 8: launch_gqa<D, 8>(a, n_tokens, s); break;
+#endif
+    case 4: launch_gqa<D, 4>(a, n_tokens, s); break;
+    default:  // groups wider than 8 (or outside the reduced set): one block per query head
+      attn_decode_kernel<D><<<dim3(a.n_splits, n_head, n_tokens), kWarps * 32, 0, s>>>(a);
+  }
+  attn_decode_combine_kernel<D><<<dim3(n_head, n_tokens), D, 0, s>>>(a);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool attn_head_dim_supported(int head_dim) {
+#ifdef MEMRA_REDUCED_INSTANCES
+  return head_dim == 128;
+#else
+  return head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
+#endif
+}
+
+size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int n_splits) {
+  return (size_t)n_tokens * n_head * n_splits * (head_dim + 2);
+}
+
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count) {
+  // Blocks per split: one per kv head on the GQA path (groups of up to 8), else one per query
+  // head. Aim for ~2 blocks per SM at full context, but no split shorter than 128 keys (one
+  // 32-key round per warp), capped at 64 so the merge stays short. Measured on the H200
+  // (kernel-check --perf, q8_0 K / q5_1 V, 32/8 heads x 128, 4097 keys): 88 us with 9 splits
+  // sized for per-query-head blocks and 4 partials per block, 47 us with this choice and the
+  // in-block merge. That is still 0.03 of the 4.8 TB/s floor: a fixed ~20 us per call (33 keys
+  // take 28 us) dominates; bench/notes_attn_decode.md lists what to try next.
+  const int g = n_head_kv > 0 ? n_head / n_head_kv : 1;
+  const int per_split = (g >= 1 && g <= 8) ? n_head_kv : n_head;
+  const int want = (2 * sm_count + per_split - 1) / std::max(1, per_split);
+  const int by_len = std::max(1, n_ctx / 128);
+  return std::max(1, std::min({want, by_len, 64}));
+}
+
+cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
+  if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace) return cudaErrorInvalidValue;
+  if (p.n_tokens == 0) return cudaSuccess;
+  if (p.n_tokens > 65535 || p.n_head > 65535) return cudaErrorInvalidValue;
+  const attn::Args a = attn::make_args(p);
+  switch (p.head_dim) {
+#ifndef MEMRA_REDUCED_INSTANCES
+    case 32: return run_decode<32>(a, p.n_tokens, p.n_head, s);
+    case 64: return run_decode<64>(a, p.n_tokens, p.n_head, s);
+    case 256: return run_decode<256>(a, p.n_tokens, p.n_head, s);
+#endif
+    case 128: return run_decode<128>(a, p.n_tokens, p.n_head, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace memra::cuda

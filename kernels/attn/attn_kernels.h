@@ -1,0 +1,67 @@
+#pragma once
+// Attention over the device KV cache (kernels/kv layout: per layer [n_ctx] rows of
+// n_head_kv * head_dim elements, head-major, in the cache type). Query row i sits at position
+// (*pos0) + i and sees cache positions [lo, pos] with lo = max(0, pos - window + 1) when
+// window > 0, else 0 (causal; the rows' own keys must already be appended). GQA: query head h
+// reads kv head h / (n_head / n_head_kv). Scores: s = (q . k) * scale, then
+// s = softcap * tanh(s / softcap) when softcap > 0; softmax in f32 with an online max.
+// Head dims 32, 64, 128, 256 (128 only under MEMRA_REDUCED_INSTANCES); K and V share head_dim.
+// Cache types: F32, F16, Q8_0, Q5_1, Q5_0, Q4_0, Q4_1 (K and V independently).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "quant/types.h"
+
+namespace memra::cuda {
+
+struct AttnParams {
+  const float* q = nullptr;  // [n_tokens, n_head * head_dim]
+  int64_t ld_q = 0;
+  const void* k_cache = nullptr;
+  QType type_k = QType::F16;
+  int64_t k_row_bytes = 0;
+  const void* v_cache = nullptr;
+  QType type_v = QType::F16;
+  int64_t v_row_bytes = 0;
+  float* out = nullptr;  // [n_tokens, n_head * head_dim]
+  int64_t ld_out = 0;
+  int n_tokens = 0;
+  int n_head = 0;
+  int n_head_kv = 0;
+  int head_dim = 0;
+  const int32_t* pos0 = nullptr;  // device
+  float scale = 1.0f;
+  int window = 0;
+  float softcap = 0.0f;
+  // Split-K decode only: the key range of each row is cut into n_splits chunks whose partial
+  // softmax states land in `workspace` (attn_decode_workspace_floats) and are merged after.
+  // A row's result depends on (its q, its key range, n_splits) only, not on n_tokens, so a
+  // verify batch reproduces plain decode bit for bit when both use the same n_splits: pick
+  // n_splits from the cache capacity (attn_decode_splits), never from the batch.
+  int n_splits = 1;
+  float* workspace = nullptr;
+};
+
+// Head dims this build has kernels for.
+bool attn_head_dim_supported(int head_dim);
+
+// Split-K decode attention (small n_tokens: decode, speculative verify).
+size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int n_splits);
+// Splits so that ~2 blocks per SM run at full context; a pure function of (n_ctx, heads, SMs).
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
+cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
+
+// Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:
+//  - tiled: CUDA cores, f32 throughout (8 query rows share f32 K/V tiles); every head dim;
+//  - mma: tensor cores, FlashAttention-2 style; Q, K, V and P rounded to f16, f32 accumulation;
+//    head dims 64/128/256 (attn_prefill_mma_supported).
+// launch_attn_prefill picks mma where supported (attn_prefill_choose), else tiled.
+enum class AttnPrefillKernel : int { Tiled = 0, Mma = 1 };
+bool attn_prefill_mma_supported(int head_dim);
+AttnPrefillKernel attn_prefill_choose(int head_dim);
+cudaError_t launch_attn_prefill_tiled(const AttnParams& p, cudaStream_t stream);
+cudaError_t launch_attn_prefill_mma(const AttnParams& p, cudaStream_t stream);
+cudaError_t launch_attn_prefill(const AttnParams& p, cudaStream_t stream);
+
+}  // namespace memra::cuda

@@ -1,0 +1,205 @@
+#include <cuda_fp16.h>
+
+#include "kv/kv_dequant.cuh"
+#include "kv/kv_kernels.h"
+
+namespace memra::cuda {
+namespace {
+
+__device__ __forceinline__ float wmax(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float wmin(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+// The value of the first lane (lowest element index) whose `key` equals `target`: the element a
+// sequential `if (best < key) ...` scan keeps on ties.
+__device__ __forceinline__ float first_lane_value(float v, float key, float target) {
+  const unsigned m = __ballot_sync(0xffffffffu, key == target);
+  return __shfl_sync(0xffffffffu, v, m ? __ffs(m) - 1 : 0);
+}
+// Every block type has an even size and rows start at even offsets, so a 16-bit store is
+// aligned. (With a byte-wise memcpy here, kernel-check kv_append saw the low byte of d written
+// as 0 on the H200 with nvcc 13.0, while the PTX stored both bytes of the cvt.rn.f16.f32
+// result; the 16-bit store is correct and simpler. 2026-11-29.)
+__device__ __forceinline__ void put_half(uint8_t* p, float f) {
+  *reinterpret_cast<uint16_t*>(p) = __half_as_ushort(__float2half_rn(f));
+}
+__device__ __forceinline__ int trunc_i8(float f) { return (int)(int8_t)(int)f; }
+__device__ __forceinline__ int f2u8(float f) { return (int)(uint8_t)(int)f; }
+
+// One warp quantizes one 32-element block: lane j holds x[j]. Arithmetic follows lib/quant's
+// reference quantizers (ggml's *_ref), operation for operation.
+__device__ void quantize_block(QType t, float x, int lane, uint8_t* b) {
+  switch (t) {
+    case QType::Q8_0: {
+      const float amax = wmax(fabsf(x));
+      const float d = amax / 127.0f;
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      reinterpret_cast<int8_t*>(b + 2)[lane] = (int8_t)roundf(__fmul_rn(x, id));
+      if (lane == 0) put_half(b, d);
+      break;
+    }
+    case QType::Q4_0:
+    case QType::Q5_0: {
+      const bool q5 = t == QType::Q5_0;
+      const float amax = wmax(fabsf(x));
+      // ggml starts from max = 0 and replaces it only on a strictly larger |v|.
+      const float mx = amax == 0.0f ? 0.0f : first_lane_value(x, fabsf(x), amax);
+      const float d = mx / (q5 ? -16.0f : -8.0f);
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      int q = trunc_i8(__fadd_rn(__fmul_rn(x, id), q5 ? 16.5f : 8.5f));
+      q = min(q5 ? 31 : 15, q);
+      const int hi = __shfl_down_sync(0xffffffffu, q, 16);
+      if (q5) {
+        const unsigned qh = __ballot_sync(0xffffffffu, (q & 0x10) != 0);
+        if (lane < 16) b[6 + lane] = (uint8_t)((q & 0xF) | ((hi & 0xF) << 4));
+        if (lane == 0) {
+          put_half(b, d);
+          memcpy(b + 2, &qh, 4);
+        }
+      } else {
+        if (lane < 16) b[2 + lane] = (uint8_t)((q & 0xF) | ((hi & 0xF) << 4));
+        if (lane == 0) put_half(b, d);
+      }
+      break;
+    }
+    case QType::Q4_1:
+    case QType::Q5_1: {
+      const bool q5 = t == QType::Q5_1;
+      const float mn = first_lane_value(x, x, wmin(x));
+      const float mx = first_lane_value(x, x, wmax(x));
+      const float d = (mx - mn) / (q5 ? 31.0f : 15.0f);
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      const float xf = __fadd_rn(__fmul_rn(x - mn, id), 0.5f);
+      int q = q5 ? ((int)f2u8(xf)) : min(15, trunc_i8(xf));
+      const int hi = __shfl_down_sync(0xffffffffu, q, 16);
+      if (q5) {
+        const unsigned qh = __ballot_sync(0xffffffffu, (q & 0x10) != 0);
+        if (lane < 16) b[8 + lane] = (uint8_t)((q & 0xF) | ((hi & 0xF) << 4));
+        if (lane == 0) {
+          put_half(b, d);
+          put_half(b + 2, mn);
+          memcpy(b + 4, &qh, 4);
+        }
+      } else {
+        if (lane < 16) b[4 + lane] = (uint8_t)((q & 0xF) | ((hi & 0xF) << 4));
+        if (lane == 0) {
+          put_half(b, d);
+          put_half(b + 2, mn);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+__global__ void kv_append_blocks_kernel(const float* src, int64_t ld_src, int n_tokens, int row_elems,
+                                        uint8_t* cache, QType t, int64_t row_bytes, int block_bytes,
+                                        const int32_t* pos0, int n_ctx) {
+  const int lane = threadIdx.x & 31;
+  const int nb = row_elems / 32;
+  const int64_t total = (int64_t)n_tokens * nb;
+  const int p0 = *pos0;
+  for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < total;
+       w += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const int i = (int)(w / nb), b = (int)(w % nb);
+    const int64_t pos = (int64_t)p0 + i;
+    if (pos < 0 || pos >= n_ctx) continue;  // uniform across the warp
+    const float x = src[i * ld_src + b * 32 + lane];
+    quantize_block(t, x, lane, cache + pos * row_bytes + (int64_t)b * block_bytes);
+  }
+}
+
+__global__ void kv_append_plain_kernel(const float* src, int64_t ld_src, int n_tokens, int row_elems,
+                                       uint8_t* cache, bool f16, int64_t row_bytes, const int32_t* pos0,
+                                       int n_ctx) {
+  const int64_t total = (int64_t)n_tokens * row_elems;
+  const int p0 = *pos0;
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int i = (int)(t / row_elems), e = (int)(t % row_elems);
+    const int64_t pos = (int64_t)p0 + i;
+    if (pos < 0 || pos >= n_ctx) continue;
+    const float x = src[i * ld_src + e];
+    uint8_t* row = cache + pos * row_bytes;
+    if (f16)
+      reinterpret_cast<__half*>(row)[e] = __float2half_rn(x);
+    else
+      reinterpret_cast<float*>(row)[e] = x;
+  }
+}
+
+__global__ void kv_read_kernel(const uint8_t* cache, QType t, int64_t row_bytes, int row_elems,
+                               int pos_begin, int n_rows, float* dst, int64_t ld_dst) {
+  const int64_t total = (int64_t)n_rows * (row_elems / 8);
+  for (int64_t g = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; g < total;
+       g += (int64_t)gridDim.x * blockDim.x) {
+    const int i = (int)(g / (row_elems / 8)), e0 = (int)(g % (row_elems / 8)) * 8;
+    float v[8];
+    kvq::load<8>(t, cache + (int64_t)(pos_begin + i) * row_bytes, e0, v);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) dst[i * ld_dst + e0 + k] = v[k];
+  }
+}
+
+unsigned grid_for(int64_t threads_needed) {
+  return (unsigned)std::max<int64_t>(1, std::min<int64_t>((threads_needed + 255) / 256, 132 * 16));
+}
+
+}  // namespace
+
+bool kv_type_supported(QType t) {
+  switch (t) {
+    case QType::F32:
+    case QType::F16:
+    case QType::Q8_0:
+    case QType::Q5_1:
+    case QType::Q5_0:
+    case QType::Q4_0:
+    case QType::Q4_1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+cudaError_t launch_kv_append(const KvAppendParams& p, cudaStream_t s) {
+  if (!kv_type_supported(p.type) || !p.src || !p.cache || !p.pos0 || p.n_tokens < 0 || p.row_elems <= 0 ||
+      p.ld_src < p.row_elems || p.n_ctx <= 0)
+    return cudaErrorInvalidValue;
+  const auto need = qtype_row_bytes(p.type, (uint64_t)p.row_elems);
+  if (!need || p.row_bytes < (int64_t)*need || p.row_bytes % 2) return cudaErrorInvalidValue;
+  if (p.n_tokens == 0) return cudaSuccess;
+  auto* c = static_cast<uint8_t*>(p.cache);
+  if (p.type == QType::F32 || p.type == QType::F16) {
+    kv_append_plain_kernel<<<grid_for((int64_t)p.n_tokens * p.row_elems), 256, 0, s>>>(
+        p.src, p.ld_src, p.n_tokens, p.row_elems, c, p.type == QType::F16, p.row_bytes, p.pos0, p.n_ctx);
+  } else {
+    kv_append_blocks_kernel<<<grid_for((int64_t)p.n_tokens * p.row_elems), 256, 0, s>>>(
+        p.src, p.ld_src, p.n_tokens, p.row_elems, c, p.type, p.row_bytes,
+        (int)qtype_traits(p.type).block_bytes, p.pos0, p.n_ctx);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_kv_read(const KvReadParams& p, cudaStream_t s) {
+  if (!kv_type_supported(p.type) || !p.cache || !p.dst || p.n_rows < 0 || p.pos_begin < 0 ||
+      p.row_elems <= 0 || p.row_elems % 8 || p.ld_dst < p.row_elems)
+    return cudaErrorInvalidValue;
+  const auto need = qtype_row_bytes(p.type, (uint64_t)p.row_elems);
+  if (!need || p.row_bytes < (int64_t)*need) return cudaErrorInvalidValue;
+  if (p.n_rows == 0) return cudaSuccess;
+  kv_read_kernel<<<grid_for((int64_t)p.n_rows * p.row_elems / 8), 256, 0, s>>>(
+      static_cast<const uint8_t*>(p.cache), p.type, p.row_bytes, p.row_elems, p.pos_begin, p.n_rows, p.dst,
+      p.ld_dst);
+  return cudaGetLastError();
+}
+
+}  // namespace memra::cuda

@@ -1,0 +1,155 @@
+#include "norm/norm_kernels.h"
+#include "norm/q8_1_emit.cuh"
+
+namespace memra::cuda {
+namespace {
+
+// Fixed for every RMSNorm variant: the reduction tree, and so the bits, depend on it.
+constexpr int kNormThreads = 256;
+
+// Block-wide sum with a fixed order: per-warp xor tree, then warp 0 over the warp partials.
+__device__ __forceinline__ float block_sum(float v, float* smem) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  v = warp_sum_f32(v);
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  v = lane < (int)(blockDim.x >> 5) ? smem[lane] : 0.0f;
+  v = warp_sum_f32(v);
+  __syncthreads();  // smem may be reused by the caller
+  return v;
+}
+
+__device__ __forceinline__ float norm_scale(float sumsq, int cols, float eps) {
+  return 1.0f / sqrtf(sumsq / (float)cols + eps);
+}
+
+__device__ __forceinline__ float normed(float x, float inv, const float* w, int i) {
+  const float v = __fmul_rn(x, inv);
+  return w ? __fmul_rn(v, w[i]) : v;
+}
+
+struct NormArgs {
+  const float* x;  // MODE 0 input, MODE 1 residual
+  int64_t ld_x;
+  const float* delta;
+  int64_t ld_delta;
+  float* res_out;
+  int64_t ld_res_out;
+  const float* w;
+  float* out;
+  int64_t ld_out;
+  uint8_t* out_q;
+  int64_t ld_q;
+  int cols;
+  float eps;
+};
+
+// MODE 0: plain (src = x). MODE 1: res_out = x + delta, src = res_out.
+template <int MODE, bool Q81>
+__global__ void __launch_bounds__(kNormThreads) rms_norm_kernel(NormArgs a) {
+  __shared__ float smem[32];
+  const int64_t r = blockIdx.x;
+  const int cols = a.cols;
+  const float* w = a.w;
+  const float* src;
+  float ss = 0.0f;
+  if (MODE == 1) {
+    const float* res = a.x + r * a.ld_x;
+    const float* dl = a.delta + r * a.ld_delta;
+    float* ro = a.res_out + r * a.ld_res_out;
+    for (int i = threadIdx.x; i < cols; i += kNormThreads) {
+      const float v = res[i] + dl[i];
+      ro[i] = v;
+      ss += __fmul_rn(v, v);
+    }
+    src = ro;
+  } else {
+    src = a.x + r * a.ld_x;
+    for (int i = threadIdx.x; i < cols; i += kNormThreads) ss += __fmul_rn(src[i], src[i]);
+  }
+  const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);  // its barrier publishes ro[]
+  if (!Q81) {
+    float* o = a.out + r * a.ld_out;
+    for (int i = threadIdx.x; i < cols; i += kNormThreads) o[i] = normed(src[i], inv, w, i);
+  } else {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint8_t* oq = a.out_q + r * a.ld_q;
+    for (int b = warp; b < cols / 32; b += kNormThreads / 32) {
+      const int i = b * 32 + lane;
+      emit_q8_1_block(normed(src[i], inv, w, i), lane, oq + (int64_t)b * kQ81BlockBytes);
+    }
+  }
+}
+
+// One warp per (row, head).
+__global__ void head_rms_norm_kernel(const float* x, int64_t ld_x, float* out, int64_t ld_out,
+                                     const float* __restrict__ w, int rows, int n_head, int head_dim,
+                                     float eps) {
+  const int gw = (int)((blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5);
+  const int lane = threadIdx.x & 31;
+  if (gw >= rows * n_head) return;
+  const float* h = x + (int64_t)(gw / n_head) * ld_x + (int64_t)(gw % n_head) * head_dim;
+  float* o = out + (int64_t)(gw / n_head) * ld_out + (int64_t)(gw % n_head) * head_dim;
+  float ss = 0.0f;
+  for (int i = lane; i < head_dim; i += 32) ss += __fmul_rn(h[i], h[i]);
+  const float inv = norm_scale(warp_sum_f32(ss), head_dim, eps);
+  for (int i = lane; i < head_dim; i += 32) o[i] = normed(h[i], inv, w, i);
+}
+
+}  // namespace
+
+cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
+  if (p.rows < 0 || p.cols <= 0 || !p.x || !p.out || p.ld_x < p.cols || p.ld_out < p.cols)
+    return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps};
+  rms_norm_kernel<0, false><<<p.rows, kNormThreads, 0, s>>>(a);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {
+  if (p.rows < 0 || p.cols <= 0 || !p.residual || !p.delta || !p.residual_out || !p.out ||
+      p.ld_residual < p.cols || p.ld_delta < p.cols || p.ld_residual_out < p.cols || p.ld_out < p.cols)
+    return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
+                   p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps};
+  rms_norm_kernel<1, false><<<p.rows, kNormThreads, 0, s>>>(a);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_rms_norm_q8_1(const RmsNormQ81Params& p, cudaStream_t s) {
+  if (p.rows < 0 || p.cols <= 0 || p.cols % 32 || !p.out_q8_1 ||
+      p.ld_out_bytes < (int64_t)p.cols / 32 * kQ81BlockBytes)
+    return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  auto* oq = static_cast<uint8_t*>(p.out_q8_1);
+  if (p.residual) {
+    if (!p.delta || !p.residual_out || p.ld_residual < p.cols || p.ld_delta < p.cols ||
+        p.ld_residual_out < p.cols)
+      return cudaErrorInvalidValue;
+    const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
+                     p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps};
+    rms_norm_kernel<1, true><<<p.rows, kNormThreads, 0, s>>>(a);
+  } else {
+    if (!p.x || p.ld_x < p.cols) return cudaErrorInvalidValue;
+    const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps};
+    rms_norm_kernel<0, true><<<p.rows, kNormThreads, 0, s>>>(a);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_head_rms_norm(const HeadRmsNormParams& p, cudaStream_t s) {
+  if (p.rows < 0 || p.n_head <= 0 || p.head_dim <= 0 || !p.x || !p.out ||
+      p.ld_x < (int64_t)p.n_head * p.head_dim || p.ld_out < (int64_t)p.n_head * p.head_dim)
+    return cudaErrorInvalidValue;
+  const int64_t warps = (int64_t)p.rows * p.n_head;
+  if (warps == 0) return cudaSuccess;
+  const int threads = 256;
+  const int64_t blocks = (warps * 32 + threads - 1) / threads;
+  head_rms_norm_kernel<<<(unsigned)blocks, threads, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.w, p.rows,
+                                                            p.n_head, p.head_dim, p.eps);
+  return cudaGetLastError();
+}
+
+}  // namespace memra::cuda

@@ -1,0 +1,81 @@
+#pragma once
+// RMSNorm family on f32 activation rows (one row per token, row-major with a leading dimension).
+// All variants share one reduction (per-thread strided sums of squares, then a fixed warp/block
+// tree), so a fused form gives bit-identical values to its unfused chain by construction:
+//   add_rms_norm == (residual_out = residual + delta; rms_norm(residual_out))
+//   rms_norm_q8_1 == quantize_q8_1(rms_norm(x))       (q8_1 as lib/quant's reference quantizer)
+// out = x * (1 / sqrtf(mean(x^2) + eps)) * w, every product IEEE-rounded (no FMA contraction).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace memra::cuda {
+
+struct RmsNormParams {
+  const float* x = nullptr;  // [rows, cols], leading dimension ld_x
+  int64_t ld_x = 0;
+  const float* w = nullptr;  // [cols] or null (= ones)
+  float* out = nullptr;      // [rows, cols]; may alias x
+  int64_t ld_out = 0;
+  int rows = 0;
+  int cols = 0;
+  float eps = 1e-6f;
+};
+cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
+
+// residual_out = residual + delta, then out = rms_norm(residual_out) * w. residual_out may alias
+// residual (the usual in-place residual stream); out may alias delta.
+struct AddRmsNormParams {
+  const float* residual = nullptr;
+  int64_t ld_residual = 0;
+  const float* delta = nullptr;
+  int64_t ld_delta = 0;
+  float* residual_out = nullptr;
+  int64_t ld_residual_out = 0;
+  const float* w = nullptr;
+  float* out = nullptr;
+  int64_t ld_out = 0;
+  int rows = 0;
+  int cols = 0;
+  float eps = 1e-6f;
+};
+cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream);
+
+// rms_norm (optionally after residual += delta) emitting q8_1 blocks for the next matvec instead
+// of f32: block = {fp16 d, fp16 s, int8 qs[32]} (36 bytes, ggml's block_q8_1), d = amax/127,
+// q = roundf(v * (1/d)), s = d * sum(q). cols must be a multiple of 32. Row r of the output
+// starts at out_q8_1 + r * ld_out_bytes.
+struct RmsNormQ81Params {
+  const float* x = nullptr;  // ignored when residual is set
+  int64_t ld_x = 0;
+  const float* residual = nullptr;  // optional: residual_out = residual + delta, normalize that
+  int64_t ld_residual = 0;
+  const float* delta = nullptr;
+  int64_t ld_delta = 0;
+  float* residual_out = nullptr;
+  int64_t ld_residual_out = 0;
+  const float* w = nullptr;
+  void* out_q8_1 = nullptr;
+  int64_t ld_out_bytes = 0;  // >= cols / 32 * 36
+  int rows = 0;
+  int cols = 0;
+  float eps = 1e-6f;
+};
+cudaError_t launch_rms_norm_q8_1(const RmsNormQ81Params& p, cudaStream_t stream);
+
+// Per head (qwen3 q/k norm): x viewed as [rows, n_head, head_dim]; w has head_dim entries (or
+// null). Same formula as rms_norm over each head_dim slice. out may alias x (in place).
+struct HeadRmsNormParams {
+  const float* x = nullptr;
+  int64_t ld_x = 0;
+  float* out = nullptr;
+  int64_t ld_out = 0;
+  const float* w = nullptr;
+  int rows = 0;
+  int n_head = 0;
+  int head_dim = 0;
+  float eps = 1e-6f;
+};
+cudaError_t launch_head_rms_norm(const HeadRmsNormParams& p, cudaStream_t stream);
+
+}  // namespace memra::cuda

@@ -1,0 +1,48 @@
+#pragma once
+// Rotary position embedding on f32 rows viewed as [rows, n_head, head_dim] (out may alias x for
+// in place; otherwise the dims >= n_rot are copied through). Row i is at
+// position (*pos0) + i, read from device memory so a captured decode graph replays unchanged.
+// Angle for pair index j (0 <= j < n_rot/2), as ggml's rope (YaRN included):
+//   theta_extrap = pos * freq_base^(-2j/n_rot) / freq_factors[j]
+//   theta_interp = freq_scale * theta_extrap
+//   ext_factor == 0: theta = theta_interp, mscale = attn_factor
+//   else: mix = ramp(j) * ext_factor, theta = theta_interp * (1 - mix) + theta_extrap * mix,
+//         mscale = attn_factor * (1 + 0.1 * ln(1 / freq_scale))
+//   ramp(j) = 1 - clamp((j - corr_lo) / max(0.001, corr_hi - corr_lo), 0, 1), with corr_lo/hi
+//   from (n_ctx_orig, freq_base, beta_fast, beta_slow) as ggml_rope_yarn_corr_dims.
+// Normal mode rotates (x[2j], x[2j+1]); NeoX rotates (x[j], x[j + n_rot/2]); dims >= n_rot pass.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace memra::cuda {
+
+enum class RopeKind : int { Normal = 0, Neox = 1 };
+
+struct RopeParams {
+  const float* x = nullptr;
+  int64_t ld_x = 0;  // floats between rows (>= n_head * head_dim)
+  float* out = nullptr;
+  int64_t ld_out = 0;
+  int rows = 0;
+  int n_head = 0;
+  int head_dim = 0;
+  int n_rot = 0;  // even, <= head_dim
+  RopeKind kind = RopeKind::Normal;
+  const int32_t* pos0 = nullptr;  // device: position of row 0
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+  const float* freq_factors = nullptr;  // device [n_rot/2] or null
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  int n_ctx_orig = 0;
+};
+cudaError_t launch_rope(const RopeParams& p, cudaStream_t stream);
+
+// ggml_rope_yarn_corr_dims, on the host (the launcher passes the result to the kernel).
+void rope_yarn_corr_dims(int n_rot, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                         float dims[2]);
+
+}  // namespace memra::cuda

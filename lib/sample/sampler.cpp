@@ -1,0 +1,99 @@
+#include "sample/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+#include "sample/chain.h"
+
+namespace memra {
+
+void validate(const SamplerOptions& o) {
+  MEMRA_CHECK(std::isfinite(o.temperature), "sampler: temperature must be finite, got {}", o.temperature);
+  MEMRA_CHECK(o.top_p > 0.0f && o.top_p <= 1.0f, "sampler: top_p must be in (0, 1], got {}", o.top_p);
+  MEMRA_CHECK(o.min_p >= 0.0f && o.min_p <= 1.0f, "sampler: min_p must be in [0, 1], got {}", o.min_p);
+  MEMRA_CHECK(o.typical_p > 0.0f && o.typical_p <= 1.0f, "sampler: typical_p must be in (0, 1], got {}",
+              o.typical_p);
+  MEMRA_CHECK(o.repeat_penalty > 0.0f && std::isfinite(o.repeat_penalty),
+              "sampler: repeat_penalty must be > 0, got {}", o.repeat_penalty);
+  MEMRA_CHECK(std::isfinite(o.frequency_penalty), "sampler: frequency_penalty must be finite, got {}",
+              o.frequency_penalty);
+  MEMRA_CHECK(std::isfinite(o.presence_penalty), "sampler: presence_penalty must be finite, got {}",
+              o.presence_penalty);
+  MEMRA_CHECK(o.penalty_last_n >= 0, "sampler: penalty_last_n must be >= 0, got {}", o.penalty_last_n);
+}
+
+int32_t argmax(std::span<const float> logits) {
+  MEMRA_CHECK(!logits.empty(), "argmax of an empty logits row");
+  int32_t best = -1;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const float v = logits[i];
+    if (std::isnan(v)) continue;
+    if (best < 0 || v > logits[(size_t)best]) best = (int32_t)i;
+  }
+  return best < 0 ? 0 : best;
+}
+
+Sampler::Sampler(const SamplerOptions& options) : opt_(options) { validate(opt_); }
+
+void Sampler::accept(int32_t token) {
+  if (opt_.penalty_last_n == 0) return;
+  window_.push_back(token);
+  while (window_.size() > (size_t)opt_.penalty_last_n) window_.pop_front();
+}
+
+void Sampler::reset() {
+  window_.clear();
+  draws_ = 0;
+}
+
+int32_t Sampler::count_in_window(int32_t token) const {
+  return (int32_t)std::count(window_.begin(), window_.end(), token);
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  MEMRA_CHECK(!logits.empty(), "sampler: empty logits row");
+  const int32_t n_vocab = (int32_t)logits.size();
+  logit_.resize(logits.size());
+  // NaN would break the candidate order; it ranks as -inf (the device does the same).
+  for (int32_t i = 0; i < n_vocab; ++i) logit_[i] = std::isnan(logits[i]) ? -INFINITY : logits[i];
+
+  const bool penalize = opt_.repeat_penalty != 1.0f || opt_.frequency_penalty != 0.0f ||
+                        opt_.presence_penalty != 0.0f;
+  if (penalize) {
+    for (size_t i = 0; i < window_.size(); ++i) {
+      const int32_t t = window_[i];
+      if (t < 0 || t >= n_vocab) continue;
+      // Penalize each distinct token once, at its first occurrence in the window.
+      if (std::find(window_.begin(), window_.begin() + (long)i, t) != window_.begin() + (long)i) continue;
+      logit_[t] = sample_chain::penalize(logit_[t], count_in_window(t), opt_.repeat_penalty,
+                                         opt_.frequency_penalty, opt_.presence_penalty);
+    }
+  }
+  if (opt_.temperature <= 0.0f) return argmax(logit_);
+
+  const int32_t k = opt_.top_k > 0 ? std::min(opt_.top_k, n_vocab) : n_vocab;
+  id_.resize(logits.size());
+  std::iota(id_.begin(), id_.end(), 0);
+  const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit_[a], a, logit_[b], b); };
+  std::partial_sort(id_.begin(), id_.begin() + k, id_.end(), cmp);
+  id_.resize(k);
+  std::vector<float> cand(k);
+  for (int32_t i = 0; i < k; ++i) cand[i] = logit_[id_[i]];
+  p_.resize(k);
+  score_.resize(k);
+  order_.resize(k);
+  const sample_chain::ChainParams cp{opt_.temperature, opt_.top_p, opt_.min_p, opt_.typical_p};
+  const double u = sample_chain::uniform01(opt_.seed, draws_++);
+  const auto sort_by_score = [](int32_t* order, const double* score, int32_t n) {
+    std::sort(order, order + n, [score](int32_t a, int32_t b) {
+      return score[a] < score[b] || (score[a] == score[b] && a < b);
+    });
+  };
+  const int32_t pick = sample_chain::pick(cand.data(), id_.data(), k, cp, u, p_.data(), score_.data(),
+                                          order_.data(), sort_by_score);
+  return id_[pick];
+}
+
+}  // namespace memra

@@ -1,0 +1,60 @@
+#pragma once
+// The CPU sampler: the reference the device sampler (kernels/sample) is checked against. The chain,
+// its order and where CPU and device may differ are documented in lib/sample/chain.h.
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <vector>
+
+namespace memra {
+
+struct SamplerOptions {
+  float temperature = 0.8f;  // <= 0: greedy (argmax after penalties; ties -> smallest id)
+  int32_t top_k = 40;        // <= 0: off (all of the vocabulary stays a candidate)
+  float top_p = 0.95f;       // 1: off; must be in (0, 1]
+  float min_p = 0.05f;       // 0: off; must be in [0, 1]
+  float typical_p = 1.0f;    // 1: off; must be in (0, 1]
+  float repeat_penalty = 1.0f;     // 1: off; must be > 0
+  float frequency_penalty = 0.0f;  // 0: off
+  float presence_penalty = 0.0f;   // 0: off
+  int32_t penalty_last_n = 64;     // window of accepted tokens the penalties count; 0: off
+  uint64_t seed = 0;
+};
+
+// Throws memra::Error naming the first field out of range.
+void validate(const SamplerOptions& o);
+
+// Largest value, ties to the smallest index (NaN never wins). Throws on an empty span.
+int32_t argmax(std::span<const float> logits);
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplerOptions& options);
+
+  // Picks the next token from one position's logits (not modified). Consumes one draw of the
+  // counter-based generator unless greedy. Does not record the token: call accept().
+  int32_t sample(std::span<const float> logits);
+  // Adds a token (prompt or generated) to the penalty window.
+  void accept(int32_t token);
+  // Clears the window and rewinds the draw counter to 0.
+  void reset();
+
+  const SamplerOptions& options() const { return opt_; }
+  uint64_t draws() const { return draws_; }
+  // The window (oldest first) as the device sampler takes it.
+  std::vector<int32_t> window() const { return {window_.begin(), window_.end()}; }
+  // Occurrences of a token in the window (what the penalties use).
+  int32_t count_in_window(int32_t token) const;
+
+ private:
+  SamplerOptions opt_;
+  std::deque<int32_t> window_;
+  uint64_t draws_ = 0;
+  // Scratch reused between calls (one sampler per sequence; not thread-safe).
+  std::vector<float> logit_;
+  std::vector<int32_t> id_;
+  std::vector<double> p_, score_;
+  std::vector<int32_t> order_;
+};
+
+}  // namespace memra

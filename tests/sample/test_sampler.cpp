@@ -1,0 +1,279 @@
+// Sampler tests: expected values come from the definitions (probabilities, penalty formulas),
+// never from the sampler's own output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "core/error.h"
+#include "sample/chain.h"
+#include "sample/sampler.h"
+
+using memra::Sampler;
+using memra::SamplerOptions;
+
+namespace {
+
+SamplerOptions plain(float temp = 1.0f) {
+  SamplerOptions o;
+  o.temperature = temp;
+  o.top_k = 0;
+  o.top_p = 1.0f;
+  o.min_p = 0.0f;
+  o.typical_p = 1.0f;
+  o.seed = 1234;
+  return o;
+}
+
+std::vector<float> log_probs(const std::vector<double>& p) {
+  std::vector<float> l;
+  for (double x : p) l.push_back((float)std::log(x));
+  return l;
+}
+
+// Empirical frequencies over n draws.
+std::vector<double> histogram(Sampler& s, const std::vector<float>& logits, int n) {
+  std::vector<double> h(logits.size(), 0.0);
+  for (int i = 0; i < n; ++i) h[(size_t)s.sample(logits)] += 1.0;
+  for (auto& x : h) x /= n;
+  return h;
+}
+
+// |freq - p| within 5 standard deviations of a binomial proportion.
+void expect_distribution(const std::vector<double>& got, const std::vector<double>& want, int n) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double sd = std::sqrt(std::max(want[i] * (1 - want[i]), 1e-12) / n);
+    EXPECT_NEAR(got[i], want[i], 5 * sd + 1e-12) << "token " << i;
+  }
+}
+
+}  // namespace
+
+TEST(Argmax, TiesGoToSmallestIndex) {
+  EXPECT_EQ(memra::argmax(std::vector<float>{1, 3, 2, 3, 3}), 1);
+  EXPECT_EQ(memra::argmax(std::vector<float>{-1, -1}), 0);
+  EXPECT_EQ(memra::argmax(std::vector<float>{NAN, -5, NAN, -4}), 3);
+  EXPECT_EQ(memra::argmax(std::vector<float>{-INFINITY, INFINITY, INFINITY}), 1);
+  EXPECT_THROW(memra::argmax(std::vector<float>{}), memra::Error);
+}
+
+TEST(Sampler, GreedyIsArgmaxAndConsumesNoDraw) {
+  Sampler s(plain(0.0f));
+  std::vector<float> l{0.5f, 2.0f, 2.0f, -1.0f};
+  EXPECT_EQ(s.sample(l), 1);
+  EXPECT_EQ(s.draws(), 0u);
+}
+
+TEST(Sampler, PenaltyFormula) {
+  using memra::sample_chain::penalize;
+  EXPECT_EQ(penalize(2.0f, 1, 2.0f, 0.0f, 0.0f), 1.0f);    // positive: divided
+  EXPECT_EQ(penalize(-2.0f, 1, 2.0f, 0.0f, 0.0f), -4.0f);  // negative: multiplied
+  EXPECT_EQ(penalize(0.0f, 1, 2.0f, 0.0f, 0.0f), 0.0f);
+  EXPECT_EQ(penalize(1.0f, 3, 1.0f, 0.5f, 1.0f), 1.0f - 2.5f);
+  EXPECT_EQ(penalize(1.0f, 0, 2.0f, 0.5f, 1.0f), 1.0f);  // not in the window: untouched
+}
+
+TEST(Sampler, PenaltiesChangeGreedyChoice) {
+  auto o = plain(0.0f);
+  o.repeat_penalty = 2.0f;
+  Sampler s(o);
+  std::vector<float> l{1.0f, 3.0f, 2.0f};
+  EXPECT_EQ(s.sample(l), 1);
+  s.accept(1);  // 3 -> 1.5 < 2
+  EXPECT_EQ(s.sample(l), 2);
+  s.accept(2);  // 2 -> 1.0; now 1.0 (id 0), 1.5 (id 1), 1.0 (id 2)
+  EXPECT_EQ(s.sample(l), 1);
+
+  auto f = plain(0.0f);
+  f.frequency_penalty = 0.6f;
+  Sampler sf(f);
+  for (int i = 0; i < 2; ++i) sf.accept(1);  // 3 - 1.2 = 1.8 < 2
+  EXPECT_EQ(sf.sample(l), 2);
+  auto p = plain(0.0f);
+  p.presence_penalty = 0.9f;
+  Sampler sp(p);
+  for (int i = 0; i < 5; ++i) sp.accept(1);  // presence ignores the count: 3 - 0.9 = 2.1 > 2
+  EXPECT_EQ(sp.sample(l), 1);
+}
+
+TEST(Sampler, WindowKeepsLastN) {
+  auto o = plain();
+  o.penalty_last_n = 2;
+  Sampler s(o);
+  for (int t : {5, 6, 7, 7}) s.accept(t);
+  EXPECT_EQ(s.window(), (std::vector<int32_t>{7, 7}));
+  EXPECT_EQ(s.count_in_window(7), 2);
+  EXPECT_EQ(s.count_in_window(5), 0);
+  o.penalty_last_n = 0;
+  Sampler off(o);
+  off.accept(3);
+  EXPECT_TRUE(off.window().empty());
+}
+
+TEST(Sampler, SameSeedSameTokensOtherSeedOtherTokens) {
+  std::vector<float> l(50, 0.0f);  // uniform over 50 tokens
+  auto o = plain();
+  Sampler a(o), b(o);
+  o.seed = 999;
+  Sampler c(o);
+  int same_ab = 0, same_ac = 0;
+  for (int i = 0; i < 200; ++i) {
+    const int x = a.sample(l), y = b.sample(l), z = c.sample(l);
+    same_ab += x == y;
+    same_ac += x == z;
+  }
+  EXPECT_EQ(same_ab, 200);
+  EXPECT_LT(same_ac, 30);  // expected 200/50 = 4 coincidences
+  a.reset();
+  Sampler fresh(plain());
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(a.sample(l), fresh.sample(l));
+}
+
+TEST(Sampler, DrawIsInverseCdfOfCounterUniform) {
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  Sampler s(plain());
+  const auto l = log_probs(p);
+  // Candidate order is by logit descending: 3, 2, 1, 0.
+  const int order[4] = {3, 2, 1, 0};
+  int checked = 0;
+  for (uint64_t i = 0; i < 500; ++i) {
+    const double u = memra::sample_chain::uniform01(1234, i);
+    double cum = 0;
+    int want = -1;
+    bool near_edge = false;
+    for (int j : order) {
+      cum += p[(size_t)j];
+      near_edge |= std::fabs(cum - u) < 1e-6;
+      if (want < 0 && cum > u) want = j;
+    }
+    const int got = s.sample(l);
+    if (near_edge) continue;
+    EXPECT_EQ(got, want) << "draw " << i << " u=" << u;
+    ++checked;
+  }
+  EXPECT_GT(checked, 490);
+}
+
+TEST(Sampler, UniformIsInUnitIntervalWithMeanHalf) {
+  double sum = 0;
+  for (uint64_t i = 0; i < 100000; ++i) {
+    const double u = memra::sample_chain::uniform01(7, i);
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    sum += u;
+  }
+  EXPECT_NEAR(sum / 100000, 0.5, 5 * std::sqrt(1.0 / 12 / 100000));
+}
+
+TEST(Sampler, TemperatureOneMatchesSoftmax) {
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  Sampler s(plain());
+  const int n = 40000;
+  expect_distribution(histogram(s, log_probs(p), n), p, n);
+}
+
+TEST(Sampler, TemperatureTwoFlattens) {
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  Sampler s(plain(2.0f));
+  // softmax(log p / 2) = sqrt(p) / sum sqrt(p)
+  std::vector<double> want;
+  double z = 0;
+  for (double x : p) z += std::sqrt(x);
+  for (double x : p) want.push_back(std::sqrt(x) / z);
+  const int n = 40000;
+  expect_distribution(histogram(s, log_probs(p), n), want, n);
+}
+
+TEST(Sampler, TopKKeepsTheKLargest) {
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  auto o = plain();
+  o.top_k = 2;
+  Sampler s(o);
+  const int n = 20000;
+  expect_distribution(histogram(s, log_probs(p), n), {0, 0, 3.0 / 7, 4.0 / 7}, n);
+}
+
+TEST(Sampler, TopKTieKeepsSmallerId) {
+  auto o = plain();
+  o.top_k = 1;
+  Sampler s(o);
+  std::vector<float> l{0.0f, 1.0f, 1.0f, 1.0f};
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(s.sample(l), 1);
+}
+
+TEST(Sampler, TopPKeepsSmallestPrefixReachingP) {
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  auto o = plain();
+  o.top_p = 0.65f;  // 0.4 < 0.65 <= 0.4 + 0.3
+  Sampler s(o);
+  const int n = 20000;
+  expect_distribution(histogram(s, log_probs(p), n), {0, 0, 3.0 / 7, 4.0 / 7}, n);
+  o.top_p = 0.35f;  // the top token alone
+  Sampler s1(o);
+  expect_distribution(histogram(s1, log_probs(p), 2000), {0, 0, 0, 1}, 2000);
+}
+
+TEST(Sampler, MinPKeepsTokensAboveFractionOfMax) {
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  auto o = plain();
+  o.min_p = 0.6f;  // threshold 0.24: keeps 0.4 and 0.3
+  Sampler s(o);
+  const int n = 20000;
+  expect_distribution(histogram(s, log_probs(p), n), {0, 0, 3.0 / 7, 4.0 / 7}, n);
+  o.min_p = 0.4f;  // threshold 0.16: keeps 0.2 too
+  Sampler s2(o);
+  expect_distribution(histogram(s2, log_probs(p), n), {0, 2.0 / 9, 3.0 / 9, 4.0 / 9}, n);
+}
+
+TEST(Sampler, TypicalKeepsTokensNearTheEntropy) {
+  // p = 1/2, 1/4, 1/8, 1/8: H = 1.75 ln2; |-ln p - H| = 0.75, 0.25, 1.25, 1.25 (x ln2).
+  const std::vector<double> p{0.5, 0.25, 0.125, 0.125};
+  auto o = plain();
+  o.typical_p = 0.7f;  // by score: id1 (cum .25), id0 (cum .75 >= .7) -> {0, 1}
+  Sampler s(o);
+  const int n = 20000;
+  expect_distribution(histogram(s, log_probs(p), n), {2.0 / 3, 1.0 / 3, 0, 0}, n);
+  o.typical_p = 0.2f;  // id1 alone
+  Sampler s1(o);
+  expect_distribution(histogram(s1, log_probs(p), 2000), {0, 1, 0, 0}, 2000);
+}
+
+TEST(Sampler, ChainOrderTopKBeforeTopP) {
+  // top-k 3 leaves .2,.3,.4 renormalized to 2/9, 3/9, 4/9; top-p 0.7 then needs 4/9 + 3/9.
+  const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+  auto o = plain();
+  o.top_k = 3;
+  o.top_p = 0.7f;
+  Sampler s(o);
+  const int n = 20000;
+  expect_distribution(histogram(s, log_probs(p), n), {0, 0, 3.0 / 7, 4.0 / 7}, n);
+}
+
+TEST(Sampler, NanLogitIsNeverPicked) {
+  Sampler s(plain());
+  std::vector<float> l{NAN, 0.0f, NAN, 0.0f};
+  for (int i = 0; i < 200; ++i) {
+    const int t = s.sample(l);
+    EXPECT_TRUE(t == 1 || t == 3) << t;
+  }
+}
+
+TEST(Sampler, RejectsBadOptions) {
+  auto o = plain();
+  o.top_p = 0.0f;
+  EXPECT_THROW(Sampler{o}, memra::Error);
+  o = plain();
+  o.min_p = 1.5f;
+  EXPECT_THROW(Sampler{o}, memra::Error);
+  o = plain();
+  o.repeat_penalty = 0.0f;
+  EXPECT_THROW(Sampler{o}, memra::Error);
+  o = plain();
+  o.penalty_last_n = -1;
+  EXPECT_THROW(Sampler{o}, memra::Error);
+  o = plain();
+  o.typical_p = 2.0f;
+  EXPECT_THROW(Sampler{o}, memra::Error);
+}
