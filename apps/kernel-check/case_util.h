@@ -1,0 +1,24 @@
+#pragma once
+// Host helpers shared by the quant/matvec/gemm cases: seeded random weights in GGUF block layout,
+// their CPU dequantization, and f64 reference products.
+#include <cstdint>
+#include <vector>
+
+#include "quant/types.h"
+#include "registry.h"
+
+namespace memra::kc {
+
+// Random weight rows of type t: for block types, random bytes with every f16 scale field
+// overwritten by a finite value of random sign and magnitude in [1e-3, 5e-2] (so every quant bit
+// pattern occurs, but no NaN/Inf scale); for F32/F16/BF16, N(0,1) values.
+std::vector<uint8_t> random_weight_bytes(Env& env, QType t, int64_t rows, int64_t cols);
+// Realistic weight rows: N(0,1) values through the CPU reference quantizer (quantize_row).
+std::vector<uint8_t> quantized_weight_bytes(Env& env, QType t, int64_t rows, int64_t cols);
+// CPU dequantization (lib/quant dequantize_row), rows x cols f32.
+std::vector<float> dequantize_rows(QType t, const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols);
+// y[j][r] = sum_k w[r][k] * x[j][k] in f64 (threaded over r).
+std::vector<double> matmul_f64(const std::vector<float>& w, const std::vector<float>& x, int64_t n, int64_t k,
+                               int64_t m);
+
+}  // namespace memra::kc

@@ -1,0 +1,283 @@
+// kernel-check section "attn": split-K decode attention, tiled (f32) and tensor-core (f16 mma)
+// prefill attention over an f16 / q8_0 / q5_1 device cache, GQA (32/8, 9/3, 2/1), head dims
+// 32/64/128/256, causal and sliding window, softcap, against an f64 reference computed from the
+// CPU-dequantized cache (the values the kernel reads, bit for bit: kv section).
+// Tolerance (FlashAttention-3's rule): normalized error <= 4 * e_naive + 1e-6, where e_naive is
+// the error of a naive implementation of the kernel's precision class (sequential dot products,
+// max-subtracted softmax, sequential weighted sum) against the same f64 reference on the same
+// inputs: f32 for decode and the tiled prefill; for the tensor-core prefill, Q, K, V and the
+// unnormalized probabilities rounded to f16 with f32 sums (what the mma kernel computes).
+// Identity: a decode batch of n rows (a speculative verify) equals n single-row decodes with the
+// same n_splits, byte for byte.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "attn/attn_kernels.h"
+#include "cases_ref.h"
+#include "core/half.h"
+#include "quant/quant.h"
+
+namespace memra::kc {
+namespace {
+
+const char* tname(QType t) {
+  switch (t) {
+    case QType::F16: return "f16";
+    case QType::Q8_0: return "q8_0";
+    case QType::Q5_1: return "q5_1";
+    case QType::F32: return "f32";
+    default: return "?";
+  }
+}
+
+enum class Kern { Decode, Tiled, Mma };
+
+float to_f16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
+
+struct AttnCfg {
+  Kern kern;
+  int n_tokens, pos0, n_head, n_head_kv, head_dim;
+  QType tk, tv;
+  int window;
+  float softcap;
+};
+
+class AttnCase : public Case {
+ public:
+  explicit AttnCase(AttnCfg c) : c_(c) {}
+  void generate(Env& env) override {
+    n_ctx_ = c_.pos0 + c_.n_tokens + 3;
+    kv_row_ = c_.n_head_kv * c_.head_dim;
+    rbk_ = (int64_t)*qtype_row_bytes(c_.tk, kv_row_);
+    rbv_ = (int64_t)*qtype_row_bytes(c_.tv, kv_row_);
+    const std::vector<float> k = env.normal((size_t)n_ctx_ * kv_row_, 1.0f);
+    const std::vector<float> v = env.normal((size_t)n_ctx_ * kv_row_, 1.0f);
+    std::vector<uint8_t> kc((size_t)n_ctx_ * rbk_), vc((size_t)n_ctx_ * rbv_);
+    kf_.resize(k.size());
+    vf_.resize(v.size());
+    for (int j = 0; j < n_ctx_; ++j) {
+      const size_t o = (size_t)j * kv_row_;
+      quantize_row(c_.tk, k.data() + o, kc.data() + (size_t)j * rbk_, kv_row_);
+      quantize_row(c_.tv, v.data() + o, vc.data() + (size_t)j * rbv_, kv_row_);
+      dequantize_row(c_.tk, kc.data() + (size_t)j * rbk_, kf_.data() + o, kv_row_);
+      dequantize_row(c_.tv, vc.data() + (size_t)j * rbv_, vf_.data() + o, kv_row_);
+    }
+    q_width_ = (int64_t)c_.n_head * c_.head_dim;
+    q_ = env.normal((size_t)c_.n_tokens * q_width_, 1.5f);  // sharper than N(0,1): peakier softmax
+    dk_ = env.upload(kc);
+    dv_ = env.upload(vc);
+    dq_ = env.upload(q_);
+    dpos_ = env.upload(std::vector<int32_t>{c_.pos0});
+    dout_ = env.alloc_output<float>((size_t)c_.n_tokens * q_width_);
+    if (c_.kern == Kern::Decode) {
+      splits_ = cuda::attn_decode_splits(n_ctx_, c_.n_head, c_.n_head_kv, env.ctx().info().sm_count);
+      dws_ = env.alloc<float>(cuda::attn_decode_workspace_floats(c_.n_tokens, c_.n_head, c_.head_dim, splits_));
+    }
+  }
+  cuda::AttnParams params() const {
+    cuda::AttnParams p;
+    p.q = dq_;
+    p.ld_q = q_width_;
+    p.k_cache = dk_;
+    p.type_k = c_.tk;
+    p.k_row_bytes = rbk_;
+    p.v_cache = dv_;
+    p.type_v = c_.tv;
+    p.v_row_bytes = rbv_;
+    p.out = dout_;
+    p.ld_out = q_width_;
+    p.n_tokens = c_.n_tokens;
+    p.n_head = c_.n_head;
+    p.n_head_kv = c_.n_head_kv;
+    p.head_dim = c_.head_dim;
+    p.pos0 = dpos_;
+    p.scale = 1.0f / std::sqrt((float)c_.head_dim);
+    p.window = c_.window;
+    p.softcap = c_.softcap;
+    p.n_splits = splits_;
+    p.workspace = dws_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    switch (c_.kern) {
+      case Kern::Tiled: return cuda::launch_attn_prefill_tiled(params(), env.stream());
+      case Kern::Mma: return cuda::launch_attn_prefill_mma(params(), env.stream());
+      default: return cuda::launch_attn_decode(params(), env.stream());
+    }
+  }
+  void reference(Env&) override {
+    const int D = c_.head_dim, G = c_.n_head / c_.n_head_kv;
+    const float scale = 1.0f / std::sqrt((float)D);
+    const bool h16 = c_.kern == Kern::Mma;  // the naive twin rounds what the kernel rounds
+    auto rn = [h16](float x) { return h16 ? to_f16(x) : x; };
+    ref_.assign((size_t)c_.n_tokens * q_width_, 0.0);
+    naive_.assign(ref_.size(), 0.0f);
+    std::vector<double> s64;
+    std::vector<float> s32;
+    for (int i = 0; i < c_.n_tokens; ++i) {
+      const int pos = c_.pos0 + i;
+      const int hi = pos + 1, lo = c_.window > 0 ? std::max(0, pos - c_.window + 1) : 0;
+      for (int h = 0; h < c_.n_head; ++h) {
+        const float* q = q_.data() + (size_t)i * q_width_ + (size_t)h * D;
+        const size_t koff = (size_t)(h / G) * D;
+        s64.assign(hi - lo, 0.0);
+        s32.assign(hi - lo, 0.0f);
+        double m64 = -INFINITY;
+        float m32 = -INFINITY;
+        for (int j = lo; j < hi; ++j) {
+          const float* k = kf_.data() + (size_t)j * kv_row_ + koff;
+          double d64 = 0;
+          float d32 = 0;
+          for (int d = 0; d < D; ++d) {
+            d64 += (double)q[d] * k[d];
+            d32 += rn(q[d]) * rn(k[d]);
+          }
+          double x64 = d64 * scale;
+          float x32 = d32 * scale;
+          if (c_.softcap > 0) {
+            x64 = c_.softcap * std::tanh(x64 / c_.softcap);
+            x32 = c_.softcap * std::tanh(x32 / c_.softcap);
+          }
+          s64[j - lo] = x64;
+          s32[j - lo] = x32;
+          m64 = std::max(m64, x64);
+          m32 = std::max(m32, x32);
+        }
+        double l64 = 0;
+        float l32 = 0;
+        for (int j = 0; j < hi - lo; ++j) {
+          s64[j] = std::exp(s64[j] - m64);
+          s32[j] = std::exp(s32[j] - m32);
+          l64 += s64[j];
+          l32 += s32[j];
+        }
+        double* o64 = ref_.data() + (size_t)i * q_width_ + (size_t)h * D;
+        float* o32 = naive_.data() + (size_t)i * q_width_ + (size_t)h * D;
+        for (int j = lo; j < hi; ++j) {
+          const float* v = vf_.data() + (size_t)j * kv_row_ + koff;
+          const float p32 = rn(s32[j - lo]);
+          for (int d = 0; d < D; ++d) {
+            o64[d] += s64[j - lo] * v[d];
+            o32[d] += p32 * rn(v[d]);
+          }
+        }
+        for (int d = 0; d < D; ++d) {
+          o64[d] /= l64;
+          o32[d] /= l32;
+        }
+      }
+    }
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
+    const double e_naive = ref::norm_err(naive_, ref_);
+    Verdict v = ref::norm(got, ref_, 4 * e_naive + 1e-6);
+    v.detail += ref::cat(" (naive f32 error ", e_naive, ", splits ", splits_, ")");
+    return v;
+  }
+  PerfCount perf_count() const override {
+    const double keys = (double)c_.pos0 + c_.n_tokens;
+    const double kv = keys * (rbk_ + rbv_);
+    const bool pre = c_.kern != Kern::Decode;
+    const double flops = 4.0 * c_.n_head * c_.head_dim * (pre ? keys * c_.n_tokens / 2 : keys * c_.n_tokens);
+    return {kv + 8.0 * c_.n_tokens * q_width_, pre ? flops : 0.0};
+  }
+
+ protected:
+  AttnCfg c_;
+  int n_ctx_ = 0, kv_row_ = 0, splits_ = 1;
+  int64_t rbk_ = 0, rbv_ = 0, q_width_ = 0;
+  std::vector<float> kf_, vf_, q_, naive_;
+  std::vector<double> ref_;
+  uint8_t *dk_ = nullptr, *dv_ = nullptr;
+  float *dq_ = nullptr, *dout_ = nullptr, *dws_ = nullptr;
+  int32_t* dpos_ = nullptr;
+};
+
+// A decode batch (speculative verify) against the same rows decoded one at a time: identical bytes.
+class AttnVerifyIdentityCase : public AttnCase {
+ public:
+  using AttnCase::AttnCase;
+  void generate(Env& env) override {
+    AttnCase::generate(env);
+    dsingle_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
+    std::vector<int32_t> pos(c_.n_tokens);
+    for (int i = 0; i < c_.n_tokens; ++i) pos[i] = c_.pos0 + i;
+    dposs_ = env.upload(pos);
+  }
+  void reference(Env& env) override {
+    for (int i = 0; i < c_.n_tokens; ++i) {
+      cuda::AttnParams p = params();
+      p.q = dq_ + (size_t)i * q_width_;
+      p.out = dsingle_ + (size_t)i * q_width_;
+      p.n_tokens = 1;
+      p.pos0 = dposs_ + i;
+      ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (single row)");
+    }
+    single_ = env.download(dsingle_, (size_t)c_.n_tokens * q_width_);
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
+    return compare_bytes(got.data(), single_.data(), got.size() * 4);
+  }
+
+ private:
+  float* dsingle_ = nullptr;
+  int32_t* dposs_ = nullptr;
+  std::vector<float> single_;
+};
+
+void add_attn_cases(Registry& r) {
+  struct Heads {
+    int n_head, n_head_kv;
+  };
+  struct Types {
+    QType k, v;
+  };
+  const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
+  auto name = [](const AttnCfg& c) {
+    return ref::cat(c.kern == Kern::Decode ? "attn_decode/" : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : "attn_prefill_mma/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+                    c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
+                    c.softcap > 0 ? "/softcap" : "");
+  };
+  auto add = [&](const AttnCfg& c) {
+    if (!cuda::attn_head_dim_supported(c.head_dim)) return;
+    if (c.kern == Kern::Mma && !cuda::attn_prefill_mma_supported(c.head_dim)) return;
+    r.add("attn", name(c), [=] { return std::make_unique<AttnCase>(c); });
+  };
+  // Decode: sequence lengths 1, 17, 33, 4097 (pos0 = length - 1).
+  for (Types t : kTypes)
+    for (int hd : {64, 128, 256})
+      for (Heads h : {Heads{32, 8}, Heads{9, 3}})
+        for (int len : {1, 17, 33, 4097}) add({Kern::Decode, 1, len - 1, h.n_head, h.n_head_kv, hd, t.k, t.v, 0, 0.0f});
+  add({Kern::Decode, 1, 4096, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f});
+  add({Kern::Decode, 1, 600, 16, 8, 256, QType::F16, QType::F16, 0, 50.0f});
+  add({Kern::Decode, 4, 900, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
+  add({Kern::Decode, 5, 32, 9, 3, 64, QType::Q8_0, QType::Q8_0, 0, 0.0f});
+  // Prefill: causal over a fresh cache (pos0 0) and a continuation chunk (pos0 > 0).
+  for (Kern k : {Kern::Tiled, Kern::Mma}) {
+    for (Types t : kTypes)
+      for (int hd : {64, 128, 256})
+        for (Heads h : {Heads{32, 8}, Heads{9, 3}})
+          for (int n : {1, 17, 33}) add({k, n, 0, h.n_head, h.n_head_kv, hd, t.k, t.v, 0, 0.0f});
+    add({k, 33, 100, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
+    add({k, 200, 300, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
+    add({k, 4097, 0, 2, 1, 64, QType::F16, QType::F16, 0, 0.0f});
+    add({k, 4097, 0, 2, 1, 128, QType::Q8_0, QType::Q5_1, 256, 0.0f});
+    add({k, 129, 7, 8, 4, 256, QType::F16, QType::F16, 50, 30.0f});
+  }
+  add({Kern::Tiled, 17, 0, 4, 2, 32, QType::F16, QType::F16, 0, 0.0f});
+  add({Kern::Decode, 1, 100, 4, 2, 32, QType::Q8_0, QType::Q8_0, 0, 0.0f});
+  // Decode == verify identity.
+  for (int hd : {64, 128})
+    if (cuda::attn_head_dim_supported(hd)) {
+      const AttnCfg c{Kern::Decode, 5, 2000, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f};
+      r.add("attn", ref::cat("attn_decode/verify_identity/q8_0-q5_1/32-8x", hd, "/n5@2000"),
+            [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
+    }
+}
+MEMRA_KC_REGISTER(add_attn_cases);
+
+}  // namespace
+}  // namespace memra::kc

@@ -1,0 +1,97 @@
+// Section "gemm": prefill products y[m][n] = x[m][k] . W[n][k]^T through cuBLASLt, against an f64
+// CPU reference with W = the CPU dequantization of the same weight bytes and x = the f32
+// activations.
+//
+// Tolerances (normalized error ||y - y_ref|| / ||y_ref||), from the operand rounding:
+//   f16 operands (quantized W dequantized to f16, F16 W; x rounded to f16): each operand carries a
+//     relative rounding error <= 2^-11 (rms ~2^-12/sqrt(3) ~ 1.4e-4); with f32 accumulation the
+//     normalized error of a random sum is ~2e-4: bound 2e-3;
+//   bf16 operands (x rounded to bf16, W exact): 2^-8 per element (rms ~1.1e-3): bound 1e-2;
+//   f32 operands with f32 compute (no TF32): as the matvec, bound 1e-5.
+// An unwritten element is NaN (poison) and fails; a wrong tile moves the error to O(1e-1).
+#include <fmt/format.h>
+
+#include "case_util.h"
+#include "core/error.h"
+#include "gemm/gemm.h"
+
+namespace memra::kc {
+namespace {
+
+double gemm_tolerance(QType t) {
+  if (t == QType::F32) return 1e-5;
+  if (t == QType::BF16) return 1e-2;
+  return 2e-3;
+}
+
+class GemmCase : public Case {
+ public:
+  GemmCase(QType t, int64_t m, int64_t n, int64_t k) : t_(t), m_(m), n_(n), k_(k) {}
+  void generate(Env& env) override {
+    w_ = random_weight_bytes(env, t_, n_, k_);
+    dw_ = env.upload(w_);
+    x_ = env.normal((size_t)(m_ * k_));
+    dx_ = env.upload(x_);
+    dy_ = env.alloc_output<float>((size_t)(m_ * n_));
+    scratch_ = env.alloc_bytes(std::max<size_t>(cuda::gemm_scratch_bytes(t_, n_, k_, m_), 256));
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::GemmParams p;
+    p.w_type = t_;
+    p.w = dw_;
+    p.n = n_;
+    p.k = k_;
+    p.m = m_;
+    p.x = dx_;
+    p.y = dy_;
+    p.scratch = scratch_;
+    p.lt = env.ctx().cublaslt();
+    p.workspace = env.ctx().cublas_workspace();
+    p.workspace_bytes = env.ctx().cublas_workspace_bytes();
+    const cudaError_t e = cuda::launch_gemm(p, env.stream());
+    if (e != cudaSuccess && *cuda::gemm_last_error())
+      throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
+    return e;
+  }
+  void reference(Env&) override {
+    const auto w = dequantize_rows(t_, w_, n_, k_);
+    ref_ = matmul_f64(w, x_, n_, k_, m_);
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dy_, (size_t)(m_ * n_));
+    return compare_norm(got, ref_, gemm_tolerance(t_));
+  }
+  PerfCount perf_count() const override {
+    return {(double)w_.size() + 4.0 * m_ * k_ + 4.0 * m_ * n_, 2.0 * m_ * n_ * k_};
+  }
+
+ private:
+  QType t_;
+  int64_t m_, n_, k_;
+  std::vector<uint8_t> w_;
+  std::vector<float> x_;
+  std::vector<double> ref_;
+  void* dw_ = nullptr;
+  float* dx_ = nullptr;
+  float* dy_ = nullptr;
+  void* scratch_ = nullptr;
+};
+
+void add_gemm_cases(Registry& r) {
+  auto add = [&](QType t, int64_t m, int64_t n, int64_t k) {
+    const char* v = t == QType::F32 ? "lt_f32" : t == QType::F16 ? "lt_f16" : t == QType::BF16 ? "lt_bf16" : "lt_dequant_f16";
+    r.add("gemm", fmt::format("{}/{}/m{}/{}x{}", v, qtype_name(t), m, n, k),
+          [=] { return std::make_unique<GemmCase>(t, m, n, k); });
+  };
+  for (QType t : {QType::Q4_0, QType::Q4_1, QType::Q5_0, QType::Q5_1, QType::Q8_0, QType::Q2_K, QType::Q3_K,
+                  QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::IQ4_NL, QType::IQ4_XS, QType::F16, QType::BF16,
+                  QType::F32})
+    for (int64_t m : {17, 31}) add(t, m, 4097, 1536);
+  for (QType t : {QType::Q4_K, QType::Q8_0, QType::F16}) add(t, 512 + 7, 4096, 4096);
+  // pp512 FFN-up shape of an 8B model, for --perf.
+  for (QType t : {QType::Q4_K, QType::Q4_0, QType::F16}) add(t, 512, 14336, 4096);
+}
+
+}  // namespace
+MEMRA_KC_REGISTER(add_gemm_cases);
+}  // namespace memra::kc

@@ -1,0 +1,155 @@
+// Section "quant": activation quantization to q8_1 and weight dequantization, both claimed
+// byte-identical to the CPU reference (lib/quant quantize_row / dequantize_row).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "case_util.h"
+#include "core/half.h"
+#include "quant/quant.h"
+#include "quant/quant_kernels.h"
+#include "quant/weight_decode.cuh"
+
+namespace memra::kc {
+namespace {
+
+class QuantizeQ8_1Case : public Case {
+ public:
+  QuantizeQ8_1Case(int64_t rows, int64_t n, int64_t ld) : rows_(rows), n_(n), ld_(ld) {}
+  void generate(Env& env) override {
+    // Per-block magnitudes spread over 1e-4..1e3, one all-zero block per row (the d = 0 path) and
+    // exact ties of x/d at .5 are left to chance: the point is the same rounding on any input.
+    x_ = env.normal((size_t)(rows_ * ld_));
+    std::uniform_real_distribution<float> ex(-4.f, 3.f);
+    for (int64_t r = 0; r < rows_; ++r) {
+      for (int64_t b = 0; b < n_ / 32; ++b) {
+        const float s = std::pow(10.f, ex(env.rng()));
+        for (int e = 0; e < 32; ++e) x_[r * ld_ + b * 32 + e] *= s;
+      }
+      const int64_t zb = (r * 7) % (n_ / 32);
+      for (int e = 0; e < 32; ++e) x_[r * ld_ + zb * 32 + e] = 0.f;
+    }
+    dx_ = env.upload(x_);
+    bytes_ = (size_t)(rows_ * (n_ / 32) * 36);
+    dy_ = env.alloc_output<uint8_t>(bytes_);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::QuantizeQ8_1Params p;
+    p.x = dx_;
+    p.y = dy_;
+    p.n = n_;
+    p.rows = rows_;
+    p.ld_x = ld_;
+    return cuda::launch_quantize_q8_1(p, env.stream());
+  }
+  void reference(Env&) override {
+    ref_.resize(bytes_);
+    for (int64_t r = 0; r < rows_; ++r) quantize_row(QType::Q8_1, x_.data() + r * ld_, ref_.data() + r * (n_ / 32) * 36, n_);
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dy_, bytes_);
+    return compare_bytes(got.data(), ref_.data(), bytes_);
+  }
+  PerfCount perf_count() const override { return {(double)(rows_ * n_ * 4) + (double)bytes_, 0}; }
+
+ private:
+  int64_t rows_, n_, ld_;
+  std::vector<float> x_;
+  std::vector<uint8_t> ref_;
+  float* dx_ = nullptr;
+  uint8_t* dy_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+class DequantizeCase : public Case {
+ public:
+  // ld_pad > 0: output rows ld = cols + ld_pad apart (the unaligned scalar path); the padding
+  // must keep its poison, which proves nothing is written out of bounds.
+  DequantizeCase(QType t, int64_t rows, int64_t cols, bool f16, bool realistic, int64_t ld_pad = 0)
+      : t_(t), rows_(rows), cols_(cols), ld_(cols + ld_pad), f16_(f16), realistic_(realistic) {}
+  void generate(Env& env) override {
+    w_ = realistic_ ? quantized_weight_bytes(env, t_, rows_, cols_) : random_weight_bytes(env, t_, rows_, cols_);
+    dw_ = env.upload(w_);
+    const size_t n = (size_t)(rows_ * ld_);
+    out_bytes_ = n * (f16_ ? 2 : 4);
+    dout_ = env.alloc_output<uint8_t>(out_bytes_);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::DequantizeParams p;
+    p.type = t_;
+    p.w = dw_;
+    p.rows = rows_;
+    p.cols = cols_;
+    p.out = dout_;
+    p.out_f16 = f16_;
+    p.ld_out = ld_;
+    return cuda::launch_dequantize(p, env.stream());
+  }
+  void reference(Env&) override {
+    const auto f = dequantize_rows(t_, w_, rows_, cols_);
+    ref_.assign(out_bytes_, 0xFF);
+    const size_t es = f16_ ? 2 : 4;
+    for (int64_t r = 0; r < rows_; ++r)
+      for (int64_t c = 0; c < cols_; ++c) {
+        const float v = f[r * cols_ + c];
+        uint8_t* dst = &ref_[(size_t)(r * ld_ + c) * es];
+        if (f16_) {
+          const uint16_t h = f32_to_fp16(v);
+          std::memcpy(dst, &h, 2);
+        } else {
+          std::memcpy(dst, &v, 4);
+        }
+      }
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dout_, out_bytes_);
+    return compare_bytes(got.data(), ref_.data(), out_bytes_);
+  }
+  PerfCount perf_count() const override { return {(double)w_.size() + (double)out_bytes_, 0}; }
+
+ private:
+  QType t_;
+  int64_t rows_, cols_, ld_;
+  bool f16_, realistic_;
+  std::vector<uint8_t> w_, ref_;
+  uint8_t* dw_ = nullptr;
+  uint8_t* dout_ = nullptr;
+  size_t out_bytes_ = 0;
+};
+
+void add_quant_cases(Registry& r) {
+  struct Shape { int64_t rows, n, ld; };
+  for (const Shape s : {Shape{1, 4096, 4096}, Shape{7, 1536, 1536}, Shape{3, 14336, 14336}, Shape{519, 4096, 4096},
+                        Shape{5, 1536, 1600}}) {
+    r.add("quant", fmt::format("quantize_q8_1/f32/{}x{}{}", s.rows, s.n, s.ld != s.n ? fmt::format("/ld{}", s.ld) : ""),
+          [s] { return std::make_unique<QuantizeQ8_1Case>(s.rows, s.n, s.ld); });
+  }
+  const QType types[] = {
+#define MEMRA_T(N) QType::N,
+      MEMRA_CUDA_WTYPES(MEMRA_T)
+#undef MEMRA_T
+          QType::F16, QType::BF16, QType::F32};
+  for (QType t : types) {
+    const bool q = qtype_traits(t).quantized;
+    const std::string tn(qtype_name(t));
+    for (bool f16 : {false, true}) {
+      const char* o = f16 ? "f16" : "f32";
+      r.add("quant", fmt::format("dequant/{}/{}/33x1536/random_bits", tn, o),
+            [t, f16] { return std::make_unique<DequantizeCase>(t, 33, 1536, f16, false); });
+      if (q)
+        r.add("quant", fmt::format("dequant/{}/{}/17x4096/quantized", tn, o),
+              [t, f16] { return std::make_unique<DequantizeCase>(t, 17, 4096, f16, true); });
+    }
+  }
+  for (QType t : {QType::Q4_0, QType::Q5_1, QType::Q3_K, QType::IQ4_XS})
+    for (bool f16 : {false, true})
+      r.add("quant", fmt::format("dequant/{}/{}/9x512/ld515", qtype_name(t), f16 ? "f16" : "f32"),
+            [t, f16] { return std::make_unique<DequantizeCase>(t, 9, 512, f16, false, 3); });
+  r.add("quant", "dequant/Q4_K/f16/14336x4096/random_bits",
+        [] { return std::make_unique<DequantizeCase>(QType::Q4_K, 14336, 4096, true, false); });
+}
+
+}  // namespace
+MEMRA_KC_REGISTER(add_quant_cases);
+}  // namespace memra::kc

@@ -1,0 +1,65 @@
+#pragma once
+// Helpers shared by the norm/rope/act/kv/attn/sample case files: f64 references, error figures,
+// verdict combination. No fmt here: fmt 9's consteval format strings do not compile under nvcc's
+// front end, and these files are .cu (the registry wants CUDA types).
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_check.h"
+#include "registry.h"
+
+namespace memra::kc::ref {
+
+// compare_norm on vectors (nvcc's front end does not convert vector -> span implicitly).
+inline Verdict norm(const std::vector<float>& got, const std::vector<double>& ref, double tol) {
+  return compare_norm(std::span<const float>(got.data(), got.size()),
+                      std::span<const double>(ref.data(), ref.size()), tol);
+}
+
+// ||a - ref|| / ||ref|| (the figure compare_norm reports), for a CPU implementation's own error.
+inline double norm_err(const std::vector<float>& a, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double e = (double)a[i] - ref[i];
+    num += e * e;
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// The first failing verdict, its detail prefixed with its label; else the last one, with every
+// label's figure in the detail.
+inline Verdict all_of(std::initializer_list<std::pair<const char*, Verdict>> vs) {
+  std::string summary;
+  Verdict last;
+  for (const auto& [label, v] : vs) {
+    if (!v.pass) {
+      Verdict f = v;
+      f.detail = std::string(label) + ": " + v.detail;
+      return f;
+    }
+    summary += (summary.empty() ? "" : "; ") + std::string(label) + ": " + v.detail;
+    last = v;
+  }
+  last.detail = summary;
+  return last;
+}
+
+// "a/b/c" names: cat("rmsnorm/f32/", rows, "x", cols).
+template <class... T>
+std::string cat(const T&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
+
+// A Verdict from a launcher status of a chain the reference runs on the device.
+inline void check(cudaError_t e, const char* what) { cuda::check_status(e, what); }
+
+}  // namespace memra::kc::ref

@@ -1,0 +1,51 @@
+#pragma once
+// The kernel-check runner as seen from main.cpp (no CUDA types, so main compiles as plain C++).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace memra::kc {
+
+struct RunOptions {
+  std::vector<std::string> sections = {"all"};  // section names, or "all"
+  std::string filter;                           // substring of the case name ("" = every case)
+  uint64_t seed = 1;
+  bool perf = false;
+  int warmup = 3;
+  int reps = 20;
+  bool flush_l2 = false;  // overwrite a 2x-L2 buffer before each timed rep
+};
+
+struct CaseReport {
+  std::string section, name;
+  std::string status;  // "pass" | "fail" | "error"
+  std::string kind;    // "bytes" | "norm_err"
+  double error = 0, tolerance = 0, max_abs = 0;
+  int64_t bad = 0;
+  std::string detail;
+  // --perf
+  bool timed = false;
+  double median_us = 0, min_us = 0, max_us = 0;
+  std::vector<double> samples_us;
+  double bytes = 0, flops = 0;
+  double gbps = 0, frac_bw = 0, tflops = 0, frac_peak = 0;
+};
+
+struct RunSummary {
+  std::vector<CaseReport> cases;
+  std::string device;  // name, cc, SMs
+  int n_pass = 0, n_fail = 0, n_error = 0;
+};
+
+// H200 floors for the perf fractions (datasheet figures, the stricter targets).
+inline constexpr double kFloorBandwidth = 4.8e12;     // bytes/s
+inline constexpr double kFloorTensorF16 = 989.4e12;   // dense f16/bf16 FLOP/s
+
+// (section, name) of every registered case matching the options, in run order.
+std::vector<std::pair<std::string, std::string>> list_cases(const RunOptions& o);
+// Runs the selected cases; throws memra::Error ("no CUDA device ...") before any case when no
+// device is visible, and when the selection is empty. Failures of single cases are reported.
+RunSummary run_cases(const RunOptions& o);
+
+}  // namespace memra::kc

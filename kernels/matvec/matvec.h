@@ -1,0 +1,36 @@
+#pragma once
+// Decode matrix-vector products y[j][r] = sum_k W[r][k] * x[j][k] for m = 1..8 activation rows.
+//   quantized W (MEMRA_CUDA_WTYPES): x given as q8_1 blocks (launch_quantize_q8_1), int8 dp4a dot
+//     products per 32-element chunk, scales applied in f32 (variant "mmvq");
+//   F16 / BF16 / F32 W: x given as f32, f32 FMA accumulation (variant "mmvf").
+// Geometry: one warp per output row, rows_per_block warps per CTA; each warp reads its weight row
+// once for all m activation rows (decode at m<=8 stays a single pass over the weights).
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/types.h"
+
+namespace memra::cuda {
+
+inline constexpr int kMatvecMaxM = 8;
+
+struct MatvecParams {
+  QType w_type = QType::F32;
+  const void* w = nullptr;
+  size_t w_row_bytes = 0;  // 0 = dense
+  int64_t n_rows = 0;      // output features
+  int64_t n_cols = 0;      // input features (a multiple of the block size)
+  int m = 1;               // activation rows, 1..kMatvecMaxM
+  const void* x_q8_1 = nullptr;  // quantized W: m x (n_cols/32) BlockQ8_1, dense
+  const float* x_f32 = nullptr;  // float W: m rows of f32, stride ldx
+  int64_t ldx = 0;               // 0 = n_cols
+  float* y = nullptr;            // m rows, stride ldy
+  int64_t ldy = 0;               // 0 = n_rows
+  int rows_per_block = 4;        // warps per CTA: 1, 2, 4 or 8
+};
+
+cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream);
+
+}  // namespace memra::cuda

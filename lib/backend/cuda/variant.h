@@ -1,0 +1,41 @@
+#pragma once
+// Which kernel runs a matrix product: a pure function of (compute capability, shape, config),
+// unit-tested (tests/backend_cuda) and recorded in receipts by name. kernel-check forces
+// variants by name through the same config key.
+//
+// Rules (and the rejected alternatives):
+//   m < kernels.gemm_min_batch and m <= 8 -> matvec (one pass over the weights for all m rows);
+//     quantized W -> "mmvq_r<R>" (q8_1 activations, dp4a), float W -> "mmvf_r<R>".
+//     R = warps (rows) per CTA: 4 by default; 2 when n is too small to give every SM 4 CTAs
+//     (fewer rows per CTA keeps more CTAs in flight). A forced kernels.matvec name wins.
+//   otherwise -> GEMM through cuBLASLt: "lt_dequant_f16" (quantized W), "lt_f16", "lt_bf16",
+//     "lt_f32". kernels.gemm = "mma" (int8 tensor cores on q8_1) is not built yet: an error.
+// Kernels are built for sm_90a only, so any other compute capability is an error here rather
+// than a "no kernel image" failure at the first launch.
+#include <cstdint>
+#include <string>
+
+#include "config/config.h"
+#include "quant/types.h"
+
+namespace memra::cuda {
+
+enum class MatmulKind { kMatvecQ8_1, kMatvecFloat, kGemmDequantF16, kGemmF16, kGemmBf16, kGemmF32 };
+
+struct MatmulShape {
+  int64_t m = 1;  // activation rows (tokens)
+  int64_t n = 0;  // output features
+  int64_t k = 0;  // input features
+  QType w_type = QType::F16;
+};
+
+struct MatmulVariant {
+  MatmulKind kind = MatmulKind::kMatvecQ8_1;
+  int rows_per_block = 4;  // matvec only
+  std::string name;        // "mmvq_r4", "lt_dequant_f16", ...
+};
+
+// cc = major*10 + minor; sm_count for the occupancy rule. Throws memra::Error naming the problem.
+MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, const KernelsSection& cfg);
+
+}  // namespace memra::cuda

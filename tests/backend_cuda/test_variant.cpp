@@ -1,0 +1,97 @@
+// The matmul variant choice is a pure function of (cc, sm count, shape, config): these cases pin
+// the documented rules (lib/backend/cuda/variant.h) and the errors for what is not built.
+#include <gtest/gtest.h>
+
+#include "backend/cuda/variant.h"
+#include "core/error.h"
+
+using memra::KernelsSection;
+using memra::QType;
+using memra::cuda::choose_matmul_variant;
+using memra::cuda::MatmulKind;
+using memra::cuda::MatmulShape;
+
+namespace {
+constexpr int kH200 = 90, kSms = 132;
+MatmulShape shape(int64_t m, int64_t n, int64_t k, QType t) { return {m, n, k, t}; }
+}  // namespace
+
+TEST(MatmulVariant, DecodeQuantizedUsesDp4aMatvec) {
+  const auto v = choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q4_K), KernelsSection{});
+  EXPECT_EQ(v.kind, MatmulKind::kMatvecQ8_1);
+  EXPECT_EQ(v.rows_per_block, 4);
+  EXPECT_EQ(v.name, "mmvq_r4");
+}
+
+TEST(MatmulVariant, SmallNUsesTwoRowsPerBlock) {
+  // 4 rows x 4 CTAs x 132 SMs = 2112 rows: below it, halve the rows per CTA.
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 2111, 4096, QType::Q8_0), {}).rows_per_block, 2);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 2112, 4096, QType::Q8_0), {}).rows_per_block, 4);
+}
+
+TEST(MatmulVariant, FloatWeightsUseFloatMatvec) {
+  for (QType t : {QType::F16, QType::BF16, QType::F32}) {
+    const auto v = choose_matmul_variant(kH200, kSms, shape(3, 4096, 1003, t), {});
+    EXPECT_EQ(v.kind, MatmulKind::kMatvecFloat);
+    EXPECT_EQ(v.name, "mmvf_r4");
+  }
+}
+
+TEST(MatmulVariant, BatchThresholdSwitchesToGemm) {
+  KernelsSection cfg;  // gemm_min_batch = 9
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(8, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kMatvecQ8_1);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(9, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kGemmDequantF16);
+  cfg.gemm_min_batch = 4;
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(4, 4096, 4096, QType::Q4_0), cfg).name, "lt_dequant_f16");
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(3, 4096, 4096, QType::Q4_0), cfg).name, "mmvq_r4");
+  cfg.gemm_min_batch = 100;  // the matvec serves at most 8 rows whatever the threshold says
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(9, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kGemmDequantF16);
+}
+
+TEST(MatmulVariant, GemmByWeightType) {
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(512, 4096, 4096, QType::F16), {}).kind, MatmulKind::kGemmF16);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(512, 4096, 4096, QType::BF16), {}).kind, MatmulKind::kGemmBf16);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(512, 4096, 4096, QType::F32), {}).kind, MatmulKind::kGemmF32);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(512, 4096, 4096, QType::IQ4_XS), {}).name, "lt_dequant_f16");
+}
+
+TEST(MatmulVariant, ForcedMatvecVariant) {
+  KernelsSection cfg;
+  cfg.matvec = "mmvq_r8";
+  const auto v = choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q6_K), cfg);
+  EXPECT_EQ(v.rows_per_block, 8);
+  EXPECT_EQ(v.name, "mmvq_r8");
+  cfg.matvec = "mmvf_r2";  // a float variant for quantized weights
+  EXPECT_THROW(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q6_K), cfg), memra::Error);
+  cfg.matvec = "mmvq_r3";
+  EXPECT_THROW(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q6_K), cfg), memra::Error);
+}
+
+TEST(MatmulVariant, ErrorsNameTheProblem) {
+  try {
+    choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::IQ2_XXS), {});
+    FAIL() << "IQ2_XXS has no CUDA matmul";
+  } catch (const memra::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("IQ2_XXS"), std::string::npos) << e.what();
+  }
+  try {
+    choose_matmul_variant(80, kSms, shape(1, 4096, 4096, QType::Q4_0), {});
+    FAIL() << "sm_80 has no kernel image";
+  } catch (const memra::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("8.0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4000, QType::Q4_K), {}), memra::Error);  // k % 256
+  EXPECT_THROW(choose_matmul_variant(kH200, kSms, shape(0, 4096, 4096, QType::Q4_K), {}), memra::Error);
+  KernelsSection cfg;
+  cfg.gemm = "mma";
+  EXPECT_THROW(choose_matmul_variant(kH200, kSms, shape(64, 4096, 4096, QType::Q4_K), cfg), memra::Error);
+  // ... but the decode path does not care about the GEMM setting.
+  EXPECT_NO_THROW(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q4_K), cfg));
+}
+
+TEST(MatmulVariant, PureFunction) {
+  const auto a = choose_matmul_variant(kH200, kSms, shape(5, 14336, 4096, QType::Q5_K), {});
+  const auto b = choose_matmul_variant(kH200, kSms, shape(5, 14336, 4096, QType::Q5_K), {});
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.rows_per_block, b.rows_per_block);
+}
