@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 jobs=$(nproc)
+# Compiler cache shared across clones (CI builds a fresh clone in another folder).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 # 1. Parsers and the GGUF corruption sweep under AddressSanitizer + UBSan (CPU-only tree).
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j"$jobs" --target test_gguf test_config test_receipt

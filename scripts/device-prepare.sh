@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Prepares what an H200 run needs (../shared does not travel): a stripped copy of the release
+# build (bin + lib) and the fixtures the GPU gates read, under .device/ (git-ignored). Carry
+# `.device` in the device call and run scripts/device-run.sh there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared=${2:-../shared}
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR]
+rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch
+for b in run-gen kernel-check pp-bench gguf-synth receipt-sweep; do
+  [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
+done
+for t in "$build"/bin/test_backend_cuda; do [ -x "$t" ] && cp "$t" .device/bin/; done
+cp -L "$build"/lib/libmemra.so .device/lib/
+strip --strip-unneeded .device/bin/* .device/lib/*.so
+cp "$shared"/models/stories260K*.gguf .device/shared/models/
+for m in llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m; do
+  cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
+done
+cp "$shared"/reference/*.jsonl .device/shared/reference/
+cp "$shared"/reference/arch/{llama,qwen2,qwen3}.jsonl .device/shared/reference/arch/
+du -sh .device; du -sh .device/*

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs on the H200 machine from the repository root, with .device/ carried (scripts/device-prepare.sh).
+# usage: scripts/device-run.sh PHASE OUTDIR
+#   gates  : environment + ldd smoke, kernel-check (all sections, then --perf), rp-q4-probe,
+#            CUDA-vs-CPU tests, run-gen on stories260K (cuda and cpu)
+#   bench8 : gguf-synth qwen3-8b q4_k_m -> pp-bench rows -> delete (then q8_0, q4_0 when $3 = all)
+#   bench32: gguf-synth qwen3-32b q4_k_m -> pp-bench tg128 / pp512 -> delete
+# Receipts and logs go to OUTDIR (at most 8 files come back).
+set -uo pipefail
+phase=$1
+out=$2
+bin=.device/bin
+sh=.device/shared
+mkdir -p "$out"
+log="$out/$phase.log"
+exec > >(tee -a "$log") 2>&1
+echo "== $phase $(date -u +%FT%TZ)"
+synth_dir=/tmp/memra-synth
+bench() {  # preset mix pp-bench-args...
+  local preset=$1 mix=$2; shift 2
+  mkdir -p "$synth_dir"
+  local f="$synth_dir/$preset-$mix.gguf"
+  /usr/bin/time -f "gguf-synth %e s, max RSS %M KB" "$bin/gguf-synth" --preset "$preset" --mix "$mix" --out "$f" --seed 1234 \
+    --receipt "$out/gguf-synth.jsonl" || { echo "gguf-synth failed"; return 1; }
+  ls -l "$f"
+  "$bin/pp-bench" -m "$f" "$@" --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl"
+  rm -f "$f"
+}
+case "$phase" in
+  gates)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    ldd "$bin/run-gen" "$bin/kernel-check" .device/lib/libmemra.so | grep -v -E 'linux-vdso|ld-linux' || true
+    "$bin/kernel-check" --list | tail -n 3
+    "$bin/kernel-check" --section all --seed 20261129 --receipt "$out/kernel-check.jsonl" | tail -n 60
+    "$bin/kernel-check" --section all --perf --seed 7 --receipt "$out/kernel-check.jsonl" | tail -n 80
+    [ -x "$bin/rp-q4-probe" ] && "$bin/rp-q4-probe" --receipt "$out/rp-q4-probe.jsonl"
+    [ -x "$bin/test_backend_cuda" ] && "$bin/test_backend_cuda" --shared "$sh" 2>&1 | tail -n 60
+    for be in cuda cpu; do
+      "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
+        --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 5
+    done
+    ;;
+  bench8)
+    bench qwen3-8b q4_k_m -p 512,2048 -n 128 -d 0,4096,16384 -r 5
+    if [ "${3:-}" = all ]; then
+      bench qwen3-8b q8_0 -p 512 -n 128 -d 0 -r 5
+      bench qwen3-8b q4_0 -p 512 -n 128 -d 0 -r 5
+    fi
+    ;;
+  bench32)
+    bench qwen3-32b q4_k_m -p 512 -n 128 -d 0 -r 5
+    ;;
+esac
+echo "== done $(date -u +%FT%TZ)"
