@@ -1,42 +1,45 @@
-// run-gen: inspect a GGUF (--info), tokenize/detokenize, generate text, dump logits.
+// run-gen: inspect a GGUF (--info), tokenize/detokenize, generate text (plain or chat), dump
+// logits of given ids. Exit codes and the receipt on every path come from apps/common.
 #include <cstdio>
+#include <memory>
 
 #include "common/app.h"
 #include "core/error.h"
 #include "gguf/gguf.h"
-
-namespace {
-
-struct Options {
-  std::string model;
-  bool info = false;
-};
-
-}  // namespace
+#include "modes.h"
+#include "options.h"
 
 int main(int argc, char** argv) {
-  Options o;
+  memra::rungen::Options o;
   memra::app::Spec spec;
   spec.tool = "run-gen";
-  spec.description = "memra run-gen: generate text from a GGUF model";
-  spec.add_options = [&](CLI::App& cli) {
-    cli.add_option("model", o.model, "GGUF model file (or model.path in the config)");
-    cli.add_flag("--info", o.info, "print the file's metadata and tensor table and exit");
-  };
-  spec.apply_cli = [&](memra::Config& c) {
-    if (!o.model.empty()) c.model.path = o.model;
-  };
+  spec.description =
+      "memra run-gen: generate text from a GGUF model\n"
+      "  run-gen MODEL.gguf -p TEXT [-n N] [--chat [--system TEXT]]   generate (streams to stdout)\n"
+      "  run-gen MODEL.gguf --tokenize -p TEXT | --prompt-file FILE   ids as a JSON array\n"
+      "  run-gen MODEL.gguf --detokenize 1,2,3                        text of ids\n"
+      "  run-gen MODEL.gguf --ids 1,2,3 --logits-out FILE [-n N]      logits of every position\n"
+      "  run-gen --info MODEL.gguf                                    metadata and tensor table";
+  spec.add_options = [&](CLI::App& cli) { memra::rungen::add_options(cli, o); };
+  spec.apply_cli = [&](memra::Config& c) { memra::rungen::apply_cli(o, c); };
   spec.run = [&](memra::app::Context& ctx) -> int {
     const auto& cfg = ctx.cfg;
     if (cfg.model.path.empty()) MEMRA_FAIL("no model given (positional argument or model.path)");
-    auto file = memra::gguf::File::open(cfg.model.path);
-    ctx.receipt.set_model(file, cfg.receipt.hash_model);
+    const int n_modes = (int)o.info + (int)o.tokenize + (o.o_detokenize->count() > 0) + (o.o_ids->count() > 0);
+    MEMRA_CHECK(n_modes <= 1, "--info, --tokenize, --detokenize and --ids are exclusive; got {} of them", n_modes);
+    MEMRA_CHECK(o.logits_out.empty() || o.o_ids->count() > 0, "--logits-out needs --ids");
+    auto file = std::make_shared<const memra::gguf::File>(memra::gguf::File::open(cfg.model.path));
+    ctx.receipt.set_model(*file, cfg.receipt.hash_model);
     if (o.info) {
-      std::fputs(memra::gguf::describe(file).c_str(), stdout);
+      std::fputs(memra::gguf::describe(*file).c_str(), stdout);
       ctx.receipt.results()["mode"] = "info";
       return 0;
     }
-    MEMRA_FAIL("text generation is not wired yet: use --info");
+    if (o.tokenize) return memra::rungen::run_tokenize(ctx, o, *file);
+    if (o.o_detokenize->count() > 0) return memra::rungen::run_detokenize(ctx, o, *file);
+    if (o.o_ids->count() > 0) return memra::rungen::run_ids(ctx, o, file);
+    MEMRA_CHECK(o.has_prompt(), "no prompt given: use --prompt TEXT (-p), --prompt-file FILE, or --ids 1,2,3");
+    return memra::rungen::run_generate(ctx, o, file);
   };
   return memra::app::main(argc, argv, spec);
 }
