@@ -1,0 +1,362 @@
+// The CUDA backend: memory, weights, the device KV cache, variant records and the decode-step
+// graph (begin_step / end_step). The ops are in cuda_ops.cpp.
+#include "backend/cuda/cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
+#include "kv/kv_kernels.h"
+#include "quant/quant_kernels.h"
+
+namespace memra::backend {
+
+std::unique_ptr<Backend> make_cuda_backend(const Config& cfg) {
+  return std::make_unique<cuda_impl::CudaBackend>(cfg);
+}
+
+namespace cuda_impl {
+
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Keeps a pool block (and the pool's context) alive for as long as a Buffer/Weight shares it.
+struct BufferHolder {
+  std::shared_ptr<Shared> sh;
+  cuda::DeviceBuffer buf;
+};
+struct WeightHolder {
+  std::shared_ptr<Shared> sh;
+  cuda::DeviceBuffer buf;
+  uint64_t bytes = 0;
+  ~WeightHolder() {
+    sh->weight_gen.fetch_add(1);
+    sh->weight_bytes.fetch_sub(bytes);
+  }
+};
+
+int64_t even_row_bytes(QType t, int64_t n) {
+  const auto rb = qtype_row_bytes(t, (uint64_t)n);
+  MEMRA_CHECK(rb.has_value(), "KV cache: row of {} elements is not a multiple of the {} block size {}", n,
+              qtype_name(t), qtype_traits(t).block_elems);
+  return (int64_t)((*rb + 1) & ~uint64_t{1});
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- KV store
+
+CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOptions& o, uint64_t ser)
+    : sh(std::move(s)), shape_(shp), opts_(o), serial(ser) {
+  MEMRA_CHECK(o.n_ctx > 0, "KV cache: n_ctx must be positive, got {}", o.n_ctx);
+  for (QType t : {o.type_k, o.type_v})
+    MEMRA_CHECK(cuda::kv_type_supported(t), "KV cache type {} has no CUDA kernels (use f32, f16, q8_0, q5_1, "
+                "q5_0, q4_0 or q4_1)", qtype_name(t));
+  uint64_t total = 0;
+  std::vector<std::pair<int64_t, int64_t>> rbs;
+  for (const auto& ls : shp.layers) {
+    const int64_t kb = even_row_bytes(o.type_k, ls.k_row()), vb = even_row_bytes(o.type_v, ls.v_row());
+    rbs.emplace_back(kb, vb);
+    total += (uint64_t)(kb + vb) * (uint64_t)o.n_ctx;
+  }
+  sh->ctx->require_free(total, fmt::format("the KV cache ({} layers, n_ctx={}, K {} / V {})",
+                                           shp.layers.size(), o.n_ctx, qtype_name(o.type_k),
+                                           qtype_name(o.type_v)));
+  auto& pool = sh->ctx->pool();
+  for (const auto& [kb, vb] : rbs) {
+    Layer L;
+    L.k_row_bytes = kb;
+    L.v_row_bytes = vb;
+    L.k = cuda::DeviceBuffer(pool, (size_t)kb * (size_t)o.n_ctx, "kv cache");
+    L.v = cuda::DeviceBuffer(pool, (size_t)vb * (size_t)o.n_ctx, "kv cache");
+    // Zeroed so a kernel bug reading unwritten rows sees zeros, not stale data.
+    cuda::fill_bytes(L.k.get(), 0, L.k.bytes(), sh->ctx->compute_stream());
+    cuda::fill_bytes(L.v.get(), 0, L.v.bytes(), sh->ctx->compute_stream());
+    layers.push_back(std::move(L));
+  }
+}
+
+void CudaKv::truncate(int n) {
+  MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
+  n_written = std::min(n_written, n);
+}
+
+// ---------------------------------------------------------------- backend
+
+CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Shared>()) {
+  sh_->ctx = cuda::Context::create();
+  const auto& info = ctx().info();
+  // Fails here (not at the first launch) on a device the kernels are not built for.
+  (void)cuda::choose_matmul_variant(info.cc(), info.sm_count, {1, 32, 32, QType::F16}, cfg_.kernels);
+  d_step_cap_ = 1;
+  d_step_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t) * 2, "step ids");
+  d_adhoc_pos_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t), "step pos");
+  MEMRA_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&h_step_), sizeof(int32_t) * 2));
+  MEMRA_CUDA_CHECK(cudaEventCreateWithFlags(&step_done_, cudaEventDisableTiming));
+}
+
+CudaBackend::~CudaBackend() {
+  cudaStreamSynchronize(stream());
+  for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
+  if (step_done_) cudaEventDestroy(step_done_);
+  if (h_step_) cudaFreeHost(h_step_);
+}
+
+std::map<std::string, std::string> CudaBackend::variants() const {
+  std::map<std::string, std::string> out;
+  for (const auto& [op, names] : variants_) {
+    std::string joined;
+    for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+    out[op] = joined;
+  }
+  return out;
+}
+
+void CudaBackend::note(const std::string& op, const std::string& variant) {
+  auto& s = variants_[op];
+  if (!s.count(variant)) s.insert(variant);
+}
+
+void* CudaBackend::workspace(Slot slot, size_t bytes) {
+  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids"};
+  auto& b = ws_[slot];
+  if (b.bytes() < bytes) {
+    MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);
+    if (b.get()) retired_.push_back(std::move(b));
+    b = cuda::DeviceBuffer(ctx().pool(), bytes + bytes / 4 + 256, names[slot]);
+  }
+  return b.get();
+}
+
+void CudaBackend::drop_graphs() {
+  for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
+  seen_.clear();
+  if (!capturing_) retired_.clear();
+}
+
+// ---------------------------------------------------------------- memory
+
+Buffer CudaBackend::alloc(int64_t n_floats) {
+  MEMRA_CHECK(n_floats >= 0, "alloc: negative size {}", n_floats);
+  const size_t bytes = (size_t)std::max<int64_t>(n_floats, 1) * sizeof(float);
+  auto h = std::make_shared<BufferHolder>();
+  h->sh = sh_;
+  h->buf = cuda::DeviceBuffer(ctx().pool(), bytes, "activations");
+  if (!capturing_) cuda::fill_bytes(h->buf.get(), 0, bytes, stream());
+  Buffer b;
+  b.mem = std::shared_ptr<float>(h, h->buf.as<float>());
+  b.size = n_floats;
+  return b;
+}
+
+Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span<const int64_t> ne,
+                                  const void* host, std::shared_ptr<const void> keep_alive) {
+  MEMRA_CHECK(!ne.empty() && ne.size() <= 4, "tensor '{}': {} dims not supported", name, ne.size());
+  MEMRA_CHECK(cuda::cuda_weight_type_supported(type),
+              "tensor '{}' has type {}, which has no CUDA kernels yet (supported: F32 F16 BF16 Q4_0 Q4_1 "
+              "Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS)", name, qtype_name(type));
+  Weight w;
+  w.name = name;
+  w.type = type;
+  w.n_dims = (int)ne.size();
+  for (size_t i = 0; i < ne.size(); ++i) w.ne[i] = ne[i];
+  const auto rb = qtype_row_bytes(type, (uint64_t)w.ne[0]);
+  MEMRA_CHECK(rb.has_value(), "tensor '{}': row length {} is not a multiple of the {} block size {}", name,
+              w.ne[0], qtype_name(type), qtype_traits(type).block_elems);
+  w.row_bytes = *rb;
+  const size_t bytes = (size_t)w.row_bytes * (size_t)w.n_rows();
+  const uint64_t so_far = sh_->weight_bytes.load();
+  ctx().require_free(bytes, fmt::format("model weights (tensor '{}', {:.1f} MiB, after {:.1f} MiB already "
+                                        "uploaded)", name, bytes / kMiB, so_far / kMiB));
+  auto h = std::make_shared<WeightHolder>();
+  h->sh = sh_;
+  h->buf = cuda::DeviceBuffer(ctx().pool(), std::max<size_t>(bytes, 1), "weights");
+  h->bytes = bytes;
+  sh_->weight_bytes.fetch_add(bytes);
+  if (bytes) {
+    cuda::copy_h2d(h->buf.get(), host, bytes, ctx().copy_stream());
+    cuda::stream_sync(ctx().copy_stream());
+  }
+  w.data = h->buf.get();
+  w.storage = std::shared_ptr<const void>(h, h->buf.get());
+  return w;
+}
+
+void CudaBackend::to_host(View src, float* dst) {
+  if (src.rows == 0 || src.cols == 0) return;
+  MEMRA_CHECK(!capturing_, "to_host inside a captured decode step");
+  MEMRA_CUDA_CHECK(cudaMemcpy2DAsync(dst, (size_t)src.cols * 4, src.data, (size_t)src.ld * 4,
+                                     (size_t)src.cols * 4, (size_t)src.rows, cudaMemcpyDeviceToHost, stream()));
+  cuda::stream_sync(stream());
+}
+
+void CudaBackend::from_host(const float* src, View dst) {
+  if (dst.rows == 0 || dst.cols == 0) return;
+  MEMRA_CHECK(!capturing_, "from_host inside a captured decode step");
+  MEMRA_CUDA_CHECK(cudaMemcpy2DAsync(dst.data, (size_t)dst.ld * 4, src, (size_t)dst.cols * 4,
+                                     (size_t)dst.cols * 4, (size_t)dst.rows, cudaMemcpyHostToDevice, stream()));
+}
+
+void CudaBackend::synchronize() { cuda::stream_sync(stream()); }
+
+// ---------------------------------------------------------------- KV cache
+
+std::unique_ptr<KvStore> CudaBackend::create_kv(const kv::KvShape& shape, const kv::KvOptions& opts) {
+  return std::make_unique<CudaKv>(sh_, shape, opts, ++kv_serial_);
+}
+
+void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
+  auto& c = dynamic_cast<CudaKv&>(kvs);
+  MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "KV cache: layer {} out of range [0, {})", layer,
+              c.layers.size());
+  const auto& ls = c.shape_.layers[(size_t)layer];
+  MEMRA_CHECK(k.cols == ls.k_row() && v.cols == ls.v_row() && k.rows == v.rows,
+              "kv_write: layer {} expects K [n, {}] and V [n, {}], got [{}, {}] and [{}, {}]", layer,
+              ls.k_row(), ls.v_row(), k.rows, k.cols, v.rows, v.cols);
+  MEMRA_CHECK(pos0 >= 0 && (int64_t)pos0 + k.rows <= c.n_ctx(),
+              "KV cache full: writing positions [{}, {}) exceeds context n_ctx={}", pos0, pos0 + k.rows,
+              c.n_ctx());
+  const int32_t* dpos = device_pos(pos0);
+  auto& L = c.layers[(size_t)layer];
+  for (int which = 0; which < 2; ++which) {
+    const View src = which ? v : k;
+    cuda::KvAppendParams p;
+    p.src = src.data;
+    p.ld_src = src.ld;
+    p.n_tokens = (int)src.rows;
+    p.row_elems = (int)src.cols;
+    p.cache = which ? L.v.get() : L.k.get();
+    p.type = which ? c.opts_.type_v : c.opts_.type_k;
+    p.row_bytes = which ? L.v_row_bytes : L.k_row_bytes;
+    p.pos0 = dpos;
+    p.n_ctx = c.n_ctx();
+    cuda::check_status(cuda::launch_kv_append(p, stream()), "launch_kv_append");
+  }
+  note("kv_append", fmt::format("k_{}_v_{}", qtype_name(c.opts_.type_k), qtype_name(c.opts_.type_v)));
+  c.n_written = std::max(c.n_written, pos0 + (int)k.rows);
+}
+
+// ---------------------------------------------------------------- step staging and graphs
+
+const int32_t* CudaBackend::device_pos(int pos0) {
+  if (in_step_ && pos0 == step_pos0_) return d_step_.as<int32_t>();
+  MEMRA_CHECK(!capturing_, "op at position {} inside a captured step at position {}", pos0, step_pos0_);
+  if (adhoc_pos_ != pos0) {
+    cuda::copy_h2d(d_adhoc_pos_.get(), &pos0, sizeof(int32_t), stream());
+    adhoc_pos_ = pos0;
+  }
+  return d_adhoc_pos_.as<int32_t>();
+}
+
+const int32_t* CudaBackend::device_ids(std::span<const int32_t> ids) {
+  if (in_step_ && ids.size() == step_ids_.size() &&
+      std::equal(ids.begin(), ids.end(), step_ids_.begin()))
+    return d_step_.as<int32_t>() + 1;
+  MEMRA_CHECK(!capturing_, "embed of ids other than the captured step's");
+  auto* d = static_cast<int32_t*>(workspace(kAdhocIds, ids.size_bytes()));
+  cuda::copy_h2d(d, ids.data(), ids.size_bytes(), stream());
+  return d;
+}
+
+void CudaBackend::stage_step_eager(std::span<const int32_t> ids, int pos0) {
+  if ((int)ids.size() > d_step_cap_) {
+    // Captured graphs read (through their own copy node) the buffer they were captured with.
+    retired_.push_back(std::move(d_step_));
+    d_step_cap_ = (int)ids.size();
+    d_step_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t) * (size_t)(d_step_cap_ + 1), "step ids");
+  }
+  std::vector<int32_t> v(ids.size() + 1);
+  v[0] = pos0;
+  std::copy(ids.begin(), ids.end(), v.begin() + 1);
+  cuda::copy_h2d(d_step_.get(), v.data(), v.size() * sizeof(int32_t), stream());
+}
+
+bool CudaBackend::begin_step(const Step& s) {
+  MEMRA_CHECK(!in_step_ && !capturing_, "begin_step: the previous step was not ended");
+  MEMRA_CHECK(!s.ids.empty(), "forward: empty batch");
+  auto* kv = dynamic_cast<CudaKv*>(s.kv);
+  if (kv)
+    MEMRA_CHECK(s.pos0 >= 0 && (int64_t)s.pos0 + (int64_t)s.ids.size() <= kv->n_ctx(),
+                "context full: positions [{}, {}) exceed the configured n_ctx={}", s.pos0,
+                s.pos0 + (int64_t)s.ids.size(), kv->n_ctx());
+  const uint64_t gen = sh_->weight_gen.load();
+  if (gen != graphs_weight_gen_) {
+    drop_graphs();
+    graphs_weight_gen_ = gen;
+  }
+  cuda::StepKey key{s.owner, s.scratch, s.logits.data, s.logits.rows, s.logits.cols, s.logits.ld,
+                    kv ? kv->serial : 0, gen, (int)s.ids.size()};
+  GraphEntry* g = graphs_.find(key);
+  const auto mode = cuda::choose_step_mode(cfg_.kernels.cuda_graph && kv && s.owner, (int)s.ids.size(),
+                                           g != nullptr, seen_.contains(key));
+  step_pos0_ = s.pos0;
+  step_ids_.assign(s.ids.begin(), s.ids.end());
+  cur_key_ = key;
+  cur_kv_ = kv;
+  if (mode == cuda::StepMode::Eager) {
+    stage_step_eager(s.ids, s.pos0);
+    if (s.ids.size() == 1) {
+      if (cfg_.kernels.cuda_graph && kv && s.owner) seen_.add(key);
+      else note("decode_step", "eager");
+    }
+    in_step_ = true;
+    return false;
+  }
+  // The previous replay may still read the pinned slot through its copy node.
+  MEMRA_CUDA_CHECK(cudaEventSynchronize(step_done_));
+  h_step_[0] = s.pos0;
+  h_step_[1] = s.ids[0];
+  if (mode == cuda::StepMode::Replay) {
+    MEMRA_CHECK(s.ids[0] >= 0 && s.ids[0] < g->id_limit, "embed: token id {} out of range [0, {})", s.ids[0],
+                g->id_limit);
+    MEMRA_CUDA_CHECK(cudaGraphLaunch(g->exec, stream()));
+    MEMRA_CUDA_CHECK(cudaEventRecord(step_done_, stream()));
+    kv->n_written = std::max(kv->n_written, s.pos0 + 1);
+    graph_ran_ = true;
+    in_step_ = true;
+    return true;
+  }
+  MEMRA_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeRelaxed));
+  capturing_ = true;
+  in_step_ = true;
+  capture_id_limit_ = 0;
+  const cudaError_t e = cudaMemcpyAsync(d_step_.get(), h_step_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                        stream());
+  if (e != cudaSuccess) {
+    end_step(false);
+    cuda::check_status(e, "cudaMemcpyAsync (staging the captured step's ids)");
+  }
+  return false;
+}
+
+void CudaBackend::end_step(bool ok) {
+  in_step_ = false;
+  if (!capturing_) return;
+  capturing_ = false;
+  cudaGraph_t graph = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(stream(), &graph);
+  if (!ok) {  // an op threw: its error is the one the caller sees; this must not throw
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    return;
+  }
+  cuda::check_status(e, "cudaStreamEndCapture (decode step)");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t ie = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  cuda::check_status(ie, "cudaGraphInstantiate (decode step)");
+  for (auto& old : graphs_.insert(cur_key_, GraphEntry{exec, capture_id_limit_})) cudaGraphExecDestroy(old.exec);
+  // Capture recorded the step without running it.
+  MEMRA_CUDA_CHECK(cudaGraphLaunch(exec, stream()));
+  MEMRA_CUDA_CHECK(cudaEventRecord(step_done_, stream()));
+  graph_ran_ = true;
+  note("decode_step", "cuda_graph");
+}
+
+}  // namespace cuda_impl
+}  // namespace memra::backend

@@ -1,0 +1,133 @@
+#pragma once
+// Shared between the CUDA backend's translation units (not a public header).
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cuda/runtime.h"
+#include "backend/cuda/step_graph.h"
+#include "backend/cuda/variant.h"
+#include "config/config.h"
+
+namespace memra::backend::cuda_impl {
+
+// What outlives the backend object: Buffers and Weights handed to callers free into this pool
+// from their deleters, whenever they die.
+struct Shared {
+  std::unique_ptr<cuda::Context> ctx;
+  std::atomic<uint64_t> weight_gen{0};  // bumped when a weight is freed (StepKey)
+  std::atomic<uint64_t> weight_bytes{0};
+};
+
+class CudaKv final : public KvStore {
+ public:
+  CudaKv(std::shared_ptr<Shared> sh, const kv::KvShape& s, const kv::KvOptions& o, uint64_t serial);
+  int n_ctx() const override { return opts_.n_ctx; }
+  const kv::KvShape& shape() const override { return shape_; }
+  const kv::KvOptions& options() const override { return opts_; }
+  void truncate(int n) override;
+
+  struct Layer {
+    cuda::DeviceBuffer k, v;
+    int64_t k_row_bytes = 0, v_row_bytes = 0;
+  };
+  std::shared_ptr<Shared> sh;
+  kv::KvShape shape_;
+  kv::KvOptions opts_;
+  std::vector<Layer> layers;
+  int n_written = 0;
+  uint64_t serial = 0;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const Config& cfg);
+  ~CudaBackend() override;
+  std::string name() const override { return "cuda"; }
+  std::map<std::string, std::string> variants() const override;
+  bool decode_graph() const override { return graph_ran_; }
+
+  bool begin_step(const Step& s) override;
+  void end_step(bool ok) override;
+
+  Buffer alloc(int64_t n_floats) override;
+  Weight upload_weight(const std::string& name, QType type, std::span<const int64_t> ne,
+                       const void* host, std::shared_ptr<const void> keep_alive) override;
+  void to_host(View src, float* dst) override;
+  void from_host(const float* src, View dst) override;
+  void synchronize() override;
+
+  std::unique_ptr<KvStore> create_kv(const kv::KvShape& shape, const kv::KvOptions& opts) override;
+  void kv_write(KvStore& kv, int layer, int pos0, View k, View v) override;
+
+  void embed(const Weight& table, std::span<const int32_t> ids, View out) override;
+  void matmul(const Weight& w, View x, View y, const Weight* bias) override;
+  void rms_norm(View x, const Weight* w, float eps, View out) override;
+  void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) override;
+  void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) override;
+  void rope(View x, int n_head, int pos0, const RopeParams& p) override;
+  void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,
+                 View out) override;
+  void glu(View gate, View up, Activation act, View out) override;
+  void activate(View x, Activation act) override;
+  void add(View a, View b) override;
+  void scale(View x, float s) override;
+  void softcap(View x, float cap) override;
+  void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
+
+ private:
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kNumSlots };
+  cuda::Context& ctx() const { return *sh_->ctx; }
+  cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
+  // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
+  // captured graph may still reference it.
+  void* workspace(Slot slot, size_t bytes);
+  // Device pointer holding pos0 / the ids for the current op: the step's staged values inside a
+  // step, else staged here (pageable async copy; not allowed under capture).
+  const int32_t* device_pos(int pos0);
+  const int32_t* device_ids(std::span<const int32_t> ids);
+  void note(const std::string& op, const std::string& variant);
+  void drop_graphs();
+  void stage_step_eager(std::span<const int32_t> ids, int pos0);
+  const cuda::MatmulVariant& matmul_variant(const Weight& w, int64_t m);
+
+  Config cfg_;
+  std::shared_ptr<Shared> sh_;
+  uint64_t kv_serial_ = 0;
+  cuda::DeviceBuffer ws_[kNumSlots];
+  std::vector<cuda::DeviceBuffer> retired_;
+  std::map<std::string, std::set<std::string>> variants_;
+  // (weight data, type, rows, cols, m): a freed weight's address may come back with another type.
+  std::map<std::tuple<const void*, int, int64_t, int64_t, int64_t>, cuda::MatmulVariant> matmul_variants_;
+
+  // Step state. d_step_ = [pos0, ids...] (device); h_step_ = pinned mirror for the captured copy.
+  cuda::DeviceBuffer d_step_;
+  int d_step_cap_ = 0;  // ids capacity of d_step_
+  int32_t* h_step_ = nullptr;
+  cudaEvent_t step_done_ = nullptr;
+  bool in_step_ = false;
+  bool capturing_ = false;
+  cuda::StepKey cur_key_{};
+  CudaKv* cur_kv_ = nullptr;
+  int step_pos0_ = 0;
+  std::vector<int32_t> step_ids_;
+  struct GraphEntry {
+    cudaGraphExec_t exec = nullptr;
+    int64_t id_limit = 0;  // rows of the embedding table the graph gathers from
+  };
+  cuda::StepCache<GraphEntry> graphs_{8};
+  int64_t capture_id_limit_ = 0;
+  cuda::SeenKeys seen_{16};
+  uint64_t graphs_weight_gen_ = 0;
+  bool graph_ran_ = false;
+  int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
+  cuda::DeviceBuffer d_adhoc_pos_;
+};
+
+}  // namespace memra::backend::cuda_impl

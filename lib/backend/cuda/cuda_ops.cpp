@@ -1,0 +1,407 @@
+// The ops of the CUDA backend: each checks shapes on the host (the errors the CPU backend gives),
+// then launches the kernels of kernels/<family> on the compute stream.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "act/act_kernels.h"
+#include "attn/attn_kernels.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_internal.h"
+#include "core/error.h"
+#include "gemm/gemm.h"
+#include "matvec/matvec.h"
+#include "misc/misc_kernels.h"
+#include "norm/norm_kernels.h"
+#include "quant/block_q8_1.h"
+#include "quant/quant_kernels.h"
+#include "rope/rope_kernels.h"
+
+namespace memra::backend::cuda_impl {
+
+namespace {
+
+void check_same_shape(const char* op, View a, View b) {
+  MEMRA_CHECK(a.rows == b.rows && a.cols == b.cols, "{}: shape mismatch [{} x {}] vs [{} x {}]", op, a.rows,
+              a.cols, b.rows, b.cols);
+}
+
+const float* f32_vector(const Weight* w, int64_t n, const char* what) {
+  if (!w) return nullptr;
+  MEMRA_CHECK(w->type == QType::F32 && w->ne[0] == n && w->n_rows() == 1,
+              "{}: weight '{}' must be F32 [{}], got {} [{}, {}]", what, w->name, n, qtype_name(w->type),
+              w->ne[0], w->n_rows());
+  return static_cast<const float*>(w->data);
+}
+
+cuda::ActKind act_kind(Activation a) { return a == Activation::Silu ? cuda::ActKind::Silu : cuda::ActKind::GeluTanh; }
+
+void check_int(int64_t v, const char* what) {
+  MEMRA_CHECK(v >= 0 && v <= INT32_MAX, "{} = {} exceeds the kernels' 32-bit range", what, v);
+}
+
+}  // namespace
+
+const cuda::MatmulVariant& CudaBackend::matmul_variant(const Weight& w, int64_t m) {
+  const auto key = std::make_tuple(w.data, (int)w.type, w.n_rows(), w.ne[0], m);
+  auto it = matmul_variants_.find(key);
+  if (it != matmul_variants_.end()) return it->second;
+  const auto& info = ctx().info();
+  auto v = cuda::choose_matmul_variant(info.cc(), info.sm_count, {m, w.n_rows(), w.ne[0], w.type}, cfg_.kernels);
+  return matmul_variants_.emplace(key, std::move(v)).first->second;
+}
+
+void CudaBackend::embed(const Weight& table, std::span<const int32_t> ids, View out) {
+  const int64_t rows = table.n_rows();
+  MEMRA_CHECK(out.rows == (int64_t)ids.size() && out.cols == table.ne[0],
+              "embed: output [{} x {}] must be [{} x {}]", out.rows, out.cols, ids.size(), table.ne[0]);
+  for (int32_t id : ids)
+    MEMRA_CHECK(id >= 0 && id < rows, "embed: token id {} out of range [0, {}) of '{}'", id, rows, table.name);
+  if (ids.empty()) return;
+  if (capturing_) capture_id_limit_ = rows;
+  cuda::EmbedParams p;
+  p.type = table.type;
+  p.table = table.data;
+  p.row_bytes = table.row_bytes;
+  p.table_rows = rows;
+  p.cols = table.ne[0];
+  p.ids = device_ids(ids);
+  p.n_tokens = (int)ids.size();
+  p.out = out.data;
+  p.ld_out = out.ld;
+  cuda::check_status(cuda::launch_embed(p, stream()), "launch_embed");
+  note("embed", fmt::format("gather_{}", qtype_name(table.type)));
+}
+
+void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
+  const int64_t k = w.ne[0], n = w.n_rows(), m = x.rows;
+  MEMRA_CHECK(x.cols == k && y.cols == n && y.rows == m,
+              "matmul '{}': x [{} x {}] * W^T [{} -> {}] does not give y [{} x {}]", w.name, x.rows, x.cols, k, n,
+              y.rows, y.cols);
+  const float* b = f32_vector(bias, n, "matmul bias");
+  if (m == 0) return;
+  check_int(m, "matmul rows");
+  const auto& v = matmul_variant(w, m);
+  switch (v.kind) {
+    case cuda::MatmulKind::kMatvecQ8_1:
+    case cuda::MatmulKind::kMatvecFloat: {
+      cuda::MatvecParams p;
+      p.w_type = w.type;
+      p.w = w.data;
+      p.w_row_bytes = w.row_bytes;
+      p.n_rows = n;
+      p.n_cols = k;
+      p.m = (int)m;
+      p.y = y.data;
+      p.ldy = y.ld;
+      p.rows_per_block = v.rows_per_block;
+      if (v.kind == cuda::MatmulKind::kMatvecQ8_1) {
+        MEMRA_CHECK(k % 32 == 0, "matmul '{}': k={} is not a multiple of 32 (q8_1 activations)", w.name, k);
+        const size_t qbytes = (size_t)m * (size_t)(k / 32) * sizeof(cuda::BlockQ8_1);
+        void* xq = workspace(kQ8Act, qbytes);
+        cuda::QuantizeQ8_1Params qp;
+        qp.x = x.data;
+        qp.y = xq;
+        qp.n = k;
+        qp.rows = m;
+        qp.ld_x = x.ld;
+        cuda::check_status(cuda::launch_quantize_q8_1(qp, stream()), "launch_quantize_q8_1");
+        p.x_q8_1 = xq;
+      } else {
+        p.x_f32 = x.data;
+        p.ldx = x.ld;
+      }
+      cuda::check_status(cuda::launch_matvec(p, stream()), "launch_matvec");
+      note("matvec", fmt::format("{}.{}", v.name, qtype_name(w.type)));
+      break;
+    }
+    default: {
+      cuda::GemmParams p;
+      p.w_type = w.type;
+      p.w = w.data;
+      p.w_row_bytes = w.row_bytes;
+      p.n = n;
+      p.k = k;
+      p.m = m;
+      p.x = x.data;
+      p.ldx = x.ld;
+      p.y = y.data;
+      p.ldy = y.ld;
+      p.scratch = workspace(kGemm, cuda::gemm_scratch_bytes(w.type, n, k, m));
+      p.lt = ctx().cublaslt();
+      p.workspace = ctx().cublas_workspace();
+      p.workspace_bytes = ctx().cublas_workspace_bytes();
+      const cudaError_t e = cuda::launch_gemm(p, stream());
+      if (e != cudaSuccess)
+        MEMRA_FAIL("matmul '{}' ({} [{} x {}], m={}): GEMM {} failed: {} ({})", w.name, qtype_name(w.type), n, k,
+                   m, v.name, cudaGetErrorName(e), cuda::gemm_last_error());
+      note("gemm", fmt::format("{}.{}", v.name, qtype_name(w.type)));
+      break;
+    }
+  }
+  if (b) {
+    cuda::EwiseParams e;
+    e.op = cuda::EwiseOp::AddBias;
+    e.x = y.data;
+    e.ld_x = y.ld;
+    e.y = b;
+    e.rows = m;
+    e.cols = n;
+    cuda::check_status(cuda::launch_ewise(e, stream()), "launch_ewise(bias)");
+  }
+}
+
+void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
+  check_same_shape("rms_norm", x, out);
+  cuda::RmsNormParams p;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.w = f32_vector(w, x.cols, "rms_norm");
+  p.out = out.data;
+  p.ld_out = out.ld;
+  check_int(x.rows, "rms_norm rows");
+  p.rows = (int)x.rows;
+  p.cols = (int)x.cols;
+  p.eps = eps;
+  if (p.rows == 0) return;
+  cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
+  note("norm", "rms");
+}
+
+void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
+  check_same_shape("add_rms_norm", residual, delta);
+  check_same_shape("add_rms_norm", residual, out);
+  cuda::AddRmsNormParams p;
+  p.residual = residual.data;
+  p.ld_residual = residual.ld;
+  p.delta = delta.data;
+  p.ld_delta = delta.ld;
+  p.residual_out = residual.data;
+  p.ld_residual_out = residual.ld;
+  p.w = f32_vector(w, residual.cols, "add_rms_norm");
+  p.out = out.data;
+  p.ld_out = out.ld;
+  check_int(residual.rows, "add_rms_norm rows");
+  p.rows = (int)residual.rows;
+  p.cols = (int)residual.cols;
+  p.eps = eps;
+  if (p.rows == 0) return;
+  cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
+  note("add_norm", "add_rms");
+}
+
+void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) {
+  MEMRA_CHECK((int64_t)n_head * head_dim == x.cols, "head_rms_norm: {} heads x {} != {} columns", n_head,
+              head_dim, x.cols);
+  cuda::HeadRmsNormParams p;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.out = x.data;
+  p.ld_out = x.ld;
+  p.w = f32_vector(w, head_dim, "head_rms_norm");
+  check_int(x.rows, "head_rms_norm rows");
+  p.rows = (int)x.rows;
+  p.n_head = n_head;
+  p.head_dim = head_dim;
+  p.eps = eps;
+  if (p.rows == 0) return;
+  cuda::check_status(cuda::launch_head_rms_norm(p, stream()), "launch_head_rms_norm");
+  note("head_norm", "head_rms");
+}
+
+void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
+  MEMRA_CHECK((int64_t)n_head * rp.head_dim == x.cols, "rope: {} heads x head_dim {} != {} columns", n_head,
+              rp.head_dim, x.cols);
+  MEMRA_CHECK(rp.n_rot > 0 && rp.n_rot <= rp.head_dim && rp.n_rot % 2 == 0,
+              "rope: n_rot {} must be even and in (0, head_dim={}]", rp.n_rot, rp.head_dim);
+  if (rp.freq_factors)
+    MEMRA_CHECK(rp.freq_factors->type == QType::F32 && rp.freq_factors->ne[0] >= rp.n_rot / 2,
+                "rope: freq factors '{}' must be F32 with >= {} entries", rp.freq_factors->name, rp.n_rot / 2);
+  MEMRA_CHECK(rp.ext_factor == 0.0f || rp.n_ctx_orig > 0, "rope: YaRN needs n_ctx_orig > 0");
+  if (x.rows == 0) return;
+  check_int(x.rows, "rope rows");
+  cuda::RopeParams p;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.out = x.data;
+  p.ld_out = x.ld;
+  p.rows = (int)x.rows;
+  p.n_head = n_head;
+  p.head_dim = rp.head_dim;
+  p.n_rot = rp.n_rot;
+  p.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
+  p.pos0 = device_pos(pos0);
+  p.freq_base = rp.freq_base;
+  p.freq_scale = rp.freq_scale;
+  p.freq_factors = rp.freq_factors ? static_cast<const float*>(rp.freq_factors->data) : nullptr;
+  p.ext_factor = rp.ext_factor;
+  p.attn_factor = rp.attn_factor;
+  p.beta_fast = rp.beta_fast;
+  p.beta_slow = rp.beta_slow;
+  p.n_ctx_orig = rp.n_ctx_orig;
+  cuda::check_status(cuda::launch_rope(p, stream()), "launch_rope");
+  note("rope", rp.mode == RopeMode::Normal ? "normal" : "neox");
+}
+
+void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
+  const auto& c = dynamic_cast<const CudaKv&>(kvs);
+  MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "attention: layer {} out of range [0, {})", layer,
+              c.layers.size());
+  const auto& ls = c.shape_.layers[(size_t)layer];
+  MEMRA_CHECK(ap.n_head > 0 && ap.n_head_kv > 0 && ap.n_head % ap.n_head_kv == 0,
+              "attention: n_head {} is not a multiple of n_head_kv {}", ap.n_head, ap.n_head_kv);
+  MEMRA_CHECK(ls.n_head_kv == ap.n_head_kv && ls.head_dim_k == ap.head_dim_k && ls.head_dim_v == ap.head_dim_v,
+              "attention: layer {} cache holds {} kv heads of {}/{} dims, op asks {} of {}/{}", layer, ls.n_head_kv,
+              ls.head_dim_k, ls.head_dim_v, ap.n_head_kv, ap.head_dim_k, ap.head_dim_v);
+  MEMRA_CHECK(q.cols == (int64_t)ap.n_head * ap.head_dim_k && out.cols == (int64_t)ap.n_head * ap.head_dim_v &&
+                  out.rows == q.rows,
+              "attention: q [{} x {}] / out [{} x {}] do not match {} heads of {}/{}", q.rows, q.cols, out.rows,
+              out.cols, ap.n_head, ap.head_dim_k, ap.head_dim_v);
+  const int64_t n_kv = pos0 + q.rows;
+  MEMRA_CHECK(n_kv <= c.n_written, "attention: positions up to {} requested, cache holds {}", n_kv, c.n_written);
+  if (q.rows == 0) return;
+  check_int(q.rows, "attention rows");
+  const auto& L = c.layers[(size_t)layer];
+  const int32_t* dpos = device_pos(pos0);
+  const int n = (int)q.rows;
+  const bool same_dims = ap.head_dim_k == ap.head_dim_v;
+  const bool fast = same_dims && cuda::attn_head_dim_supported(ap.head_dim_k);
+  // Decode and speculative-verify batches take the split-K kernel with n_splits fixed by the
+  // cache capacity, so a row's result never depends on the batch (decode == verify).
+  const bool decode = n < cfg_.kernels.gemm_min_batch && n <= cuda::kMatvecMaxM;
+  if (!fast) {
+    cuda::AttnNaiveParams p;
+    p.q = q.data;
+    p.ld_q = q.ld;
+    p.k_cache = L.k.get();
+    p.type_k = c.opts_.type_k;
+    p.k_row_bytes = L.k_row_bytes;
+    p.v_cache = L.v.get();
+    p.type_v = c.opts_.type_v;
+    p.v_row_bytes = L.v_row_bytes;
+    p.out = out.data;
+    p.ld_out = out.ld;
+    p.n_tokens = n;
+    p.n_head = ap.n_head;
+    p.n_head_kv = ap.n_head_kv;
+    p.head_dim_k = ap.head_dim_k;
+    p.head_dim_v = ap.head_dim_v;
+    p.pos0 = dpos;
+    p.scale = ap.scale;
+    p.window = ap.window;
+    p.softcap = ap.softcap;
+    cuda::check_status(cuda::launch_attn_naive(p, stream()), "launch_attn_naive");
+    note(decode ? "attn_decode" : "attn_prefill", fmt::format("naive_hd{}", ap.head_dim_k));
+    return;
+  }
+  cuda::AttnParams p;
+  p.q = q.data;
+  p.ld_q = q.ld;
+  p.k_cache = L.k.get();
+  p.type_k = c.opts_.type_k;
+  p.k_row_bytes = L.k_row_bytes;
+  p.v_cache = L.v.get();
+  p.type_v = c.opts_.type_v;
+  p.v_row_bytes = L.v_row_bytes;
+  p.out = out.data;
+  p.ld_out = out.ld;
+  p.n_tokens = n;
+  p.n_head = ap.n_head;
+  p.n_head_kv = ap.n_head_kv;
+  p.head_dim = ap.head_dim_k;
+  p.pos0 = dpos;
+  p.scale = ap.scale;
+  p.window = ap.window;
+  p.softcap = ap.softcap;
+  if (decode) {
+    p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count);
+    p.workspace = static_cast<float*>(workspace(
+        kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, ap.n_head, ap.head_dim_k, p.n_splits)));
+    cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
+    note("attn_decode", fmt::format("splitk_s{}_hd{}", p.n_splits, ap.head_dim_k));
+  } else {
+    const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
+    cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
+    note("attn_prefill", fmt::format("{}_hd{}", kind == cuda::AttnPrefillKernel::Mma ? "mma" : "tiled",
+                                     ap.head_dim_k));
+  }
+}
+
+void CudaBackend::glu(View gate, View up, Activation act, View out) {
+  check_same_shape("glu", gate, up);
+  check_same_shape("glu", gate, out);
+  if (gate.rows == 0) return;
+  check_int(gate.rows, "glu rows");
+  cuda::GluParams p;
+  p.gate = gate.data;
+  p.ld_gate = gate.ld;
+  p.up = up.data;
+  p.ld_up = up.ld;
+  p.out = out.data;
+  p.ld_out = out.ld;
+  p.rows = (int)gate.rows;
+  p.cols = (int)gate.cols;
+  p.act = act_kind(act);
+  cuda::check_status(cuda::launch_glu(p, stream()), "launch_glu");
+  note("glu", act == Activation::Silu ? "swiglu" : "geglu");
+}
+
+void CudaBackend::activate(View x, Activation act) {
+  if (x.rows == 0) return;
+  check_int(x.rows, "activate rows");
+  cuda::ActParams p;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.out = x.data;
+  p.ld_out = x.ld;
+  p.rows = (int)x.rows;
+  p.cols = (int)x.cols;
+  p.act = act_kind(act);
+  cuda::check_status(cuda::launch_activate(p, stream()), "launch_activate");
+  note("act", act == Activation::Silu ? "silu" : "gelu_tanh");
+}
+
+void CudaBackend::add(View a, View b) {
+  check_same_shape("add", a, b);
+  cuda::EwiseParams p;
+  p.op = cuda::EwiseOp::Add;
+  p.x = a.data;
+  p.ld_x = a.ld;
+  p.y = b.data;
+  p.ld_y = b.ld;
+  p.rows = a.rows;
+  p.cols = a.cols;
+  cuda::check_status(cuda::launch_ewise(p, stream()), "launch_ewise(add)");
+  note("ewise", "add");
+}
+
+void CudaBackend::scale(View x, float s) {
+  cuda::EwiseParams p;
+  p.op = cuda::EwiseOp::Scale;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.rows = x.rows;
+  p.cols = x.cols;
+  p.s = s;
+  cuda::check_status(cuda::launch_ewise(p, stream()), "launch_ewise(scale)");
+  note("ewise", "scale");
+}
+
+void CudaBackend::softcap(View x, float cap) {
+  MEMRA_CHECK(cap > 0.0f, "softcap: cap must be positive, got {}", cap);
+  cuda::EwiseParams p;
+  p.op = cuda::EwiseOp::Softcap;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.rows = x.rows;
+  p.cols = x.cols;
+  p.s = cap;
+  cuda::check_status(cuda::launch_ewise(p, stream()), "launch_ewise(softcap)");
+  note("ewise", "softcap");
+}
+
+void CudaBackend::moe_ffn(View, const MoeWeights&, const MoeParams&, View) {
+  MEMRA_FAIL("moe_ffn has no CUDA path yet (qwen3moe): run this model with run.backend = cpu");
+}
+
+}  // namespace memra::backend::cuda_impl
