@@ -30,4 +30,13 @@ std::unique_ptr<backend::Backend> make_backend(const Config& cfg, std::string* c
   return backend::make_cpu_backend(o);
 }
 
+kv::KvOptions kv_options(const Config& cfg, const std::string& backend_name, int n_ctx) {
+  const bool gpu = backend_name == "cuda";
+  kv::KvOptions o;
+  o.n_ctx = n_ctx;
+  o.type_k = kv::parse_kv_type(cfg.kv.type_k == "auto" ? (gpu ? "q8_0" : "f16") : cfg.kv.type_k);
+  o.type_v = kv::parse_kv_type(cfg.kv.type_v == "auto" ? (gpu ? "q5_1" : "f16") : cfg.kv.type_v);
+  return o;
+}
+
 }  // namespace memra::app

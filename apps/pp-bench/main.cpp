@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
           for (auto p : cfg.bench.n_prompt) max_ctx = std::max(max_ctx, d + p);
         for (auto d : cfg.bench.depth)
           for (auto n : cfg.bench.n_gen) max_ctx = std::max(max_ctx, d + n);
-        kv::KvOptions ko{(int)max_ctx, kv::parse_kv_type(cfg.kv.type_k), kv::parse_kv_type(cfg.kv.type_v)};
+        const kv::KvOptions ko = app::kv_options(cfg, chosen, (int)max_ctx);
         auto kvs = be->create_kv(model->kv_shape(), ko);
         auto logits = be->alloc(hp.n_vocab);
         const auto logits_view = logits.view(1, hp.n_vocab);
@@ -173,6 +173,8 @@ int main(int argc, char** argv) {
           m["kind"] = row.decode ? "decode" : "prefill";
           m["n"] = row.n;
           m["depth"] = row.depth;
+          m["kv_type_k"] = std::string(qtype_name(ko.type_k));
+          m["kv_type_v"] = std::string(qtype_name(ko.type_v));
           m["tok_s_median"] = st.median;
           m["tok_s_mean"] = st.mean;
           m["tok_s_sd"] = st.stddev;

@@ -57,15 +57,15 @@ Loaded load_session(app::Context& ctx, std::shared_ptr<const gguf::File> file) {
   l.backend = app::make_backend(cfg, &l.backend_name);
   fault_in_with_progress(*file);
   engine::SessionOptions so;
-  so.kv.n_ctx = cfg.run.n_ctx;
-  so.kv.type_k = kv::parse_kv_type(cfg.kv.type_k);
-  so.kv.type_v = kv::parse_kv_type(cfg.kv.type_v);
+  so.kv = app::kv_options(cfg, l.backend_name, cfg.run.n_ctx);
   l.session = std::make_unique<engine::Session>(std::move(file), *l.backend, so);
   l.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto& m = ctx.receipt.metrics();
   m["backend"] = l.backend_name;
   m["load_ms"] = l.load_ms;
   m["n_ctx"] = cfg.run.n_ctx;
+  m["kv_type_k"] = std::string(qtype_name(so.kv.type_k));
+  m["kv_type_v"] = std::string(qtype_name(so.kv.type_v));
   m["weight_bytes"] = l.session->model().weight_bytes();
   return l;
 }

@@ -39,12 +39,14 @@ struct ReceiptSection {
 };
 
 struct KvSection {
-  std::string type_k = "q8_0";  // f32 | f16 | q8_0
-  std::string type_v = "q5_1";  // f32 | f16 | q8_0 | q5_1
+  // auto: f16 on the CPU backend (llama.cpp's default, the numeric class of the references),
+  // K q8_0 / V q5_1 on CUDA (the bytes a decode step reads at depth).
+  std::string type_k = "auto";  // auto | f32 | f16 | q8_0
+  std::string type_v = "auto";  // auto | f32 | f16 | q8_0 | q5_1
 };
 
 struct CpuSection {
-  bool quantize_activations = false;  // q8_0/q8_1/q8_K activations like llama.cpp's CPU path
+  bool quantize_activations = true;  // q8_0/q8_1/q8_K activations like llama.cpp's CPU path
 };
 
 struct SampleSection {

@@ -43,8 +43,9 @@ std::string error_of(const std::vector<std::string>& files, const std::vector<st
 TEST(Config, DefaultsMatchStructDefaults) {
   const Config c = load_config({}, {});
   EXPECT_EQ(c.run.n_predict, 128);
-  EXPECT_EQ(c.kv.type_k, "q8_0");
-  EXPECT_EQ(c.kv.type_v, "q5_1");
+  EXPECT_EQ(c.kv.type_k, "auto");
+  EXPECT_EQ(c.kv.type_v, "auto");
+  EXPECT_TRUE(c.cpu.quantize_activations);
   EXPECT_EQ(c.run.backend, "auto");
 }
 
