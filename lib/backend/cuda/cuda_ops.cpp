@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "gemm/gemm.h"
 #include "matvec/matvec.h"
+#include "matvec/matvec_v2.h"
 #include "misc/misc_kernels.h"
 #include "norm/norm_kernels.h"
 #include "quant/block_q8_1.h"
@@ -84,6 +85,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   const auto& v = matmul_variant(w, m);
   switch (v.kind) {
     case cuda::MatmulKind::kMatvecQ8_1:
+    case cuda::MatmulKind::kMatvecQ8_1V2:
     case cuda::MatmulKind::kMatvecFloat: {
       cuda::MatvecParams p;
       p.w_type = w.type;
@@ -95,7 +97,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       p.y = y.data;
       p.ldy = y.ld;
       p.rows_per_block = v.rows_per_block;
-      if (v.kind == cuda::MatmulKind::kMatvecQ8_1) {
+      if (v.kind != cuda::MatmulKind::kMatvecFloat) {
         MEMRA_CHECK(k % 32 == 0, "matmul '{}': k={} is not a multiple of 32 (q8_1 activations)", w.name, k);
         const size_t qbytes = (size_t)m * (size_t)(k / 32) * sizeof(cuda::BlockQ8_1);
         void* xq = workspace(kQ8Act, qbytes);
@@ -111,7 +113,10 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
         p.x_f32 = x.data;
         p.ldx = x.ld;
       }
-      cuda::check_status(cuda::launch_matvec(p, stream()), "launch_matvec");
+      if (v.kind == cuda::MatmulKind::kMatvecQ8_1V2)
+        cuda::check_status(cuda::launch_matvec_v2(p, stream()), "launch_matvec_v2");
+      else
+        cuda::check_status(cuda::launch_matvec(p, stream()), "launch_matvec");
       note("matvec", fmt::format("{}.{}", v.name, qtype_name(w.type)));
       break;
     }

@@ -23,6 +23,19 @@ bool is_dp4a_type(QType t) {
 
 constexpr int kMatvecMaxM = 8;  // kernels/matvec/matvec.h
 
+// The types kernels/matvec/matvec_v2.cu is written for (full build).
+bool is_v2_type(QType t) {
+  return t == QType::Q4_K || t == QType::Q6_K || t == QType::Q8_0 || t == QType::Q4_0;
+}
+
+// "mmvq_v2" -> 8, "mmvq_v2_r<R>" -> R (1, 2, 4, 8); 0 when the name is not a v2 name.
+int v2_rows_per_block(const std::string& name) {
+  if (name == "mmvq_v2") return 8;
+  for (int r : {1, 2, 4, 8})
+    if (name == fmt::format("mmvq_v2_r{}", r)) return r;
+  return 0;
+}
+
 }  // namespace
 
 MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, const KernelsSection& cfg) {
@@ -42,14 +55,22 @@ MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, 
   if (matvec) {
     const char* base = is_float(s.w_type) ? "mmvf" : "mmvq";
     v.kind = is_float(s.w_type) ? MatmulKind::kMatvecFloat : MatmulKind::kMatvecQ8_1;
-    if (cfg.matvec == "auto") {
+    const int v2_rows = v2_rows_per_block(cfg.matvec);
+    if (v2_rows > 0 && s.m == 1 && is_v2_type(s.w_type)) {
+      v.kind = MatmulKind::kMatvecQ8_1V2;
+      v.rows_per_block = v2_rows;
+      v.name = fmt::format("mmvq_v2_r{}", v2_rows);
+      return v;
+    }
+    if (cfg.matvec == "auto" || v2_rows > 0) {
       v.rows_per_block = s.n >= 4LL * 4 * sm_count ? 4 : 2;
     } else {
       bool ok = false;
       for (int r : {1, 2, 4, 8})
         if (cfg.matvec == fmt::format("{}_r{}", base, r)) v.rows_per_block = r, ok = true;
       MEMRA_CHECK(ok, "kernels.matvec = \"{}\" is not a matvec variant for {} weights (valid: auto, "
-                  "{}_r1, {}_r2, {}_r4, {}_r8)", cfg.matvec, tr.name, base, base, base, base);
+                  "{}_r1, {}_r2, {}_r4, {}_r8, mmvq_v2, mmvq_v2_r<1|2|4|8>)", cfg.matvec, tr.name, base, base, base,
+                  base);
     }
     v.name = fmt::format("{}_r{}", base, v.rows_per_block);
     return v;

@@ -8,6 +8,10 @@
 //     quantized W -> "mmvq_r<R>" (q8_1 activations, dp4a), float W -> "mmvf_r<R>".
 //     R = warps (rows) per CTA: 4 by default; 2 when n is too small to give every SM 4 CTAs
 //     (fewer rows per CTA keeps more CTAs in flight). A forced kernels.matvec name wins.
+//     kernels.matvec = "mmvq_v2" (= "mmvq_v2_r8") or "mmvq_v2_r<R>" forces the 16-byte-load v2
+//     matvec (kernels/matvec/matvec_v2.h) where it exists: m = 1 and Q4_K/Q6_K/Q8_0/Q4_0 weights;
+//     every other matvec (m > 1, other types, float W) then takes the auto choice, so one setting
+//     runs a whole model. Never chosen by auto: unmeasured (bench/notes/matvec-v2.md).
 //   otherwise -> GEMM through cuBLASLt: "lt_dequant_f16" (quantized W), "lt_f16", "lt_bf16",
 //     "lt_f32". kernels.gemm = "mma" (int8 tensor cores on q8_1) is not built yet: an error.
 // Kernels are built for sm_90a only, so any other compute capability is an error here rather
@@ -20,7 +24,9 @@
 
 namespace memra::cuda {
 
-enum class MatmulKind { kMatvecQ8_1, kMatvecFloat, kGemmDequantF16, kGemmF16, kGemmBf16, kGemmF32 };
+enum class MatmulKind {
+  kMatvecQ8_1, kMatvecQ8_1V2, kMatvecFloat, kGemmDequantF16, kGemmF16, kGemmBf16, kGemmF32
+};
 
 struct MatmulShape {
   int64_t m = 1;  // activation rows (tokens)

@@ -1,0 +1,78 @@
+// Launcher and instances of the v2 decode matvec (matvec_v2.h).
+#include <atomic>
+
+#include "matvec/matvec_v2.cuh"
+
+namespace memra::cuda {
+
+namespace {
+
+// Shared memory a CTA may take: 8 warps x 4368 B (Q8_0 windows) + the activation copy. Up to this
+// size at least two CTAs fit an SM (228 KB); larger activations (k > ~70k) stay in global memory.
+constexpr int kMaxSmemBytes = 112 * 1024;
+constexpr int kDefaultSmemBytes = 48 * 1024;
+
+template <QType T>
+cudaError_t launch_v2(const MatvecParams& p, size_t row_bytes, cudaStream_t s) {
+  using G = v2::Geom<T>;
+  const int rpb = p.rows_per_block;
+  const int n_chunks = (int)(p.n_cols / 32);
+  const int win_bytes = rpb * G::kBufGranules * 16;
+  const int x_bytes = (n_chunks * (int)sizeof(BlockQ8_1) + 15) / 16 * 16;
+  const int x_smem = win_bytes + x_bytes <= kMaxSmemBytes ? x_bytes : 0;
+  const int smem = win_bytes + x_smem;
+  // The opt-in above 48 KB is raised once per instance (a per-process attribute of the current
+  // device; a host call, so not repeated at every decode step or inside graph capture).
+  static std::atomic<int> opted_in{kDefaultSmemBytes};
+  if (smem > opted_in.load(std::memory_order_relaxed)) {
+    const cudaError_t e =
+        cudaFuncSetAttribute(v2::matvec_v2_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmemBytes);
+    if (e != cudaSuccess) return e;
+    opted_in.store(kMaxSmemBytes, std::memory_order_relaxed);
+  }
+  const auto* w = static_cast<const uint8_t*>(p.w);
+  const uint8_t* w_hi = w + (size_t)(p.n_rows - 1) * row_bytes + (size_t)(n_chunks / G::Tr::kSubs) * G::Tr::kBytes;
+  const unsigned grid = (unsigned)((p.n_rows + rpb - 1) / rpb);
+  v2::matvec_v2_kernel<T><<<grid, 32 * rpb, smem, s>>>(w, row_bytes, p.n_rows, n_chunks,
+                                                        static_cast<const uint8_t*>(p.x_q8_1), x_smem, p.y, w, w_hi);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+bool matvec_v2_built(QType t) {
+#ifdef MEMRA_REDUCED_INSTANCES
+  return t == QType::Q4_K;
+#else
+  return t == QType::Q4_K || t == QType::Q6_K || t == QType::Q8_0 || t == QType::Q4_0;
+#endif
+}
+
+cudaError_t launch_matvec_v2(const MatvecParams& p, cudaStream_t stream) {
+  if (!p.w || !p.y || !p.x_q8_1 || p.n_rows <= 0 || p.n_cols <= 0) return cudaErrorInvalidValue;
+  if (p.m != 1) return cudaErrorNotSupported;
+  if (p.rows_per_block != 1 && p.rows_per_block != 2 && p.rows_per_block != 4 && p.rows_per_block != 8)
+    return cudaErrorInvalidValue;
+  if ((p.n_rows + p.rows_per_block - 1) / p.rows_per_block > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  if (!matvec_v2_built(p.w_type)) return cudaErrorNotSupported;
+  const auto& tr = qtype_traits(p.w_type);
+  if (p.n_cols % tr.block_elems || p.n_cols % 32 || p.n_cols / 32 > (1 << 24)) return cudaErrorInvalidValue;
+  const size_t dense = (size_t)(p.n_cols / tr.block_elems) * tr.block_bytes;
+  const size_t rb = p.w_row_bytes ? p.w_row_bytes : dense;
+  // Row starts keep the block's natural alignment (the decoders read 2- or 4-byte words).
+  const size_t align = p.w_type == QType::Q4_K ? 4 : 2;
+  if (rb < dense || rb % align || reinterpret_cast<uintptr_t>(p.w) % align ||
+      reinterpret_cast<uintptr_t>(p.x_q8_1) % 4)
+    return cudaErrorInvalidValue;
+  switch (p.w_type) {
+    case QType::Q4_K: return launch_v2<QType::Q4_K>(p, rb, stream);
+#ifndef MEMRA_REDUCED_INSTANCES
+    case QType::Q6_K: return launch_v2<QType::Q6_K>(p, rb, stream);
+    case QType::Q8_0: return launch_v2<QType::Q8_0>(p, rb, stream);
+    case QType::Q4_0: return launch_v2<QType::Q4_0>(p, rb, stream);
+#endif
+    default: return cudaErrorNotSupported;
+  }
+}
+
+}  // namespace memra::cuda
