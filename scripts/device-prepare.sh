@@ -7,10 +7,9 @@ cd "$(dirname "$0")/.."
 shared=${2:-../shared}
 build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR]
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch
-for b in run-gen kernel-check pp-bench gguf-synth receipt-sweep; do
+for b in run-gen kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test_backend_cuda_gpu; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
 done
-for t in "$build"/bin/test_backend_cuda; do [ -x "$t" ] && cp "$t" .device/bin/; done
 cp -L "$build"/lib/libmemra.so .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/*.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/

@@ -34,7 +34,7 @@ case "$phase" in
     "$bin/kernel-check" --section all --seed 20261129 --receipt "$out/kernel-check.jsonl" | tail -n 60
     "$bin/kernel-check" --section all --perf --seed 7 --receipt "$out/kernel-check.jsonl" | tail -n 80
     [ -x "$bin/rp-q4-probe" ] && "$bin/rp-q4-probe" --receipt "$out/rp-q4-probe.jsonl"
-    [ -x "$bin/test_backend_cuda" ] && "$bin/test_backend_cuda" --shared "$sh" 2>&1 | tail -n 60
+    [ -x "$bin/test_backend_cuda_gpu" ] && "$bin/test_backend_cuda_gpu" --shared "$sh" 2>&1 | tail -n 60
     for be in cuda cpu; do
       "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
         --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 5
