@@ -146,3 +146,17 @@ TEST(Config, DefaultsFileDocumentsEveryKeyAndIsUpToDate) {
     EXPECT_NE(text.find("\n" + k.substr(dot + 1) + " = "), std::string::npos) << k;
   }
 }
+
+TEST(Config, EveryShippedConfigLoads) {
+  const fs::path dir = fs::path(MEMRA_SOURCE_DIR) / "configs";
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".toml") continue;
+    EXPECT_NO_THROW(load_config({e.path().string()}, {})) << e.path();
+    ++n;
+  }
+  EXPECT_GE(n, 2u);
+  const Config exact = load_config({(dir / "cpu-exact-f32.toml").string()}, {});
+  EXPECT_FALSE(exact.cpu.quantize_activations);
+  EXPECT_EQ(exact.kv.type_k, "f32");
+}
