@@ -27,6 +27,8 @@ std::unique_ptr<backend::Backend> make_backend(const Config& cfg, std::string* c
   backend::CpuBackendOptions o;
   o.threads = cfg.threads.n;
   o.quantize_activations = cfg.cpu.quantize_activations;
+  o.attention_numerics = cfg.cpu.attention == "llamacpp" ? backend::AttentionNumerics::GgmlFlashAttn
+                                                        : backend::AttentionNumerics::Exact;
   return backend::make_cpu_backend(o);
 }
 

@@ -171,6 +171,7 @@ const std::vector<Field>& schema() {
     v.push_back(make("kv.type_k", &C::kv, &KvSection::type_k, "KV cache type for K; auto = f16 on the CPU backend (llama.cpp's default), q8_0 on CUDA", -INFINITY, INFINITY, {"auto", "f32", "f16", "q8_0"}));
     v.push_back(make("kv.type_v", &C::kv, &KvSection::type_v, "KV cache type for V; auto = f16 on the CPU backend (llama.cpp's default), q5_1 on CUDA", -INFINITY, INFINITY, {"auto", "f32", "f16", "q8_0", "q5_1"}));
     v.push_back(make("cpu.quantize_activations", &C::cpu, &CpuSection::quantize_activations, "CPU backend: quantize matmul activations to q8_0/q8_1/q8_K (f16 for F16 weights) like llama.cpp's CPU path, the numeric class of llama.cpp's output and of the integer GPU kernels; false = exact f32 activations"));
+    v.push_back(make("cpu.attention", &C::cpu, &CpuSection::attention, "CPU backend attention numerics: exact = f32 scores, f64 softmax sums and V accumulation; llamacpp = llama.cpp's CPU flash-attention rounding (Q rounded to f16, online softmax in f32, V accumulated in f16), used only where K and V are cached as f16 and the batch has < 64 rows, else exact", -INFINITY, INFINITY, {"exact", "llamacpp"}));
     v.push_back(make("sample.temperature", &C::sample, &SampleSection::temperature, "sampling temperature; 0 = greedy", 0, 100));
     v.push_back(make("sample.top_k", &C::sample, &SampleSection::top_k, "keep the k most likely tokens; 0 = off", 0, 1 << 24));
     v.push_back(make("sample.top_p", &C::sample, &SampleSection::top_p, "nucleus sampling mass; 1 = off", 0, 1));

@@ -47,6 +47,10 @@ struct KvSection {
 
 struct CpuSection {
   bool quantize_activations = true;  // q8_0/q8_1/q8_K activations like llama.cpp's CPU path
+  // llamacpp: ggml's CPU flash-attention rounding on an F16 cache (llama.cpp's default run);
+  // measured closer to llama.cpp's default logits on 7 of 8 reference records and 1906 vs 1847
+  // greedy tokens matched (tests/engine/test_llamacpp_fa.cpp). exact: f32/f64 attention.
+  std::string attention = "llamacpp";  // exact | llamacpp
 };
 
 struct SampleSection {

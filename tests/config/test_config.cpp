@@ -160,3 +160,9 @@ TEST(Config, EveryShippedConfigLoads) {
   EXPECT_FALSE(exact.cpu.quantize_activations);
   EXPECT_EQ(exact.kv.type_k, "f32");
 }
+
+TEST(Config, CpuAttentionKey) {
+  EXPECT_EQ(load_config({}, {}).cpu.attention, "llamacpp");
+  EXPECT_EQ(load_config({}, {"cpu.attention=exact"}).cpu.attention, "exact");
+  EXPECT_THROW(load_config({}, {"cpu.attention=flash"}), memra::Error);
+}

@@ -114,6 +114,24 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
   }
   const int group = p.n_head / p.n_head_kv;
   const size_t jobs = (size_t)q.rows * (size_t)p.n_head;
+  const bool ggml_fa = opts_.attention_numerics == AttentionNumerics::GgmlFlashAttn &&
+                       c.options().type_k == QType::F16 && c.options().type_v == QType::F16 &&
+                       q.rows < kGgmlFaTiledRows;
+  if (ggml_fa) {
+    pool_.parallel_for(jobs, [&](size_t b, size_t e) {
+      for (size_t job = b; job < e; ++job) {
+        const int64_t t = (int64_t)(job / (size_t)p.n_head);
+        const int h = (int)(job % (size_t)p.n_head);
+        const int g = h / group;
+        const int pos = pos0 + (int)t;
+        const int lo = p.window > 0 ? std::max(0, pos - p.window + 1) : 0;
+        ggml_fa_f16_row(q.row(t) + (int64_t)h * p.head_dim_k, K + (int64_t)g * p.head_dim_k, kr,
+                        V + (int64_t)g * p.head_dim_v, vr, lo, pos, p.head_dim_k, p.head_dim_v, p.scale,
+                        p.softcap, out.row(t) + (int64_t)h * p.head_dim_v);
+      }
+    });
+    return;
+  }
   pool_.parallel_for(jobs, [&](size_t b, size_t e) {
     std::vector<float> score((size_t)n_kv);
     std::vector<double> acc((size_t)p.head_dim_v);

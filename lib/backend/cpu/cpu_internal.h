@@ -18,6 +18,14 @@ float fused_dot(QType t, const uint8_t* w, const float* x, int64_t n);
 // Dequantizes one row of any weight type into dst (n floats).
 void dequant_row(QType t, const void* src, float* dst, int64_t n);
 
+// llama.cpp's CPU flash-attention rounding for one query row of one head over keys [lo, hi]
+// (inclusive) of an F16 cache read back as f32 rows (exact: every f16 is an f32). K row j of this
+// head starts at K + j * k_stride, V row j at V + j * v_stride (cpu_attention_ggml.cpp).
+// Query batches of at least kGgmlFaTiledRows rows take ggml's tiled f32 kernel instead.
+constexpr int64_t kGgmlFaTiledRows = 64;
+void ggml_fa_f16_row(const float* q, const float* K, int64_t k_stride, const float* V, int64_t v_stride,
+                     int lo, int hi, int dk, int dv, float scale, float softcap, float* out);
+
 class CpuKv final : public KvStore {
  public:
   CpuKv(const kv::KvShape& s, const kv::KvOptions& o) : cache(s, o) {}
