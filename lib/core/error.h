@@ -1,6 +1,6 @@
 #pragma once
 // Errors: library code throws memra::Error; only an app's main() catches it, writes the receipt
-// with status "error" and exits non-zero. The library never calls exit()/abort().
+// with status "error" and exits non-zero. The library never terminates the process itself.
 #include <fmt/format.h>
 
 #include <stdexcept>
