@@ -14,17 +14,25 @@ namespace {
 
 constexpr float kGroupMaxEps = 1e-15f;
 
-// Symmetric levels in [-nmax, nmax) with weights x^2; tries 18 scales around nmax/max and keeps
-// the least-squares best. L receives level + nmax.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
+// The element of largest magnitude (first one on ties), with its magnitude in *amax.
+float signed_absmax(int n, const float* x, float* amax) {
+  float max = 0;
+  *amax = 0;
   for (int i = 0; i < n; ++i) {
     const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
+    if (ax > *amax) {
+      *amax = ax;
       max = x[i];
     }
   }
+  return max;
+}
+
+// Symmetric levels in [-nmax, nmax) with weights x^2; tries 18 scales around nmax/max and keeps
+// the least-squares best. L receives level + nmax.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+  float amax;
+  const float max = signed_absmax(n, x, &amax);
   if (amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) L[i] = 0;
     return 0.f;
@@ -67,14 +75,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
 // Q3_K's per-16 search: start from nmax/max, then up to 5 passes of coordinate descent on each
 // level. L receives level + nmax.
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
+  float amax;
+  const float max = signed_absmax(n, x, &amax);
   if (amax < kGroupMaxEps) {
     for (int i = 0; i < n; ++i) L[i] = 0;
     return 0.f;
