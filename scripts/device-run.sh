@@ -50,5 +50,23 @@ case "$phase" in
   bench32)
     bench qwen3-32b q4_k_m -p 512 -n 128 -d 0 -r 5
     ;;
+  probe)
+    # mmvs gates + per-kernel times, then one model: the A/B arms and an ncu profile of the
+    # first decode steps (kernel time by kernel name, scripts/ncu_summary.py).
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    ldd "$bin/kernel-check" .device/lib/libmemra.so | grep -v -E 'linux-vdso|ld-linux' || true
+    "$bin/kernel-check" --section mmvs,mmvs_id --seed 20261201 --receipt "$out/kernel-check.jsonl" | tail -n 45
+    "$bin/kernel-check" --section mmvs,matvec --perf --seed 7 --receipt "$out/kernel-check-perf.jsonl" \
+      | grep -E "^(mmvs|mmvq_r4)" | grep -E "/m1|m1 |glu" | grep -E "4096|12288|14336|151936|5120|25600" | tail -n 70
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --arm configs/arm-matvec-v1.toml --arm configs/arm-nofuse.toml \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | tail -n 12
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count 1200 \
+      "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
+    python3 scripts/ncu_summary.py "$out/ncu.csv" 45
+    rm -f "$f"
+    ;;
 esac
 echo "== done $(date -u +%FT%TZ)"

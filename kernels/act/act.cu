@@ -1,18 +1,9 @@
 #include "act/act_kernels.h"
+#include "act/act_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
 namespace memra::cuda {
 namespace {
-
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
-__device__ __forceinline__ float gelu_tanh(float x) {
-  const float k = 0.7978845608028654f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + tanhf(k * x * (1.0f + 0.044715f * x * x)));
-}
-template <ActKind A>
-__device__ __forceinline__ float act(float x) {
-  return A == ActKind::Silu ? silu(x) : gelu_tanh(x);
-}
 
 template <ActKind A>
 __global__ void activate_kernel(const float* x, int64_t ld, float* out, int64_t ld_out, int rows, int cols) {

@@ -71,7 +71,9 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
   int lo, hi;
   attn::key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
-  const int chunk = (len + a.n_splits - 1) / a.n_splits;
+  const int used = attn::splits_used(len, a.n_splits);
+  if (s >= used) return;  // block-uniform: the combine reads only the used splits
+  const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
 
   const int e0 = hk * D + lane * N;  // element offset inside a cache row
@@ -119,14 +121,16 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
   __shared__ float qs[G][D];
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
-  for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
-  __syncthreads();
   const int pos = *a.pos0 + i;
   int lo, hi;
   attn::key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
-  const int chunk = (len + a.n_splits - 1) / a.n_splits;
+  const int used = attn::splits_used(len, a.n_splits);
+  if (s >= used) return;  // block-uniform: the combine reads only the used splits
+  const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
+  for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
+  __syncthreads();
+  const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
 
   float m[G], l[G], acc[G][N];
@@ -204,11 +208,16 @@ template <int D>
 __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   const int h = blockIdx.x, i = blockIdx.y, d = threadIdx.x;
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
+  int lo, hi;
+  attn::key_range(*a.pos0 + i, a.window, lo, hi);
+  const int used = attn::splits_used(max(0, hi - lo), a.n_splits);
   float mx = -INFINITY;
-  for (int p = 0; p < a.n_splits; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
+#pragma unroll 8
+  for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
   float l = 0.0f, o = 0.0f;
   if (mx != -INFINITY) {
-    for (int p = 0; p < a.n_splits; ++p) {
+#pragma unroll 8
+    for (int p = 0; p < used; ++p) {
       const float* wp = w + (int64_t)p * (D + 2);
       const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
       l += wp[1] * f;

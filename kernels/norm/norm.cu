@@ -6,6 +6,7 @@ namespace {
 
 // Fixed for every RMSNorm variant: the reduction tree, and so the bits, depend on it.
 constexpr int kNormThreads = 256;
+constexpr int kNormBatch = 16;
 
 // Block-wide sum with a fixed order: per-warp xor tree, then warp 0 over the warp partials.
 __device__ __forceinline__ float block_sum(float v, float* smem) {
@@ -53,24 +54,60 @@ __global__ void __launch_bounds__(kNormThreads) rms_norm_kernel(NormArgs a) {
   const float* w = a.w;
   const float* src;
   float ss = 0.0f;
+  // Loads are issued kNormBatch at a time before the stores: with one element per iteration the
+  // store to ro[] (which may alias the residual) kept the next loads behind it, 16 round trips
+  // per row: 14.9 us for 4096 columns on the H200 (ncu, 2026-12-01). Per-thread order unchanged.
   if (MODE == 1) {
     const float* res = a.x + r * a.ld_x;
     const float* dl = a.delta + r * a.ld_delta;
     float* ro = a.res_out + r * a.ld_res_out;
-    for (int i = threadIdx.x; i < cols; i += kNormThreads) {
-      const float v = res[i] + dl[i];
-      ro[i] = v;
-      ss += __fmul_rn(v, v);
+    for (int base = threadIdx.x; base < cols; base += kNormThreads * kNormBatch) {
+      float v[kNormBatch];
+#pragma unroll
+      for (int j = 0; j < kNormBatch; ++j) {
+        const int i = base + j * kNormThreads;
+        v[j] = i < cols ? res[i] + dl[i] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < kNormBatch; ++j) {
+        const int i = base + j * kNormThreads;
+        if (i < cols) {
+          ro[i] = v[j];
+          ss += __fmul_rn(v[j], v[j]);
+        }
+      }
     }
     src = ro;
   } else {
     src = a.x + r * a.ld_x;
-    for (int i = threadIdx.x; i < cols; i += kNormThreads) ss += __fmul_rn(src[i], src[i]);
+    for (int base = threadIdx.x; base < cols; base += kNormThreads * kNormBatch) {
+      float v[kNormBatch];
+#pragma unroll
+      for (int j = 0; j < kNormBatch; ++j) {
+        const int i = base + j * kNormThreads;
+        v[j] = i < cols ? src[i] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < kNormBatch; ++j)
+        if (base + j * kNormThreads < cols) ss += __fmul_rn(v[j], v[j]);
+    }
   }
   const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);  // its barrier publishes ro[]
   if (!Q81) {
     float* o = a.out + r * a.ld_out;
-    for (int i = threadIdx.x; i < cols; i += kNormThreads) o[i] = normed(src[i], inv, w, i);
+    for (int base = threadIdx.x; base < cols; base += kNormThreads * kNormBatch) {
+      float v[kNormBatch];
+#pragma unroll
+      for (int j = 0; j < kNormBatch; ++j) {
+        const int i = base + j * kNormThreads;
+        v[j] = i < cols ? normed(src[i], inv, w, i) : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < kNormBatch; ++j) {
+        const int i = base + j * kNormThreads;
+        if (i < cols) o[i] = v[j];
+      }
+    }
   } else {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     uint8_t* oq = a.out_q + r * a.ld_q;
@@ -90,10 +127,24 @@ __global__ void head_rms_norm_kernel(const float* x, int64_t ld_x, float* out, i
   if (gw >= rows * n_head) return;
   const float* h = x + (int64_t)(gw / n_head) * ld_x + (int64_t)(gw % n_head) * head_dim;
   float* o = out + (int64_t)(gw / n_head) * ld_out + (int64_t)(gw % n_head) * head_dim;
+  // Up to 256 dims: every load of the head before the first store (o may alias h).
+  constexpr int kMax = 8;
+  float v[kMax];
+#pragma unroll
+  for (int j = 0; j < kMax; ++j) v[j] = lane + 32 * j < head_dim ? h[lane + 32 * j] : 0.0f;
   float ss = 0.0f;
-  for (int i = lane; i < head_dim; i += 32) ss += __fmul_rn(h[i], h[i]);
+#pragma unroll
+  for (int j = 0; j < kMax; ++j)
+    if (lane + 32 * j < head_dim) ss += __fmul_rn(v[j], v[j]);
+  for (int i = lane + 32 * kMax; i < head_dim; i += 32) ss += __fmul_rn(h[i], h[i]);
   const float inv = norm_scale(warp_sum_f32(ss), head_dim, eps);
-  for (int i = lane; i < head_dim; i += 32) o[i] = normed(h[i], inv, w, i);
+  if (head_dim <= 32 * kMax) {
+#pragma unroll
+    for (int j = 0; j < kMax; ++j)
+      if (lane + 32 * j < head_dim) o[lane + 32 * j] = normed(v[j], inv, w, lane + 32 * j);
+  } else {
+    for (int i = lane; i < head_dim; i += 32) o[i] = normed(h[i], inv, w, i);
+  }
 }
 
 }  // namespace

@@ -42,4 +42,16 @@ __device__ __forceinline__ void emit_q8_1_block(float v, int lane, uint8_t* blk)
   }
 }
 
+// The same block in the split q8s form of the mmvs matvec (kernels/matvec/mmvs.h): quant e at
+// xq[e], {f16-rounded d, exact sum of the quants} at *ds. Same d and quants as emit_q8_1_block.
+__device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq, float2* ds) {
+  const float amax = warp_max_f32(fabsf(v));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const int q = (int)roundf(__fmul_rn(v, id));
+  const int sum = warp_sum_i32(q);
+  xq[lane] = (int8_t)q;
+  if (lane == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
+}
+
 }  // namespace memra::cuda

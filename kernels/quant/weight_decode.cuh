@@ -38,6 +38,13 @@ struct Chunk {
   float m[2];
 };
 
+MEMRA_HD float ld_half_bits(uint16_t h) {
+#ifdef __CUDA_ARCH__
+  return __half2float(__ushort_as_half(h));
+#else
+  return fp16_to_f32(h);
+#endif
+}
 MEMRA_HD float ld_half(const uint8_t* p) {
 #ifdef __CUDA_ARCH__
   return __half2float(__ushort_as_half(*reinterpret_cast<const uint16_t*>(p)));

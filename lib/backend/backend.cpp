@@ -26,6 +26,16 @@ void StepScope::finish() {
   be_.end_step(true);
 }
 
+void Backend::matmul_n(View x, std::span<const MatmulOut> outs) {
+  for (const auto& o : outs) matmul(*o.w, x, o.y, o.bias);
+}
+
+void Backend::matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) {
+  matmul(gate, x, out, nullptr);
+  matmul(up, x, up_tmp, nullptr);
+  glu(out, up_tmp, act, out);
+}
+
 void Backend::layer_norm(View, const Weight*, const Weight*, float, View) {
   MEMRA_FAIL("layer_norm is not implemented on the {} backend yet", name());
 }

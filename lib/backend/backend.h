@@ -50,6 +50,9 @@ struct Weight {
   int n_dims = 0;
   const void* data = nullptr;  // backend memory
   uint64_t row_bytes = 0;      // bytes of one ne[0] row
+  // A second layout of the same values a backend keeps for one kernel (the CUDA backend: the
+  // split-plane decode copy of kernels/matvec/split_layout.h), or null. Owned by `storage`.
+  const void* decode_data = nullptr;
   std::shared_ptr<const void> storage;
 
   int64_t n_rows() const { return ne[1] * ne[2] * ne[3]; }
@@ -139,6 +142,13 @@ struct Step {
   View logits;
 };
 
+// One product of a matmul_n call: y = x * w^T (+ bias).
+struct MatmulOut {
+  const Weight* w = nullptr;
+  View y;
+  const Weight* bias = nullptr;
+};
+
 class Backend;
 
 class StepScope {
@@ -188,6 +198,10 @@ class Backend {
   virtual void embed(const Weight& table, std::span<const int32_t> ids, View out) = 0;
   // y[n, out] = x[n, in] * W^T (+ bias), W = [in, out] (ne[0] = in).
   virtual void matmul(const Weight& w, View x, View y, const Weight* bias = nullptr) = 0;
+  // Several products of one input (the q, k, v projections). The default runs matmul for each;
+  // a backend may batch them (the CUDA decode path: same-type matrices in one launch, each row's
+  // arithmetic unchanged, so the results are bit-identical to the separate products).
+  virtual void matmul_n(View x, std::span<const MatmulOut> outs);
   // out = x / rms(x) * w (w may be null = ones). out may alias x.
   virtual void rms_norm(View x, const Weight* w, float eps, View out) = 0;
   // residual += delta; out = rms_norm(residual) * w. The fused form of the residual stream.
@@ -205,6 +219,10 @@ class Backend {
                          View out) = 0;
   // out = act(gate) * up (SwiGLU / GEGLU). out may alias gate.
   virtual void glu(View gate, View up, Activation act, View out) = 0;
+  // out = act(x * gate^T) * (x * up^T), the first half of a gated FFN. up_tmp ([n, n_ff]) is
+  // scratch. The default is matmul(gate), matmul(up), glu; a backend may fuse the three (the CUDA
+  // decode path: both rows of one index in one warp, bit-identical to the unfused chain).
+  virtual void matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp);
   // In place: x = act(x).
   virtual void activate(View x, Activation act) = 0;
   // a += b.

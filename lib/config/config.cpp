@@ -186,6 +186,8 @@ const std::vector<Field>& schema() {
     v.push_back(make("kernels.gemm", &C::kernels, &KernelsSection::gemm, "prefill GEMM path", -INFINITY, INFINITY, {"auto", "cublaslt", "mma"}));
     v.push_back(make("kernels.gemm_min_batch", &C::kernels, &KernelsSection::gemm_min_batch, "token batches of at least this size use the GEMM path", 1, 1 << 20));
     v.push_back(make("kernels.cuda_graph", &C::kernels, &KernelsSection::cuda_graph, "capture the decode step as a CUDA graph"));
+    v.push_back(make("kernels.split_mirror", &C::kernels, &KernelsSection::split_mirror, "CUDA: keep a split-plane copy of each Q4_0/Q8_0/Q6_K matrix (same bytes again) so the mmvs decode matvec reads it with aligned 16-byte loads"));
+    v.push_back(make("kernels.fuse", &C::kernels, &KernelsSection::fuse, "CUDA: fused decode ops (one activation quantization shared by the matmuls of one input, gate+up+GLU in one matvec)"));
     v.push_back(make("spec.draft_tokens", &C::spec, &SpecSection::draft_tokens, "speculative decoding: tokens drafted per step", 1, 64));
     v.push_back(make("spec.draft_model", &C::spec, &SpecSection::draft_model, "speculative decoding: draft model GGUF (empty: none)"));
     v.push_back(make("bench.n_prompt", &C::bench, &BenchSection::n_prompt, "prefill lengths to measure (pp rows)", 0, 1 << 24));

@@ -115,9 +115,8 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
 void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
                        const AttentionWeights& w, const backend::RopeParams& rope, int layer, int pos0,
                        Scratch& s) {
-  be.matmul(*w.wq, s.h, s.q, w.bq);
-  be.matmul(*w.wk, s.h, s.k, w.bk);
-  be.matmul(*w.wv, s.h, s.v, w.bv);
+  const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
+  be.matmul_n(s.h, qkv);
   if (w.q_norm) be.head_rms_norm(s.q, hp.n_head, hp.head_dim_k, w.q_norm, hp.rms_eps);
   if (w.k_norm) be.head_rms_norm(s.k, hp.n_head_kv, hp.head_dim_k, w.k_norm, hp.rms_eps);
   be.rope(s.q, hp.n_head, pos0, rope);
@@ -137,9 +136,7 @@ void ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
   const int64_t ff = w.gate->ne[1];
   View g = s.g.cols_slice(0, ff), u = s.u.cols_slice(0, ff);
   g.ld = u.ld = ff;  // packed [n, ff] in the front of the scratch slot
-  be.matmul(*w.gate, s.h, g, nullptr);
-  be.matmul(*w.up, s.h, u, nullptr);
-  be.glu(g, u, act, g);
+  be.matmul_glu(*w.gate, *w.up, s.h, act, g, u);
   be.matmul(*w.down, g, s.d, nullptr);
 }
 

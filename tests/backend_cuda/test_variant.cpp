@@ -16,8 +16,25 @@ constexpr int kH200 = 90, kSms = 132;
 MatmulShape shape(int64_t m, int64_t n, int64_t k, QType t) { return {m, n, k, t}; }
 }  // namespace
 
+TEST(MatmulVariant, DecodeSplitTypesUseMmvs) {
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
+    for (int64_t m : {1, 3, 8}) {
+      const auto v = choose_matmul_variant(kH200, kSms, shape(m, 4096, 4096, t), KernelsSection{});
+      EXPECT_EQ(v.kind, MatmulKind::kMatvecSplit) << memra::qtype_name(t) << " m=" << m;
+      EXPECT_EQ(v.name, "mmvs");
+    }
+  // Without the split-plane copy (kernels.split_mirror = false, a tied embedding) or with k not a
+  // multiple of 64: the GGUF-layout dp4a matvec.
+  MatmulShape s = shape(1, 4096, 4096, QType::Q8_0);
+  s.split_ready = false;
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, s, {}).name, "mmvq_r4");
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4000, QType::Q8_0), {}).name, "mmvq_r4");
+  // Types without an mmvs kernel keep the dp4a matvec.
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q5_K), {}).name, "mmvq_r4");
+}
+
 TEST(MatmulVariant, DecodeQuantizedUsesDp4aMatvec) {
-  const auto v = choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q4_K), KernelsSection{});
+  const auto v = choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q3_K), KernelsSection{});
   EXPECT_EQ(v.kind, MatmulKind::kMatvecQ8_1);
   EXPECT_EQ(v.rows_per_block, 4);
   EXPECT_EQ(v.name, "mmvq_r4");
@@ -25,8 +42,8 @@ TEST(MatmulVariant, DecodeQuantizedUsesDp4aMatvec) {
 
 TEST(MatmulVariant, SmallNUsesTwoRowsPerBlock) {
   // 4 rows x 4 CTAs x 132 SMs = 2112 rows: below it, halve the rows per CTA.
-  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 2111, 4096, QType::Q8_0), {}).rows_per_block, 2);
-  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 2112, 4096, QType::Q8_0), {}).rows_per_block, 4);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 2111, 4096, QType::Q5_0), {}).rows_per_block, 2);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 2112, 4096, QType::Q5_0), {}).rows_per_block, 4);
 }
 
 TEST(MatmulVariant, FloatWeightsUseFloatMatvec) {
@@ -39,11 +56,11 @@ TEST(MatmulVariant, FloatWeightsUseFloatMatvec) {
 
 TEST(MatmulVariant, BatchThresholdSwitchesToGemm) {
   KernelsSection cfg;  // gemm_min_batch = 9
-  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(8, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kMatvecQ8_1);
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(8, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kMatvecSplit);
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(9, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kGemmDequantF16);
   cfg.gemm_min_batch = 4;
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(4, 4096, 4096, QType::Q4_0), cfg).name, "lt_dequant_f16");
-  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(3, 4096, 4096, QType::Q4_0), cfg).name, "mmvq_r4");
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(3, 4096, 4096, QType::Q4_0), cfg).name, "mmvs");
   cfg.gemm_min_batch = 100;  // the matvec serves at most 8 rows whatever the threshold says
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(9, 4096, 4096, QType::Q4_0), cfg).kind, MatmulKind::kGemmDequantF16);
 }

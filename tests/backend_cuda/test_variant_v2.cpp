@@ -26,8 +26,8 @@ TEST(MatmulVariantV2, AutoNeverChoosesV2) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
     for (int64_t n : {1024, 4096, 14336, 151936}) {
       const auto v = choose_matmul_variant(kH200, kSms, shape(1, n, 4096, t), KernelsSection{});
-      EXPECT_EQ(v.kind, MatmulKind::kMatvecQ8_1) << qtype_name(t) << " n=" << n;
-      EXPECT_EQ(v.name.rfind("mmvq_r", 0), 0u) << v.name;
+      EXPECT_NE(v.kind, MatmulKind::kMatvecQ8_1V2) << qtype_name(t) << " n=" << n;
+      EXPECT_EQ(v.name, "mmvs") << v.name;
     }
 }
 

@@ -11,6 +11,7 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 #include "kv/kv_kernels.h"
+#include "matvec/split_layout.h"
 #include "quant/quant_kernels.h"
 
 namespace memra::backend {
@@ -33,6 +34,7 @@ struct BufferHolder {
 struct WeightHolder {
   std::shared_ptr<Shared> sh;
   cuda::DeviceBuffer buf;
+  cuda::DeviceBuffer mirror;  // split-plane decode copy (kernels/matvec/split_layout.h), or empty
   uint64_t bytes = 0;
   ~WeightHolder() {
     sh->weight_gen.fetch_add(1);
@@ -92,7 +94,10 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   sh_->ctx = cuda::Context::create();
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
-  (void)cuda::choose_matmul_variant(info.cc(), info.sm_count, {1, 32, 32, QType::F16}, cfg_.kernels);
+  // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)
+  KernelsSection probe = cfg_.kernels;
+  probe.matvec = "auto";
+  (void)cuda::choose_matmul_variant(info.cc(), info.sm_count, {1, 32, 32, QType::F16}, probe);
   d_step_cap_ = 1;
   d_step_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t) * 2, "step ids");
   d_adhoc_pos_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t), "step pos");
@@ -123,7 +128,7 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 }
 
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
-  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids"};
+  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);
@@ -183,6 +188,23 @@ Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span
     cuda::stream_sync(ctx().copy_stream());
   }
   w.data = h->buf.get();
+  // The split-plane copy for the mmvs decode matvec: 2-D matrices of the repacked types, except
+  // the embedding table (gathered, not multiplied, unless the output is tied to it; a tied
+  // output then takes the GGUF-layout matvec).
+  const auto plan = cuda::sp::plan(type, w.n_rows(), w.ne[0]);
+  if (cfg_.kernels.split_mirror && plan.total_bytes > 0 && w.n_dims == 2 && name != "token_embd.weight") {
+    ctx().require_free(plan.total_bytes, fmt::format("the split-plane decode copy of '{}' ({:.1f} MiB; "
+                                                     "kernels.split_mirror = false skips it)", name,
+                                                     plan.total_bytes / kMiB));
+    std::vector<uint8_t> packed(plan.total_bytes);
+    cuda::sp::repack(type, static_cast<const uint8_t*>(host), w.row_bytes, w.n_rows(), w.ne[0], packed.data());
+    h->mirror = cuda::DeviceBuffer(ctx().pool(), plan.total_bytes, "weights (split-plane copy)");
+    h->bytes += plan.total_bytes;
+    sh_->weight_bytes.fetch_add(plan.total_bytes);
+    cuda::copy_h2d(h->mirror.get(), packed.data(), plan.total_bytes, ctx().copy_stream());
+    cuda::stream_sync(ctx().copy_stream());
+    w.decode_data = h->mirror.get();
+  }
   w.storage = std::shared_ptr<const void>(h, h->buf.get());
   return w;
 }
@@ -196,6 +218,7 @@ void CudaBackend::to_host(View src, float* dst) {
 }
 
 void CudaBackend::from_host(const float* src, View dst) {
+  forget_q8s();
   if (dst.rows == 0 || dst.cols == 0) return;
   MEMRA_CHECK(!capturing_, "from_host inside a captured decode step");
   MEMRA_CUDA_CHECK(cudaMemcpy2DAsync(dst.data, (size_t)dst.ld * 4, src, (size_t)dst.cols * 4,
@@ -211,6 +234,7 @@ std::unique_ptr<KvStore> CudaBackend::create_kv(const kv::KvShape& shape, const 
 }
 
 void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
+  forget_q8s();
   auto& c = dynamic_cast<CudaKv&>(kvs);
   MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "KV cache: layer {} out of range [0, {})", layer,
               c.layers.size());
@@ -277,6 +301,7 @@ void CudaBackend::stage_step_eager(std::span<const int32_t> ids, int pos0) {
 }
 
 bool CudaBackend::begin_step(const Step& s) {
+  forget_q8s();
   MEMRA_CHECK(!in_step_ && !capturing_, "begin_step: the previous step was not ended");
   MEMRA_CHECK(!s.ids.empty(), "forward: empty batch");
   auto* kv = dynamic_cast<CudaKv*>(s.kv);
@@ -335,6 +360,7 @@ bool CudaBackend::begin_step(const Step& s) {
 }
 
 void CudaBackend::end_step(bool ok) {
+  forget_q8s();
   in_step_ = false;
   if (!capturing_) return;
   capturing_ = false;

@@ -75,6 +75,8 @@ class CudaBackend final : public Backend {
   void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,
                  View out) override;
   void glu(View gate, View up, Activation act, View out) override;
+  void matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) override;
+  void matmul_n(View x, std::span<const MatmulOut> outs) override;
   void activate(View x, Activation act) override;
   void add(View a, View b) override;
   void scale(View x, float s) override;
@@ -82,7 +84,7 @@ class CudaBackend final : public Backend {
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
@@ -96,6 +98,18 @@ class CudaBackend final : public Backend {
   void drop_graphs();
   void stage_step_eager(std::span<const int32_t> ids, int pos0);
   const cuda::MatmulVariant& matmul_variant(const Weight& w, int64_t m);
+  // x as q8s planes (kernels/matvec/mmvs.h) in the kQ8s slot: quantized here, or reused when the
+  // last quantized input is the same view and nothing has written memory since (kernels.fuse).
+  struct Q8s {
+    const int8_t* xq;
+    const void* xds;
+  };
+  Q8s q8s_input(View x);
+  // Every op but matmul may write anywhere: the q8s planes no longer match their source.
+  void forget_q8s() { q8s_src_.data = nullptr; }
+  // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
+  void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
+                           std::span<const MatmulOut> extra = {});
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;
@@ -128,6 +142,7 @@ class CudaBackend final : public Backend {
   bool graph_ran_ = false;
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
+  View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
 };
 
 }  // namespace memra::backend::cuda_impl

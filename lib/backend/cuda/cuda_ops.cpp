@@ -12,6 +12,8 @@
 #include "gemm/gemm.h"
 #include "matvec/matvec.h"
 #include "matvec/matvec_v2.h"
+#include "matvec/mmvs.h"
+#include "matvec/split_layout.h"
 #include "misc/misc_kernels.h"
 #include "norm/norm_kernels.h"
 #include "quant/block_q8_1.h"
@@ -48,11 +50,15 @@ const cuda::MatmulVariant& CudaBackend::matmul_variant(const Weight& w, int64_t 
   auto it = matmul_variants_.find(key);
   if (it != matmul_variants_.end()) return it->second;
   const auto& info = ctx().info();
-  auto v = cuda::choose_matmul_variant(info.cc(), info.sm_count, {m, w.n_rows(), w.ne[0], w.type}, cfg_.kernels);
+  cuda::MatmulShape shape{m, w.n_rows(), w.ne[0], w.type};
+  const bool aligned = reinterpret_cast<uintptr_t>(w.data) % 16 == 0 && w.row_bytes % 16 == 0;
+  shape.split_ready = w.type == QType::Q4_K ? aligned : w.decode_data != nullptr;
+  auto v = cuda::choose_matmul_variant(info.cc(), info.sm_count, shape, cfg_.kernels);
   return matmul_variants_.emplace(key, std::move(v)).first->second;
 }
 
 void CudaBackend::embed(const Weight& table, std::span<const int32_t> ids, View out) {
+  forget_q8s();
   const int64_t rows = table.n_rows();
   MEMRA_CHECK(out.rows == (int64_t)ids.size() && out.cols == table.ne[0],
               "embed: output [{} x {}] must be [{} x {}]", out.rows, out.cols, ids.size(), table.ne[0]);
@@ -84,6 +90,10 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   check_int(m, "matmul rows");
   const auto& v = matmul_variant(w, m);
   switch (v.kind) {
+    case cuda::MatmulKind::kMatvecSplit:
+      launch_split_matvec(w, nullptr, 0, x, y);
+      note("matvec", fmt::format("mmvs.{}", qtype_name(w.type)));
+      break;
     case cuda::MatmulKind::kMatvecQ8_1:
     case cuda::MatmulKind::kMatvecQ8_1V2:
     case cuda::MatmulKind::kMatvecFloat: {
@@ -144,6 +154,9 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       break;
     }
   }
+  if (q8s_src_.data && y.data < q8s_src_.data + q8s_src_.rows * q8s_src_.ld &&
+      q8s_src_.data < y.data + y.rows * y.ld)
+    forget_q8s();
   if (b) {
     cuda::EwiseParams e;
     e.op = cuda::EwiseOp::AddBias;
@@ -156,7 +169,110 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   }
 }
 
+CudaBackend::Q8s CudaBackend::q8s_input(View x) {
+  const int64_t k = x.cols, m = x.rows;
+  const size_t xq_bytes = ((size_t)m * (size_t)k + 255) / 256 * 256;
+  const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
+  auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
+  Q8s q{reinterpret_cast<const int8_t*>(base), base + xq_bytes};
+  const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
+                    q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
+  if (same) return q;
+  cuda::QuantizeQ8sParams qp;
+  qp.x = x.data;
+  qp.n = k;
+  qp.rows = m;
+  qp.ld_x = x.ld;
+  qp.xq = reinterpret_cast<int8_t*>(base);
+  qp.xds = base + xq_bytes;
+  cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
+  q8s_src_ = x;
+  return q;
+}
+
+void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
+                                      std::span<const MatmulOut> extra) {
+  const int64_t k = w.ne[0];
+  MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
+  const Q8s q = q8s_input(x);
+  const auto plane = [](const Weight& wt) -> std::pair<const void*, const void*> {
+    if (wt.type == QType::Q4_K) return {wt.data, nullptr};
+    const auto pl = cuda::sp::plan(wt.type, wt.n_rows(), wt.ne[0]);
+    return {wt.decode_data, static_cast<const uint8_t*>(wt.decode_data) + pl.d_offset};
+  };
+  cuda::MmvsParams p;
+  p.w_type = w.type;
+  std::tie(p.w, p.w_d) = plane(w);
+  if (w2) std::tie(p.w2, p.w2_d) = plane(*w2);
+  p.glu = glu;
+  p.n_rows = w.n_rows();
+  p.n_cols = k;
+  p.m = (int)x.rows;
+  p.xq = q.xq;
+  p.xds = q.xds;
+  p.y = y.data;
+  p.ldy = y.ld;
+  MEMRA_CHECK(extra.size() <= 2, "internal: mmvs takes at most 3 matrices per launch");
+  p.n_extra = (int)extra.size();
+  for (size_t i = 0; i < extra.size(); ++i) {
+    auto& e = p.extra[i];
+    std::tie(e.w, e.w_d) = plane(*extra[i].w);
+    e.n_rows = extra[i].w->n_rows();
+    e.y = extra[i].y.data;
+    e.ldy = extra[i].y.ld;
+  }
+  cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
+}
+
+void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
+  if (!cfg_.kernels.fuse) return Backend::matmul_n(x, outs);
+  const int64_t m = x.rows;
+  // Runs of consecutive same-type, same-k, bias-free mmvs products share one launch.
+  auto groupable = [&](const MatmulOut& o) {
+    return o.w && !o.bias && m >= 1 && o.w->ne[0] == x.cols && o.y.rows == m && o.y.cols == o.w->n_rows() &&
+           matmul_variant(*o.w, m).kind == cuda::MatmulKind::kMatvecSplit;
+  };
+  size_t i = 0;
+  while (i < outs.size()) {
+    if (!groupable(outs[i])) {
+      matmul(*outs[i].w, x, outs[i].y, outs[i].bias);
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < outs.size() && j - i < 3 && groupable(outs[j]) && outs[j].w->type == outs[i].w->type) ++j;
+    if (j == i + 1) {
+      matmul(*outs[i].w, x, outs[i].y, nullptr);
+    } else {
+      launch_split_matvec(*outs[i].w, nullptr, 0, x, outs[i].y, outs.subspan(i + 1, j - i - 1));
+      note("matvec", fmt::format("mmvs_x{}.{}", j - i, qtype_name(outs[i].w->type)));
+      for (size_t t = i; t < j; ++t) {
+        const View y = outs[t].y;
+        if (q8s_src_.data && y.data < q8s_src_.data + q8s_src_.rows * q8s_src_.ld &&
+            q8s_src_.data < y.data + y.rows * y.ld)
+          forget_q8s();
+      }
+    }
+    i = j;
+  }
+}
+
+void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) {
+  const int64_t m = x.rows;
+  const bool fusable = cfg_.kernels.fuse && m >= 1 && gate.type == up.type && gate.ne[0] == up.ne[0] &&
+                       gate.n_rows() == up.n_rows() && x.cols == gate.ne[0] && out.rows == m &&
+                       out.cols == gate.n_rows() &&
+                       matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
+                       matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
+  if (!fusable) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
+  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
+  forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
+  note("matvec", fmt::format("mmvs_glu.{}", qtype_name(gate.type)));
+  note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
+}
+
 void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
+  forget_q8s();
   check_same_shape("rms_norm", x, out);
   cuda::RmsNormParams p;
   p.x = x.data;
@@ -174,6 +290,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
 }
 
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
+  forget_q8s();
   check_same_shape("add_rms_norm", residual, delta);
   check_same_shape("add_rms_norm", residual, out);
   cuda::AddRmsNormParams p;
@@ -196,6 +313,7 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
 }
 
 void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) {
+  forget_q8s();
   MEMRA_CHECK((int64_t)n_head * head_dim == x.cols, "head_rms_norm: {} heads x {} != {} columns", n_head,
               head_dim, x.cols);
   cuda::HeadRmsNormParams p;
@@ -215,6 +333,7 @@ void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* 
 }
 
 void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
+  forget_q8s();
   MEMRA_CHECK((int64_t)n_head * rp.head_dim == x.cols, "rope: {} heads x head_dim {} != {} columns", n_head,
               rp.head_dim, x.cols);
   MEMRA_CHECK(rp.n_rot > 0 && rp.n_rot <= rp.head_dim && rp.n_rot % 2 == 0,
@@ -249,6 +368,7 @@ void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
 }
 
 void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
+  forget_q8s();
   const auto& c = dynamic_cast<const CudaKv&>(kvs);
   MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "attention: layer {} out of range [0, {})", layer,
               c.layers.size());
@@ -333,6 +453,7 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
 }
 
 void CudaBackend::glu(View gate, View up, Activation act, View out) {
+  forget_q8s();
   check_same_shape("glu", gate, up);
   check_same_shape("glu", gate, out);
   if (gate.rows == 0) return;
@@ -352,6 +473,7 @@ void CudaBackend::glu(View gate, View up, Activation act, View out) {
 }
 
 void CudaBackend::activate(View x, Activation act) {
+  forget_q8s();
   if (x.rows == 0) return;
   check_int(x.rows, "activate rows");
   cuda::ActParams p;
@@ -367,6 +489,7 @@ void CudaBackend::activate(View x, Activation act) {
 }
 
 void CudaBackend::add(View a, View b) {
+  forget_q8s();
   check_same_shape("add", a, b);
   cuda::EwiseParams p;
   p.op = cuda::EwiseOp::Add;
@@ -381,6 +504,7 @@ void CudaBackend::add(View a, View b) {
 }
 
 void CudaBackend::scale(View x, float s) {
+  forget_q8s();
   cuda::EwiseParams p;
   p.op = cuda::EwiseOp::Scale;
   p.x = x.data;
@@ -393,6 +517,7 @@ void CudaBackend::scale(View x, float s) {
 }
 
 void CudaBackend::softcap(View x, float cap) {
+  forget_q8s();
   MEMRA_CHECK(cap > 0.0f, "softcap: cap must be positive, got {}", cap);
   cuda::EwiseParams p;
   p.op = cuda::EwiseOp::Softcap;

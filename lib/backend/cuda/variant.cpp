@@ -55,6 +55,9 @@ MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, 
   if (matvec) {
     const char* base = is_float(s.w_type) ? "mmvf" : "mmvq";
     v.kind = is_float(s.w_type) ? MatmulKind::kMatvecFloat : MatmulKind::kMatvecQ8_1;
+    const bool split_ok = s.split_ready && s.k % 64 == 0 &&
+                          (s.w_type == QType::Q4_K || s.w_type == QType::Q6_K || s.w_type == QType::Q8_0 ||
+                           s.w_type == QType::Q4_0);
     const int v2_rows = v2_rows_per_block(cfg.matvec);
     if (v2_rows > 0 && s.m == 1 && is_v2_type(s.w_type)) {
       v.kind = MatmulKind::kMatvecQ8_1V2;
@@ -62,14 +65,22 @@ MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, 
       v.name = fmt::format("mmvq_v2_r{}", v2_rows);
       return v;
     }
-    if (cfg.matvec == "auto" || v2_rows > 0) {
+    // "mmvs" and the v2 names leave every matmul they do not cover to the auto choice.
+    const bool automatic = cfg.matvec == "auto" || cfg.matvec == "mmvs" || v2_rows > 0;
+    if (split_ok && automatic) {
+      v.kind = MatmulKind::kMatvecSplit;
+      v.rows_per_block = 4;
+      v.name = "mmvs";
+      return v;
+    }
+    if (automatic) {
       v.rows_per_block = s.n >= 4LL * 4 * sm_count ? 4 : 2;
     } else {
       bool ok = false;
       for (int r : {1, 2, 4, 8})
         if (cfg.matvec == fmt::format("{}_r{}", base, r)) v.rows_per_block = r, ok = true;
       MEMRA_CHECK(ok, "kernels.matvec = \"{}\" is not a matvec variant for {} weights (valid: auto, "
-                  "{}_r1, {}_r2, {}_r4, {}_r8, mmvq_v2, mmvq_v2_r<1|2|4|8>)", cfg.matvec, tr.name, base, base, base,
+                  "{}_r1, {}_r2, {}_r4, {}_r8, mmvs, mmvq_v2, mmvq_v2_r<1|2|4|8>)", cfg.matvec, tr.name, base, base, base,
                   base);
     }
     v.name = fmt::format("{}_r{}", base, v.rows_per_block);

@@ -5,6 +5,9 @@
 //
 // Rules (and the rejected alternatives):
 //   m < kernels.gemm_min_batch and m <= 8 -> matvec (one pass over the weights for all m rows);
+//     Q4_K/Q6_K/Q8_0/Q4_0 W with k % 64 == 0 and split_ready -> "mmvs" (kernels/matvec/mmvs.h:
+//     aligned 16-byte weight loads on the split-plane layout; bench/notes/mmvs.md has the
+//     measurement that made it the default), also forced by kernels.matvec = "mmvs";
 //     quantized W -> "mmvq_r<R>" (q8_1 activations, dp4a), float W -> "mmvf_r<R>".
 //     R = warps (rows) per CTA: 4 by default; 2 when n is too small to give every SM 4 CTAs
 //     (fewer rows per CTA keeps more CTAs in flight). A forced kernels.matvec name wins.
@@ -25,7 +28,7 @@
 namespace memra::cuda {
 
 enum class MatmulKind {
-  kMatvecQ8_1, kMatvecQ8_1V2, kMatvecFloat, kGemmDequantF16, kGemmF16, kGemmBf16, kGemmF32
+  kMatvecQ8_1, kMatvecQ8_1V2, kMatvecSplit, kMatvecFloat, kGemmDequantF16, kGemmF16, kGemmBf16, kGemmF32
 };
 
 struct MatmulShape {
@@ -33,6 +36,9 @@ struct MatmulShape {
   int64_t n = 0;  // output features
   int64_t k = 0;  // input features
   QType w_type = QType::F16;
+  // The weight can be read by mmvs: its split-plane copy exists (Q4_0/Q8_0/Q6_K) or it needs none
+  // (Q4_K, 16-byte-aligned rows).
+  bool split_ready = true;
 };
 
 struct MatmulVariant {

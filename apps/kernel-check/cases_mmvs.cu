@@ -1,0 +1,362 @@
+// Sections "mmvs" and "mmvs_id": the split-plane decode matvec (kernels/matvec/mmvs.h).
+//
+// mmvs: against the f64 CPU reference on the very bytes the GPU reads (W = lib/quant's
+// dequantization of the GGUF rows that were repacked, x = the dequantization of the q8_1 blocks
+// the q8s planes were made from), m = 1..8, odd row counts, and the fused GLU pair (reference:
+// act(g) * u in f64 on the f64 products). Tolerance 1e-5 normalized, as the v1 matvec cases: the
+// integer dot per 16/32 weights is exact, what remains is f32 rounding of a few products per task
+// and the f32 sum over <= 224 tasks; one wrong task moves the error to ~1e-2, an unwritten
+// output reads NaN (poison).
+// Also here: launch_quantize_q8s byte-identical to the CPU q8_1 quantizer (quantize_row(Q8_1))
+// converted to planes.
+//
+// mmvs_id: byte identity claims. (1) row results at m = 1 equal those at m = 4 and m = 8 (the
+// decode == verify property of the kernel); (2) the fused GLU output equals mmvs(gate),
+// mmvs(up), launch_glu on the same inputs.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "act/act_kernels.h"
+#include "case_util.h"
+#include "cases_ref.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "matvec/mmvs.h"
+#include "matvec/split_layout.h"
+#include "quant/quant.h"
+
+namespace memra::kc {
+namespace {
+
+constexpr double kTol = 1e-5;
+
+void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::vector<int8_t>& xq,
+                 std::vector<float>& xds) {
+  xq.assign((size_t)(m * k), 0);
+  xds.assign((size_t)(m * (k / 32) * 2), 0.f);
+  cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
+}
+
+// Device copy of a weight in the layout mmvs reads: repacked planes, or the GGUF rows (Q4_K).
+struct DeviceWeight {
+  const void* w = nullptr;
+  const void* w_d = nullptr;
+};
+DeviceWeight upload_split(Env& env, QType t, const std::vector<uint8_t>& gguf, int64_t n, int64_t k) {
+  const auto pl = cuda::sp::plan(t, n, k);
+  if (!cuda::sp::layout(t).repacked) return {env.upload(gguf), nullptr};
+  std::vector<uint8_t> packed(pl.total_bytes);
+  cuda::sp::repack(t, gguf.data(), gguf.size() / (size_t)n, n, k, packed.data());
+  const uint8_t* d = env.upload(packed);
+  return {d, d + pl.d_offset};
+}
+
+double silu64(double x) { return x / (1.0 + std::exp(-x)); }
+
+class MmvsCase : public Case {
+ public:
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu) : t_(t), n_(n), k_(k), m_(m), glu_(glu) {}
+  void generate(Env& env) override {
+    w_ = random_weight_bytes(env, t_, n_, k_);
+    dw_ = upload_split(env, t_, w_, n_, k_);
+    if (glu_) {
+      w2_ = random_weight_bytes(env, t_, n_, k_);
+      dw2_ = upload_split(env, t_, w2_, n_, k_);
+    }
+    const auto x = env.normal((size_t)(m_ * k_));
+    xq1_.resize((size_t)(m_ * (k_ / 32)) * 36);
+    for (int j = 0; j < m_; ++j)
+      quantize_row(QType::Q8_1, x.data() + j * k_, xq1_.data() + (size_t)j * (k_ / 32) * 36, k_);
+    std::vector<int8_t> xq;
+    std::vector<float> xds;
+    q8_1_to_q8s(xq1_, m_, k_, xq, xds);
+    dxq_ = env.upload(xq);
+    dxds_ = env.upload(xds);
+    dy_ = env.alloc_output<float>((size_t)(m_ * n_));
+  }
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
+  void reference(Env&) override {
+    const auto xf = dequantize_rows(QType::Q8_1, xq1_, m_, k_);
+    ref_ = matmul_f64(dequantize_rows(t_, w_, n_, k_), xf, n_, k_, m_);
+    if (glu_) {
+      const auto u = matmul_f64(dequantize_rows(t_, w2_, n_, k_), xf, n_, k_, m_);
+      for (size_t i = 0; i < ref_.size(); ++i) ref_[i] = silu64(ref_[i]) * u[i];
+    }
+    w_.clear();
+    w2_.clear();
+  }
+  Verdict compare(Env& env) override { return ref::norm(env.download(dy_, (size_t)(m_ * n_)), ref_, kTol); }
+  PerfCount perf_count() const override {
+    const double wb = (double)*qtype_row_bytes(t_, k_) * (double)n_ * (glu_ ? 2 : 1);
+    return {wb + (double)m_ * (double)k_ * 1.25 + 4.0 * (double)(m_ * n_), 0};
+  }
+
+ private:
+  cuda::MmvsParams params() const {
+    cuda::MmvsParams p;
+    p.w_type = t_;
+    p.w = dw_.w;
+    p.w_d = dw_.w_d;
+    if (glu_) {
+      p.w2 = dw2_.w;
+      p.w2_d = dw2_.w_d;
+      p.glu = 1;
+    }
+    p.n_rows = n_;
+    p.n_cols = k_;
+    p.m = m_;
+    p.xq = dxq_;
+    p.xds = dxds_;
+    p.y = dy_;
+    return p;
+  }
+  QType t_;
+  int64_t n_, k_;
+  int m_, glu_;
+  std::vector<uint8_t> w_, w2_, xq1_;
+  std::vector<double> ref_;
+  DeviceWeight dw_, dw2_;
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dy_ = nullptr;
+};
+
+// launch_quantize_q8s vs the CPU q8_1 quantizer's bytes, converted to planes.
+class QuantizeQ8sCase : public Case {
+ public:
+  QuantizeQ8sCase(int64_t rows, int64_t n) : rows_(rows), n_(n) {}
+  void generate(Env& env) override {
+    x_ = env.normal((size_t)(rows_ * n_), 3.0f);
+    for (size_t i = 0; i < x_.size(); i += 97) x_[i] = 0.0f;  // zeros inside blocks
+    std::fill(x_.begin(), x_.begin() + 32, 0.0f);             // one all-zero block (d = 0)
+    dx_ = env.upload(x_);
+    dxq_ = env.alloc_output<int8_t>((size_t)(rows_ * n_));
+    dxds_ = env.alloc_output<float>((size_t)(rows_ * n_ / 32) * 2);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::QuantizeQ8sParams p;
+    p.x = dx_;
+    p.n = n_;
+    p.rows = rows_;
+    p.xq = dxq_;
+    p.xds = dxds_;
+    return cuda::launch_quantize_q8s(p, env.stream());
+  }
+  void reference(Env&) override {
+    std::vector<uint8_t> blocks((size_t)(rows_ * (n_ / 32)) * 36);
+    for (int64_t r = 0; r < rows_; ++r)
+      quantize_row(QType::Q8_1, x_.data() + r * n_, blocks.data() + (size_t)r * (n_ / 32) * 36, n_);
+    q8_1_to_q8s(blocks, rows_, n_, xq_, xds_);
+  }
+  Verdict compare(Env& env) override {
+    const auto q = env.download(dxq_, xq_.size());
+    const auto ds = env.download(dxds_, xds_.size());
+    return ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
+                        {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
+  }
+  PerfCount perf_count() const override { return {(double)(rows_ * n_) * 5.25, 0}; }
+
+ private:
+  int64_t rows_, n_;
+  std::vector<float> x_;
+  std::vector<int8_t> xq_;
+  std::vector<float> xds_;
+  float* dx_ = nullptr;
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+};
+
+// Byte identities: m = 1 rows vs m = 4 / 8 rows (same activation row in slot 0), and the fused
+// GLU vs mmvs(gate), mmvs(up), launch_glu.
+class MmvsIdCase : public Case {
+ public:
+  MmvsIdCase(QType t, int64_t n, int64_t k, bool glu) : t_(t), n_(n), k_(k), glu_(glu) {}
+  void generate(Env& env) override {
+    const auto w = random_weight_bytes(env, t_, n_, k_);
+    dw_ = upload_split(env, t_, w, n_, k_);
+    const auto w2 = random_weight_bytes(env, t_, n_, k_);
+    dw2_ = upload_split(env, t_, w2, n_, k_);
+    const int m = 8;
+    const auto x = env.normal((size_t)(m * k_));
+    std::vector<uint8_t> blocks((size_t)(m * (k_ / 32)) * 36);
+    for (int j = 0; j < m; ++j)
+      quantize_row(QType::Q8_1, x.data() + j * k_, blocks.data() + (size_t)j * (k_ / 32) * 36, k_);
+    std::vector<int8_t> xq;
+    std::vector<float> xds;
+    q8_1_to_q8s(blocks, m, k_, xq, xds);
+    dxq_ = env.upload(xq);
+    dxds_ = env.upload(xds);
+    dy_ = env.alloc_output<float>((size_t)(8 * n_));
+    dy4_ = env.alloc_output<float>((size_t)(4 * n_));
+    dg_ = env.alloc_output<float>((size_t)n_);
+    du_ = env.alloc_output<float>((size_t)n_);
+    dglu_ = env.alloc_output<float>((size_t)n_);
+    dy1_ = env.alloc_output<float>((size_t)n_);
+  }
+  cudaError_t launch(Env& env) override {
+    auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y) {
+      cuda::MmvsParams p;
+      p.w_type = t_;
+      p.w = w.w;
+      p.w_d = w.w_d;
+      if (w2) {
+        p.w2 = w2->w;
+        p.w2_d = w2->w_d;
+        p.glu = 1;
+      }
+      p.n_rows = n_;
+      p.n_cols = k_;
+      p.m = m;
+      p.xq = dxq_;
+      p.xds = dxds_;
+      p.y = y;
+      return cuda::launch_mmvs(p, env.stream());
+    };
+    cudaError_t e;
+    if (!glu_) {
+      if ((e = run(dw_, nullptr, 1, dy1_)) != cudaSuccess) return e;
+      if ((e = run(dw_, nullptr, 4, dy4_)) != cudaSuccess) return e;
+      return run(dw_, nullptr, 8, dy_);
+    }
+    if ((e = run(dw_, &dw2_, 1, dy1_)) != cudaSuccess) return e;
+    if ((e = run(dw_, nullptr, 1, dg_)) != cudaSuccess) return e;
+    if ((e = run(dw2_, nullptr, 1, du_)) != cudaSuccess) return e;
+    cuda::GluParams g;
+    g.gate = dg_;
+    g.ld_gate = n_;
+    g.up = du_;
+    g.ld_up = n_;
+    g.out = dglu_;
+    g.ld_out = n_;
+    g.rows = 1;
+    g.cols = (int)n_;
+    g.act = cuda::ActKind::Silu;
+    return cuda::launch_glu(g, env.stream());
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    const auto y1 = env.download(dy1_, (size_t)n_);
+    if (glu_) {
+      const auto unfused = env.download(dglu_, (size_t)n_);
+      return ref::all_of({{"fused GLU vs mmvs+mmvs+glu bytes", compare_bytes(y1.data(), unfused.data(), y1.size() * 4)}});
+    }
+    const auto y4 = env.download(dy4_, (size_t)n_);  // row 0 of the m = 4 run
+    const auto y8 = env.download(dy_, (size_t)n_);
+    return ref::all_of({{"m=1 vs m=4 bytes", compare_bytes(y1.data(), y4.data(), y1.size() * 4)},
+                        {"m=1 vs m=8 bytes", compare_bytes(y1.data(), y8.data(), y1.size() * 4)}});
+  }
+
+ private:
+  QType t_;
+  int64_t n_, k_;
+  bool glu_;
+  DeviceWeight dw_, dw2_;
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float *dy_ = nullptr, *dy4_ = nullptr, *dy1_ = nullptr, *dg_ = nullptr, *du_ = nullptr, *dglu_ = nullptr;
+};
+
+// Three matrices (q, k, v shapes, odd row counts) in one launch (MmvsParams::extra) vs three
+// launches: byte-identical outputs.
+class MmvsSegCase : public Case {
+ public:
+  MmvsSegCase(QType t, int64_t k) : t_(t), k_(k) {}
+  void generate(Env& env) override {
+    for (int i = 0; i < 3; ++i) {
+      dw_[i] = upload_split(env, t_, random_weight_bytes(env, t_, rows_[i], k_), rows_[i], k_);
+      dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
+      dsep_[i] = env.alloc_output<float>((size_t)rows_[i]);
+    }
+    const auto x = env.normal((size_t)k_);
+    std::vector<uint8_t> blocks((size_t)(k_ / 32) * 36);
+    quantize_row(QType::Q8_1, x.data(), blocks.data(), k_);
+    std::vector<int8_t> xq;
+    std::vector<float> xds;
+    q8_1_to_q8s(blocks, 1, k_, xq, xds);
+    dxq_ = env.upload(xq);
+    dxds_ = env.upload(xds);
+  }
+  cudaError_t launch(Env& env) override {
+    auto base = [&](int i, float* y) {
+      cuda::MmvsParams p;
+      p.w_type = t_;
+      p.w = dw_[i].w;
+      p.w_d = dw_[i].w_d;
+      p.n_rows = rows_[i];
+      p.n_cols = k_;
+      p.xq = dxq_;
+      p.xds = dxds_;
+      p.y = y;
+      return p;
+    };
+    cuda::MmvsParams p = base(0, dy_[0]);
+    p.n_extra = 2;
+    for (int i = 1; i < 3; ++i) {
+      p.extra[i - 1].w = dw_[i].w;
+      p.extra[i - 1].w_d = dw_[i].w_d;
+      p.extra[i - 1].n_rows = rows_[i];
+      p.extra[i - 1].y = dy_[i];
+    }
+    cudaError_t e = cuda::launch_mmvs(p, env.stream());
+    for (int i = 0; i < 3 && e == cudaSuccess; ++i) e = cuda::launch_mmvs(base(i, dsep_[i]), env.stream());
+    return e;
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    std::vector<float> a, b;
+    for (int i = 0; i < 3; ++i) {
+      const auto x = env.download(dy_[i], (size_t)rows_[i]), y = env.download(dsep_[i], (size_t)rows_[i]);
+      a.insert(a.end(), x.begin(), x.end());
+      b.insert(b.end(), y.begin(), y.end());
+    }
+    return compare_bytes(a.data(), b.data(), a.size() * 4);
+  }
+
+ private:
+  QType t_;
+  int64_t k_;
+  int64_t rows_[3] = {1031, 257, 259};
+  DeviceWeight dw_[3];
+  float* dy_[3] = {};
+  float* dsep_[3] = {};
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+};
+
+void add_mmvs_cases(Registry& r) {
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
+    const std::string tn(qtype_name(t));
+    auto add = [&](int64_t n, int64_t k, int m, int glu) {
+      r.add("mmvs", ref::cat("mmvs", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m", m),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu); });
+    };
+    // Odd row counts (the last CTA partly empty), k with a partial last pair of tasks per lane
+    // (1536 = 24 tasks: lanes 24..31 idle; 2304 = 36: 4 lanes take a second task), every m class.
+    for (int m : {1, 2, 3, 5, 8}) add(4097, 1536, m, 0);
+    add(1031, 2304, 1, 0);
+    add(1031, 2304, 3, 1);
+    add(4099, 4096, 1, 1);
+    // Model shapes (qwen3-8b / llama-8b q|o 4096x4096, k|v 1024x4096, gate|up 12288|14336x4096,
+    // down 4096x12288|14336, output 151936x4096; qwen3-32b 5120 / 25600) for --perf.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {6144, 4096}, {12288, 4096},
+                        {14336, 4096}, {4096, 12288}, {4096, 14336}, {151936, 4096}, {5120, 25600},
+                        {25600, 5120}})
+      add(n, k, 1, 0);
+    add(12288, 4096, 1, 1);
+    add(25600, 5120, 1, 1);
+    r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, false); });
+    r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x2304/one_vs_three_launches_bytes"),
+          [=] { return std::make_unique<MmvsSegCase>(t, 2304); });
+    r.add("mmvs_id", ref::cat("mmvs_glu/", tn, "/4097x2304/fused_vs_unfused_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, true); });
+  }
+  for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
+    r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
+          [=] { return std::make_unique<QuantizeQ8sCase>(rows, n); });
+}
+
+}  // namespace
+MEMRA_KC_REGISTER(add_mmvs_cases);
+}  // namespace memra::kc

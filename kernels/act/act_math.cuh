@@ -1,0 +1,18 @@
+#pragma once
+// The activation functions as every CUDA kernel computes them (act.cu, the fused GLU epilogue of
+// the mmvs matvec): one definition, so the fused and unfused forms stay bit-identical.
+#include "act/act_kernels.h"
+
+namespace memra::cuda {
+
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float gelu_tanh(float x) {
+  const float k = 0.7978845608028654f;  // sqrt(2/pi)
+  return 0.5f * x * (1.0f + tanhf(k * x * (1.0f + 0.044715f * x * x)));
+}
+template <ActKind A>
+__device__ __forceinline__ float act(float x) {
+  return A == ActKind::Silu ? silu(x) : gelu_tanh(x);
+}
+
+}  // namespace memra::cuda

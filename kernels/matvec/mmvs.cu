@@ -1,0 +1,219 @@
+// The mmvs decode matvec (mmvs.h) and its q8s activation quantizer.
+#include <cuda_fp16.h>
+
+#include "act/act_math.cuh"
+#include "matvec/mmvs.h"
+#include "matvec/mmvs_task.cuh"
+#include "matvec/split_layout.h"
+#include "norm/q8_1_emit.cuh"
+
+namespace memra::cuda {
+namespace {
+
+using mmvs::Geo;
+using mmvs::Task;
+constexpr int kWarps = 4;  // rows per CTA
+
+struct Seg {
+  const uint8_t* w;
+  const uint8_t* wd;
+  int64_t body_row_bytes;
+  int64_t row_end;  // rows of this and the earlier segments
+  float* y;
+  int64_t ldy;
+};
+
+struct Args {
+  const uint8_t* w;
+  const uint8_t* wd;
+  const uint8_t* w2;
+  const uint8_t* w2d;
+  Geo g;
+  int64_t n_rows;  // all segments
+  int n_seg;
+  Seg seg[3];
+  int n_tasks;
+  int m;
+  const int8_t* xq;
+  const float2* xds;
+  int64_t k;
+  float* y;
+  int64_t ldy;
+};
+
+// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2).
+template <QType T, int MM, int GLU>
+__global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
+  const int lane = threadIdx.x & 31;
+  int64_t row = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5);
+  if (row >= a.n_rows) return;
+  // Which matrix (segment) the row belongs to; segment 0 is the plain case.
+  const uint8_t* w = a.w;
+  const uint8_t* wd = a.wd;
+  float* y = a.y;
+  int64_t ldy = a.ldy;
+  Geo g = a.g;
+  if (a.n_seg > 1 && row >= a.seg[0].row_end) {
+    const int sg = row >= a.seg[1].row_end ? 2 : 1;
+    row -= a.seg[sg - 1].row_end;
+    w = a.seg[sg].w;
+    wd = a.seg[sg].wd;
+    y = a.seg[sg].y;
+    ldy = a.seg[sg].ldy;
+    g.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
+  }
+  float acc[MM], acc2[MM];
+#pragma unroll
+  for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
+  const int64_t kb = a.k / 32;
+  // Two tasks in flight per lane (t0 and t1 = t0 + 32); per lane the tasks are summed in
+  // increasing order, whatever MM is.
+  for (int t0 = lane; t0 < a.n_tasks; t0 += 64) {
+    const int t1 = t0 + 32;
+    const bool has1 = t1 < a.n_tasks;
+    Task<T> w0, w1, u0, u1;
+    w0.load(w, wd, row, t0, g);
+    if (has1) w1.load(w, wd, row, t1, g);
+    if constexpr (GLU != 0) {
+      u0.load(a.w2, a.w2d, row, t0, a.g);
+      if (has1) u1.load(a.w2, a.w2d, row, t1, a.g);
+    }
+#pragma unroll
+    for (int j = 0; j < MM; ++j) {
+      if (j < a.m) {
+        const int8_t* xq = a.xq + j * a.k;
+        const float2* xds = a.xds + j * kb;
+        acc[j] = __fadd_rn(acc[j], w0.dot(t0, xq, xds));
+        if (has1) acc[j] = __fadd_rn(acc[j], w1.dot(t1, xq, xds));
+        if constexpr (GLU != 0) {
+          acc2[j] = __fadd_rn(acc2[j], u0.dot(t0, xq, xds));
+          if (has1) acc2[j] = __fadd_rn(acc2[j], u1.dot(t1, xq, xds));
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < MM; ++j) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      acc[j] = __fadd_rn(acc[j], __shfl_xor_sync(0xffffffffu, acc[j], o));
+      if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], __shfl_xor_sync(0xffffffffu, acc2[j], o));
+    }
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < MM; ++j) {
+      if (j < a.m) {
+        float v = acc[j];
+        // As launch_glu computes it: __fmul_rn(act(gate), up).
+        if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
+        if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
+        y[j * ldy + row] = v;
+      }
+    }
+  }
+}
+
+template <QType T, int MM>
+cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
+  const unsigned grid = (unsigned)((a.n_rows + kWarps - 1) / kWarps);
+  if (glu == 0) mmvs_kernel<T, MM, 0><<<grid, 32 * kWarps, 0, s>>>(a);
+  else if (glu == 1) mmvs_kernel<T, MM, 1><<<grid, 32 * kWarps, 0, s>>>(a);
+  else mmvs_kernel<T, MM, 2><<<grid, 32 * kWarps, 0, s>>>(a);
+  return cudaGetLastError();
+}
+
+template <QType T>
+cudaError_t launch_t(const Args& a, int glu, cudaStream_t s) {
+#ifndef MEMRA_REDUCED_INSTANCES
+  if (a.m == 1) return launch_m<T, 1>(a, glu, s);
+  if (a.m == 2) return launch_m<T, 2>(a, glu, s);
+  if (a.m <= 4) return launch_m<T, 4>(a, glu, s);
+#endif
+  return launch_m<T, 8>(a, glu, s);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// One warp per 32-element block (as launch_quantize_q8_1).
+__global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
+                                    int8_t* __restrict__ xq, float2* __restrict__ xds) {
+  const int lane = threadIdx.x & 31;
+  const int64_t ib = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
+  if (ib >= n_blocks) return;
+  const int64_t bpr = n / 32, row = ib / bpr, b = ib % bpr;
+  emit_q8s_block(x[row * ld_x + b * 32 + lane], lane, xq + row * n + b * 32, xds + ib);
+}
+
+}  // namespace
+
+bool mmvs_supported(QType t, int64_t n_cols) {
+  const sp::Layout L = sp::layout(t);
+  return L.ok && n_cols > 0 && n_cols % L.block_elems == 0 && n_cols % 64 == 0 && n_cols / 64 < (1 << 24);
+}
+
+cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
+  if (!p.w || !p.y || !p.xq || !p.xds || p.n_rows <= 0 || p.m < 1 || p.m > kMmvsMaxM) return cudaErrorInvalidValue;
+  if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
+  const sp::Layout L = sp::layout(p.w_type);
+  if (L.repacked && !p.w_d) return cudaErrorInvalidValue;
+  if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && L.repacked && !p.w2_d))
+    return cudaErrorInvalidValue;
+  if (!aligned16(p.w) || (p.w2 && !aligned16(p.w2)) || !aligned16(p.xq) || !aligned16(p.xds))
+    return cudaErrorInvalidValue;
+  if (L.repacked && (reinterpret_cast<uintptr_t>(p.w_d) % 4 || (p.w2_d && reinterpret_cast<uintptr_t>(p.w2_d) % 4)))
+    return cudaErrorInvalidValue;
+  const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
+  if (ldy < p.n_rows || p.n_extra < 0 || p.n_extra > 2 || (p.n_extra > 0 && p.glu != 0)) return cudaErrorInvalidValue;
+  const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols);
+  Args a;
+  a.w = static_cast<const uint8_t*>(p.w);
+  a.wd = static_cast<const uint8_t*>(p.w_d);
+  a.w2 = static_cast<const uint8_t*>(p.w2);
+  a.w2d = static_cast<const uint8_t*>(p.w2_d);
+  a.g = {pl.body_row_bytes, pl.blocks_per_row};
+  a.n_seg = 1 + p.n_extra;
+  a.seg[0] = {a.w, a.wd, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
+  int64_t rows = p.n_rows;
+  for (int i = 0; i < p.n_extra; ++i) {
+    const auto& e = p.extra[i];
+    const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
+    if (!e.w || !e.y || e.n_rows <= 0 || eldy < e.n_rows || !aligned16(e.w) || (L.repacked && !e.w_d) ||
+        (L.repacked && reinterpret_cast<uintptr_t>(e.w_d) % 4))
+      return cudaErrorInvalidValue;
+    rows += e.n_rows;
+    // The d plane is indexed by (row, block) with the same blocks per row: only the body
+    // stride and the bases differ between segments.
+    a.seg[i + 1] = {static_cast<const uint8_t*>(e.w), static_cast<const uint8_t*>(e.w_d),
+                    (int64_t)pl.body_row_bytes, rows, e.y, eldy};
+  }
+  if ((rows + kWarps - 1) / kWarps > 0x7fffffff) return cudaErrorInvalidValue;
+  a.n_rows = rows;
+  a.n_tasks = (int)(p.n_cols / 64);
+  a.m = p.m;
+  a.xq = p.xq;
+  a.xds = static_cast<const float2*>(p.xds);
+  a.k = p.n_cols;
+  a.y = p.y;
+  a.ldy = ldy;
+  switch (p.w_type) {
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, stream);
+    default: return cudaErrorNotSupported;
+  }
+}
+
+cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream) {
+  if (!p.x || !p.xq || !p.xds || p.n <= 0 || p.n % 32 || p.rows <= 0) return cudaErrorInvalidValue;
+  const int64_t ld = p.ld_x ? p.ld_x : p.n;
+  if (ld < p.n) return cudaErrorInvalidValue;
+  const int64_t nb = p.n / 32 * p.rows;
+  const int64_t grid = (nb + 7) / 8;
+  if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  quantize_q8s_kernel<<<(unsigned)grid, 256, 0, stream>>>(p.x, ld, p.n, nb, p.xq, static_cast<float2*>(p.xds));
+  return cudaGetLastError();
+}
+
+}  // namespace memra::cuda

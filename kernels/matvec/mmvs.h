@@ -1,0 +1,76 @@
+#pragma once
+// "mmvs": the decode matvec on split-plane weights (kernels/matvec/split_layout.h) and split q8
+// activations, y[j][r] = sum_k W[r][k] * x[j][k] for m = 1..8 activation rows.
+//
+// Why: the GGUF blocks of Q4_0 (18 B), Q8_0 (34 B) and Q6_K (210 B) are only 2-byte aligned, so a
+// kernel reading them in place issues 2-byte loads (v1 "mmvq": 9 LDG.U16 per Q4_0 chunk) and the
+// load path, not DRAM, sets its speed (0.24-0.46 of 4.8 TB/s measured, bench/notes/matvec-v2.md).
+// Here every weight load is an aligned 16-byte LDG (L1::no_allocate, so L1 keeps the
+// activations), and a thread's unit of work ("task") is 64 weights:
+//   Q4_K: one quarter superblock (2 qs granules + the 16-byte header shared by 4 lanes);
+//   Q6_K: one quarter superblock (ql 2x16 B, qh 16 B, 8 scale bytes; d from the d plane);
+//   Q8_0: two blocks (4 granules; 2 halves of d); Q4_0: two blocks (2 granules; 2 halves of d).
+// Lane l of a row's warp takes tasks l, l+32, ... in increasing order, two tasks' loads in flight
+// at once; one warp per row, 4 rows per CTA. The per-row arithmetic (exact int dp4a sums per 16
+// or 32 weights, then explicitly rounded f32 scale products and sums) does not depend on m, so a
+// row's result is bit-identical at every m (decode == verify; gated in kernel-check "mmvs_id").
+//
+// Activations ("q8s"): xq int8 [m][k] (row stride k), xds float2 [m][k/32] = {d, sum of the 32
+// quants} with d the f16-rounded q8_1 scale: the q8_1 numeric class (same quants and scale as
+// launch_quantize_q8_1), the min term of Q4_K from the exact quant sum.
+//
+// Optional GLU pair: with w2 set, y = act(W x) * (W2 x) (SwiGLU / GEGLU with the gate/up rows of
+// one row index in the same warp), bit-identical to two matvecs followed by launch_glu.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/types.h"
+
+namespace memra::cuda {
+
+inline constexpr int kMmvsMaxM = 8;
+
+struct MmvsParams {
+  QType w_type = QType::Q4_K;
+  const void* w = nullptr;    // body plane (Q4_K: the dense GGUF rows), 16-byte aligned
+  const void* w_d = nullptr;  // d plane (unused for Q4_K)
+  const void* w2 = nullptr;   // optional GLU partner (same type and shape), or null
+  const void* w2_d = nullptr;
+  int glu = 0;                // with w2: 1 = SiLU(W x) * W2 x, 2 = GELU-tanh(W x) * W2 x
+  int64_t n_rows = 0;
+  int64_t n_cols = 0;         // multiple of 64 (and of 256 for K-quants)
+  int m = 1;
+  const int8_t* xq = nullptr;  // m x n_cols
+  const void* xds = nullptr;   // m x (n_cols/32) float2 {d, sum q}
+  float* y = nullptr;          // m rows, stride ldy
+  int64_t ldy = 0;             // 0 = n_rows
+  // Up to two more matrices of the same type and n_cols on the same input in the same launch
+  // (q, k, v projections): segment s has its own weights, rows and output. Not with glu.
+  int n_extra = 0;
+  struct Segment {
+    const void* w = nullptr;
+    const void* w_d = nullptr;
+    int64_t n_rows = 0;
+    float* y = nullptr;
+    int64_t ldy = 0;  // 0 = n_rows
+  } extra[2];
+};
+
+// True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
+bool mmvs_supported(QType t, int64_t n_cols);
+cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
+
+// f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.
+struct QuantizeQ8sParams {
+  const float* x = nullptr;
+  int64_t n = 0;  // multiple of 32
+  int64_t rows = 1;
+  int64_t ld_x = 0;  // 0 = n
+  int8_t* xq = nullptr;
+  void* xds = nullptr;
+};
+cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream);
+
+}  // namespace memra::cuda

@@ -1,0 +1,228 @@
+#pragma once
+// The 64-weight tasks of the mmvs matvec (mmvs.h): load() fetches a task's weight bytes with
+// aligned 16-byte loads, dot() is its contribution against one q8s activation row. __host__
+// __device__ so tests/backend_cuda/test_mmvs_emul.cpp replays them on the CPU on real layouts.
+#include <cstdint>
+#include <cstring>
+
+#include "quant/weight_decode.cuh"
+
+#ifndef __CUDACC__
+// Host stand-ins for CUDA's vector types (the replay only).
+struct uint4 { uint32_t x, y, z, w; };
+struct uint2 { uint32_t x, y; };
+struct int4 { int x, y, z, w; };
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) { return {x, y, z, w}; }
+#endif
+
+namespace memra::cuda::mmvs {
+
+// Weights stream once: 16-byte loads that do not allocate in L1 (which keeps the activations).
+#ifdef __CUDA_ARCH__
+MEMRA_HD uint4 ldw16(const uint8_t* p) {
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+}
+MEMRA_HD uint2 ldw8(const uint8_t* p) {
+  uint2 r;
+  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
+  return r;
+}
+MEMRA_HD uint32_t ldw4(const void* p) {
+  uint32_t r;
+  asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(r) : "l"(p));
+  return r;
+}
+MEMRA_HD uint32_t ldw2(const void* p) {
+  unsigned short r;
+  asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(r) : "l"(p));
+  return r;
+}
+MEMRA_HD int4 ldx16(const int8_t* p) { return __ldg(reinterpret_cast<const int4*>(p)); }
+MEMRA_HD float4 ldds16(const float2* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
+#else
+// The CPU replay (tests/backend_cuda/test_mmvs_emul.cpp): the same values through memcpy.
+template <class V>
+inline V ld_host(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+inline uint4 ldw16(const uint8_t* p) { return ld_host<uint4>(p); }
+inline uint2 ldw8(const uint8_t* p) { return ld_host<uint2>(p); }
+inline uint32_t ldw4(const void* p) { return ld_host<uint32_t>(p); }
+inline uint32_t ldw2(const void* p) { return ld_host<uint16_t>(p); }
+inline int4 ldx16(const int8_t* p) { return ld_host<int4>(p); }
+inline float4 ldds16(const float2* p) { return ld_host<float4>(p); }
+#endif
+MEMRA_HD float half_lo(uint32_t v) { return wq::ld_half_bits((uint16_t)(v & 0xFFFFu)); }
+MEMRA_HD float half_hi(uint32_t v) { return wq::ld_half_bits((uint16_t)(v >> 16)); }
+MEMRA_HD float fsub_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+using wq::fadd_rn;
+using wq::fmul_rn;
+
+MEMRA_HD int dot4(uint4 w, int4 x, int acc) {
+  acc = wq::dp4a((int)w.x, x.x, acc);
+  acc = wq::dp4a((int)w.y, x.y, acc);
+  acc = wq::dp4a((int)w.z, x.z, acc);
+  return wq::dp4a((int)w.w, x.w, acc);
+}
+MEMRA_HD uint4 mask4(uint4 v, int shift, uint32_t m) {
+  return make_uint4((v.x >> shift) & m, (v.y >> shift) & m, (v.z >> shift) & m, (v.w >> shift) & m);
+}
+MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
+  return make_uint4(wq::vsub4(v.x, b), wq::vsub4(v.y, b), wq::vsub4(v.z, b), wq::vsub4(v.w, b));
+}
+
+struct Geo {
+  size_t body_row_bytes;
+  int64_t blocks_per_row;
+};
+
+// One task = 64 weights of a row. load() issues the loads, dot() is the contribution of the task
+// against one activation row (xq, xds = that row's q8s planes).
+template <QType T>
+struct Task;
+
+template <>
+struct Task<QType::Q4_K> {
+  uint4 h, q0, q1;
+  MEMRA_HD void load(const uint8_t* w, const uint8_t*, int64_t row, int t, const Geo& g) {
+    const uint8_t* sb = w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
+    const int j = t & 3;
+    h = ldw16(sb);
+    q0 = ldw16(sb + 16 + 32 * j);
+    q1 = ldw16(sb + 32 + 32 * j);
+  }
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
+    const int j = t & 3;
+    // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
+    const uint32_t scw = j < 2 ? (h.y & 0x3F3F3F3Fu) : ((h.w & 0x0F0F0F0Fu) | ((h.y >> 2) & 0x30303030u));
+    const uint32_t mnw = j < 2 ? (h.z & 0x3F3F3F3Fu) : (((h.w >> 4) & 0x0F0F0F0Fu) | ((h.z >> 2) & 0x30303030u));
+    const int sh = 16 * (j & 1);
+    const float d = half_lo(h.x), dmin = half_hi(h.x);
+    const float dsa = fmul_rn(d, (float)((scw >> sh) & 0xFFu));
+    const float dsb = fmul_rn(d, (float)((scw >> (sh + 8)) & 0xFFu));
+    const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
+    const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
+    const int8_t* xp = xq + 64 * t;
+    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
+    const float4 ds = ldds16((xds + 2 * t));
+    // q0 = qs bytes 32j..32j+15: low nibbles elements 0..15, high 32..47; q1: 16..31 / 48..63.
+    const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
+    const int sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
+    const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
+    const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
+    return fadd_rn(ra, rb);
+  }
+};
+
+template <>
+struct Task<QType::Q6_K> {
+  uint4 la, lb, hh;
+  uint2 sc;
+  uint32_t d;
+  MEMRA_HD void load(const uint8_t* w, const uint8_t* wd, int64_t row, int t, const Geo& g) {
+    const int64_t sbi = t >> 2;
+    const uint8_t* b = w + (size_t)row * g.body_row_bytes + (size_t)sbi * 208;
+    const int n = (t >> 1) & 1, lh = t & 1;
+    la = ldw16(b + 64 * n + 16 * lh);
+    lb = ldw16(b + 64 * n + 32 + 16 * lh);
+    hh = ldw16(b + 128 + 32 * n + 16 * lh);
+    sc = ldw8(b + 192 + 8 * n);
+    d = ldw2(wd + ((size_t)row * (size_t)g.blocks_per_row + (size_t)sbi) * 2);
+  }
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
+    const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
+    // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
+    const uint64_t s64 = (((uint64_t)sc.y << 32) | sc.x) >> (8 * lh);
+    const float dd = half_lo(d);
+    const int base = 256 * sbi + 128 * n + 16 * lh;
+    const float4 dsa = ldds16((xds + 8 * sbi + 4 * n));
+    const float4 dsb = ldds16((xds + 8 * sbi + 4 * n + 2));
+    const float dx[4] = {dsa.x, dsa.z, dsb.x, dsb.z};
+    // ql low/high nibbles | two qh bits -> q - 32 (ggml dequantize_row_q6_K).
+    const uint4 q[4] = {
+        sub4(make_uint4((la.x & 0x0F0F0F0Fu) | ((hh.x << 4) & 0x30303030u), (la.y & 0x0F0F0F0Fu) | ((hh.y << 4) & 0x30303030u),
+                        (la.z & 0x0F0F0F0Fu) | ((hh.z << 4) & 0x30303030u), (la.w & 0x0F0F0F0Fu) | ((hh.w << 4) & 0x30303030u)),
+             0x20202020u),
+        sub4(make_uint4((lb.x & 0x0F0F0F0Fu) | ((hh.x << 2) & 0x30303030u), (lb.y & 0x0F0F0F0Fu) | ((hh.y << 2) & 0x30303030u),
+                        (lb.z & 0x0F0F0F0Fu) | ((hh.z << 2) & 0x30303030u), (lb.w & 0x0F0F0F0Fu) | ((hh.w << 2) & 0x30303030u)),
+             0x20202020u),
+        sub4(make_uint4(((la.x >> 4) & 0x0F0F0F0Fu) | (hh.x & 0x30303030u), ((la.y >> 4) & 0x0F0F0F0Fu) | (hh.y & 0x30303030u),
+                        ((la.z >> 4) & 0x0F0F0F0Fu) | (hh.z & 0x30303030u), ((la.w >> 4) & 0x0F0F0F0Fu) | (hh.w & 0x30303030u)),
+             0x20202020u),
+        sub4(make_uint4(((lb.x >> 4) & 0x0F0F0F0Fu) | ((hh.x >> 2) & 0x30303030u), ((lb.y >> 4) & 0x0F0F0F0Fu) | ((hh.y >> 2) & 0x30303030u),
+                        ((lb.z >> 4) & 0x0F0F0F0Fu) | ((hh.z >> 2) & 0x30303030u), ((lb.w >> 4) & 0x0F0F0F0Fu) | ((hh.w >> 2) & 0x30303030u)),
+             0x20202020u)};
+    float r = 0.0f;
+#pragma unroll
+    for (int qd = 0; qd < 4; ++qd) {
+      const int4 x = ldx16(xq + base + 32 * qd);
+      const int s = dot4(q[qd], x, 0);
+      const float dsc = fmul_rn(dd, (float)(int8_t)(s64 >> (16 * qd)));
+      r = fadd_rn(r, fmul_rn(dx[qd], fmul_rn(dsc, (float)s)));
+    }
+    return r;
+  }
+};
+
+template <>
+struct Task<QType::Q8_0> {
+  uint4 q[4];
+  uint32_t d;
+  MEMRA_HD void load(const uint8_t* w, const uint8_t* wd, int64_t row, int t, const Geo& g) {
+    const uint8_t* b = w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
+    d = ldw4(wd + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
+  }
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
+    const int8_t* xp = xq + 64 * t;
+    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
+    const float4 ds = ldds16((xds + 2 * t));
+    const int s0 = dot4(q[1], x1, dot4(q[0], x0, 0));
+    const int s1 = dot4(q[3], x3, dot4(q[2], x2, 0));
+    const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
+    const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
+    return fadd_rn(r0, r1);
+  }
+};
+
+template <>
+struct Task<QType::Q4_0> {
+  uint4 q0, q1;
+  uint32_t d;
+  MEMRA_HD void load(const uint8_t* w, const uint8_t* wd, int64_t row, int t, const Geo& g) {
+    const uint8_t* b = w + (size_t)row * g.body_row_bytes + (size_t)t * 32;
+    q0 = ldw16(b);
+    q1 = ldw16(b + 16);
+    d = ldw4(wd + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
+  }
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
+    const int8_t* xp = xq + 64 * t;
+    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
+    const float4 ds = ldds16((xds + 2 * t));
+    // Block qs: low nibbles elements 0..15, high 16..31; q - 8.
+    const int s0 = dot4(sub4(mask4(q0, 4, 0x0F0F0F0Fu), 0x08080808u), x1,
+                        dot4(sub4(mask4(q0, 0, 0x0F0F0F0Fu), 0x08080808u), x0, 0));
+    const int s1 = dot4(sub4(mask4(q1, 4, 0x0F0F0F0Fu), 0x08080808u), x3,
+                        dot4(sub4(mask4(q1, 0, 0x0F0F0F0Fu), 0x08080808u), x2, 0));
+    const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
+    const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
+    return fadd_rn(r0, r1);
+  }
+};
+
+}  // namespace memra::cuda::mmvs
