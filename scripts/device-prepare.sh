@@ -19,3 +19,6 @@ done
 cp "$shared"/reference/*.jsonl .device/shared/reference/
 cp "$shared"/reference/arch/{llama,qwen2,qwen3}.jsonl .device/shared/reference/arch/
 du -sh .device; du -sh .device/*
+# The carry limit is 64 MiB: carry .device-pack (a gzip of .device) and unpack it there first:
+#   tar xzf .device-pack/device.tgz && scripts/device-run.sh PHASE $OUT
+mkdir -p .device-pack && tar czf .device-pack/device.tgz .device && du -sh .device-pack

@@ -50,6 +50,35 @@ case "$phase" in
   bench32)
     bench qwen3-32b q4_k_m -p 512 -n 128 -d 0 -r 5
     ;;
+  final)
+    # One call with everything, most important first (each step time-boxed): the gates of the
+    # kernels this change touched, CUDA vs CPU end to end, then the benchmark rows and arms.
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    timeout 150 "$bin/kernel-check" --section mmvs,mmvs_id,fused,norm,attn,rope,kv,act --seed 20261202 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
+    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
+    for be in cuda cpu; do
+      timeout 30 "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
+        --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 2
+    done
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 80 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 3 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-matvec-v1.toml \
+      --arm configs/arm-nofuse.toml --arm configs/arm-nopdl.toml --arm configs/arm-mmvs-depth4.toml \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
+    f="$synth_dir/qwen3-8b-q4_0.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
+    ;;
   probe)
     # mmvs gates + per-kernel times, then one model: the A/B arms and an ncu profile of the
     # first decode steps (kernel time by kernel name, scripts/ncu_summary.py).

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "attn/attn_kernels.h"
+#include "matvec/mmvs.h"
 #include "cases_ref.h"
 #include "core/half.h"
 #include "quant/quant.h"
@@ -228,6 +229,48 @@ class AttnVerifyIdentityCase : public AttnCase {
   std::vector<float> single_;
 };
 
+// The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
+// launch_quantize_q8s of its own f32 output: identical bytes (and the f32 output identical to a
+// launch without the planes).
+class AttnQ8sEmitCase : public AttnCase {
+ public:
+  using AttnCase::AttnCase;
+  void generate(Env& env) override {
+    AttnCase::generate(env);
+    const size_t n = (size_t)c_.n_tokens * q_width_;
+    dxq_ = env.alloc_output<int8_t>(n);
+    dxds_ = env.alloc_output<float>(n / 32 * 2);
+    dplain_ = env.alloc<float>(n);
+    dxq2_ = env.alloc<int8_t>(n);
+    dxds2_ = env.alloc<float>(n / 32 * 2);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::AttnParams p = params();
+    p.q8s_xq = dxq_;
+    p.q8s_xds = dxds_;
+    return cuda::launch_attn_decode(p, env.stream());
+  }
+  void reference(Env& env) override {
+    cuda::AttnParams p = params();
+    p.out = dplain_;
+    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (no planes)");
+    cuda::QuantizeQ8sParams qp;
+    qp.x = dplain_;
+    qp.n = q_width_;
+    qp.rows = c_.n_tokens;
+    qp.xq = dxq2_;
+    qp.xds = dxds2_;
+    ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
+  }
+  Verdict compare(Env& env) override {
+    return ref::compare_q8s_emit(env, dout_, dplain_, dxq_, dxq2_, dxds_, dxds2_, (size_t)c_.n_tokens * q_width_);
+  }
+
+ private:
+  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
+  float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
+};
+
 void add_attn_cases(Registry& r) {
   struct Heads {
     int n_head, n_head_kv;
@@ -269,6 +312,12 @@ void add_attn_cases(Registry& r) {
   }
   add({Kern::Tiled, 17, 0, 4, 2, 32, QType::F16, QType::F16, 0, 0.0f});
   add({Kern::Decode, 1, 100, 4, 2, 32, QType::Q8_0, QType::Q8_0, 0, 0.0f});
+  // The q8s planes for the next matvec.
+  for (int n : {1, 3}) {
+    const AttnCfg c{Kern::Decode, n, 700, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f};
+    r.add("attn", ref::cat("attn_decode/q8s_emit_vs_quantize/q8_0-q5_1/32-8x128/n", n, "@700"),
+          [=] { return std::make_unique<AttnQ8sEmitCase>(c); });
+  }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

@@ -14,6 +14,7 @@
 // decode == verify property of the kernel); (2) the fused GLU output equals mmvs(gate),
 // mmvs(up), launch_glu on the same inputs.
 #include <cmath>
+#include <tuple>
 #include <cstring>
 #include <limits>
 
@@ -23,6 +24,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "matvec/mmvs.h"
+#include "norm/norm_kernels.h"
 #include "matvec/split_layout.h"
 #include "quant/quant.h"
 
@@ -56,7 +58,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu) : t_(t), n_(n), k_(k), m_(m), glu_(glu) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, int depth = 2)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), depth_(depth) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_);
@@ -109,11 +112,12 @@ class MmvsCase : public Case {
     p.xq = dxq_;
     p.xds = dxds_;
     p.y = dy_;
+    p.depth = depth_;
     return p;
   }
   QType t_;
   int64_t n_, k_;
-  int m_, glu_;
+  int m_, glu_, depth_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -193,10 +197,12 @@ class MmvsIdCase : public Case {
     du_ = env.alloc_output<float>((size_t)n_);
     dglu_ = env.alloc_output<float>((size_t)n_);
     dy1_ = env.alloc_output<float>((size_t)n_);
+    dyd4_ = env.alloc_output<float>((size_t)n_);
   }
   cudaError_t launch(Env& env) override {
-    auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y) {
+    auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y, int depth = 2) {
       cuda::MmvsParams p;
+      p.depth = depth;
       p.w_type = t_;
       p.w = w.w;
       p.w_d = w.w_d;
@@ -217,6 +223,7 @@ class MmvsIdCase : public Case {
     if (!glu_) {
       if ((e = run(dw_, nullptr, 1, dy1_)) != cudaSuccess) return e;
       if ((e = run(dw_, nullptr, 4, dy4_)) != cudaSuccess) return e;
+      if ((e = run(dw_, nullptr, 1, dyd4_, 4)) != cudaSuccess) return e;
       return run(dw_, nullptr, 8, dy_);
     }
     if ((e = run(dw_, &dw2_, 1, dy1_)) != cudaSuccess) return e;
@@ -243,8 +250,10 @@ class MmvsIdCase : public Case {
     }
     const auto y4 = env.download(dy4_, (size_t)n_);  // row 0 of the m = 4 run
     const auto y8 = env.download(dy_, (size_t)n_);
+    const auto yd4 = env.download(dyd4_, (size_t)n_);
     return ref::all_of({{"m=1 vs m=4 bytes", compare_bytes(y1.data(), y4.data(), y1.size() * 4)},
-                        {"m=1 vs m=8 bytes", compare_bytes(y1.data(), y8.data(), y1.size() * 4)}});
+                        {"m=1 vs m=8 bytes", compare_bytes(y1.data(), y8.data(), y1.size() * 4)},
+                        {"depth 2 vs depth 4 bytes", compare_bytes(y1.data(), yd4.data(), y1.size() * 4)}});
   }
 
  private:
@@ -254,7 +263,7 @@ class MmvsIdCase : public Case {
   DeviceWeight dw_, dw2_;
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
-  float *dy_ = nullptr, *dy4_ = nullptr, *dy1_ = nullptr, *dg_ = nullptr, *du_ = nullptr, *dglu_ = nullptr;
+  float *dyd4_ = nullptr, *dy_ = nullptr, *dy4_ = nullptr, *dy1_ = nullptr, *dg_ = nullptr, *du_ = nullptr, *dglu_ = nullptr;
 };
 
 // Three matrices (q, k, v shapes, odd row counts) in one launch (MmvsParams::extra) vs three
@@ -324,6 +333,78 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
+// add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
+// matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
+class NormQ8sEmitCase : public Case {
+ public:
+  NormQ8sEmitCase(bool add, int rows, int cols) : add_(add), rows_(rows), cols_(cols) {}
+  void generate(Env& env) override {
+    const size_t n = (size_t)rows_ * cols_;
+    const auto res = env.normal(n, 2.0f), dl = env.normal(n), w = env.normal((size_t)cols_, 0.2f, 1.0f);
+    dres_ = env.upload(res);
+    dres2_ = env.upload(res);  // the residual is updated in place: one copy per run
+    ddl_ = env.upload(dl);
+    dw_ = env.upload(w);
+    dout_ = env.alloc_output<float>(n);
+    dxq_ = env.alloc_output<int8_t>(n);
+    dxds_ = env.alloc_output<float>(n / 16);
+    dout2_ = env.alloc<float>(n);
+    dxq2_ = env.alloc<int8_t>(n);
+    dxds2_ = env.alloc<float>(n / 16);
+  }
+  cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds) {
+    if (add_) {
+      cuda::AddRmsNormParams p;
+      p.residual = res;
+      p.ld_residual = cols_;
+      p.delta = ddl_;
+      p.ld_delta = cols_;
+      p.residual_out = res;
+      p.ld_residual_out = cols_;
+      p.w = dw_;
+      p.out = out;
+      p.ld_out = cols_;
+      p.rows = rows_;
+      p.cols = cols_;
+      p.q8s_xq = xq;
+      p.q8s_xds = xds;
+      return cuda::launch_add_rms_norm(p, env.stream());
+    }
+    cuda::RmsNormParams p;
+    p.x = res;
+    p.ld_x = cols_;
+    p.w = dw_;
+    p.out = out;
+    p.ld_out = cols_;
+    p.rows = rows_;
+    p.cols = cols_;
+    p.q8s_xq = xq;
+    p.q8s_xds = xds;
+    return cuda::launch_rms_norm(p, env.stream());
+  }
+  cudaError_t launch(Env& env) override { return run(env, dres_, dout_, dxq_, dxds_); }
+  void reference(Env& env) override {
+    ref::check(run(env, dres2_, dout2_, nullptr, nullptr), "norm without planes");
+    cuda::QuantizeQ8sParams qp;
+    qp.x = dout2_;
+    qp.n = cols_;
+    qp.rows = rows_;
+    qp.xq = dxq2_;
+    qp.xds = dxds2_;
+    ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
+  }
+  Verdict compare(Env& env) override {
+    return ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_);
+  }
+
+ private:
+  bool add_;
+  int rows_, cols_;
+  float *dres_ = nullptr, *dres2_ = nullptr, *ddl_ = nullptr, *dw_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr;
+  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
+  float *dxds_ = nullptr, *dxds2_ = nullptr;
+};
+
 void add_mmvs_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
     const std::string tn(qtype_name(t));
@@ -345,12 +426,23 @@ void add_mmvs_cases(Registry& r) {
       add(n, k, 1, 0);
     add(12288, 4096, 1, 1);
     add(25600, 5120, 1, 1);
-    r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_bytes"),
+    // Depth 4 (kernels.mmvs_depth): the large-k shapes where a lane has > 2 tasks.
+    for (auto [n, k, glu] : {std::tuple<int64_t, int64_t, int>{4096, 12288, 0}, {4096, 14336, 0}, {5120, 25600, 0},
+                             {12288, 4096, 1}, {4097, 2304, 0}, {1031, 2304, 1}})
+      r.add("mmvs", ref::cat("mmvs_d4", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, glu, 4); });
+    r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_depth4_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, false); });
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x2304/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 2304); });
     r.add("mmvs_id", ref::cat("mmvs_glu/", tn, "/4097x2304/fused_vs_unfused_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, true); });
+  }
+  for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}}) {
+    r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
+          [=] { return std::make_unique<NormQ8sEmitCase>(true, rows, cols); });
+    r.add("mmvs_id", ref::cat("rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
+          [=] { return std::make_unique<NormQ8sEmitCase>(false, rows, cols); });
   }
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
     r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),

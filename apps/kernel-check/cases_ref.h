@@ -62,4 +62,16 @@ std::string cat(const T&... parts) {
 // A Verdict from a launcher status of a chain the reference runs on the device.
 inline void check(cudaError_t e, const char* what) { cuda::check_status(e, what); }
 
+// An op that emits the q8s planes of its f32 output (n values) next to the plain op followed by
+// launch_quantize_q8s: f32 outputs, quants (n bytes) and {d, sum} pairs (n/32) byte-identical.
+inline Verdict compare_q8s_emit(Env& env, const float* out, const float* out_plain, const int8_t* xq,
+                                const int8_t* xq_plain, const float* xds, const float* xds_plain, size_t n) {
+  const auto o1 = env.download(out, n), o2 = env.download(out_plain, n);
+  const auto q1 = env.download(xq, n), q2 = env.download(xq_plain, n);
+  const auto d1 = env.download(xds, n / 16), d2 = env.download(xds_plain, n / 16);
+  return all_of({{"f32 out", compare_bytes(o1.data(), o2.data(), n * 4)},
+                 {"quants", compare_bytes(q1.data(), q2.data(), n)},
+                 {"scales and sums", compare_bytes(d1.data(), d2.data(), d1.size() * 4)}});
+}
+
 }  // namespace memra::kc::ref

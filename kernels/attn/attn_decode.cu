@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "attn/attn_common.cuh"
+#include "common/launch.cuh"
+#include "norm/q8_1_emit.cuh"
 
 namespace memra::cuda {
 namespace {
@@ -63,6 +65,7 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) {
+  pdl_wait();
   constexpr int N = D / 32;  // contiguous elements per lane
   const int s = blockIdx.x, h = blockIdx.y, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -117,6 +120,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
 // probabilities broadcast by shuffle.
 template <int D, int G>
 __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args a) {
+  pdl_wait();
   constexpr int N = D / 32;
   __shared__ float qs[G][D];
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
@@ -206,6 +210,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
 // grid (n_head, n_tokens), D threads: thread d merges element d over the row's n_splits partials.
 template <int D>
 __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
+  pdl_wait();
   const int h = blockIdx.x, i = blockIdx.y, d = threadIdx.x;
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
   int lo, hi;
@@ -224,32 +229,41 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
       o += wp[2 + d] * f;
     }
   }
-  a.out[(int64_t)i * a.ld_out + (int64_t)h * D + d] = l > 0.0f ? o / l : 0.0f;
+  const float v = l > 0.0f ? o / l : 0.0f;
+  const int64_t col = (int64_t)h * D + d;
+  a.out[(int64_t)i * a.ld_out + col] = v;
+  if (a.q8s_xq) {
+    // Warp w holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
+    const int64_t row_cols = (int64_t)a.n_head * D;
+    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
+                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
+  }
 }
 
 template <int D, int G>
-void launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
-  attn_decode_gqa_kernel<D, G><<<dim3(a.n_splits, a.n_head_kv, n_tokens), kWarps * 32, 0, s>>>(a);
+cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
+  return launch_kernel(attn_decode_gqa_kernel<D, G>, dim3(a.n_splits, a.n_head_kv, n_tokens), dim3(kWarps * 32), 0, s, a);
 }
 
 template <int D>
 cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream_t s) {
+  cudaError_t e = cudaSuccess;
   switch (n_head / a.n_head_kv) {
 #ifndef MEMRA_REDUCED_INSTANCES
-    case 1: launch_gqa<D, 1>(a, n_tokens, s); break;
-    case 2: launch_gqa<D, 2>(a, n_tokens, s); break;
-    case 3: launch_gqa<D, 3>(a, n_tokens, s); break;
-    case 5: launch_gqa<D, 5>(a, n_tokens, s); break;
-    case 6: launch_gqa<D, 6>(a, n_tokens, s); break;
-    case 7: launch_gqa<D, 7>(a, n_tokens, s); break;
-    case 8: launch_gqa<D, 8>(a, n_tokens, s); break;
+    case 1: e = launch_gqa<D, 1>(a, n_tokens, s); break;
+    case 2: e = launch_gqa<D, 2>(a, n_tokens, s); break;
+    case 3: e = launch_gqa<D, 3>(a, n_tokens, s); break;
+    case 5: e = launch_gqa<D, 5>(a, n_tokens, s); break;
+    case 6: e = launch_gqa<D, 6>(a, n_tokens, s); break;
+    case 7: e = launch_gqa<D, 7>(a, n_tokens, s); break;
+    case 8: e = launch_gqa<D, 8>(a, n_tokens, s); break;
 #endif
-    case 4: launch_gqa<D, 4>(a, n_tokens, s); break;
+    case 4: e = launch_gqa<D, 4>(a, n_tokens, s); break;
     default:  // groups wider than 8 (or outside the reduced set): one block per query head
-      attn_decode_kernel<D><<<dim3(a.n_splits, n_head, n_tokens), kWarps * 32, 0, s>>>(a);
+      e = launch_kernel(attn_decode_kernel<D>, dim3(a.n_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
   }
-  attn_decode_combine_kernel<D><<<dim3(n_head, n_tokens), D, 0, s>>>(a);
-  return cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  return launch_kernel(attn_decode_combine_kernel<D>, dim3(n_head, n_tokens), dim3(D), 0, s, a);
 }
 
 }  // namespace

@@ -41,6 +41,11 @@ struct AttnParams {
   // n_splits from the cache capacity (attn_decode_splits), never from the batch.
   int n_splits = 1;
   float* workspace = nullptr;
+  // Split-K decode only, optional: also the q8s planes of out for the next mmvs matvec
+  // (kernels/matvec/mmvs.h; rows n_tokens x n_head*head_dim, dense), byte-identical to
+  // launch_quantize_q8s(out).
+  int8_t* q8s_xq = nullptr;
+  void* q8s_xds = nullptr;
 };
 
 // Head dims this build has kernels for.

@@ -1,4 +1,5 @@
 #include <cuda_fp16.h>
+#include "common/launch.cuh"
 
 #include "kv/kv_dequant.cuh"
 #include "kv/kv_kernels.h"
@@ -103,6 +104,7 @@ __device__ void quantize_block(QType t, float x, int lane, uint8_t* b) {
 __global__ void kv_append_blocks_kernel(const float* src, int64_t ld_src, int n_tokens, int row_elems,
                                         uint8_t* cache, QType t, int64_t row_bytes, int block_bytes,
                                         const int32_t* pos0, int n_ctx) {
+  pdl_wait();
   const int lane = threadIdx.x & 31;
   const int nb = row_elems / 32;
   const int64_t total = (int64_t)n_tokens * nb;
@@ -117,9 +119,39 @@ __global__ void kv_append_blocks_kernel(const float* src, int64_t ld_src, int n_
   }
 }
 
+// K and V rows of the same tokens in one launch: warps [0, n_tokens * nb_k) quantize K blocks,
+// the rest V blocks, each exactly as kv_append_blocks_kernel does.
+struct KvSide {
+  const float* src;
+  int64_t ld_src;
+  int nb;  // 32-element blocks per row
+  uint8_t* cache;
+  QType t;
+  int64_t row_bytes;
+  int block_bytes;
+};
+__global__ void kv_append_pair_kernel(KvSide k, KvSide v, int n_tokens, const int32_t* pos0, int n_ctx) {
+  pdl_wait();
+  const int lane = threadIdx.x & 31;
+  const int64_t total_k = (int64_t)n_tokens * k.nb, total = total_k + (int64_t)n_tokens * v.nb;
+  const int p0 = *pos0;
+  for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < total;
+       w += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+    const bool is_k = w < total_k;
+    const KvSide& sd = is_k ? k : v;
+    const int64_t ww = is_k ? w : w - total_k;
+    const int i = (int)(ww / sd.nb), b = (int)(ww % sd.nb);
+    const int64_t pos = (int64_t)p0 + i;
+    if (pos < 0 || pos >= n_ctx) continue;  // uniform across the warp
+    const float x = sd.src[i * sd.ld_src + b * 32 + lane];
+    quantize_block(sd.t, x, lane, sd.cache + pos * sd.row_bytes + (int64_t)b * sd.block_bytes);
+  }
+}
+
 __global__ void kv_append_plain_kernel(const float* src, int64_t ld_src, int n_tokens, int row_elems,
                                        uint8_t* cache, bool f16, int64_t row_bytes, const int32_t* pos0,
                                        int n_ctx) {
+  pdl_wait();
   const int64_t total = (int64_t)n_tokens * row_elems;
   const int p0 = *pos0;
   for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total;
@@ -179,14 +211,36 @@ cudaError_t launch_kv_append(const KvAppendParams& p, cudaStream_t s) {
   if (p.n_tokens == 0) return cudaSuccess;
   auto* c = static_cast<uint8_t*>(p.cache);
   if (p.type == QType::F32 || p.type == QType::F16) {
-    kv_append_plain_kernel<<<grid_for((int64_t)p.n_tokens * p.row_elems), 256, 0, s>>>(
-        p.src, p.ld_src, p.n_tokens, p.row_elems, c, p.type == QType::F16, p.row_bytes, p.pos0, p.n_ctx);
-  } else {
-    kv_append_blocks_kernel<<<grid_for((int64_t)p.n_tokens * p.row_elems), 256, 0, s>>>(
-        p.src, p.ld_src, p.n_tokens, p.row_elems, c, p.type, p.row_bytes,
-        (int)qtype_traits(p.type).block_bytes, p.pos0, p.n_ctx);
+    return launch_kernel(kv_append_plain_kernel, dim3(grid_for((int64_t)p.n_tokens * p.row_elems)), dim3(256), 0, s,
+                         p.src, p.ld_src, p.n_tokens, p.row_elems, c, p.type == QType::F16, p.row_bytes, p.pos0,
+                         p.n_ctx);
   }
-  return cudaGetLastError();
+  return launch_kernel(kv_append_blocks_kernel, dim3(grid_for((int64_t)p.n_tokens * p.row_elems)), dim3(256), 0, s,
+                       p.src, p.ld_src, p.n_tokens, p.row_elems, c, p.type, p.row_bytes,
+                       (int)qtype_traits(p.type).block_bytes, p.pos0, p.n_ctx);
+}
+
+cudaError_t launch_kv_append_pair(const KvAppendParams& k, const KvAppendParams& v, cudaStream_t s) {
+  const bool blocks = k.type != QType::F32 && k.type != QType::F16 && v.type != QType::F32 && v.type != QType::F16;
+  if (!blocks || k.n_tokens != v.n_tokens || k.pos0 != v.pos0 || k.n_ctx != v.n_ctx || k.row_elems % 32 ||
+      v.row_elems % 32) {
+    const cudaError_t e = launch_kv_append(k, s);
+    return e != cudaSuccess ? e : launch_kv_append(v, s);
+  }
+  for (const KvAppendParams* p : {&k, &v}) {
+    if (!kv_type_supported(p->type) || !p->src || !p->cache || !p->pos0 || p->n_tokens < 0 || p->row_elems <= 0 ||
+        p->ld_src < p->row_elems || p->n_ctx <= 0)
+      return cudaErrorInvalidValue;
+    const auto need = qtype_row_bytes(p->type, (uint64_t)p->row_elems);
+    if (!need || p->row_bytes < (int64_t)*need || p->row_bytes % 2) return cudaErrorInvalidValue;
+  }
+  if (k.n_tokens == 0) return cudaSuccess;
+  auto side = [](const KvAppendParams& p) {
+    return KvSide{p.src, p.ld_src, p.row_elems / 32, static_cast<uint8_t*>(p.cache), p.type, p.row_bytes,
+                  (int)qtype_traits(p.type).block_bytes};
+  };
+  return launch_kernel(kv_append_pair_kernel, dim3(grid_for((int64_t)k.n_tokens * (k.row_elems + v.row_elems))),
+                       dim3(256), 0, s, side(k), side(v), k.n_tokens, k.pos0, k.n_ctx);
 }
 
 cudaError_t launch_kv_read(const KvReadParams& p, cudaStream_t s) {

@@ -28,6 +28,9 @@ struct KvAppendParams {
   int n_ctx = 0;
 };
 cudaError_t launch_kv_append(const KvAppendParams& p, cudaStream_t stream);
+// K and V of the same tokens: one launch when both are block types (same bytes as two
+// launch_kv_append calls), else the two calls.
+cudaError_t launch_kv_append_pair(const KvAppendParams& k, const KvAppendParams& v, cudaStream_t stream);
 
 // dst[i] = dequantized cache row pos_begin + i, for i in [0, n_rows) (tests, prefill fallback).
 struct KvReadParams {

@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include "act/act_math.cuh"
+#include "common/launch.cuh"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_task.cuh"
 #include "matvec/split_layout.h"
@@ -41,8 +42,10 @@ struct Args {
   int64_t ldy;
 };
 
-// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2).
-template <QType T, int MM, int GLU>
+// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). DEPTH: tasks per lane whose
+// loads are in flight together (t0, t0 + 32, ...); per lane the tasks are summed in increasing
+// order whatever MM and DEPTH are, so every instance gives a row the same bits.
+template <QType T, int MM, int GLU, int DEPTH>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   const int lane = threadIdx.x & 31;
   int64_t row = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5);
@@ -66,28 +69,33 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 #pragma unroll
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
   const int64_t kb = a.k / 32;
-  // Two tasks in flight per lane (t0 and t1 = t0 + 32); per lane the tasks are summed in
-  // increasing order, whatever MM is.
-  for (int t0 = lane; t0 < a.n_tasks; t0 += 64) {
-    const int t1 = t0 + 32;
-    const bool has1 = t1 < a.n_tasks;
-    Task<T> w0, w1, u0, u1;
-    w0.load(w, wd, row, t0, g);
-    if (has1) w1.load(w, wd, row, t1, g);
-    if constexpr (GLU != 0) {
-      u0.load(a.w2, a.w2d, row, t0, a.g);
-      if (has1) u1.load(a.w2, a.w2d, row, t1, a.g);
+  Task<T> wt[DEPTH], ut[DEPTH];
+  auto issue = [&](int t0) {
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d) {
+      if (t0 + 32 * d < a.n_tasks) {
+        wt[d].load(w, wd, row, t0 + 32 * d, g);
+        if constexpr (GLU != 0) ut[d].load(a.w2, a.w2d, row, t0 + 32 * d, a.g);
+      }
     }
+  };
+  // The first tasks' weights are requested before the PDL wait: weights are never written
+  // during a step, so they stream in while the previous kernel drains.
+  if (lane < a.n_tasks) issue(lane);
+  pdl_wait();
+  for (int t0 = lane; t0 < a.n_tasks; t0 += 32 * DEPTH) {
+    if (t0 != lane) issue(t0);
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
       if (j < a.m) {
         const int8_t* xq = a.xq + j * a.k;
         const float2* xds = a.xds + j * kb;
-        acc[j] = __fadd_rn(acc[j], w0.dot(t0, xq, xds));
-        if (has1) acc[j] = __fadd_rn(acc[j], w1.dot(t1, xq, xds));
-        if constexpr (GLU != 0) {
-          acc2[j] = __fadd_rn(acc2[j], u0.dot(t0, xq, xds));
-          if (has1) acc2[j] = __fadd_rn(acc2[j], u1.dot(t1, xq, xds));
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
+          if (t0 + 32 * d < a.n_tasks) {
+            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + 32 * d, xq, xds));
+            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + 32 * d, xq, xds));
+          }
         }
       }
     }
@@ -114,23 +122,32 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   }
 }
 
+template <QType T, int MM, int DEPTH>
+cudaError_t launch_md(const Args& a, int glu, cudaStream_t s) {
+  const dim3 grid((unsigned)((a.n_rows + kWarps - 1) / kWarps)), block(32 * kWarps);
+  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0, DEPTH>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1, DEPTH>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_kernel<T, MM, 2, DEPTH>, grid, block, 0, s, a);
+}
+
 template <QType T, int MM>
-cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
-  const unsigned grid = (unsigned)((a.n_rows + kWarps - 1) / kWarps);
-  if (glu == 0) mmvs_kernel<T, MM, 0><<<grid, 32 * kWarps, 0, s>>>(a);
-  else if (glu == 1) mmvs_kernel<T, MM, 1><<<grid, 32 * kWarps, 0, s>>>(a);
-  else mmvs_kernel<T, MM, 2><<<grid, 32 * kWarps, 0, s>>>(a);
-  return cudaGetLastError();
+cudaError_t launch_m(const Args& a, int glu, int depth, cudaStream_t s) {
+#ifndef MEMRA_REDUCED_INSTANCES
+  // Deeper only for m = 1: at m > 1 the registers go to the extra accumulators.
+  if constexpr (MM == 1)
+    if (depth == 4) return launch_md<T, MM, 4>(a, glu, s);
+#endif
+  return launch_md<T, MM, 2>(a, glu, s);
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, cudaStream_t s) {
+cudaError_t launch_t(const Args& a, int glu, int depth, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
-  if (a.m == 1) return launch_m<T, 1>(a, glu, s);
-  if (a.m == 2) return launch_m<T, 2>(a, glu, s);
-  if (a.m <= 4) return launch_m<T, 4>(a, glu, s);
+  if (a.m == 1) return launch_m<T, 1>(a, glu, depth, s);
+  if (a.m == 2) return launch_m<T, 2>(a, glu, depth, s);
+  if (a.m <= 4) return launch_m<T, 4>(a, glu, depth, s);
 #endif
-  return launch_m<T, 8>(a, glu, s);
+  return launch_m<T, 8>(a, glu, depth, s);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -138,6 +155,7 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 // One warp per 32-element block (as launch_quantize_q8_1).
 __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
                                     int8_t* __restrict__ xq, float2* __restrict__ xds) {
+  pdl_wait();
   const int lane = threadIdx.x & 31;
   const int64_t ib = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
   if (ib >= n_blocks) return;
@@ -157,6 +175,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
   const sp::Layout L = sp::layout(p.w_type);
   if (L.repacked && !p.w_d) return cudaErrorInvalidValue;
+  if (p.depth != 2 && p.depth != 4) return cudaErrorInvalidValue;
   if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && L.repacked && !p.w2_d))
     return cudaErrorInvalidValue;
   if (!aligned16(p.w) || (p.w2 && !aligned16(p.w2)) || !aligned16(p.xq) || !aligned16(p.xds))
@@ -197,10 +216,10 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.y = p.y;
   a.ldy = ldy;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, p.depth, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, p.depth, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, p.depth, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, p.depth, stream);
     default: return cudaErrorNotSupported;
   }
 }
@@ -212,8 +231,8 @@ cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream)
   const int64_t nb = p.n / 32 * p.rows;
   const int64_t grid = (nb + 7) / 8;
   if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  quantize_q8s_kernel<<<(unsigned)grid, 256, 0, stream>>>(p.x, ld, p.n, nb, p.xq, static_cast<float2*>(p.xds));
-  return cudaGetLastError();
+  return launch_kernel(quantize_q8s_kernel, dim3((unsigned)grid), dim3(256), 0, stream, p.x, ld, p.n, nb, p.xq,
+                       static_cast<float2*>(p.xds));
 }
 
 }  // namespace memra::cuda

@@ -1,4 +1,6 @@
 #include "norm/norm_kernels.h"
+#include "common/launch.cuh"
+#include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
 namespace memra::cuda {
@@ -20,15 +22,6 @@ __device__ __forceinline__ float block_sum(float v, float* smem) {
   return v;
 }
 
-__device__ __forceinline__ float norm_scale(float sumsq, int cols, float eps) {
-  return 1.0f / sqrtf(sumsq / (float)cols + eps);
-}
-
-__device__ __forceinline__ float normed(float x, float inv, const float* w, int i) {
-  const float v = __fmul_rn(x, inv);
-  return w ? __fmul_rn(v, w[i]) : v;
-}
-
 struct NormArgs {
   const float* x;  // MODE 0 input, MODE 1 residual
   int64_t ld_x;
@@ -43,12 +36,17 @@ struct NormArgs {
   int64_t ld_q;
   int cols;
   float eps;
+  int8_t* xq;   // EMIT 2: q8s planes of out (rows x cols, dense)
+  float2* xds;
 };
 
 // MODE 0: plain (src = x). MODE 1: res_out = x + delta, src = res_out.
-template <int MODE, bool Q81>
+// EMIT 0: f32 out; 1: q8_1 blocks only; 2: f32 out and its q8s planes (mmvs.h), the planes
+// byte-identical to launch_quantize_q8s(out) (same values through emit_q8s_block).
+template <int MODE, int EMIT>
 __global__ void __launch_bounds__(kNormThreads) rms_norm_kernel(NormArgs a) {
   __shared__ float smem[32];
+  pdl_wait();
   const int64_t r = blockIdx.x;
   const int cols = a.cols;
   const float* w = a.w;
@@ -93,7 +91,7 @@ __global__ void __launch_bounds__(kNormThreads) rms_norm_kernel(NormArgs a) {
     }
   }
   const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);  // its barrier publishes ro[]
-  if (!Q81) {
+  if (EMIT != 1) {
     float* o = a.out + r * a.ld_out;
     for (int base = threadIdx.x; base < cols; base += kNormThreads * kNormBatch) {
       float v[kNormBatch];
@@ -106,6 +104,9 @@ __global__ void __launch_bounds__(kNormThreads) rms_norm_kernel(NormArgs a) {
       for (int j = 0; j < kNormBatch; ++j) {
         const int i = base + j * kNormThreads;
         if (i < cols) o[i] = v[j];
+        // Element i of warp w is lane l of q8 block i / 32 (cols % 32 == 0: warp-uniform test).
+        if (EMIT == 2 && i < cols)
+          emit_q8s_block(v[j], i & 31, a.xq + r * cols + (i & ~31), a.xds + (r * cols + i) / 32);
       }
     }
   } else {
@@ -122,6 +123,7 @@ __global__ void __launch_bounds__(kNormThreads) rms_norm_kernel(NormArgs a) {
 __global__ void head_rms_norm_kernel(const float* x, int64_t ld_x, float* out, int64_t ld_out,
                                      const float* __restrict__ w, int rows, int n_head, int head_dim,
                                      float eps) {
+  pdl_wait();
   const int gw = (int)((blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5);
   const int lane = threadIdx.x & 31;
   if (gw >= rows * n_head) return;
@@ -153,9 +155,11 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if (p.rows < 0 || p.cols <= 0 || !p.x || !p.out || p.ld_x < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
-  const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps};
-  rms_norm_kernel<0, false><<<p.rows, kNormThreads, 0, s>>>(a);
-  return cudaGetLastError();
+  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32)) return cudaErrorInvalidValue;
+  const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps,
+                   p.q8s_xq, static_cast<float2*>(p.q8s_xds)};
+  if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, dim3(p.rows), dim3(kNormThreads), 0, s, a);
+  return launch_kernel(rms_norm_kernel<0, 0>, dim3(p.rows), dim3(kNormThreads), 0, s, a);
 }
 
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {
@@ -163,10 +167,11 @@ cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {
       p.ld_residual < p.cols || p.ld_delta < p.cols || p.ld_residual_out < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
+  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32)) return cudaErrorInvalidValue;
   const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
-                   p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps};
-  rms_norm_kernel<1, false><<<p.rows, kNormThreads, 0, s>>>(a);
-  return cudaGetLastError();
+                   p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps, p.q8s_xq, static_cast<float2*>(p.q8s_xds)};
+  if (p.q8s_xq) return launch_kernel(rms_norm_kernel<1, 2>, dim3(p.rows), dim3(kNormThreads), 0, s, a);
+  return launch_kernel(rms_norm_kernel<1, 0>, dim3(p.rows), dim3(kNormThreads), 0, s, a);
 }
 
 cudaError_t launch_rms_norm_q8_1(const RmsNormQ81Params& p, cudaStream_t s) {
@@ -180,12 +185,13 @@ cudaError_t launch_rms_norm_q8_1(const RmsNormQ81Params& p, cudaStream_t s) {
         p.ld_residual_out < p.cols)
       return cudaErrorInvalidValue;
     const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
-                     p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps};
-    rms_norm_kernel<1, true><<<p.rows, kNormThreads, 0, s>>>(a);
+                     p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps, nullptr, nullptr};
+    rms_norm_kernel<1, 1><<<p.rows, kNormThreads, 0, s>>>(a);
   } else {
     if (!p.x || p.ld_x < p.cols) return cudaErrorInvalidValue;
-    const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps};
-    rms_norm_kernel<0, true><<<p.rows, kNormThreads, 0, s>>>(a);
+    const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps,
+                     nullptr, nullptr};
+    rms_norm_kernel<0, 1><<<p.rows, kNormThreads, 0, s>>>(a);
   }
   return cudaGetLastError();
 }
@@ -198,9 +204,8 @@ cudaError_t launch_head_rms_norm(const HeadRmsNormParams& p, cudaStream_t s) {
   if (warps == 0) return cudaSuccess;
   const int threads = 256;
   const int64_t blocks = (warps * 32 + threads - 1) / threads;
-  head_rms_norm_kernel<<<(unsigned)blocks, threads, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.w, p.rows,
-                                                            p.n_head, p.head_dim, p.eps);
-  return cudaGetLastError();
+  return launch_kernel(head_rms_norm_kernel, dim3((unsigned)blocks), dim3(threads), 0, s, p.x, p.ld_x, p.out, p.ld_out, p.w, p.rows,
+                       p.n_head, p.head_dim, p.eps);
 }
 
 }  // namespace memra::cuda

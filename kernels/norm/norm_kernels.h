@@ -20,6 +20,10 @@ struct RmsNormParams {
   int rows = 0;
   int cols = 0;
   float eps = 1e-6f;
+  // Optional: also the q8s planes of out for the mmvs matvec (kernels/matvec/mmvs.h; cols % 32
+  // == 0), byte-identical to launch_quantize_q8s(out).
+  int8_t* q8s_xq = nullptr;
+  void* q8s_xds = nullptr;
 };
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 
@@ -38,6 +42,8 @@ struct AddRmsNormParams {
   int rows = 0;
   int cols = 0;
   float eps = 1e-6f;
+  int8_t* q8s_xq = nullptr;  // optional q8s planes of out, as in RmsNormParams
+  void* q8s_xds = nullptr;
 };
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream);
 

@@ -1,6 +1,9 @@
 #include <cmath>
+#include "common/launch.cuh"
 
 #include "rope/rope_kernels.h"
+#include "norm/norm_math.cuh"
+#include "norm/q8_1_emit.cuh"
 
 namespace memra::cuda {
 namespace {
@@ -24,9 +27,34 @@ struct RopeArgs {
   float ext_factor, attn_factor, corr_lo, corr_hi;
 };
 
+// cos/sin (times mscale) of pair j at position pos (the formula of rope_kernels.h).
+__device__ __forceinline__ void rope_cs(const RopeArgs& a, int j, float pos, float& cs, float& sn) {
+  float theta_extrap = pos * powf(a.theta_scale, (float)j);
+  if (a.freq_factors) theta_extrap /= a.freq_factors[j];
+  const float theta_interp = a.freq_scale * theta_extrap;
+  float theta = theta_interp, mscale = a.attn_factor;
+  if (a.ext_factor != 0.0f) {
+    const float y = ((float)j - a.corr_lo) / fmaxf(0.001f, a.corr_hi - a.corr_lo);
+    const float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * a.ext_factor;
+    theta = theta_interp * (1.0f - mix) + theta_extrap * mix;
+    mscale *= 1.0f + 0.1f * logf(1.0f / a.freq_scale);
+  }
+  sincosf(theta, &sn, &cs);
+  cs *= mscale;
+  sn *= mscale;
+}
+
+// The rotation, every product and sum rounded on its own (no FMA contraction), so every kernel
+// that rotates gives the same bits.
+__device__ __forceinline__ void rope_rotate(float x0, float x1, float cs, float sn, float& y0, float& y1) {
+  y0 = __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn));
+  y1 = __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
+}
+
 // One thread per rotated pair; grid-stride over rows * n_head * n_rot/2.
 template <bool NEOX>
 __global__ void rope_kernel(RopeArgs a) {
+  pdl_wait();
   const int half = a.n_rot / 2;
   const int64_t total = (int64_t)a.rows * a.n_head * half;
   const int pos0 = *a.pos0;
@@ -36,33 +64,95 @@ __global__ void rope_kernel(RopeArgs a) {
     const int64_t hr = t / half;
     const int h = (int)(hr % a.n_head);
     const int64_t r = hr / a.n_head;
-    const float pos = (float)(pos0 + r);
-    float theta_extrap = pos * powf(a.theta_scale, (float)j);
-    if (a.freq_factors) theta_extrap /= a.freq_factors[j];
-    const float theta_interp = a.freq_scale * theta_extrap;
-    float theta = theta_interp, mscale = a.attn_factor;
-    if (a.ext_factor != 0.0f) {
-      const float y = ((float)j - a.corr_lo) / fmaxf(0.001f, a.corr_hi - a.corr_lo);
-      const float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * a.ext_factor;
-      theta = theta_interp * (1.0f - mix) + theta_extrap * mix;
-      mscale *= 1.0f + 0.1f * logf(1.0f / a.freq_scale);
-    }
     float sn, cs;
-    sincosf(theta, &sn, &cs);
-    cs *= mscale;
-    sn *= mscale;
+    rope_cs(a, j, (float)(pos0 + r), cs, sn);
     const float* hp = a.x + r * a.ld_x + (int64_t)h * a.head_dim;
     float* op = a.out + r * a.ld_out + (int64_t)h * a.head_dim;
     const int i0 = NEOX ? j : 2 * j;
     const int i1 = NEOX ? j + half : 2 * j + 1;
     const float x0 = hp[i0], x1 = hp[i1];
-    op[i0] = x0 * cs - x1 * sn;
-    op[i1] = x0 * sn + x1 * cs;
+    float y0, y1;
+    rope_rotate(x0, x1, cs, sn, y0, y1);
+    op[i0] = y0;
+    op[i1] = y1;
     if (j == 0 && op != hp)
       for (int d = a.n_rot; d < a.head_dim; ++d) op[d] = hp[d];
   }
 }
 
+// q and k heads in one launch, in place: optional per-head RMSNorm (the arithmetic of
+// head_rms_norm_kernel) then the rotation of rope_kernel, the head held in registers (lane l owns
+// elements l + 32 t). One warp per (row, head), q heads first. N = head_dim / 32; full rotation
+// (n_rot == head_dim); NeoX needs N even (pair partner t + N/2 in the same lane), Normal pairs
+// (2j, 2j+1) are lanes l and l^1.
+template <bool NEOX, int N>
+__global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_head_kv, const float* wq,
+                                    const float* wk, float eps) {
+  pdl_wait();
+  const int64_t gw = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  const int heads = a.n_head + n_head_kv;
+  if (gw >= (int64_t)a.rows * heads) return;
+  const int64_t r = gw / heads;
+  const int h = (int)(gw % heads);
+  const bool is_q = h < a.n_head;
+  float* hp = is_q ? a.out + r * a.ld_out + (int64_t)h * a.head_dim : k + r * ld_k + (int64_t)(h - a.n_head) * a.head_dim;
+  const float* w = is_q ? wq : wk;
+  float v[N];
+#pragma unroll
+  for (int t = 0; t < N; ++t) v[t] = hp[lane + 32 * t];
+  if (w) {
+    float ss = 0.0f;
+#pragma unroll
+    for (int t = 0; t < N; ++t) ss += __fmul_rn(v[t], v[t]);
+    const float inv = norm_scale(warp_sum_f32(ss), a.head_dim, eps);
+#pragma unroll
+    for (int t = 0; t < N; ++t) v[t] = normed(v[t], inv, w, lane + 32 * t);
+  }
+  const float pos = (float)(*a.pos0 + r);
+  float o[N];
+  if constexpr (NEOX) {
+#pragma unroll
+    for (int t = 0; t < N / 2; ++t) {
+      float cs, sn;
+      rope_cs(a, lane + 32 * t, pos, cs, sn);
+      rope_rotate(v[t], v[t + N / 2], cs, sn, o[t], o[t + N / 2]);
+    }
+  } else {
+    const bool first = (lane & 1) == 0;
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[t], 1);
+      float cs, sn;
+      rope_cs(a, (lane + 32 * t) >> 1, pos, cs, sn);
+      float y0, y1;
+      if (first) rope_rotate(v[t], other, cs, sn, y0, y1);
+      else rope_rotate(other, v[t], cs, sn, y0, y1);
+      o[t] = first ? y0 : y1;
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < N; ++t) hp[lane + 32 * t] = o[t];
+}
+
+}  // namespace
+
+void rope_yarn_corr_dims(int n_rot, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                         float dims[2]);
+
+namespace {
+RopeArgs make_args(const RopeParams& p, const float* x, int64_t ld_x) {
+  RopeArgs a{x, ld_x, p.out, p.ld_out, p.rows, p.n_head, p.head_dim, p.n_rot, p.pos0,
+             powf(p.freq_base, -2.0f / (float)p.n_rot), p.freq_scale, p.freq_factors,
+             p.ext_factor, p.attn_factor, 0.0f, 0.0f};
+  if (p.ext_factor != 0.0f) {
+    float dims[2];
+    rope_yarn_corr_dims(p.n_rot, p.n_ctx_orig, p.freq_base, p.beta_fast, p.beta_slow, dims);
+    a.corr_lo = dims[0];
+    a.corr_hi = dims[1];
+  }
+  return a;
+}
 }  // namespace
 
 void rope_yarn_corr_dims(int n_rot, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
@@ -80,23 +170,42 @@ cudaError_t launch_rope(const RopeParams& p, cudaStream_t s) {
     return cudaErrorInvalidValue;
   if (p.ext_factor != 0.0f && p.n_ctx_orig <= 0) return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
-  RopeArgs a{p.x, p.ld_x, p.out, p.ld_out, p.rows, p.n_head, p.head_dim, p.n_rot, p.pos0,
-             powf(p.freq_base, -2.0f / (float)p.n_rot), p.freq_scale, p.freq_factors,
-             p.ext_factor, p.attn_factor, 0.0f, 0.0f};
-  if (p.ext_factor != 0.0f) {
-    float dims[2];
-    rope_yarn_corr_dims(p.n_rot, p.n_ctx_orig, p.freq_base, p.beta_fast, p.beta_slow, dims);
-    a.corr_lo = dims[0];
-    a.corr_hi = dims[1];
-  }
+  const RopeArgs a = make_args(p, p.x, p.ld_x);
   const int64_t total = (int64_t)p.rows * p.n_head * (p.n_rot / 2);
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((total + threads - 1) / threads, 65535);
-  if (p.kind == RopeKind::Neox)
-    rope_kernel<true><<<(unsigned)blocks, threads, 0, s>>>(a);
-  else
-    rope_kernel<false><<<(unsigned)blocks, threads, 0, s>>>(a);
-  return cudaGetLastError();
+  if (p.kind == RopeKind::Neox) return launch_kernel(rope_kernel<true>, dim3((unsigned)blocks), dim3(threads), 0, s, a);
+  return launch_kernel(rope_kernel<false>, dim3((unsigned)blocks), dim3(threads), 0, s, a);
+}
+
+bool qk_norm_rope_supported(const RopeParams& p, int head_dim) {
+  const int n = head_dim / 32;
+  return head_dim % 32 == 0 && (n == 1 || n == 2 || n == 4 || n == 8) && p.n_rot == head_dim &&
+         p.head_dim == head_dim && (p.kind != RopeKind::Neox || n % 2 == 0);
+}
+
+cudaError_t launch_qk_norm_rope(const QkNormRopeParams& qp, cudaStream_t s) {
+  const RopeParams& p = qp.rope;
+  if (!qk_norm_rope_supported(p, p.head_dim) || !p.out || !qp.k || !p.pos0 || p.rows < 0 || p.n_head <= 0 ||
+      qp.n_head_kv <= 0 || p.ld_out < (int64_t)p.n_head * p.head_dim || qp.ld_k < (int64_t)qp.n_head_kv * p.head_dim ||
+      !(p.freq_base > 0.0f) || !(p.freq_scale > 0.0f) || (p.ext_factor != 0.0f && p.n_ctx_orig <= 0))
+    return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  const RopeArgs a = make_args(p, p.out, p.ld_out);
+  const int64_t warps = (int64_t)p.rows * (p.n_head + qp.n_head_kv);
+  const dim3 grid((unsigned)((warps * 32 + 255) / 256)), block(256);
+  const bool neox = p.kind == RopeKind::Neox;
+#define MEMRA_QKR(N)                                                                                   \
+  case N:                                                                                              \
+    return neox ? launch_kernel(qk_norm_rope_kernel<true, N>, grid, block, 0, s, a, qp.k, qp.ld_k,     \
+                                qp.n_head_kv, qp.q_norm, qp.k_norm, qp.eps)                            \
+                : launch_kernel(qk_norm_rope_kernel<false, N>, grid, block, 0, s, a, qp.k, qp.ld_k,    \
+                                qp.n_head_kv, qp.q_norm, qp.k_norm, qp.eps);
+  switch (p.head_dim / 32) {
+    MEMRA_QKR(1) MEMRA_QKR(2) MEMRA_QKR(4) MEMRA_QKR(8)
+    default: return cudaErrorInvalidValue;
+  }
+#undef MEMRA_QKR
 }
 
 }  // namespace memra::cuda

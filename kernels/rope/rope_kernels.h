@@ -41,6 +41,25 @@ struct RopeParams {
 };
 cudaError_t launch_rope(const RopeParams& p, cudaStream_t stream);
 
+// The q/k preparation of one attention layer in one launch, in place: q heads (rope.out, rows x
+// n_head x head_dim, stride rope.ld_out; rope.x is ignored) and k heads (k, n_head_kv heads,
+// stride ld_k) each RMS-normed over the head (when q_norm / k_norm is set; qwen3) and rotated.
+// Bit-identical to launch_head_rms_norm on q and k followed by launch_rope on q and k: the same
+// arithmetic (norm_math.cuh, rope_cs / rope_rotate), the head kept in registers in between.
+// Only full rotation (n_rot == head_dim) with head_dim 32, 64, 128 or 256 (NeoX: not 32):
+// qk_norm_rope_supported says whether a configuration is covered.
+struct QkNormRopeParams {
+  RopeParams rope;
+  float* k = nullptr;
+  int64_t ld_k = 0;
+  int n_head_kv = 0;
+  const float* q_norm = nullptr;  // [head_dim] or null (no norm)
+  const float* k_norm = nullptr;
+  float eps = 1e-6f;
+};
+bool qk_norm_rope_supported(const RopeParams& p, int head_dim);
+cudaError_t launch_qk_norm_rope(const QkNormRopeParams& p, cudaStream_t stream);
+
 // ggml_rope_yarn_corr_dims, on the host (the launcher passes the result to the kernel).
 void rope_yarn_corr_dims(int n_rot, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
                          float dims[2]);

@@ -26,6 +26,14 @@ void StepScope::finish() {
   be_.end_step(true);
 }
 
+void Backend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm, const Weight* k_norm,
+                           float eps, int pos0, const RopeParams& p) {
+  if (q_norm) head_rms_norm(q, n_head, p.head_dim, q_norm, eps);
+  if (k_norm) head_rms_norm(k, n_head_kv, p.head_dim, k_norm, eps);
+  rope(q, n_head, pos0, p);
+  rope(k, n_head_kv, pos0, p);
+}
+
 void Backend::matmul_n(View x, std::span<const MatmulOut> outs) {
   for (const auto& o : outs) matmul(*o.w, x, o.y, o.bias);
 }

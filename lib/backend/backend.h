@@ -213,6 +213,11 @@ class Backend {
   virtual void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) = 0;
   // In place on x viewed as [rows, n_head, head_dim]; row i at position pos0 + i.
   virtual void rope(View x, int n_head, int pos0, const RopeParams& p) = 0;
+  // The q/k preparation of an attention layer, in place: head_rms_norm of q and k where q_norm /
+  // k_norm is set, then rope of q and k. The default is those four ops; a backend may fuse them
+  // (CUDA: one launch, bit-identical).
+  virtual void qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm, const Weight* k_norm,
+                            float eps, int pos0, const RopeParams& p);
   // q: [n, n_head * head_dim_k] at positions pos0..; attends to cache positions [0, pos0+i]
   // (causal, optionally windowed); out: [n, n_head * head_dim_v].
   virtual void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,

@@ -117,10 +117,7 @@ void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
                        Scratch& s) {
   const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
   be.matmul_n(s.h, qkv);
-  if (w.q_norm) be.head_rms_norm(s.q, hp.n_head, hp.head_dim_k, w.q_norm, hp.rms_eps);
-  if (w.k_norm) be.head_rms_norm(s.k, hp.n_head_kv, hp.head_dim_k, w.k_norm, hp.rms_eps);
-  be.rope(s.q, hp.n_head, pos0, rope);
-  be.rope(s.k, hp.n_head_kv, pos0, rope);
+  be.qk_norm_rope(s.q, s.k, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope);
   be.kv_write(kv, layer, pos0, s.k, s.v);
   backend::AttnParams ap;
   ap.n_head = hp.n_head;

@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
+#include "common/launch.cuh"
 #include "kv/kv_kernels.h"
 #include "matvec/split_layout.h"
 #include "quant/quant_kernels.h"
@@ -95,6 +96,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)
+  cuda::set_pdl(cfg_.kernels.pdl);
   KernelsSection probe = cfg_.kernels;
   probe.matvec = "auto";
   (void)cuda::choose_matmul_variant(info.cc(), info.sm_count, {1, 32, 32, QType::F16}, probe);
@@ -247,9 +249,10 @@ void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
               c.n_ctx());
   const int32_t* dpos = device_pos(pos0);
   auto& L = c.layers[(size_t)layer];
+  cuda::KvAppendParams kv[2];
   for (int which = 0; which < 2; ++which) {
     const View src = which ? v : k;
-    cuda::KvAppendParams p;
+    cuda::KvAppendParams& p = kv[which];
     p.src = src.data;
     p.ld_src = src.ld;
     p.n_tokens = (int)src.rows;
@@ -259,7 +262,11 @@ void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
     p.row_bytes = which ? L.v_row_bytes : L.k_row_bytes;
     p.pos0 = dpos;
     p.n_ctx = c.n_ctx();
-    cuda::check_status(cuda::launch_kv_append(p, stream()), "launch_kv_append");
+  }
+  if (cfg_.kernels.fuse) {
+    cuda::check_status(cuda::launch_kv_append_pair(kv[0], kv[1], stream()), "launch_kv_append_pair");
+  } else {
+    for (const auto& p : kv) cuda::check_status(cuda::launch_kv_append(p, stream()), "launch_kv_append");
   }
   note("kv_append", fmt::format("k_{}_v_{}", qtype_name(c.opts_.type_k), qtype_name(c.opts_.type_v)));
   c.n_written = std::max(c.n_written, pos0 + (int)k.rows);

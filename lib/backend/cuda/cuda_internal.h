@@ -14,6 +14,7 @@
 #include "backend/cuda/step_graph.h"
 #include "backend/cuda/variant.h"
 #include "config/config.h"
+#include "rope/rope_kernels.h"
 
 namespace memra::backend::cuda_impl {
 
@@ -72,6 +73,8 @@ class CudaBackend final : public Backend {
   void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) override;
   void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) override;
   void rope(View x, int n_head, int pos0, const RopeParams& p) override;
+  void qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm, const Weight* k_norm, float eps,
+                    int pos0, const RopeParams& p) override;
   void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,
                  View out) override;
   void glu(View gate, View up, Activation act, View out) override;
@@ -98,6 +101,8 @@ class CudaBackend final : public Backend {
   void drop_graphs();
   void stage_step_eager(std::span<const int32_t> ids, int pos0);
   const cuda::MatmulVariant& matmul_variant(const Weight& w, int64_t m);
+  // The kernel-side RoPE parameters of an in-place rope on x (shape checks with the op's errors).
+  cuda::RopeParams rope_params(View x, int n_head, int pos0, const RopeParams& rp);
   // x as q8s planes (kernels/matvec/mmvs.h) in the kQ8s slot: quantized here, or reused when the
   // last quantized input is the same view and nothing has written memory since (kernels.fuse).
   struct Q8s {
@@ -105,6 +110,10 @@ class CudaBackend final : public Backend {
     const void* xds;
   };
   Q8s q8s_input(View x);
+  // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed).
+  Q8s q8s_planes(int64_t m, int64_t k);
+  // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
+  bool emit_q8s_for(View out) const;
   // Every op but matmul may write anywhere: the q8s planes no longer match their source.
   void forget_q8s() { q8s_src_.data = nullptr; }
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.

@@ -169,12 +169,25 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   }
 }
 
-CudaBackend::Q8s CudaBackend::q8s_input(View x) {
-  const int64_t k = x.cols, m = x.rows;
+CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k) {
   const size_t xq_bytes = ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
   auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
-  Q8s q{reinterpret_cast<const int8_t*>(base), base + xq_bytes};
+  return {reinterpret_cast<const int8_t*>(base), base + xq_bytes};
+}
+
+bool CudaBackend::emit_q8s_for(View out) const {
+  // Decode and verify batches only (the mmvs rows), and only when out is dense: the planes are
+  // indexed as rows x cols.
+  return cfg_.kernels.fuse && out.rows >= 1 && out.rows <= cuda::kMmvsMaxM && out.cols % 64 == 0 &&
+         out.ld == out.cols;
+}
+
+CudaBackend::Q8s CudaBackend::q8s_input(View x) {
+  const int64_t k = x.cols, m = x.rows;
+  const Q8s q = q8s_planes(m, k);
+  auto* base = reinterpret_cast<uint8_t*>(const_cast<int8_t*>(q.xq));
+  const size_t xq_bytes = (size_t)(static_cast<const uint8_t*>(q.xds) - base);
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
                     q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
   if (same) return q;
@@ -212,6 +225,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.xds = q.xds;
   p.y = y.data;
   p.ldy = y.ld;
+  MEMRA_CHECK(cfg_.kernels.mmvs_depth == 2 || cfg_.kernels.mmvs_depth == 4, "kernels.mmvs_depth must be 2 or 4, got {}",
+              cfg_.kernels.mmvs_depth);
+  p.depth = cfg_.kernels.mmvs_depth;
   MEMRA_CHECK(extra.size() <= 2, "internal: mmvs takes at most 3 matrices per launch");
   p.n_extra = (int)extra.size();
   for (size_t i = 0; i < extra.size(); ++i) {
@@ -285,8 +301,15 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   p.cols = (int)x.cols;
   p.eps = eps;
   if (p.rows == 0) return;
+  const bool emit = emit_q8s_for(out);
+  if (emit) {
+    const Q8s q = q8s_planes(out.rows, out.cols);
+    p.q8s_xq = const_cast<int8_t*>(q.xq);
+    p.q8s_xds = const_cast<void*>(q.xds);
+  }
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
-  note("norm", "rms");
+  if (emit) q8s_src_ = out;
+  note("norm", emit ? "rms+q8s" : "rms");
 }
 
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
@@ -308,8 +331,15 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
   p.cols = (int)residual.cols;
   p.eps = eps;
   if (p.rows == 0) return;
+  const bool emit = emit_q8s_for(out);
+  if (emit) {
+    const Q8s q = q8s_planes(out.rows, out.cols);
+    p.q8s_xq = const_cast<int8_t*>(q.xq);
+    p.q8s_xds = const_cast<void*>(q.xds);
+  }
   cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
-  note("add_norm", "add_rms");
+  if (emit) q8s_src_ = out;
+  note("add_norm", emit ? "add_rms+q8s" : "add_rms");
 }
 
 void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) {
@@ -332,8 +362,7 @@ void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* 
   note("head_norm", "head_rms");
 }
 
-void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
-  forget_q8s();
+cuda::RopeParams CudaBackend::rope_params(View x, int n_head, int pos0, const RopeParams& rp) {
   MEMRA_CHECK((int64_t)n_head * rp.head_dim == x.cols, "rope: {} heads x head_dim {} != {} columns", n_head,
               rp.head_dim, x.cols);
   MEMRA_CHECK(rp.n_rot > 0 && rp.n_rot <= rp.head_dim && rp.n_rot % 2 == 0,
@@ -342,7 +371,6 @@ void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
     MEMRA_CHECK(rp.freq_factors->type == QType::F32 && rp.freq_factors->ne[0] >= rp.n_rot / 2,
                 "rope: freq factors '{}' must be F32 with >= {} entries", rp.freq_factors->name, rp.n_rot / 2);
   MEMRA_CHECK(rp.ext_factor == 0.0f || rp.n_ctx_orig > 0, "rope: YaRN needs n_ctx_orig > 0");
-  if (x.rows == 0) return;
   check_int(x.rows, "rope rows");
   cuda::RopeParams p;
   p.x = x.data;
@@ -354,7 +382,7 @@ void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
   p.head_dim = rp.head_dim;
   p.n_rot = rp.n_rot;
   p.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
-  p.pos0 = device_pos(pos0);
+  p.pos0 = x.rows > 0 ? device_pos(pos0) : nullptr;
   p.freq_base = rp.freq_base;
   p.freq_scale = rp.freq_scale;
   p.freq_factors = rp.freq_factors ? static_cast<const float*>(rp.freq_factors->data) : nullptr;
@@ -363,8 +391,38 @@ void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
   p.beta_fast = rp.beta_fast;
   p.beta_slow = rp.beta_slow;
   p.n_ctx_orig = rp.n_ctx_orig;
+  return p;
+}
+
+void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
+  forget_q8s();
+  const cuda::RopeParams p = rope_params(x, n_head, pos0, rp);
+  if (x.rows == 0) return;
   cuda::check_status(cuda::launch_rope(p, stream()), "launch_rope");
   note("rope", rp.mode == RopeMode::Normal ? "normal" : "neox");
+}
+
+void CudaBackend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm,
+                               const Weight* k_norm, float eps, int pos0, const RopeParams& rp) {
+  forget_q8s();
+  cuda::RopeParams shape;
+  shape.head_dim = rp.head_dim;
+  shape.n_rot = rp.n_rot;
+  shape.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
+  const bool fusable = cfg_.kernels.fuse && cuda::qk_norm_rope_supported(shape, rp.head_dim) && q.rows == k.rows &&
+                       q.rows >= 1 && (int64_t)n_head_kv * rp.head_dim == k.cols;
+  if (!fusable) return Backend::qk_norm_rope(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
+  cuda::QkNormRopeParams qp;
+  qp.rope = rope_params(q, n_head, pos0, rp);
+  qp.k = k.data;
+  qp.ld_k = k.ld;
+  qp.n_head_kv = n_head_kv;
+  qp.q_norm = f32_vector(q_norm, rp.head_dim, "head_rms_norm");
+  qp.k_norm = f32_vector(k_norm, rp.head_dim, "head_rms_norm");
+  qp.eps = eps;
+  cuda::check_status(cuda::launch_qk_norm_rope(qp, stream()), "launch_qk_norm_rope");
+  note("qk_norm_rope", fmt::format("fused_{}{}", rp.mode == RopeMode::Normal ? "normal" : "neox",
+                                    q_norm || k_norm ? "_norm" : ""));
 }
 
 void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
@@ -442,8 +500,15 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count);
     p.workspace = static_cast<float*>(workspace(
         kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, ap.n_head, ap.head_dim_k, p.n_splits)));
+    const bool emit = emit_q8s_for(out);
+    if (emit) {
+      const Q8s q = q8s_planes(out.rows, out.cols);
+      p.q8s_xq = const_cast<int8_t*>(q.xq);
+      p.q8s_xds = const_cast<void*>(q.xds);
+    }
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
-    note("attn_decode", fmt::format("splitk_s{}_hd{}", p.n_splits, ap.head_dim_k));
+    if (emit) q8s_src_ = out;
+    note("attn_decode", fmt::format("splitk_s{}_hd{}{}", p.n_splits, ap.head_dim_k, emit ? "+q8s" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");

@@ -1,0 +1,173 @@
+// Section "fused": byte identity of the fused decode launches against the unfused chains they
+// replace (the unfused kernels are themselves gated against the CPU in their own sections):
+//   qk_norm_rope      == head_rms_norm(q), head_rms_norm(k), rope(q), rope(k)
+//   kv_append_pair    == kv_append(K), kv_append(V)
+// Inputs are fresh random values; the fused outputs are poisoned before each launch.
+#include <memory>
+
+#include "cases_ref.h"
+#include "kv/kv_kernels.h"
+#include "norm/norm_kernels.h"
+#include "quant/quant.h"
+#include "rope/rope_kernels.h"
+
+namespace memra::kc {
+namespace {
+
+struct QkCfg {
+  cuda::RopeKind kind;
+  int rows, n_head, n_kv, head_dim, pos0;
+  bool norm, yarn;
+};
+
+class QkNormRopeCase : public Case {
+ public:
+  explicit QkNormRopeCase(QkCfg c) : c_(c) {}
+  void generate(Env& env) override {
+    const size_t nq = (size_t)c_.rows * c_.n_head * c_.head_dim, nk = (size_t)c_.rows * c_.n_kv * c_.head_dim;
+    const auto q = env.normal(nq, 2.0f), k = env.normal(nk, 2.0f);
+    dq_ = env.upload(q);
+    dk_ = env.upload(k);
+    dq2_ = env.upload(q);
+    dk2_ = env.upload(k);
+    wq_ = env.upload(env.normal((size_t)c_.head_dim, 0.3f, 1.0f));
+    wk_ = env.upload(env.normal((size_t)c_.head_dim, 0.3f, 1.0f));
+    dpos_ = env.upload(std::vector<int32_t>{c_.pos0});
+    nq_ = nq;
+    nk_ = nk;
+  }
+  cuda::RopeParams rope(float* x, int n_head) const {
+    cuda::RopeParams p;
+    p.x = x;
+    p.ld_x = (int64_t)n_head * c_.head_dim;
+    p.out = x;
+    p.ld_out = p.ld_x;
+    p.rows = c_.rows;
+    p.n_head = n_head;
+    p.head_dim = c_.head_dim;
+    p.n_rot = c_.head_dim;
+    p.kind = c_.kind;
+    p.pos0 = dpos_;
+    p.freq_base = 1e6f;
+    if (c_.yarn) {
+      p.freq_scale = 0.25f;
+      p.ext_factor = 1.0f;
+      p.n_ctx_orig = 4096;
+    }
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    // In place on q and k (a --perf replay keeps rotating them: only the first launch is compared).
+    cuda::QkNormRopeParams p;
+    p.rope = rope(dq_, c_.n_head);
+    p.k = dk_;
+    p.ld_k = (int64_t)c_.n_kv * c_.head_dim;
+    p.n_head_kv = c_.n_kv;
+    p.q_norm = c_.norm ? wq_ : nullptr;
+    p.k_norm = c_.norm ? wk_ : nullptr;
+    p.eps = 1e-6f;
+    return cuda::launch_qk_norm_rope(p, env.stream());
+  }
+  void reference(Env& env) override {
+    if (c_.norm) {
+      for (int which = 0; which < 2; ++which) {
+        cuda::HeadRmsNormParams h;
+        h.x = which ? dk2_ : dq2_;
+        h.out = which ? dk2_ : dq2_;
+        h.n_head = which ? c_.n_kv : c_.n_head;
+        h.ld_x = h.ld_out = (int64_t)h.n_head * c_.head_dim;
+        h.w = which ? wk_ : wq_;
+        h.rows = c_.rows;
+        h.head_dim = c_.head_dim;
+        h.eps = 1e-6f;
+        ref::check(cuda::launch_head_rms_norm(h, env.stream()), "launch_head_rms_norm");
+      }
+    }
+    ref::check(cuda::launch_rope(rope(dq2_, c_.n_head), env.stream()), "launch_rope (q)");
+    ref::check(cuda::launch_rope(rope(dk2_, c_.n_kv), env.stream()), "launch_rope (k)");
+  }
+  Verdict compare(Env& env) override {
+    const auto q1 = env.download(dq_, nq_), q2 = env.download(dq2_, nq_);
+    const auto k1 = env.download(dk_, nk_), k2 = env.download(dk2_, nk_);
+    return ref::all_of({{"q", compare_bytes(q1.data(), q2.data(), nq_ * 4)},
+                        {"k", compare_bytes(k1.data(), k2.data(), nk_ * 4)}});
+  }
+
+ private:
+  QkCfg c_;
+  float *dq_ = nullptr, *dk_ = nullptr, *dq2_ = nullptr, *dk2_ = nullptr, *wq_ = nullptr, *wk_ = nullptr;
+  int32_t* dpos_ = nullptr;
+  size_t nq_ = 0, nk_ = 0;
+};
+
+class KvPairCase : public Case {
+ public:
+  KvPairCase(QType tk, QType tv, int n_tokens, int row) : tk_(tk), tv_(tv), n_(n_tokens), row_(row) {}
+  void generate(Env& env) override {
+    ctx_ = 37 + n_;
+    dk_ = env.upload(env.normal((size_t)n_ * row_, 1.5f));
+    dv_ = env.upload(env.normal((size_t)n_ * row_, 1.5f));
+    rbk_ = ((int64_t)*qtype_row_bytes(tk_, row_) + 1) & ~int64_t{1};
+    rbv_ = ((int64_t)*qtype_row_bytes(tv_, row_) + 1) & ~int64_t{1};
+    ck_ = env.alloc_output<uint8_t>((size_t)(rbk_ * ctx_));
+    cv_ = env.alloc_output<uint8_t>((size_t)(rbv_ * ctx_));
+    ck2_ = env.alloc_output<uint8_t>((size_t)(rbk_ * ctx_));
+    cv2_ = env.alloc_output<uint8_t>((size_t)(rbv_ * ctx_));
+    dpos_ = env.upload(std::vector<int32_t>{31});
+  }
+  cuda::KvAppendParams side(const float* src, void* cache, QType t, int64_t rb) const {
+    cuda::KvAppendParams p;
+    p.src = src;
+    p.ld_src = row_;
+    p.n_tokens = n_;
+    p.row_elems = row_;
+    p.cache = cache;
+    p.type = t;
+    p.row_bytes = rb;
+    p.pos0 = dpos_;
+    p.n_ctx = ctx_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    cudaError_t e = cuda::launch_kv_append_pair(side(dk_, ck_, tk_, rbk_), side(dv_, cv_, tv_, rbv_), env.stream());
+    if (e != cudaSuccess) return e;
+    e = cuda::launch_kv_append(side(dk_, ck2_, tk_, rbk_), env.stream());
+    return e != cudaSuccess ? e : cuda::launch_kv_append(side(dv_, cv2_, tv_, rbv_), env.stream());
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    // Rows outside [31, 31 + n) were poisoned identically in both caches: the whole caches match.
+    const auto a = env.download(ck_, (size_t)(rbk_ * ctx_)), b = env.download(ck2_, (size_t)(rbk_ * ctx_));
+    const auto c = env.download(cv_, (size_t)(rbv_ * ctx_)), d = env.download(cv2_, (size_t)(rbv_ * ctx_));
+    return ref::all_of({{"K cache", compare_bytes(a.data(), b.data(), a.size())},
+                        {"V cache", compare_bytes(c.data(), d.data(), c.size())}});
+  }
+
+ private:
+  QType tk_, tv_;
+  int n_, row_, ctx_ = 0;
+  int64_t rbk_ = 0, rbv_ = 0;
+  float *dk_ = nullptr, *dv_ = nullptr;
+  uint8_t *ck_ = nullptr, *cv_ = nullptr, *ck2_ = nullptr, *cv2_ = nullptr;
+  int32_t* dpos_ = nullptr;
+};
+
+void add_fused_cases(Registry& r) {
+  using K = cuda::RopeKind;
+  for (const QkCfg c : {QkCfg{K::Neox, 1, 32, 8, 128, 4100, true, false}, QkCfg{K::Neox, 3, 32, 8, 128, 77, true, false},
+                        QkCfg{K::Normal, 1, 32, 8, 128, 4100, false, false}, QkCfg{K::Normal, 5, 9, 3, 64, 5, true, false},
+                        QkCfg{K::Neox, 2, 16, 4, 256, 1000, true, true}, QkCfg{K::Normal, 1, 4, 2, 32, 12, false, true},
+                        QkCfg{K::Neox, 1, 40, 8, 64, 300, false, false}})
+    r.add("fused", ref::cat("qk_norm_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
+                            c.yarn ? "_yarn" : "", "/", c.n_head, "-", c.n_kv, "x", c.head_dim, "/n", c.rows, "@", c.pos0,
+                            "/vs_unfused_bytes"),
+          [=] { return std::make_unique<QkNormRopeCase>(c); });
+  for (auto [tk, tv] : {std::pair{QType::Q8_0, QType::Q5_1}, std::pair{QType::Q8_0, QType::Q8_0}, std::pair{QType::Q4_0, QType::Q5_1}})
+    for (int n : {1, 4})
+      r.add("fused", ref::cat("kv_append_pair/", qtype_name(tk), "-", qtype_name(tv), "/n", n, "x1024/vs_two_launches_bytes"),
+            [=] { return std::make_unique<KvPairCase>(tk, tv, n, 1024); });
+}
+
+}  // namespace
+MEMRA_KC_REGISTER(add_fused_cases);
+}  // namespace memra::kc

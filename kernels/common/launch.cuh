@@ -1,0 +1,44 @@
+#pragma once
+// Kernel launches of the decode path, optionally as programmatic dependent launches (PDL,
+// config kernels.pdl): the next kernel in the stream may be scheduled while the previous one
+// drains, and runs until its pdl_wait() (griddepcontrol.wait: the previous grid has completed
+// and its writes are visible). A kernel launched through launch_kernel must therefore call
+// pdl_wait() before it reads anything an earlier kernel wrote and before its first global
+// write; what it may do before: read weights (never written during a step) and compute
+// addresses. Without PDL the wait returns at once. Captured graphs keep the programmatic edges.
+#include <cuda_runtime.h>
+
+#include <utility>
+
+namespace memra::cuda {
+
+// Process-wide launch policy, set by the CUDA backend from kernels.pdl (default off elsewhere:
+// kernel-check launches one kernel at a time).
+void set_pdl(bool on);
+bool pdl_enabled();
+
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+template <class... KArgs, class... Args>
+cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                          Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  if (pdl_enabled()) {
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace memra::cuda
