@@ -78,6 +78,11 @@ case "$phase" in
     timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
+    f="$synth_dir/qwen3-8b-q8_0.gguf"
+    timeout 150 "$bin/gguf-synth" --preset qwen3-8b --mix q8_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
     ;;
   probe)
     # mmvs gates + per-kernel times, then one model: the A/B arms and an ncu profile of the

@@ -48,7 +48,7 @@ __device__ __forceinline__ void key_range(int pos, int window, int& lo, int& hi)
 // keys. A function of the row's own key count only, so decode and verify rows still agree bit
 // for bit. Why: at depth ~0 with n_splits = 33 every split held ~4 keys and the combine walked 33
 // partials: 15.7 + 10.6 us per layer on the H200 (ncu, 2026-12-01) for ~130 keys.
-constexpr int kMinSplitKeys = 256;
+constexpr int kMinSplitKeys = 128;  // one 32-key round for each of the 4 warps of a block
 __device__ __forceinline__ int splits_used(int len, int n_splits) {
   return max(1, min(n_splits, (len + kMinSplitKeys - 1) / kMinSplitKeys));
 }

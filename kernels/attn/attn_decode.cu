@@ -290,7 +290,9 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count) {
   // take 28 us) dominates; bench/notes_attn_decode.md lists what to try next.
   const int g = n_head_kv > 0 ? n_head / n_head_kv : 1;
   const int per_split = (g >= 1 && g <= 8) ? n_head_kv : n_head;
-  const int want = (2 * sm_count + per_split - 1) / std::max(1, per_split);
+  // 4 blocks per SM at full context (was 2: at 16384 keys that left 8 warps per SM on a
+  // latency-bound kernel); the per-row count actually used is attn::splits_used (>= 128 keys each).
+  const int want = (4 * sm_count + per_split - 1) / std::max(1, per_split);
   const int by_len = std::max(1, n_ctx / 128);
   return std::max(1, std::min({want, by_len, 64}));
 }
