@@ -70,7 +70,7 @@ case "$phase" in
     timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 3 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-matvec-v1.toml \
-      --arm configs/arm-nofuse.toml --arm configs/arm-nopdl.toml --arm configs/arm-mmvs-depth4.toml \
+      --arm configs/arm-nofuse.toml --arm configs/arm-nopdl.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     f="$synth_dir/qwen3-8b-q4_0.gguf"

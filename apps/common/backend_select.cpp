@@ -36,8 +36,8 @@ kv::KvOptions kv_options(const Config& cfg, const std::string& backend_name, int
   const bool gpu = backend_name == "cuda";
   kv::KvOptions o;
   o.n_ctx = n_ctx;
-  o.type_k = kv::parse_kv_type(cfg.kv.type_k == "auto" ? (gpu ? "q8_0" : "f16") : cfg.kv.type_k);
-  o.type_v = kv::parse_kv_type(cfg.kv.type_v == "auto" ? (gpu ? "q5_1" : "f16") : cfg.kv.type_v);
+  o.type_k = kv::resolve_kv_type(cfg.kv.type_k, false, gpu);
+  o.type_v = kv::resolve_kv_type(cfg.kv.type_v, true, gpu);
   return o;
 }
 

@@ -14,7 +14,6 @@
 // decode == verify property of the kernel); (2) the fused GLU output equals mmvs(gate),
 // mmvs(up), launch_glu on the same inputs.
 #include <cmath>
-#include <tuple>
 #include <cstring>
 #include <limits>
 
@@ -58,8 +57,7 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, int depth = 2)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), depth_(depth) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu) : t_(t), n_(n), k_(k), m_(m), glu_(glu) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_);
@@ -112,12 +110,11 @@ class MmvsCase : public Case {
     p.xq = dxq_;
     p.xds = dxds_;
     p.y = dy_;
-    p.depth = depth_;
     return p;
   }
   QType t_;
   int64_t n_, k_;
-  int m_, glu_, depth_;
+  int m_, glu_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -197,12 +194,10 @@ class MmvsIdCase : public Case {
     du_ = env.alloc_output<float>((size_t)n_);
     dglu_ = env.alloc_output<float>((size_t)n_);
     dy1_ = env.alloc_output<float>((size_t)n_);
-    dyd4_ = env.alloc_output<float>((size_t)n_);
   }
   cudaError_t launch(Env& env) override {
-    auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y, int depth = 2) {
+    auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y) {
       cuda::MmvsParams p;
-      p.depth = depth;
       p.w_type = t_;
       p.w = w.w;
       p.w_d = w.w_d;
@@ -223,7 +218,6 @@ class MmvsIdCase : public Case {
     if (!glu_) {
       if ((e = run(dw_, nullptr, 1, dy1_)) != cudaSuccess) return e;
       if ((e = run(dw_, nullptr, 4, dy4_)) != cudaSuccess) return e;
-      if ((e = run(dw_, nullptr, 1, dyd4_, 4)) != cudaSuccess) return e;
       return run(dw_, nullptr, 8, dy_);
     }
     if ((e = run(dw_, &dw2_, 1, dy1_)) != cudaSuccess) return e;
@@ -250,10 +244,8 @@ class MmvsIdCase : public Case {
     }
     const auto y4 = env.download(dy4_, (size_t)n_);  // row 0 of the m = 4 run
     const auto y8 = env.download(dy_, (size_t)n_);
-    const auto yd4 = env.download(dyd4_, (size_t)n_);
     return ref::all_of({{"m=1 vs m=4 bytes", compare_bytes(y1.data(), y4.data(), y1.size() * 4)},
-                        {"m=1 vs m=8 bytes", compare_bytes(y1.data(), y8.data(), y1.size() * 4)},
-                        {"depth 2 vs depth 4 bytes", compare_bytes(y1.data(), yd4.data(), y1.size() * 4)}});
+                        {"m=1 vs m=8 bytes", compare_bytes(y1.data(), y8.data(), y1.size() * 4)}});
   }
 
  private:
@@ -263,7 +255,7 @@ class MmvsIdCase : public Case {
   DeviceWeight dw_, dw2_;
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
-  float *dyd4_ = nullptr, *dy_ = nullptr, *dy4_ = nullptr, *dy1_ = nullptr, *dg_ = nullptr, *du_ = nullptr, *dglu_ = nullptr;
+  float *dy_ = nullptr, *dy4_ = nullptr, *dy1_ = nullptr, *dg_ = nullptr, *du_ = nullptr, *dglu_ = nullptr;
 };
 
 // Three matrices (q, k, v shapes, odd row counts) in one launch (MmvsParams::extra) vs three
@@ -426,12 +418,7 @@ void add_mmvs_cases(Registry& r) {
       add(n, k, 1, 0);
     add(12288, 4096, 1, 1);
     add(25600, 5120, 1, 1);
-    // Depth 4 (kernels.mmvs_depth): the large-k shapes where a lane has > 2 tasks.
-    for (auto [n, k, glu] : {std::tuple<int64_t, int64_t, int>{4096, 12288, 0}, {4096, 14336, 0}, {5120, 25600, 0},
-                             {12288, 4096, 1}, {4097, 2304, 0}, {1031, 2304, 1}})
-      r.add("mmvs", ref::cat("mmvs_d4", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, glu, 4); });
-    r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_depth4_bytes"),
+    r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, false); });
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x2304/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 2304); });

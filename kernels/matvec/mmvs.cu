@@ -42,10 +42,14 @@ struct Args {
   int64_t ldy;
 };
 
-// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). DEPTH: tasks per lane whose
-// loads are in flight together (t0, t0 + 32, ...); per lane the tasks are summed in increasing
-// order whatever MM and DEPTH are, so every instance gives a row the same bits.
-template <QType T, int MM, int GLU, int DEPTH>
+// Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
+// end to end on the H200 (qwen3-8b q4_k_m tg128: 267.3 vs 273.4 tok/s, bench/notes/mmvs.md) and
+// removed.
+constexpr int kDepth = 2;
+
+// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). Per lane the tasks are summed
+// in increasing order whatever MM is, so every instance gives a row the same bits.
+template <QType T, int MM, int GLU>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   const int lane = threadIdx.x & 31;
   int64_t row = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5);
@@ -69,10 +73,10 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 #pragma unroll
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
   const int64_t kb = a.k / 32;
-  Task<T> wt[DEPTH], ut[DEPTH];
+  Task<T> wt[kDepth], ut[kDepth];
   auto issue = [&](int t0) {
 #pragma unroll
-    for (int d = 0; d < DEPTH; ++d) {
+    for (int d = 0; d < kDepth; ++d) {
       if (t0 + 32 * d < a.n_tasks) {
         wt[d].load(w, wd, row, t0 + 32 * d, g);
         if constexpr (GLU != 0) ut[d].load(a.w2, a.w2d, row, t0 + 32 * d, a.g);
@@ -83,7 +87,7 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   // during a step, so they stream in while the previous kernel drains.
   if (lane < a.n_tasks) issue(lane);
   pdl_wait();
-  for (int t0 = lane; t0 < a.n_tasks; t0 += 32 * DEPTH) {
+  for (int t0 = lane; t0 < a.n_tasks; t0 += 32 * kDepth) {
     if (t0 != lane) issue(t0);
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
@@ -91,7 +95,7 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
         const int8_t* xq = a.xq + j * a.k;
         const float2* xds = a.xds + j * kb;
 #pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
+        for (int d = 0; d < kDepth; ++d) {
           if (t0 + 32 * d < a.n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + 32 * d, xq, xds));
             if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + 32 * d, xq, xds));
@@ -122,32 +126,22 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   }
 }
 
-template <QType T, int MM, int DEPTH>
-cudaError_t launch_md(const Args& a, int glu, cudaStream_t s) {
-  const dim3 grid((unsigned)((a.n_rows + kWarps - 1) / kWarps)), block(32 * kWarps);
-  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0, DEPTH>, grid, block, 0, s, a);
-  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1, DEPTH>, grid, block, 0, s, a);
-  return launch_kernel(mmvs_kernel<T, MM, 2, DEPTH>, grid, block, 0, s, a);
-}
-
 template <QType T, int MM>
-cudaError_t launch_m(const Args& a, int glu, int depth, cudaStream_t s) {
-#ifndef MEMRA_REDUCED_INSTANCES
-  // Deeper only for m = 1: at m > 1 the registers go to the extra accumulators.
-  if constexpr (MM == 1)
-    if (depth == 4) return launch_md<T, MM, 4>(a, glu, s);
-#endif
-  return launch_md<T, MM, 2>(a, glu, s);
+cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
+  const dim3 grid((unsigned)((a.n_rows + kWarps - 1) / kWarps)), block(32 * kWarps);
+  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, int depth, cudaStream_t s) {
+cudaError_t launch_t(const Args& a, int glu, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
-  if (a.m == 1) return launch_m<T, 1>(a, glu, depth, s);
-  if (a.m == 2) return launch_m<T, 2>(a, glu, depth, s);
-  if (a.m <= 4) return launch_m<T, 4>(a, glu, depth, s);
+  if (a.m == 1) return launch_m<T, 1>(a, glu, s);
+  if (a.m == 2) return launch_m<T, 2>(a, glu, s);
+  if (a.m <= 4) return launch_m<T, 4>(a, glu, s);
 #endif
-  return launch_m<T, 8>(a, glu, depth, s);
+  return launch_m<T, 8>(a, glu, s);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -175,7 +169,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
   const sp::Layout L = sp::layout(p.w_type);
   if (L.repacked && !p.w_d) return cudaErrorInvalidValue;
-  if (p.depth != 2 && p.depth != 4) return cudaErrorInvalidValue;
   if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && L.repacked && !p.w2_d))
     return cudaErrorInvalidValue;
   if (!aligned16(p.w) || (p.w2 && !aligned16(p.w2)) || !aligned16(p.xq) || !aligned16(p.xds))
@@ -216,10 +209,10 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.y = p.y;
   a.ldy = ldy;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, p.depth, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, p.depth, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, p.depth, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, p.depth, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, stream);
     default: return cudaErrorNotSupported;
   }
 }

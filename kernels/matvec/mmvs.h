@@ -46,9 +46,6 @@ struct MmvsParams {
   const void* xds = nullptr;   // m x (n_cols/32) float2 {d, sum q}
   float* y = nullptr;          // m rows, stride ldy
   int64_t ldy = 0;             // 0 = n_rows
-  // Tasks per lane with their loads in flight together: 2 or 4 (4 at m = 1 only; m > 1 and the
-  // reduced CI build run 2). The results are the same bits either way (same per-lane order).
-  int depth = 2;
   // Up to two more matrices of the same type and n_cols on the same input in the same launch
   // (q, k, v projections): segment s has its own weights, rows and output. Not with glu.
   int n_extra = 0;

@@ -74,7 +74,6 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K matrices for mmvs
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
-  int mmvs_depth = 2;           // mmvs: tasks per lane with loads in flight together (2 or 4)
 };
 
 struct SpecSection {

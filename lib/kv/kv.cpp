@@ -49,6 +49,11 @@ QType parse_kv_type(const std::string& name) {
   return *t;
 }
 
+QType resolve_kv_type(const std::string& name, bool is_value, bool gpu) {
+  if (name == "auto") return gpu ? (is_value ? QType::Q5_1 : QType::Q8_0) : QType::F16;
+  return parse_kv_type(name);
+}
+
 KvCache::KvCache(KvShape shape, KvOptions opts) : shape_(std::move(shape)), opts_(opts) {
   MEMRA_CHECK(opts_.n_ctx > 0, "KV cache: n_ctx must be positive, got {}", opts_.n_ctx);
   MEMRA_CHECK(is_supported_kv_type(opts_.type_k), "KV cache: unsupported K type {}",

@@ -35,6 +35,9 @@ struct KvShape {
 bool is_supported_kv_type(QType t);
 // Parses a config spelling ("f32", "f16", "q8_0", "q5_1"); throws naming the accepted values.
 QType parse_kv_type(const std::string& name);
+// A kv.type_k / kv.type_v setting resolved for a backend: "auto" is K q8_0 / V q5_1 on a GPU
+// backend and f16 on the CPU (llama.cpp's default class there); anything else parse_kv_type.
+QType resolve_kv_type(const std::string& name, bool is_value, bool gpu);
 
 class KvCache {
  public:

@@ -75,7 +75,11 @@ void check_model(const std::string& rel) {
   const std::string path = shared_dir() + "/models/" + rel;
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const Config cfg = gpu_config();
-  const kv::KvOptions ko{kPrompt + kDecode + 4, kv::parse_kv_type(cfg.kv.type_k), kv::parse_kv_type(cfg.kv.type_v)};
+  // The GPU's default cache types (kv.type_* = auto) on all three runs, so the comparison is in
+  // one numeric configuration. (Before this used parse_kv_type, which rejects "auto": every model
+  // case failed at setup on the H200, 2026-12-01, receipts/h200/logs/test_backend_cuda_gpu-20261201.log.)
+  const kv::KvOptions ko{kPrompt + kDecode + 4, kv::resolve_kv_type(cfg.kv.type_k, false, true),
+                         kv::resolve_kv_type(cfg.kv.type_v, true, true)};
   ModelRun runs[3] = {open_run(cpu_backend(false), path, ko), open_run(cpu_backend(true), path, ko),
                       open_run(backend::make_cuda_backend(cfg), path, ko)};
   const int64_t nv = runs[0].model->hparams().n_vocab;

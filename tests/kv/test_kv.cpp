@@ -102,6 +102,13 @@ TEST(KvCache, RowNotMultipleOfBlockIsAnError) {
   EXPECT_THROW(parse_kv_type("q3_k"), Error);
   EXPECT_EQ(parse_kv_type("q5_1"), QType::Q5_1);
   EXPECT_EQ(parse_kv_type("F16"), QType::F16);
+  // "auto": the GPU's K q8_0 / V q5_1, the CPU's f16 (llama.cpp's defaults on each side).
+  EXPECT_EQ(resolve_kv_type("auto", false, true), QType::Q8_0);
+  EXPECT_EQ(resolve_kv_type("auto", true, true), QType::Q5_1);
+  EXPECT_EQ(resolve_kv_type("auto", false, false), QType::F16);
+  EXPECT_EQ(resolve_kv_type("auto", true, false), QType::F16);
+  EXPECT_EQ(resolve_kv_type("q4_0", true, true), QType::Q4_0);
+  EXPECT_THROW(resolve_kv_type("q3_k", false, true), Error);
 }
 
 TEST(KvCache, TruncateForgetsLaterPositions) {

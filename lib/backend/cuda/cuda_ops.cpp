@@ -225,9 +225,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.xds = q.xds;
   p.y = y.data;
   p.ldy = y.ld;
-  MEMRA_CHECK(cfg_.kernels.mmvs_depth == 2 || cfg_.kernels.mmvs_depth == 4, "kernels.mmvs_depth must be 2 or 4, got {}",
-              cfg_.kernels.mmvs_depth);
-  p.depth = cfg_.kernels.mmvs_depth;
   MEMRA_CHECK(extra.size() <= 2, "internal: mmvs takes at most 3 matrices per launch");
   p.n_extra = (int)extra.size();
   for (size_t i = 0; i < extra.size(); ++i) {
