@@ -56,6 +56,8 @@ case "$phase" in
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
     timeout 150 "$bin/kernel-check" --section mmvs,mmvs_id,fused,norm,attn,rope,kv,act --seed 20261202 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
+    timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | tail -n 4
     timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
     for be in cuda cpu; do
@@ -67,8 +69,8 @@ case "$phase" in
     "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     timeout 80 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 3 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 3 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-tiled.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-matvec-v1.toml \
       --arm configs/arm-nofuse.toml --arm configs/arm-nopdl.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"

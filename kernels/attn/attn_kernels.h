@@ -46,6 +46,10 @@ struct AttnParams {
   // launch_quantize_q8s(out).
   int8_t* q8s_xq = nullptr;
   void* q8s_xds = nullptr;
+  // Split-K decode only: 0 = the split-K kernels (lane per key), 1 = the tiled kernel (coalesced
+  // K/V tiles in shared memory; GQA groups of <= 8, else the per-head split-K form). Same
+  // partials and combine, same decode == verify property. Config kernels.attn_decode.
+  int decode_kernel = 0;
 };
 
 // Head dims this build has kernels for.
