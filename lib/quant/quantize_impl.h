@@ -15,6 +15,15 @@ inline int nearest_int(float f) {
   return (i & 0x007fffff) - 0x00400000;
 }
 
+// ggml's make_qkx2_quants (asymmetric levels [0, nmax], weighted least squares over nstep + 1
+// candidate scales); returns the scale, *the_min = -min.
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
+                       uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad);
+// The same for the 8 sub-blocks of 32 of a superblock at once (n = 32, use_mad false), byte for
+// byte: x[256], weights[8][32] -> L[256], scales[8], the_mins[8].
+void make_qkx2_quants_x8(int nmax, const float* x, const float (*weights)[32], uint8_t* L, float* scales,
+                         float* the_mins, float rmin, float rdelta, int nstep);
+
 void quantize_q4_0(const float* x, uint8_t* y, int64_t nb);
 void quantize_q4_1(const float* x, uint8_t* y, int64_t nb);
 void quantize_q5_0(const float* x, uint8_t* y, int64_t nb);
