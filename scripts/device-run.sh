@@ -5,6 +5,10 @@
 #            CUDA-vs-CPU tests, run-gen on stories260K (cuda and cpu)
 #   bench8 : gguf-synth qwen3-8b q4_k_m -> pp-bench rows -> delete (then q8_0, q4_0 when $3 = all)
 #   bench32: gguf-synth qwen3-32b q4_k_m -> pp-bench tg128 / pp512 -> delete
+#   final  : everything in one call (the usual choice): kernel-check all, CUDA-vs-CPU model
+#            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
+#   probe  : mmvs gates and per-kernel times, A/B arms, ncu profile of the decode step
+# Carry .device-pack and unpack it first: tar xzf .device-pack/device.tgz && scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
 set -uo pipefail
 phase=$1
@@ -51,10 +55,11 @@ case "$phase" in
     bench qwen3-32b q4_k_m -p 512 -n 128 -d 0 -r 5
     ;;
   final)
-    # One call with everything, most important first (each step time-boxed): the gates of the
-    # kernels this change touched, CUDA vs CPU end to end, then the benchmark rows and arms.
+    # One call with everything, most important first (each step time-boxed): every kernel-check
+    # section, CUDA vs CPU end to end, then the benchmark rows and arms (qwen3-8b q4_k_m with
+    # depths and arms, qwen3-32b q4_k_m, qwen3-8b q4_0 and q8_0). ~8-9 minutes.
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    timeout 150 "$bin/kernel-check" --section mmvs,mmvs_id,fused,norm,attn,rope,kv,act --seed 20261202 \
+    timeout 240 "$bin/kernel-check" --section all --seed 20261202 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
     timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | tail -n 4
@@ -74,6 +79,11 @@ case "$phase" in
     timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-matvec-v1.toml \
       --arm configs/arm-nofuse.toml --arm configs/arm-nopdl.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
+    f="$synth_dir/qwen3-32b-q4_k_m.gguf"
+    timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     f="$synth_dir/qwen3-8b-q4_0.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
