@@ -186,8 +186,6 @@ bool CudaBackend::emit_q8s_for(View out) const {
 CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   const int64_t k = x.cols, m = x.rows;
   const Q8s q = q8s_planes(m, k);
-  auto* base = reinterpret_cast<uint8_t*>(const_cast<int8_t*>(q.xq));
-  const size_t xq_bytes = (size_t)(static_cast<const uint8_t*>(q.xds) - base);
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
                     q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
   if (same) return q;
@@ -196,8 +194,8 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.n = k;
   qp.rows = m;
   qp.ld_x = x.ld;
-  qp.xq = reinterpret_cast<int8_t*>(base);
-  qp.xds = base + xq_bytes;
+  qp.xq = const_cast<int8_t*>(q.xq);
+  qp.xds = const_cast<void*>(q.xds);
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
   q8s_src_ = x;
   return q;
