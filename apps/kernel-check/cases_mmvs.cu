@@ -39,6 +39,21 @@ void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::
   cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
 }
 
+// m fresh N(0,1) activation rows as q8_1 blocks (returned, for the reference) and uploaded as the
+// q8s planes mmvs reads.
+std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, float** dxds) {
+  const auto x = env.normal((size_t)(m * k));
+  std::vector<uint8_t> blocks((size_t)(m * (k / 32)) * 36);
+  for (int j = 0; j < m; ++j)
+    quantize_row(QType::Q8_1, x.data() + j * k, blocks.data() + (size_t)j * (k / 32) * 36, k);
+  std::vector<int8_t> xq;
+  std::vector<float> xds;
+  q8_1_to_q8s(blocks, m, k, xq, xds);
+  *dxq = env.upload(xq);
+  *dxds = env.upload(xds);
+  return blocks;
+}
+
 // Device copy of a weight in the layout mmvs reads: repacked planes, or the GGUF rows (Q4_K).
 struct DeviceWeight {
   const void* w = nullptr;
@@ -65,15 +80,7 @@ class MmvsCase : public Case {
       w2_ = random_weight_bytes(env, t_, n_, k_);
       dw2_ = upload_split(env, t_, w2_, n_, k_);
     }
-    const auto x = env.normal((size_t)(m_ * k_));
-    xq1_.resize((size_t)(m_ * (k_ / 32)) * 36);
-    for (int j = 0; j < m_; ++j)
-      quantize_row(QType::Q8_1, x.data() + j * k_, xq1_.data() + (size_t)j * (k_ / 32) * 36, k_);
-    std::vector<int8_t> xq;
-    std::vector<float> xds;
-    q8_1_to_q8s(xq1_, m_, k_, xq, xds);
-    dxq_ = env.upload(xq);
-    dxds_ = env.upload(xds);
+    xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_);
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
   }
   cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
@@ -178,16 +185,7 @@ class MmvsIdCase : public Case {
     dw_ = upload_split(env, t_, w, n_, k_);
     const auto w2 = random_weight_bytes(env, t_, n_, k_);
     dw2_ = upload_split(env, t_, w2, n_, k_);
-    const int m = 8;
-    const auto x = env.normal((size_t)(m * k_));
-    std::vector<uint8_t> blocks((size_t)(m * (k_ / 32)) * 36);
-    for (int j = 0; j < m; ++j)
-      quantize_row(QType::Q8_1, x.data() + j * k_, blocks.data() + (size_t)j * (k_ / 32) * 36, k_);
-    std::vector<int8_t> xq;
-    std::vector<float> xds;
-    q8_1_to_q8s(blocks, m, k_, xq, xds);
-    dxq_ = env.upload(xq);
-    dxds_ = env.upload(xds);
+    random_q8s_input(env, 8, k_, &dxq_, &dxds_);
     dy_ = env.alloc_output<float>((size_t)(8 * n_));
     dy4_ = env.alloc_output<float>((size_t)(4 * n_));
     dg_ = env.alloc_output<float>((size_t)n_);
@@ -269,14 +267,7 @@ class MmvsSegCase : public Case {
       dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
       dsep_[i] = env.alloc_output<float>((size_t)rows_[i]);
     }
-    const auto x = env.normal((size_t)k_);
-    std::vector<uint8_t> blocks((size_t)(k_ / 32) * 36);
-    quantize_row(QType::Q8_1, x.data(), blocks.data(), k_);
-    std::vector<int8_t> xq;
-    std::vector<float> xds;
-    q8_1_to_q8s(blocks, 1, k_, xq, xds);
-    dxq_ = env.upload(xq);
-    dxds_ = env.upload(xds);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
   }
   cudaError_t launch(Env& env) override {
     auto base = [&](int i, float* y) {

@@ -7,6 +7,8 @@
 // --section matvec_v2 / matvec_v2_id.
 #include <gtest/gtest.h>
 
+#include "backend_cuda/warp_replay.h"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -42,15 +44,7 @@ std::vector<uint8_t> random_row(QType t, int64_t k, std::mt19937_64& rng) {
   return row;
 }
 
-// The warp's shuffle tree: after the xor steps 16, 8, 4, 2, 1 lane 0 holds the sum.
-float shuffle_sum(std::vector<float> acc) {
-  for (int o = 16; o > 0; o >>= 1) {
-    std::vector<float> next(32);
-    for (int l = 0; l < 32; ++l) next[l] = acc[l] + acc[l ^ o];
-    acc = next;
-  }
-  return acc[0];
-}
+using memra::test::shuffle_sum;
 
 template <QType T>
 struct Replay {

@@ -7,6 +7,8 @@
 // the same kernel is gated by kernel-check --section mmvs.
 #include <gtest/gtest.h>
 
+#include "backend_cuda/warp_replay.h"
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -22,14 +24,7 @@ namespace mm = memra::cuda::mmvs;
 
 namespace {
 
-float shuffle_sum(std::vector<float> acc) {
-  for (int o = 16; o > 0; o >>= 1) {
-    std::vector<float> next(32);
-    for (int l = 0; l < 32; ++l) next[l] = acc[l] + acc[l ^ o];
-    acc = next;
-  }
-  return acc[0];
-}
+using memra::test::shuffle_sum;
 
 template <QType T>
 void replay(int64_t n, int64_t k, uint64_t seed) {
