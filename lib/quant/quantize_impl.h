@@ -24,6 +24,11 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
 void make_qkx2_quants_x8(int nmax, const float* x, const float (*weights)[32], uint8_t* L, float* scales,
                          float* the_mins, float rmin, float rdelta, int nstep);
 
+// ggml's make_qx_quants (symmetric, weights x^2): returns the scale, L = level + nmax; and the
+// same for 8 sub-blocks of n <= 32 consecutive values at once (AVX2 CPUs only), byte for byte.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
+void make_qx_quants_x8(int n, int nmax, const float* x, int8_t* L, float* scales);
+
 void quantize_q4_0(const float* x, uint8_t* y, int64_t nb);
 void quantize_q4_1(const float* x, uint8_t* y, int64_t nb);
 void quantize_q5_0(const float* x, uint8_t* y, int64_t nb);

@@ -28,6 +28,8 @@ float signed_absmax(int n, const float* x, float* amax) {
   return max;
 }
 
+}  // namespace
+
 // Symmetric levels in [-nmax, nmax) with weights x^2; tries 18 scales around nmax/max and keeps
 // the least-squares best. L receives level + nmax.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
@@ -71,6 +73,8 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
   }
   return scale;
 }
+
+namespace {
 
 // Q3_K's per-16 search: start from nmax/max, then up to 5 passes of coordinate descent on each
 // level. L receives level + nmax.
@@ -318,6 +322,68 @@ __attribute__((target("avx2"))) void make_qkx2_quants_x8(int nmax, const float* 
 }
 
 
+// make_qx_quants (symmetric levels, weights x^2, 18 extra candidate scales) for 8 sub-blocks of
+// n consecutive values at once (x + n*j for lane j), each lane in the scalar order, AVX2 without
+// FMA: the same bytes (tests/quant/test_qkx2_x8.cpp). Q6_K calls it twice per superblock.
+__attribute__((target("avx2"))) void make_qx_quants_x8(int n, int nmax, const float* x, int8_t* L, float* scales) {
+  const float eps = kGroupMaxEps;
+  v8f amax = {}, max = {};
+  for (int i = 0; i < n; ++i) {
+    v8f xi;
+    for (int j = 0; j < 8; ++j) xi[j] = x[n * j + i];
+    const v8f ax = xi < 0 ? -xi : xi;
+    const v8i gt = ax > amax;
+    amax = gt ? ax : amax;
+    max = gt ? xi : max;
+  }
+  const v8i zero = amax < eps;
+  v8f iscale = (float)(-nmax) / max;
+  v8f sumlx = {}, suml2 = {};
+  v8i Lv[32];  // n <= 32
+  for (int i = 0; i < n; ++i) {
+    v8f xi;
+    for (int j = 0; j < 8; ++j) xi[j] = x[n * j + i];
+    const v8i l = clamp8(nearest_int8(iscale * xi), -nmax, nmax - 1);
+    Lv[i] = l;
+    const v8f w = xi * xi;
+    const v8f lf = to_f(l);
+    sumlx += w * xi * lf;
+    suml2 += w * lf * lf;
+  }
+  v8f scale = suml2 != 0 ? sumlx / suml2 : (v8f){};
+  v8f best = scale * sumlx;
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0) continue;
+    iscale = -(nmax + 0.1f * is) / max;
+    v8f sx = {}, s2 = {};
+    v8i La[32];
+    for (int i = 0; i < n; ++i) {
+      v8f xi;
+      for (int j = 0; j < 8; ++j) xi[j] = x[n * j + i];
+      const v8i l = clamp8(nearest_int8(iscale * xi), -nmax, nmax - 1);
+      La[i] = l;
+      const v8f w = xi * xi;
+      const v8f lf = to_f(l);
+      sx += w * xi * lf;
+      s2 += w * lf * lf;
+    }
+    const v8i take = (s2 > 0) & (sx * sx > best * s2);
+    for (int i = 0; i < n; ++i) Lv[i] = take ? La[i] : Lv[i];
+    const v8f sc = sx / s2;
+    scale = take ? sc : scale;
+    best = take ? sc * sx : best;
+  }
+  for (int j = 0; j < 8; ++j) {
+    if (zero[j]) {
+      for (int i = 0; i < n; ++i) L[n * j + i] = 0;
+      scales[j] = 0.f;
+      continue;
+    }
+    for (int i = 0; i < n; ++i) L[n * j + i] = (int8_t)(Lv[i][j] + nmax);
+    scales[j] = scale[j];
+  }
+}
+
 namespace {
 
 void quantize_k45(const float* x, uint8_t* hdr, uint8_t* L, int nmax, float rmin, int nstep) {
@@ -517,8 +583,14 @@ void quantize_q6_k(const float* x, uint8_t* y, int64_t nb) {
   float scales[16];
   for (int64_t i = 0; i < nb; ++i, x += 256, y += 210) {
     float max_scale = 0, max_abs_scale = 0;
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) {
+      make_qx_quants_x8(16, 32, x, L, scales);
+      make_qx_quants_x8(16, 32, x + 128, L + 128, scales + 8);
+    } else {
+      for (int ib = 0; ib < 16; ++ib) scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
+    }
     for (int ib = 0; ib < 16; ++ib) {
-      scales[ib] = make_qx_quants(16, 32, x + 16 * ib, L + 16 * ib);
       const float abs_scale = std::fabs(scales[ib]);
       if (abs_scale > max_abs_scale) {
         max_abs_scale = abs_scale;

@@ -1,6 +1,6 @@
-// make_qkx2_quants_x8 (the 8-lane Q4_K/Q5_K scale search) against the scalar make_qkx2_quants,
-// byte for byte, sub-block by sub-block: random blocks of several scales, blocks with flat,
-// all-positive, all-negative and zero sub-blocks, both nmax (15: Q4_K, 31: Q5_K).
+// make_qkx2_quants_x8 (the 8-lane Q4_K/Q5_K scale search) and make_qx_quants_x8 (Q6_K's) against
+// the scalar searches, byte for byte, sub-block by sub-block: random blocks of many scales and
+// degenerate ones (flat, zero, below-eps, all-positive, all-negative, signed |max| ties).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,5 +58,31 @@ TEST(Qkx2x8, EqualsScalarSearchBytes) {
     }
     check(x, 15, -1.f, 20, b);  // Q4_K's parameters
     check(x, 31, -0.5f, 15, b); // Q5_K's
+  }
+}
+
+TEST(Qxx8, EqualsScalarSymmetricSearchBytes) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "make_qx_quants_x8 needs AVX2; this CPU has none";
+  std::mt19937_64 rng(20261202);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  float x[128];
+  for (int b = 0; b < 8000; ++b) {
+    const float s = std::ldexp(1.0f, (int)(rng() % 30) - 15);
+    for (auto& v : x) v = s * nd(rng);
+    switch (b % 6) {
+      case 1: for (int l = 0; l < 16; ++l) x[16 * 2 + l] = 0.0f; break;        // all zero (amax < eps)
+      case 2: for (int l = 0; l < 16; ++l) x[16 * 6 + l] = 1e-20f; break;      // below the eps
+      case 3: x[16 * 4 + 3] = 2.5f * s, x[16 * 4 + 7] = -2.5f * s; break;     // |max| tie, signs differ
+      case 4: for (int l = 0; l < 128; ++l) x[l] = std::fabs(x[l]); break;
+      default: break;
+    }
+    int8_t L8[128], Ls[128];
+    float sc8[8];
+    make_qx_quants_x8(16, 32, x, L8, sc8);
+    for (int j = 0; j < 8; ++j) {
+      const float sc = make_qx_quants(16, 32, x + 16 * j, Ls + 16 * j);
+      ASSERT_EQ(std::memcmp(&sc, &sc8[j], 4), 0) << "block " << b << " sub-block " << j << ": " << sc << " vs " << sc8[j];
+    }
+    ASSERT_EQ(std::memcmp(L8, Ls, 128), 0) << "block " << b << " levels differ";
   }
 }
