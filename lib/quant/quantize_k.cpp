@@ -337,36 +337,30 @@ __attribute__((target("avx2"))) void make_qx_quants_x8(int n, int nmax, const fl
     max = gt ? xi : max;
   }
   const v8i zero = amax < eps;
-  v8f iscale = (float)(-nmax) / max;
-  v8f sumlx = {}, suml2 = {};
-  v8i Lv[32];  // n <= 32
-  for (int i = 0; i < n; ++i) {
-    v8f xi;
-    for (int j = 0; j < 8; ++j) xi[j] = x[n * j + i];
-    const v8i l = clamp8(nearest_int8(iscale * xi), -nmax, nmax - 1);
-    Lv[i] = l;
-    const v8f w = xi * xi;
-    const v8f lf = to_f(l);
-    sumlx += w * xi * lf;
-    suml2 += w * lf * lf;
-  }
-  v8f scale = suml2 != 0 ? sumlx / suml2 : (v8f){};
-  v8f best = scale * sumlx;
-  for (int is = -9; is <= 9; ++is) {
-    if (is == 0) continue;
-    iscale = -(nmax + 0.1f * is) / max;
-    v8f sx = {}, s2 = {};
-    v8i La[32];
+  // Levels and the two weighted sums for one candidate scale, as the scalar loop forms them.
+  auto trial = [&](v8f iscale, v8i* lv, v8f& sumlx, v8f& suml2) {
+    sumlx = v8f{};
+    suml2 = v8f{};
     for (int i = 0; i < n; ++i) {
       v8f xi;
       for (int j = 0; j < 8; ++j) xi[j] = x[n * j + i];
       const v8i l = clamp8(nearest_int8(iscale * xi), -nmax, nmax - 1);
-      La[i] = l;
+      lv[i] = l;
       const v8f w = xi * xi;
       const v8f lf = to_f(l);
-      sx += w * xi * lf;
-      s2 += w * lf * lf;
+      sumlx += w * xi * lf;
+      suml2 += w * lf * lf;
     }
+  };
+  v8i Lv[32], La[32];  // n <= 32
+  v8f sumlx, suml2;
+  trial((float)(-nmax) / max, Lv, sumlx, suml2);
+  v8f scale = suml2 != 0 ? sumlx / suml2 : (v8f){};
+  v8f best = scale * sumlx;
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0) continue;
+    v8f sx, s2;
+    trial(-(nmax + 0.1f * is) / max, La, sx, s2);
     const v8i take = (s2 > 0) & (sx * sx > best * s2);
     for (int i = 0; i < n; ++i) Lv[i] = take ? La[i] : Lv[i];
     const v8f sc = sx / s2;
