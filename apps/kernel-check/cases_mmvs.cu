@@ -68,6 +68,27 @@ DeviceWeight upload_split(Env& env, QType t, const std::vector<uint8_t>& gguf, i
   return {d, d + pl.d_offset};
 }
 
+// Launch parameters of one mmvs product (w2 set: the fused SiLU GLU pair).
+cuda::MmvsParams mmvs_params(QType t, const DeviceWeight& w, const DeviceWeight* w2, int64_t n, int64_t k, int m,
+                             const int8_t* xq, const float* xds, float* y) {
+  cuda::MmvsParams p;
+  p.w_type = t;
+  p.w = w.w;
+  p.w_d = w.w_d;
+  if (w2) {
+    p.w2 = w2->w;
+    p.w2_d = w2->w_d;
+    p.glu = 1;
+  }
+  p.n_rows = n;
+  p.n_cols = k;
+  p.m = m;
+  p.xq = xq;
+  p.xds = xds;
+  p.y = y;
+  return p;
+}
+
 double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
@@ -102,22 +123,7 @@ class MmvsCase : public Case {
 
  private:
   cuda::MmvsParams params() const {
-    cuda::MmvsParams p;
-    p.w_type = t_;
-    p.w = dw_.w;
-    p.w_d = dw_.w_d;
-    if (glu_) {
-      p.w2 = dw2_.w;
-      p.w2_d = dw2_.w_d;
-      p.glu = 1;
-    }
-    p.n_rows = n_;
-    p.n_cols = k_;
-    p.m = m_;
-    p.xq = dxq_;
-    p.xds = dxds_;
-    p.y = dy_;
-    return p;
+    return mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
   }
   QType t_;
   int64_t n_, k_;
@@ -195,22 +201,7 @@ class MmvsIdCase : public Case {
   }
   cudaError_t launch(Env& env) override {
     auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y) {
-      cuda::MmvsParams p;
-      p.w_type = t_;
-      p.w = w.w;
-      p.w_d = w.w_d;
-      if (w2) {
-        p.w2 = w2->w;
-        p.w2_d = w2->w_d;
-        p.glu = 1;
-      }
-      p.n_rows = n_;
-      p.n_cols = k_;
-      p.m = m;
-      p.xq = dxq_;
-      p.xds = dxds_;
-      p.y = y;
-      return cuda::launch_mmvs(p, env.stream());
+      return cuda::launch_mmvs(mmvs_params(t_, w, w2, n_, k_, m, dxq_, dxds_, y), env.stream());
     };
     cudaError_t e;
     if (!glu_) {
@@ -270,18 +261,7 @@ class MmvsSegCase : public Case {
     random_q8s_input(env, 1, k_, &dxq_, &dxds_);
   }
   cudaError_t launch(Env& env) override {
-    auto base = [&](int i, float* y) {
-      cuda::MmvsParams p;
-      p.w_type = t_;
-      p.w = dw_[i].w;
-      p.w_d = dw_[i].w_d;
-      p.n_rows = rows_[i];
-      p.n_cols = k_;
-      p.xq = dxq_;
-      p.xds = dxds_;
-      p.y = y;
-      return p;
-    };
+    auto base = [&](int i, float* y) { return mmvs_params(t_, dw_[i], nullptr, rows_[i], k_, 1, dxq_, dxds_, y); };
     cuda::MmvsParams p = base(0, dy_[0]);
     p.n_extra = 2;
     for (int i = 1; i < 3; ++i) {

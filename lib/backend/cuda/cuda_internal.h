@@ -116,6 +116,12 @@ class CudaBackend final : public Backend {
   bool emit_q8s_for(View out) const;
   // Every op but matmul may write anywhere: the q8s planes no longer match their source.
   void forget_q8s() { q8s_src_.data = nullptr; }
+  // A matmul output that overlaps the planes' source invalidates them.
+  void forget_q8s_if_overlaps(View y) {
+    if (q8s_src_.data && y.data < q8s_src_.data + q8s_src_.rows * q8s_src_.ld &&
+        q8s_src_.data < y.data + y.rows * y.ld)
+      forget_q8s();
+  }
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                            std::span<const MatmulOut> extra = {});

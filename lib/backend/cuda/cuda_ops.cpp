@@ -154,9 +154,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       break;
     }
   }
-  if (q8s_src_.data && y.data < q8s_src_.data + q8s_src_.rows * q8s_src_.ld &&
-      q8s_src_.data < y.data + y.rows * y.ld)
-    forget_q8s();
+  forget_q8s_if_overlaps(y);
   if (b) {
     cuda::EwiseParams e;
     e.op = cuda::EwiseOp::AddBias;
@@ -257,12 +255,7 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
     } else {
       launch_split_matvec(*outs[i].w, nullptr, 0, x, outs[i].y, outs.subspan(i + 1, j - i - 1));
       note("matvec", fmt::format("mmvs_x{}.{}", j - i, qtype_name(outs[i].w->type)));
-      for (size_t t = i; t < j; ++t) {
-        const View y = outs[t].y;
-        if (q8s_src_.data && y.data < q8s_src_.data + q8s_src_.rows * q8s_src_.ld &&
-            q8s_src_.data < y.data + y.rows * y.ld)
-          forget_q8s();
-      }
+      for (size_t t = i; t < j; ++t) forget_q8s_if_overlaps(outs[t].y);
     }
     i = j;
   }
