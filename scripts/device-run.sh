@@ -63,6 +63,8 @@ case "$phase" in
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
     timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | tail -n 4
+    timeout 60 "$bin/kernel-check" --section attn --filter 4097 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "q8_0-q5_1/32-8x128|word_loads.*q8_0-q5_1/32-8x128" | tail -n 6
     timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
     for be in cuda cpu; do
@@ -72,27 +74,27 @@ case "$phase" in
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 80 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+    timeout 80 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 3 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-tiled.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-matvec-v1.toml \
-      --arm configs/arm-nofuse.toml --arm configs/arm-nopdl.toml \
+    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-nofuse-epilogues.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-nofuse-epilogues.toml --arm configs/arm-nopdl.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     f="$synth_dir/qwen3-32b-q4_k_m.gguf"
     timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     f="$synth_dir/qwen3-8b-q4_0.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     f="$synth_dir/qwen3-8b-q8_0.gguf"
     timeout 150 "$bin/gguf-synth" --preset qwen3-8b --mix q8_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --set receipt.hash_model=false \
+    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     ;;

@@ -231,6 +231,37 @@ class AttnVerifyIdentityCase : public AttnCase {
   std::vector<float> single_;
 };
 
+// The decode kernel's aligned word loads of the cache (the default where the cache is aligned)
+// against the same launch reading it byte by byte (AttnParams::byte_loads): identical bytes.
+class AttnWordLoadsCase : public AttnCase {
+ public:
+  using AttnCase::AttnCase;
+  void generate(Env& env) override {
+    AttnCase::generate(env);
+    dbytes_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
+  }
+  void reference(Env& env) override {
+    cuda::AttnParams p = params();
+    p.out = dbytes_;
+    p.byte_loads = true;
+    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (byte loads)");
+    bytes_ = env.download(dbytes_, (size_t)c_.n_tokens * q_width_);
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
+    Verdict v = compare_bytes(got.data(), bytes_.data(), got.size() * 4);
+    if (!cuda::attn_decode_word_loads(params())) {  // else both launches read byte-wise
+      v.pass = false;
+      v.detail += " (the word-load path was not taken)";
+    }
+    return v;
+  }
+
+ private:
+  float* dbytes_ = nullptr;
+  std::vector<float> bytes_;
+};
+
 // The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
 // launch_quantize_q8s of its own f32 output: identical bytes (and the f32 output identical to a
 // launch without the planes).
@@ -271,6 +302,52 @@ class AttnQ8sEmitCase : public AttnCase {
  private:
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
   float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
+};
+
+// The combine fused into the split kernel (AttnParams::tickets: the last block of each row and
+// head group merges) against the separate combine launch: identical f32 output and q8s planes,
+// and the counters back at zero after the launch (the next launch of a captured graph needs that).
+class AttnFusedTailCase : public AttnCase {
+ public:
+  using AttnCase::AttnCase;
+  void generate(Env& env) override {
+    AttnCase::generate(env);
+    const size_t n = (size_t)c_.n_tokens * q_width_;
+    dxq_ = env.alloc_output<int8_t>(n);
+    dxds_ = env.alloc_output<float>(n / 32 * 2);
+    dplain_ = env.alloc<float>(n);
+    dxq2_ = env.alloc<int8_t>(n);
+    dxds2_ = env.alloc<float>(n / 32 * 2);
+    n_tickets_ = cuda::attn_decode_tickets(c_.n_tokens, c_.n_head);
+    dtickets_ = env.upload(std::vector<unsigned>(n_tickets_, 0u));
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::AttnParams p = params();
+    p.q8s_xq = dxq_;
+    p.q8s_xds = dxds_;
+    p.tickets = dtickets_;
+    return cuda::launch_attn_decode(p, env.stream());
+  }
+  void reference(Env& env) override {
+    cuda::AttnParams p = params();
+    p.out = dplain_;
+    p.q8s_xq = dxq2_;
+    p.q8s_xds = dxds2_;
+    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (combine launch)");
+  }
+  Verdict compare(Env& env) override {
+    const size_t n = (size_t)c_.n_tokens * q_width_;
+    const auto t = env.download(dtickets_, n_tickets_);
+    const std::vector<unsigned> zero(n_tickets_, 0u);
+    return ref::all_of({{"out and q8s planes", ref::compare_q8s_emit(env, dout_, dplain_, dxq_, dxq2_, dxds_, dxds2_, n)},
+                        {"counters back at zero", compare_bytes(t.data(), zero.data(), t.size() * 4)}});
+  }
+
+ private:
+  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
+  float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
+  unsigned* dtickets_ = nullptr;
+  size_t n_tickets_ = 0;
 };
 
 void add_attn_cases(Registry& r) {
@@ -331,6 +408,27 @@ void add_attn_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode/q8s_emit_vs_quantize/q8_0-q5_1/32-8x128/n", n, "@700"),
           [=] { return std::make_unique<AttnQ8sEmitCase>(c); });
   }
+  // Word loads == byte loads (bytes), every K/V type pair the word path specializes.
+  for (Types t : {Types{QType::F16, QType::F16}, Types{QType::Q8_0, QType::Q5_1}, Types{QType::Q8_0, QType::Q8_0}})
+    for (int hd : {64, 128, 256})
+      for (int len : {33, 4097}) {
+        if (!cuda::attn_head_dim_supported(hd)) continue;
+        const AttnCfg c{Kern::Decode, len == 33 ? 3 : 1, len - 1, 32, 8, hd, t.k, t.v, 0, 0.0f};
+        r.add("attn", ref::cat("attn_decode/word_loads_vs_bytes/", tname(t.k), "-", tname(t.v), "/32-8x", hd, "/n",
+                               c.n_tokens, "@", len - 1),
+              [=] { return std::make_unique<AttnWordLoadsCase>(c); });
+      }
+  // Fused combine tail == combine launch (bytes), split-K (GQA and per-head forms) and tiled.
+  for (Kern k : {Kern::Decode, Kern::DecodeTiled})
+    for (int hd : {64, 128, 256})
+      for (Heads h : {Heads{32, 8}, Heads{9, 3}, Heads{12, 1}})
+        for (int len : {1, 300, 4097}) {
+          if (!cuda::attn_head_dim_supported(hd)) continue;
+          const AttnCfg c{k, len == 300 ? 4 : 1, len - 1, h.n_head, h.n_head_kv, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f};
+          r.add("attn", ref::cat(k == Kern::Decode ? "attn_decode" : "attn_decode_tiled", "/fused_tail_vs_combine/q8_0-q5_1/",
+                                 h.n_head, "-", h.n_head_kv, "x", hd, "/n", c.n_tokens, "@", len - 1),
+                [=] { return std::make_unique<AttnFusedTailCase>(c); });
+        }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

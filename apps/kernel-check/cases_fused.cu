@@ -2,6 +2,7 @@
 // replace (the unfused kernels are themselves gated against the CPU in their own sections):
 //   qk_norm_rope      == head_rms_norm(q), head_rms_norm(k), rope(q), rope(k)
 //   kv_append_pair    == kv_append(K), kv_append(V)
+//   qk_norm_rope_kv   == qk_norm_rope, kv_append_pair (the append fused into the rotation kernel)
 // Inputs are fresh random values; the fused outputs are poisoned before each launch.
 #include <memory>
 
@@ -93,11 +94,76 @@ class QkNormRopeCase : public Case {
                         {"k", compare_bytes(k1.data(), k2.data(), nk_ * 4)}});
   }
 
- private:
+ protected:
   QkCfg c_;
   float *dq_ = nullptr, *dk_ = nullptr, *dq2_ = nullptr, *dk2_ = nullptr, *wq_ = nullptr, *wk_ = nullptr;
   int32_t* dpos_ = nullptr;
   size_t nq_ = 0, nk_ = 0;
+};
+
+// The fused kernel also appending K (after the rotation) and V to the caches (QkNormRopeParams
+// kv_k / kv_v) against qk_norm_rope followed by launch_kv_append_pair: q, k and both whole caches
+// byte-identical (the reference caches start as the poison pattern the fused ones get).
+class QkNormRopeKvCase : public QkNormRopeCase {
+ public:
+  QkNormRopeKvCase(QkCfg c, QType tk, QType tv) : QkNormRopeCase(c), tk_(tk), tv_(tv) {}
+  void generate(Env& env) override {
+    QkNormRopeCase::generate(env);
+    row_ = c_.n_kv * c_.head_dim;
+    ctx_ = c_.pos0 + c_.rows + 5;
+    dv_ = env.upload(env.normal((size_t)c_.rows * row_, 1.5f));
+    rbk_ = (int64_t)*qtype_row_bytes(tk_, row_);
+    rbv_ = (int64_t)*qtype_row_bytes(tv_, row_);
+    ck_ = env.alloc_output<uint8_t>((size_t)(rbk_ * ctx_));
+    cv_ = env.alloc_output<uint8_t>((size_t)(rbv_ * ctx_));
+    ck2_ = env.upload(std::vector<uint8_t>((size_t)(rbk_ * ctx_), 0xFF));
+    cv2_ = env.upload(std::vector<uint8_t>((size_t)(rbv_ * ctx_), 0xFF));
+  }
+  cuda::KvAppendParams side(const float* src, void* cache, QType t, int64_t rb) const {
+    cuda::KvAppendParams p;
+    p.src = src;
+    p.ld_src = row_;
+    p.n_tokens = c_.rows;
+    p.row_elems = row_;
+    p.cache = cache;
+    p.type = t;
+    p.row_bytes = rb;
+    p.pos0 = dpos_;
+    p.n_ctx = ctx_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::QkNormRopeParams p;
+    p.rope = rope(dq_, c_.n_head);
+    p.k = dk_;
+    p.ld_k = row_;
+    p.n_head_kv = c_.n_kv;
+    p.q_norm = c_.norm ? wq_ : nullptr;
+    p.k_norm = c_.norm ? wk_ : nullptr;
+    p.eps = 1e-6f;
+    p.kv_k = side(nullptr, ck_, tk_, rbk_);
+    p.kv_v = side(dv_, cv_, tv_, rbv_);
+    return cuda::launch_qk_norm_rope(p, env.stream());
+  }
+  void reference(Env& env) override {
+    QkNormRopeCase::reference(env);
+    ref::check(cuda::launch_kv_append_pair(side(dk2_, ck2_, tk_, rbk_), side(dv_, cv2_, tv_, rbv_), env.stream()),
+               "launch_kv_append_pair");
+  }
+  Verdict compare(Env& env) override {
+    const auto a = env.download(ck_, (size_t)(rbk_ * ctx_)), b = env.download(ck2_, (size_t)(rbk_ * ctx_));
+    const auto c = env.download(cv_, (size_t)(rbv_ * ctx_)), d = env.download(cv2_, (size_t)(rbv_ * ctx_));
+    return ref::all_of({{"q and k", QkNormRopeCase::compare(env)},
+                        {"K cache", compare_bytes(a.data(), b.data(), a.size())},
+                        {"V cache", compare_bytes(c.data(), d.data(), c.size())}});
+  }
+
+ private:
+  QType tk_, tv_;
+  int row_ = 0, ctx_ = 0;
+  int64_t rbk_ = 0, rbv_ = 0;
+  float* dv_ = nullptr;
+  uint8_t *ck_ = nullptr, *cv_ = nullptr, *ck2_ = nullptr, *cv2_ = nullptr;
 };
 
 class KvPairCase : public Case {
@@ -162,6 +228,15 @@ void add_fused_cases(Registry& r) {
                             c.yarn ? "_yarn" : "", "/", c.n_head, "-", c.n_kv, "x", c.head_dim, "/n", c.rows, "@", c.pos0,
                             "/vs_unfused_bytes"),
           [=] { return std::make_unique<QkNormRopeCase>(c); });
+  for (const QkCfg c : {QkCfg{K::Neox, 1, 32, 8, 128, 4100, true, false}, QkCfg{K::Neox, 3, 32, 8, 128, 77, true, false},
+                        QkCfg{K::Normal, 5, 9, 3, 64, 5, true, false}, QkCfg{K::Neox, 2, 16, 4, 256, 1000, true, true},
+                        QkCfg{K::Normal, 1, 4, 2, 32, 12, false, true}})
+    for (auto [tk, tv] : {std::pair{QType::Q8_0, QType::Q5_1}, std::pair{QType::F16, QType::F16},
+                          std::pair{QType::Q4_0, QType::Q4_1}, std::pair{QType::F32, QType::Q5_0}})
+      r.add("fused", ref::cat("qk_norm_rope_kv/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
+                              c.yarn ? "_yarn" : "", "/", qtype_name(tk), "-", qtype_name(tv), "/", c.n_head, "-", c.n_kv,
+                              "x", c.head_dim, "/n", c.rows, "@", c.pos0, "/vs_norm_rope_then_append_bytes"),
+            [=] { return std::make_unique<QkNormRopeKvCase>(c, tk, tv); });
   for (auto [tk, tv] : {std::pair{QType::Q8_0, QType::Q5_1}, std::pair{QType::Q8_0, QType::Q8_0}, std::pair{QType::Q4_0, QType::Q5_1}})
     for (int n : {1, 4})
       r.add("fused", ref::cat("kv_append_pair/", qtype_name(tk), "-", qtype_name(tv), "/n", n, "x1024/vs_two_launches_bytes"),

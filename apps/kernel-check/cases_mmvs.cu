@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 #include "act/act_kernels.h"
 #include "case_util.h"
@@ -368,6 +369,61 @@ class NormQ8sEmitCase : public Case {
   float *dxds_ = nullptr, *dxds2_ = nullptr;
 };
 
+// The fused GLU matvec emitting the q8s planes of its output (MmvsParams::q8s_xq: the last CTA
+// of each 32-row group) against the same launch without them followed by launch_quantize_q8s:
+// identical f32 output, quants and {d, sum}; the counters back at zero after the launch.
+class MmvsGluQ8sCase : public Case {
+ public:
+  MmvsGluQ8sCase(QType t, int64_t n, int64_t k, int m) : t_(t), n_(n), k_(k), m_(m) {}
+  void generate(Env& env) override {
+    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_);
+    dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_);
+    random_q8s_input(env, m_, k_, &dxq_, &dxds_);
+    const size_t ny = (size_t)m_ * n_;
+    dy_ = env.alloc_output<float>(ny);
+    dyq_ = env.alloc_output<int8_t>(ny);
+    dyds_ = env.alloc_output<float>(ny / 16);
+    dy2_ = env.alloc<float>(ny);
+    dyq2_ = env.alloc<int8_t>(ny);
+    dyds2_ = env.alloc<float>(ny / 16);
+    dt_ = env.upload(std::vector<unsigned>((size_t)n_ / 32, 0u));
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::MmvsParams p = mmvs_params(t_, dw_, &dw2_, n_, k_, m_, dxq_, dxds_, dy_);
+    p.q8s_xq = dyq_;
+    p.q8s_xds = dyds_;
+    p.tickets = dt_;
+    return cuda::launch_mmvs(p, env.stream());
+  }
+  void reference(Env& env) override {
+    ref::check(cuda::launch_mmvs(mmvs_params(t_, dw_, &dw2_, n_, k_, m_, dxq_, dxds_, dy2_), env.stream()),
+               "launch_mmvs (no planes)");
+    cuda::QuantizeQ8sParams qp;
+    qp.x = dy2_;
+    qp.n = n_;
+    qp.rows = m_;
+    qp.xq = dyq2_;
+    qp.xds = dyds2_;
+    ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
+  }
+  Verdict compare(Env& env) override {
+    const auto t = env.download(dt_, (size_t)n_ / 32);
+    const std::vector<unsigned> zero(t.size(), 0u);
+    return ref::all_of({{"out and q8s planes", ref::compare_q8s_emit(env, dy_, dy2_, dyq_, dyq2_, dyds_, dyds2_,
+                                                                      (size_t)m_ * n_)},
+                        {"counters back at zero", compare_bytes(t.data(), zero.data(), t.size() * 4)}});
+  }
+
+ private:
+  QType t_;
+  int64_t n_, k_;
+  int m_;
+  DeviceWeight dw_, dw2_;
+  int8_t *dxq_ = nullptr, *dyq_ = nullptr, *dyq2_ = nullptr;
+  float *dxds_ = nullptr, *dy_ = nullptr, *dyds_ = nullptr, *dy2_ = nullptr, *dyds2_ = nullptr;
+  unsigned* dt_ = nullptr;
+};
+
 void add_mmvs_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
     const std::string tn(qtype_name(t));
@@ -395,6 +451,9 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsSegCase>(t, 2304); });
     r.add("mmvs_id", ref::cat("mmvs_glu/", tn, "/4097x2304/fused_vs_unfused_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, true); });
+    for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int>{12288, 4096, 1}, {1056, 2304, 3}, {4096, 1536, 8}})
+      r.add("mmvs_id", ref::cat("mmvs_glu_q8s/", tn, "/", n, "x", k, "/m", m, "/vs_glu_then_quantize_bytes"),
+            [=] { return std::make_unique<MmvsGluQ8sCase>(t, n, k, m); });
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

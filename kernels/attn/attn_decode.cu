@@ -111,6 +111,83 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
 #pragma unroll
   for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
   merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s);
+  if (a.tickets) fused_combine_tail<D>(a, i, h, 1, used);
+}
+
+// How the GQA kernel reads a key's head slice for the scores (one lane per key): KP_BYTES the
+// generic byte-wise kvq::load; KP_Q8 q8_0 rows as 17 aligned 8-byte words per 128 elements (4-byte
+// at head_dim 64), KP_F16 f16 rows as 16-byte vectors. All three give the same float values in the
+// same summation order (same bits; kernel-check attn_decode/word_loads_vs_bytes).
+// Why: with byte loads every lane of a warp touched its own row per byte, 144 L1 wavefronts of 32
+// lines per 32 keys; that, not HBM, bounded the kernel (~0.3 TB/s at 16384 keys, 2026-12-01).
+enum KPath : int { KP_BYTES = 0, KP_Q8 = 1, KP_F16 = 2 };
+
+template <int D, int G, int KP>
+__device__ __forceinline__ void score_key(const uint8_t* krow, int hk, QType type_k, const float (&qs)[G][D],
+                                          float (&dot)[G]) {
+  if constexpr (KP == KP_Q8) {
+    constexpr int CE = D < 128 ? D : 128;  // elements per chunk: 68 or 136 bytes, 17 words
+    constexpr int CB = CE / 32 * 34;
+    constexpr int NW = CB / 4;
+    const uint8_t* head = krow + (int64_t)hk * (D / 32) * 34;
+#pragma unroll
+    for (int c0 = 0; c0 < D; c0 += CE) {
+      const uint8_t* src = head + c0 / 32 * 34;
+      uint32_t w[NW];
+      if constexpr (CB % 8 == 0) {
+#pragma unroll
+        for (int x = 0; x < NW / 2; ++x) {
+          const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
+          w[2 * x] = v.x;
+          w[2 * x + 1] = v.y;
+        }
+      } else {
+#pragma unroll
+        for (int x = 0; x < NW; ++x) w[x] = __ldg(reinterpret_cast<const uint32_t*>(src) + x);
+      }
+#pragma unroll
+      for (int c = 0; c < CE; c += 8) {
+        const int pd = (c / 32) * 34;  // the block's f16 scale (never straddles a word: pd % 4 is 0 or 2)
+        const float d = __half2float(__ushort_as_half((unsigned short)((w[pd >> 2] >> ((pd & 3) * 8)) & 0xffffu)));
+        float kk[8];
+#pragma unroll
+        for (int t = 0; t < 8; ++t) {
+          const int pq = pd + 2 + c % 32 + t;
+          const int8_t q = (int8_t)((w[pq >> 2] >> ((pq & 3) * 8)) & 0xffu);
+          kk[t] = __fmul_rn((float)q, d);
+        }
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+          for (int t = 0; t < 8; ++t) dot[g] += qs[g][c0 + c + t] * kk[t];
+      }
+    }
+  } else if constexpr (KP == KP_F16) {
+    const uint4* head = reinterpret_cast<const uint4*>(krow + (int64_t)hk * D * 2);
+#pragma unroll(G > 4 ? 4 : 8)
+    for (int c = 0; c < D; c += 8) {
+      const uint4 v = __ldg(head + c / 8);
+      const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+      float kk[8];
+#pragma unroll
+      for (int t = 0; t < 8; ++t)
+        kk[t] = __half2float(__ushort_as_half((unsigned short)((w[t / 2] >> (16 * (t % 2))) & 0xffffu)));
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int t = 0; t < 8; ++t) dot[g] += qs[g][c + t] * kk[t];
+    }
+  } else {
+#pragma unroll(G > 4 ? 4 : 8)
+    for (int c = 0; c < D; c += 8) {
+      float kk[8];
+      kvq::load<8>(type_k, krow, hk * D + c, kk);
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int t = 0; t < 8; ++t) dot[g] += qs[g][c + t] * kk[t];
+    }
+  }
 }
 
 // GQA-aware form: grid (n_splits, n_head_kv, n_tokens); a block serves the G = n_head/n_head_kv
@@ -118,7 +195,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
 // A warp takes 32 keys at a time, one key per lane for the scores (no shuffle per key), then
 // all lanes sweep the 32 V rows (lane-owned output elements, coalesced rows) with the
 // probabilities broadcast by shuffle.
-template <int D, int G>
+template <int D, int G, int KP>
 __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args a) {
   pdl_wait();
   constexpr int N = D / 32;
@@ -151,18 +228,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
-    if (valid) {
-      const uint8_t* krow = a.k + (int64_t)j * a.k_row_bytes;
-#pragma unroll(G > 4 ? 4 : 8)
-      for (int c = 0; c < D; c += 8) {
-        float kk[8];
-        kvq::load<8>(a.type_k, krow, hk * D + c, kk);
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-#pragma unroll
-          for (int t = 0; t < 8; ++t) dot[g] += qs[g][c + t] * kk[t];
-      }
-    }
+    if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
     float p[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) {
@@ -187,7 +253,11 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         if (k0 + u < nk) {
-          kvq::load<N>(a.type_v, a.v + (int64_t)(base + k0 + u) * a.v_row_bytes, hk * D + lane * N, vv[u]);
+          const uint8_t* vrow = a.v + (int64_t)(base + k0 + u) * a.v_row_bytes;
+          if (a.v_words)
+            kvq::load_words<N>(a.type_v, vrow, hk * D + lane * N, vv[u]);
+          else
+            kvq::load<N>(a.type_v, vrow, hk * D + lane * N, vv[u]);
         } else {
 #pragma unroll
           for (int n = 0; n < N; ++n) vv[u][n] = 0.0f;  // p is 0 there too
@@ -205,38 +275,71 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
   }
   __shared__ MergeSmem<D, G> sm;
   merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
+  if (a.tickets) fused_combine_tail<D>(a, i, hk * G, G, used);
 }
 
-// grid (n_head, n_tokens), D threads: thread d merges element d over the row's n_splits partials.
-template <int D>
-__global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
-  pdl_wait();
-  const int h = blockIdx.x, i = blockIdx.y, d = threadIdx.x;
+// Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
+// to out (and its q8s block: all 32 lanes of the warp call this for 32 consecutive d of one head).
+// LOADCG: the partials were written by other blocks of the running grid (the fused tail): read
+// them through L2.
+template <int D, bool LOADCG>
+__device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, int used) {
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
-  int lo, hi;
-  attn::key_range(*a.pos0 + i, a.window, lo, hi);
-  const int used = attn::splits_used(max(0, hi - lo), a.n_splits);
+  auto ld = [](const float* p) { return LOADCG ? __ldcg(p) : *p; };
   float mx = -INFINITY;
 #pragma unroll 8
-  for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
+  for (int p = 0; p < used; ++p) mx = fmaxf(mx, ld(w + (int64_t)p * (D + 2)));
   float l = 0.0f, o = 0.0f;
   if (mx != -INFINITY) {
 #pragma unroll 8
     for (int p = 0; p < used; ++p) {
       const float* wp = w + (int64_t)p * (D + 2);
-      const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
-      l += wp[1] * f;
-      o += wp[2 + d] * f;
+      const float f = expf(ld(wp) - mx);  // empty split: m = -inf -> 0
+      l += ld(wp + 1) * f;
+      o += ld(wp + 2 + d) * f;
     }
   }
   const float v = l > 0.0f ? o / l : 0.0f;
   const int64_t col = (int64_t)h * D + d;
   a.out[(int64_t)i * a.ld_out + col] = v;
   if (a.q8s_xq) {
-    // Warp w holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
+    // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
     const int64_t row_cols = (int64_t)a.n_head * D;
     emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
                    a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
+  }
+}
+
+// grid (n_head, n_tokens), D threads: thread d merges element d over the row's splits.
+template <int D>
+__global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
+  pdl_wait();
+  const int h = blockIdx.x, i = blockIdx.y;
+  int lo, hi;
+  attn::key_range(*a.pos0 + i, a.window, lo, hi);
+  combine_element<D, false>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits));
+}
+
+// The combine fused into the split kernel (Args::tickets set): after a block has written its
+// partials it takes a ticket for its (row, head group); the block that arrives last (all `used`
+// partials written and fenced) merges the group's heads exactly as the combine kernel would (same
+// order, same operations: same bytes) and resets the ticket for the next launch. nh heads from h0.
+template <int D>
+__device__ __forceinline__ void fused_combine_tail(const attn::Args& a, int i, int h0, int nh, int used) {
+  __shared__ bool last;
+  __syncthreads();  // every thread's partial stores are issued
+  if (threadIdx.x == 0) {
+    __threadfence();  // ... and visible device-wide before the ticket
+    unsigned* t = a.tickets + (int64_t)i * a.n_head + h0;
+    last = atomicAdd(t, 1u) == (unsigned)used - 1;
+    if (last) *t = 0u;  // nobody else touches it in this launch
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  for (int t0 = (threadIdx.x & ~31); t0 < nh * D; t0 += blockDim.x) {  // warp-uniform bound
+    const int t = t0 + (threadIdx.x & 31);
+    combine_element<D, true>(a, i, h0 + t / D, t % D, used);
   }
 }
 
@@ -358,13 +461,40 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_tiled_kernel(attn::Ar
       if (d < D) part[2 + d] = acc[g][r];
     }
   }
+  if (a.tickets) fused_combine_tail<D>(a, i, hk * G, G, used);
+}
+
+// Which cache reads the GQA kernel uses (from the types and the alignment of the cache).
+struct WordLoads {
+  int k = KP_BYTES;
+  bool v = false;
+};
+WordLoads word_loads(const attn::Args& a, int D) {
+  WordLoads w;
+  if (a.byte_loads) return w;
+  const auto aligned = [](const uint8_t* base, int64_t row_bytes, int n) {
+    return (reinterpret_cast<uintptr_t>(base) | (uintptr_t)row_bytes) % (uintptr_t)n == 0;
+  };
+  const int n = D / 32;  // V elements per lane
+  const int v_align = a.type_v == QType::F16 ? std::min(16, 2 * n) : 4;  // kvq::words_align<n>
+  const bool v_special = a.type_v == QType::F16 || (a.type_v == QType::Q8_0 && n >= 2) ||
+                         (a.type_v == QType::Q5_1 && n >= 4);
+  w.v = v_special && aligned(a.v, a.v_row_bytes, v_align);
+  if (a.type_k == QType::Q8_0 && D >= 64 && aligned(a.k, a.k_row_bytes, D >= 128 ? 8 : 4)) w.k = KP_Q8;
+  if (a.type_k == QType::F16 && aligned(a.k, a.k_row_bytes, 16)) w.k = KP_F16;
+  return w;
 }
 
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
   if (a.tiled) return launch_kernel(attn_decode_tiled_kernel<D, G>, grid, block, 0, s, a);
-  return launch_kernel(attn_decode_gqa_kernel<D, G>, grid, block, 0, s, a);
+  attn::Args b = a;
+  const WordLoads w = word_loads(a, D);
+  b.v_words = w.v;
+  if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8>, grid, block, 0, s, b);
+  if (w.k == KP_F16) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_F16>, grid, block, 0, s, b);
+  return launch_kernel(attn_decode_gqa_kernel<D, G, KP_BYTES>, grid, block, 0, s, b);
 }
 
 template <int D>
@@ -384,7 +514,7 @@ cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream
     default:  // groups wider than 8 (or outside the reduced set): one block per query head
       e = launch_kernel(attn_decode_kernel<D>, dim3(a.n_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
   }
-  if (e != cudaSuccess) return e;
+  if (e != cudaSuccess || a.tickets) return e;
   return launch_kernel(attn_decode_combine_kernel<D>, dim3(n_head, n_tokens), dim3(D), 0, s, a);
 }
 
@@ -417,6 +547,14 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count) {
   const int want = (4 * sm_count + per_split - 1) / std::max(1, per_split);
   const int by_len = std::max(1, n_ctx / 128);
   return std::max(1, std::min({want, by_len, 64}));
+}
+
+bool attn_decode_word_loads(const AttnParams& p) {
+  if (!attn::valid(p) || p.decode_kernel != 0) return false;
+  const int g = p.n_head / p.n_head_kv;
+  if (g < 1 || g > 8) return false;  // the per-query-head form reads byte-wise
+  const WordLoads w = word_loads(attn::make_args(p), p.head_dim);
+  return w.k != KP_BYTES && w.v;
 }
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {

@@ -17,8 +17,14 @@ namespace memra::cuda {
 void set_pdl(bool on);
 bool pdl_enabled();
 
+// Also lets the next kernel launch now (griddepcontrol.launch_dependents) instead of when this
+// grid's last block exits: its blocks take free SM slots and run their pre-wait part (mmvs: the
+// first weight loads) while this grid works. Safe anywhere: the dependent's own pdl_wait still
+// waits for this grid's completion and memory flush, and the trigger fires only once every block
+// of this grid has started, so waiting dependents never hold slots this grid needs.
 __device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }

@@ -101,4 +101,75 @@ __device__ __forceinline__ void load(QType t, const uint8_t* row, int e0, float*
   }
 }
 
+
+// The same values as load<N>, read with aligned 2/4/8/16-byte loads instead of byte loads, for
+// the types the decode attention reads most (Q5_1, Q8_0, F16; the rest go to load<N>). The caller
+// guarantees the alignment: row 4-byte aligned (F16: 2*N bytes, at most 16).
+// Read-only path (__ldg): only for data no thread writes during the kernel.
+template <int N>
+__device__ __forceinline__ void load_words(QType t, const uint8_t* row, int e0, float* out) {
+  static_assert(N >= 1 && N <= 16 && (N & (N - 1)) == 0, "a power of two within a half block");
+  if constexpr (N >= 4) {
+    if (t == QType::Q5_1) {
+      const uint8_t* b = row + (e0 / 32) * 24;
+      const uint32_t dm = __ldg(reinterpret_cast<const uint32_t*>(b));
+      const uint32_t qh = __ldg(reinterpret_cast<const uint32_t*>(b + 4));
+      const float d = __half2float(__ushort_as_half((unsigned short)(dm & 0xffffu)));
+      const float m = __half2float(__ushort_as_half((unsigned short)(dm >> 16)));
+      const int j0 = e0 % 32;
+      const uint32_t* qs = reinterpret_cast<const uint32_t*>(b + 8 + (j0 & 15));
+      const int shift = j0 < 16 ? 0 : 4;
+#pragma unroll
+      for (int w = 0; w < N / 4; ++w) {
+        const uint32_t x = __ldg(qs + w);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int j = j0 + 4 * w + k;
+          const int lo = (int)((x >> (8 * k + shift)) & 0xFu);
+          const int q = lo | (int)((qh >> j) & 1u) << 4;
+          out[4 * w + k] = __fadd_rn(__fmul_rn((float)q, d), m);
+        }
+      }
+      return;
+    }
+  }
+  if constexpr (N >= 2) {
+    if (t == QType::Q8_0) {
+      const uint8_t* b = row + (e0 / 32) * 34;  // 2-byte aligned (34-byte blocks)
+      const float d = __half2float(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(b))));
+      const unsigned short* q = reinterpret_cast<const unsigned short*>(b + 2 + e0 % 32);
+#pragma unroll
+      for (int w = 0; w < N / 2; ++w) {
+        const unsigned short x = __ldg(q + w);
+        out[2 * w] = __fmul_rn((float)(int8_t)(x & 0xffu), d);
+        out[2 * w + 1] = __fmul_rn((float)(int8_t)(x >> 8), d);
+      }
+      return;
+    }
+  }
+  if (t == QType::F16) {
+    const uint8_t* p = row + 2 * e0;
+    uint32_t w[(N + 1) / 2];
+    if constexpr (N >= 8) {
+#pragma unroll
+      for (int i = 0; i < N / 8; ++i) {
+        const uint4 x = __ldg(reinterpret_cast<const uint4*>(p) + i);
+        w[4 * i] = x.x, w[4 * i + 1] = x.y, w[4 * i + 2] = x.z, w[4 * i + 3] = x.w;
+      }
+    } else if constexpr (N == 4) {
+      const uint2 x = __ldg(reinterpret_cast<const uint2*>(p));
+      w[0] = x.x, w[1] = x.y;
+    } else if constexpr (N == 2) {
+      w[0] = __ldg(reinterpret_cast<const uint32_t*>(p));
+    } else {
+      w[0] = __ldg(reinterpret_cast<const unsigned short*>(p));
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      out[i] = __half2float(__ushort_as_half((unsigned short)((w[i / 2] >> (16 * (i % 2))) & 0xffffu)));
+    return;
+  }
+  load<N>(t, row, e0, out);
+}
+
 }  // namespace memra::cuda::kvq

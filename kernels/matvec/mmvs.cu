@@ -40,6 +40,9 @@ struct Args {
   int64_t k;
   float* y;
   int64_t ldy;
+  int8_t* q8s_xq;  // GLU tail (MmvsParams::q8s_xq), or null
+  float2* q8s_xds;
+  unsigned* tickets;
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -121,6 +124,29 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
         if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
         y[j * ldy + row] = v;
+      }
+    }
+  }
+  if constexpr (GLU != 0) {
+    if (a.q8s_xq) {
+      // The last of the 32 / kWarps CTAs of this 32-row group emits the group's q8 blocks (every
+      // row of the grid is valid: n_rows % 32 == 0, so no warp returned early).
+      __shared__ bool last;
+      const int64_t grp = (int64_t)blockIdx.x * kWarps / 32;
+      __threadfence();  // this thread's y stores, visible device-wide before the ticket
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        unsigned* t = a.tickets + grp;
+        last = atomicAdd(t, 1u) == 32 / kWarps - 1;
+        if (last) *t = 0u;
+      }
+      __syncthreads();
+      if (last) {
+        __threadfence();
+        for (int j = threadIdx.x >> 5; j < a.m; j += kWarps) {
+          const float v = __ldcg(a.y + j * a.ldy + grp * 32 + lane);
+          emit_q8s_block(v, lane, a.q8s_xq + j * a.n_rows + grp * 32, a.q8s_xds + j * (a.n_rows / 32) + grp);
+        }
       }
     }
   }
@@ -208,6 +234,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.k = p.n_cols;
   a.y = p.y;
   a.ldy = ldy;
+  a.q8s_xq = p.q8s_xq;
+  a.q8s_xds = static_cast<float2*>(p.q8s_xds);
+  a.tickets = p.tickets;
+  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq != nullptr) != (p.tickets != nullptr))
+    return cudaErrorInvalidValue;
+  if (p.q8s_xq && (p.glu == 0 || p.n_rows % 32 || !aligned16(p.q8s_xq) || !aligned16(p.q8s_xds)))
+    return cudaErrorInvalidValue;
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);

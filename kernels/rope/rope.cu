@@ -2,6 +2,7 @@
 #include "common/launch.cuh"
 
 #include "rope/rope_kernels.h"
+#include "kv/kv_quant.cuh"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
@@ -85,16 +86,59 @@ __global__ void rope_kernel(RopeArgs a) {
 // elements l + 32 t). One warp per (row, head), q heads first. N = head_dim / 32; full rotation
 // (n_rot == head_dim); NeoX needs N even (pair partner t + N/2 in the same lane), Normal pairs
 // (2j, 2j+1) are lanes l and l^1.
+// A KV cache side the fused kernel appends to (cache == null: no append).
+struct KvOut {
+  uint8_t* cache;
+  QType t;
+  int64_t row_bytes;
+  int block_bytes;
+  int n_ctx;
+  const float* src;  // V only: the rows to append
+  int64_t ld_src;
+};
+
+// Head `head` of cache row pos from the warp's registers (lane owns elements lane + 32 t), as
+// kv_append_blocks_kernel / kv_append_plain_kernel write it.
+template <int N>
+__device__ __forceinline__ void put_head(const KvOut& c, int64_t pos, int head, int head_dim, const float (&o)[N],
+                                         int lane) {
+  if (pos < 0 || pos >= c.n_ctx) return;  // uniform across the warp
+  uint8_t* row = c.cache + pos * c.row_bytes;
+#pragma unroll
+  for (int t = 0; t < N; ++t) {
+    const int e = head * head_dim + lane + 32 * t;
+    if (c.t == QType::F32) {
+      reinterpret_cast<float*>(row)[e] = o[t];
+    } else if (c.t == QType::F16) {
+      reinterpret_cast<__half*>(row)[e] = __float2half_rn(o[t]);
+    } else {
+      kvq::quantize_block(c.t, o[t], lane, row + (int64_t)(head * head_dim / 32 + t) * c.block_bytes);
+    }
+  }
+}
+
+// With kc.cache set the roped K heads also go to the K cache, and n_head_kv more warps per row
+// append the V heads (vc.src) to the V cache: the fused kv append (same bytes as
+// launch_kv_append_pair after this kernel).
 template <bool NEOX, int N>
 __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_head_kv, const float* wq,
-                                    const float* wk, float eps) {
+                                    const float* wk, float eps, KvOut kc, KvOut vc) {
   pdl_wait();
   const int64_t gw = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
-  const int heads = a.n_head + n_head_kv;
+  const int heads = a.n_head + n_head_kv + (kc.cache ? n_head_kv : 0);
   if (gw >= (int64_t)a.rows * heads) return;
   const int64_t r = gw / heads;
   const int h = (int)(gw % heads);
+  if (h >= a.n_head + n_head_kv) {  // a V head: straight to the cache
+    const int hv = h - a.n_head - n_head_kv;
+    const float* vp = vc.src + r * vc.ld_src + (int64_t)hv * a.head_dim;
+    float v[N];
+#pragma unroll
+    for (int t = 0; t < N; ++t) v[t] = vp[lane + 32 * t];
+    put_head<N>(vc, (int64_t)*a.pos0 + r, hv, a.head_dim, v, lane);
+    return;
+  }
   const bool is_q = h < a.n_head;
   float* hp = is_q ? a.out + r * a.ld_out + (int64_t)h * a.head_dim : k + r * ld_k + (int64_t)(h - a.n_head) * a.head_dim;
   const float* w = is_q ? wq : wk;
@@ -133,6 +177,7 @@ __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_he
   }
 #pragma unroll
   for (int t = 0; t < N; ++t) hp[lane + 32 * t] = o[t];
+  if (!is_q && kc.cache) put_head<N>(kc, (int64_t)*a.pos0 + r, h - a.n_head, a.head_dim, o, lane);
 }
 
 }  // namespace
@@ -192,15 +237,31 @@ cudaError_t launch_qk_norm_rope(const QkNormRopeParams& qp, cudaStream_t s) {
     return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
   const RopeArgs a = make_args(p, p.out, p.ld_out);
-  const int64_t warps = (int64_t)p.rows * (p.n_head + qp.n_head_kv);
+  KvOut kc{}, vc{};
+  const bool append = qp.kv_k.cache || qp.kv_v.cache;
+  if (append) {
+    const int64_t row = (int64_t)qp.n_head_kv * p.head_dim;
+    for (int which = 0; which < 2; ++which) {
+      const KvAppendParams& c = which ? qp.kv_v : qp.kv_k;
+      const auto need = qtype_row_bytes(c.type, (uint64_t)row);
+      const auto blk = qtype_row_bytes(c.type, 32);
+      if (!kv_type_supported(c.type) || !c.cache || !need || !blk || c.row_bytes < (int64_t)*need ||
+          c.row_bytes % 2 || c.row_elems != row || c.n_tokens != p.rows || c.n_ctx <= 0)
+        return cudaErrorInvalidValue;
+      KvOut& o = which ? vc : kc;
+      o = {static_cast<uint8_t*>(c.cache), c.type, c.row_bytes, (int)*blk, c.n_ctx, c.src, c.ld_src};
+    }
+    if (!qp.kv_v.src || qp.kv_v.ld_src < row) return cudaErrorInvalidValue;
+  }
+  const int64_t warps = (int64_t)p.rows * (p.n_head + qp.n_head_kv * (append ? 2 : 1));
   const dim3 grid((unsigned)((warps * 32 + 255) / 256)), block(256);
   const bool neox = p.kind == RopeKind::Neox;
 #define MEMRA_QKR(N)                                                                                   \
   case N:                                                                                              \
     return neox ? launch_kernel(qk_norm_rope_kernel<true, N>, grid, block, 0, s, a, qp.k, qp.ld_k,     \
-                                qp.n_head_kv, qp.q_norm, qp.k_norm, qp.eps)                            \
+                                qp.n_head_kv, qp.q_norm, qp.k_norm, qp.eps, kc, vc)                    \
                 : launch_kernel(qk_norm_rope_kernel<false, N>, grid, block, 0, s, a, qp.k, qp.ld_k,    \
-                                qp.n_head_kv, qp.q_norm, qp.k_norm, qp.eps);
+                                qp.n_head_kv, qp.q_norm, qp.k_norm, qp.eps, kc, vc);
   switch (p.head_dim / 32) {
     MEMRA_QKR(1) MEMRA_QKR(2) MEMRA_QKR(4) MEMRA_QKR(8)
     default: return cudaErrorInvalidValue;

@@ -1,4 +1,5 @@
 #pragma once
+#include "kv/kv_kernels.h"
 // Rotary position embedding on f32 rows viewed as [rows, n_head, head_dim] (out may alias x for
 // in place; otherwise the dims >= n_rot are copied through). Row i is at
 // position (*pos0) + i, read from device memory so a captured decode graph replays unchanged.
@@ -56,6 +57,11 @@ struct QkNormRopeParams {
   const float* q_norm = nullptr;  // [head_dim] or null (no norm)
   const float* k_norm = nullptr;
   float eps = 1e-6f;
+  // Optional, both or neither: also append the roped K heads (kv_k.src unused) and the V rows
+  // kv_v.src to the caches, same bytes as launch_kv_append_pair(kv_k with src = k, kv_v) after
+  // the rotation (kv_*.n_tokens == rope.rows, row_elems == n_head_kv * head_dim; the cache rows are
+  // at *rope.pos0 + i, kv_*.pos0 is not read).
+  KvAppendParams kv_k, kv_v;
 };
 bool qk_norm_rope_supported(const RopeParams& p, int head_dim);
 cudaError_t launch_qk_norm_rope(const QkNormRopeParams& p, cudaStream_t stream);

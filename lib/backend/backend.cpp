@@ -34,6 +34,13 @@ void Backend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weig
   rope(k, n_head_kv, pos0, p);
 }
 
+void Backend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                              const Weight* k_norm, float eps, int pos0, const RopeParams& p, KvStore& kv,
+                              int layer) {
+  qk_norm_rope(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, p);
+  kv_write(kv, layer, pos0, k, v);
+}
+
 void Backend::matmul_n(View x, std::span<const MatmulOut> outs) {
   for (const auto& o : outs) matmul(*o.w, x, o.y, o.bias);
 }

@@ -218,6 +218,11 @@ class Backend {
   // (CUDA: one launch, bit-identical).
   virtual void qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm, const Weight* k_norm,
                             float eps, int pos0, const RopeParams& p);
+  // qk_norm_rope, then kv_write(kv, layer, pos0, k, v). The default is those two ops; a backend
+  // may fuse them (CUDA decode: the append in the same launch, bit-identical).
+  virtual void qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                               const Weight* k_norm, float eps, int pos0, const RopeParams& p, KvStore& kv,
+                               int layer);
   // q: [n, n_head * head_dim_k] at positions pos0..; attends to cache positions [0, pos0+i]
   // (causal, optionally windowed); out: [n, n_head * head_dim_v].
   virtual void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,

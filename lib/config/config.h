@@ -74,6 +74,7 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K matrices for mmvs
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
+  bool fuse_epilogues = true;   // attention combine, GLU q8s emission, KV append fused into their producers
   std::string attn_decode = "splitk";  // decode attention kernel: splitk | tiled
 };
 

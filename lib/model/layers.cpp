@@ -117,8 +117,7 @@ void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
                        Scratch& s) {
   const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
   be.matmul_n(s.h, qkv);
-  be.qk_norm_rope(s.q, s.k, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope);
-  be.kv_write(kv, layer, pos0, s.k, s.v);
+  be.qk_norm_rope_kv(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope, kv, layer);
   backend::AttnParams ap;
   ap.n_head = hp.n_head;
   ap.n_head_kv = hp.n_head_kv;

@@ -130,7 +130,8 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 }
 
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
-  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations"};
+  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations",
+                                           "q8s activations (second)"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);
@@ -138,6 +139,17 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
     b = cuda::DeviceBuffer(ctx().pool(), bytes + bytes / 4 + 256, names[slot]);
   }
   return b.get();
+}
+
+unsigned* CudaBackend::tickets(size_t n) {
+  const size_t bytes = std::max<size_t>(n, 4096) * sizeof(unsigned);
+  if (tickets_.bytes() < bytes) {
+    MEMRA_CHECK(!capturing_, "internal: the tail counters grow during graph capture");
+    if (tickets_.get()) retired_.push_back(std::move(tickets_));
+    tickets_ = cuda::DeviceBuffer(ctx().pool(), bytes, "tail counters");
+    cuda::fill_bytes(tickets_.get(), 0, bytes, stream());
+  }
+  return tickets_.as<unsigned>();
 }
 
 void CudaBackend::drop_graphs() {
@@ -235,8 +247,8 @@ std::unique_ptr<KvStore> CudaBackend::create_kv(const kv::KvShape& shape, const 
   return std::make_unique<CudaKv>(sh_, shape, opts, ++kv_serial_);
 }
 
-void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
-  forget_q8s();
+void CudaBackend::kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v,
+                                   cuda::KvAppendParams (&kv)[2]) {
   auto& c = dynamic_cast<CudaKv&>(kvs);
   MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "KV cache: layer {} out of range [0, {})", layer,
               c.layers.size());
@@ -249,7 +261,6 @@ void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
               c.n_ctx());
   const int32_t* dpos = device_pos(pos0);
   auto& L = c.layers[(size_t)layer];
-  cuda::KvAppendParams kv[2];
   for (int which = 0; which < 2; ++which) {
     const View src = which ? v : k;
     cuda::KvAppendParams& p = kv[which];
@@ -263,6 +274,13 @@ void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
     p.pos0 = dpos;
     p.n_ctx = c.n_ctx();
   }
+}
+
+void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
+  forget_q8s();
+  auto& c = dynamic_cast<CudaKv&>(kvs);
+  cuda::KvAppendParams kv[2];
+  kv_append_params(kvs, layer, pos0, k, v, kv);
   if (cfg_.kernels.fuse) {
     cuda::check_status(cuda::launch_kv_append_pair(kv[0], kv[1], stream()), "launch_kv_append_pair");
   } else {

@@ -167,10 +167,10 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   }
 }
 
-CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k) {
+CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, Slot slot) {
   const size_t xq_bytes = ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
-  auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
+  auto* base = static_cast<uint8_t*>(workspace(slot, bytes));
   return {reinterpret_cast<const int8_t*>(base), base + xq_bytes};
 }
 
@@ -183,10 +183,10 @@ bool CudaBackend::emit_q8s_for(View out) const {
 
 CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   const int64_t k = x.cols, m = x.rows;
-  const Q8s q = q8s_planes(m, k);
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
                     q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
-  if (same) return q;
+  if (same) return q8s_planes(m, k, q8s_slot_);
+  const Q8s q = q8s_planes(m, k);
   cuda::QuantizeQ8sParams qp;
   qp.x = x.data;
   qp.n = k;
@@ -196,11 +196,12 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.xds = const_cast<void*>(q.xds);
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
   q8s_src_ = x;
+  q8s_slot_ = kQ8s;
   return q;
 }
 
 void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                                      std::span<const MatmulOut> extra) {
+                                      std::span<const MatmulOut> extra, bool emit) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   const Q8s q = q8s_input(x);
@@ -230,7 +231,20 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
   }
+  Slot out_slot = kQ8s;
+  if (emit) {
+    MEMRA_CHECK(glu != 0 && extra.empty(), "internal: only the GLU matvec emits q8s planes");
+    out_slot = q8s_slot_ == kQ8s ? kQ8sB : kQ8s;
+    const Q8s o = q8s_planes(y.rows, y.cols, out_slot);
+    p.q8s_xq = const_cast<int8_t*>(o.xq);
+    p.q8s_xds = const_cast<void*>(o.xds);
+    p.tickets = tickets((size_t)(p.n_rows / 32));
+  }
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
+  if (emit) {
+    q8s_src_ = y;
+    q8s_slot_ = out_slot;
+  }
 }
 
 void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
@@ -269,9 +283,13 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
                        matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
                        matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
   if (!fusable) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
-  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
-  forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
-  note("matvec", fmt::format("mmvs_glu.{}", qtype_name(gate.type)));
+  // The GLU tail emits out's planes for the down projection (no quantize launch), unless out
+  // overlaps x (its planes would then describe memory the launch overwrites).
+  const bool overlaps = out.data < x.data + x.rows * x.ld && x.data < out.data + out.rows * out.ld;
+  const bool emit = cfg_.kernels.fuse_epilogues && emit_q8s_for(out) && out.cols % 32 == 0 && !overlaps;
+  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out, {}, emit);
+  if (!emit) forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
+  note("matvec", fmt::format("mmvs_glu{}.{}", emit ? "+q8s" : "", qtype_name(gate.type)));
   note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
 }
 
@@ -296,7 +314,10 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     p.q8s_xds = const_cast<void*>(q.xds);
   }
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
-  if (emit) q8s_src_ = out;
+  if (emit) {
+    q8s_src_ = out;
+    q8s_slot_ = kQ8s;
+  }
   note("norm", emit ? "rms+q8s" : "rms");
 }
 
@@ -326,7 +347,10 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
     p.q8s_xds = const_cast<void*>(q.xds);
   }
   cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
-  if (emit) q8s_src_ = out;
+  if (emit) {
+    q8s_src_ = out;
+    q8s_slot_ = kQ8s;
+  }
   note("add_norm", emit ? "add_rms+q8s" : "add_rms");
 }
 
@@ -413,6 +437,39 @@ void CudaBackend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const 
                                     q_norm || k_norm ? "_norm" : ""));
 }
 
+void CudaBackend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                                  const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kvs,
+                                  int layer) {
+  cuda::RopeParams shape;
+  shape.head_dim = rp.head_dim;
+  shape.n_rot = rp.n_rot;
+  shape.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
+  auto* c = dynamic_cast<CudaKv*>(&kvs);
+  const bool fusable = cfg_.kernels.fuse && cfg_.kernels.fuse_epilogues && c &&
+                       cuda::qk_norm_rope_supported(shape, rp.head_dim) && q.rows == k.rows && q.rows == v.rows &&
+                       q.rows >= 1 && q.rows <= cuda::kMmvsMaxM && (int64_t)n_head_kv * rp.head_dim == k.cols &&
+                       k.cols == v.cols;
+  if (!fusable) return Backend::qk_norm_rope_kv(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kvs, layer);
+  forget_q8s();
+  cuda::QkNormRopeParams qp;
+  cuda::KvAppendParams kv[2];
+  kv_append_params(kvs, layer, pos0, k, v, kv);  // throws on a bad layer / a full cache
+  qp.kv_k = kv[0];
+  qp.kv_v = kv[1];
+  qp.rope = rope_params(q, n_head, pos0, rp);
+  qp.k = k.data;
+  qp.ld_k = k.ld;
+  qp.n_head_kv = n_head_kv;
+  qp.q_norm = f32_vector(q_norm, rp.head_dim, "head_rms_norm");
+  qp.k_norm = f32_vector(k_norm, rp.head_dim, "head_rms_norm");
+  qp.eps = eps;
+  cuda::check_status(cuda::launch_qk_norm_rope(qp, stream()), "launch_qk_norm_rope (+kv append)");
+  note("qk_norm_rope", fmt::format("fused_{}{}+kv", rp.mode == RopeMode::Normal ? "normal" : "neox",
+                                    q_norm || k_norm ? "_norm" : ""));
+  note("kv_append", fmt::format("in_qk_norm_rope_k_{}_v_{}", qtype_name(c->opts_.type_k), qtype_name(c->opts_.type_v)));
+  c->n_written = std::max(c->n_written, pos0 + (int)k.rows);
+}
+
 void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
   forget_q8s();
   const auto& c = dynamic_cast<const CudaKv&>(kvs);
@@ -497,10 +554,15 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     // The tiled kernel serves GQA groups of up to 8 (wider groups take the per-head split-K form).
     const int group = ap.n_head / ap.n_head_kv;
     p.decode_kernel = cfg_.kernels.attn_decode == "tiled" && group <= 8 ? 1 : 0;
+    if (cfg_.kernels.fuse_epilogues) p.tickets = tickets(cuda::attn_decode_tickets(n, ap.n_head));
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
-    if (emit) q8s_src_ = out;
-    note("attn_decode", fmt::format("{}_s{}_hd{}{}", p.decode_kernel ? "tiled" : "splitk", p.n_splits, ap.head_dim_k,
-                                    emit ? "+q8s" : ""));
+    if (emit) {
+    q8s_src_ = out;
+    q8s_slot_ = kQ8s;
+  }
+    note("attn_decode", fmt::format("{}_s{}_hd{}{}{}{}", p.decode_kernel ? "tiled" : "splitk", p.n_splits,
+                                    ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
+                                    p.tickets ? "+tail" : "", emit ? "+q8s" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
