@@ -327,9 +327,9 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
 template <int D>
 __device__ __forceinline__ void fused_combine_tail(const attn::Args& a, int i, int h0, int nh, int used) {
   __shared__ bool last;
-  __syncthreads();  // every thread's partial stores are issued
+  __threadfence();  // this thread's partial stores, visible device-wide before the ticket
+  __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();  // ... and visible device-wide before the ticket
     unsigned* t = a.tickets + (int64_t)i * a.n_head + h0;
     last = atomicAdd(t, 1u) == (unsigned)used - 1;
     if (last) *t = 0u;  // nobody else touches it in this launch
