@@ -55,46 +55,42 @@ case "$phase" in
     bench qwen3-32b q4_k_m -p 512 -n 128 -d 0 -r 5
     ;;
   final)
-    # One call with everything, most important first (each step time-boxed): every kernel-check
-    # section, CUDA vs CPU end to end, then the benchmark rows and arms (qwen3-8b q4_k_m with
-    # depths and arms, qwen3-32b q4_k_m, qwen3-8b q4_0 and q8_0). ~8-9 minutes.
+    # One call with everything, the benchmark rows first (the 600 s call limit cut the last ones
+    # before), each step time-boxed: qwen3-8b q4_k_m rows, A/B arms and depths, q4_0 and q8_0 rows,
+    # then every kernel-check section, CUDA vs CPU end to end, run-gen, and qwen3-32b if time is left.
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    timeout 240 "$bin/kernel-check" --section all --seed 20261202 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
-    timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
-      --receipt "$out/kernel-check-perf.jsonl" | tail -n 4
-    timeout 60 "$bin/kernel-check" --section attn --filter 4097 --perf --seed 7 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "q8_0-q5_1/32-8x128|word_loads.*q8_0-q5_1/32-8x128" | tail -n 6
-    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
-    for be in cuda cpu; do
-      timeout 30 "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
-        --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 2
-    done
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     timeout 80 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-nofuse-epilogues.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-nofuse-epilogues.toml --arm configs/arm-nopdl.toml \
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-no-kv-append-fusion.toml --arm configs/arm-attn-combine-tail.toml \
+      --arm configs/arm-glu-q8s-tail.toml --arm configs/arm-nopdl.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
+    for mix in q4_0 q8_0; do
+      f="$synth_dir/qwen3-8b-$mix.gguf"
+      timeout 150 "$bin/gguf-synth" --preset qwen3-8b --mix $mix --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+      timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+      rm -f "$f"
+    done
+    timeout 200 "$bin/kernel-check" --section all --seed 20261203 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
+    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
+    for be in cuda cpu; do
+      timeout 30 "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
+        --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 2
+    done
+    timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | tail -n 4
     f="$synth_dir/qwen3-32b-q4_k_m.gguf"
     timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    rm -f "$f"
-    f="$synth_dir/qwen3-8b-q4_0.gguf"
-    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    rm -f "$f"
-    f="$synth_dir/qwen3-8b-q8_0.gguf"
-    timeout 150 "$bin/gguf-synth" --preset qwen3-8b --mix q8_0 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     ;;

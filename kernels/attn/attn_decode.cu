@@ -554,7 +554,7 @@ bool attn_decode_word_loads(const AttnParams& p) {
   const int g = p.n_head / p.n_head_kv;
   if (g < 1 || g > 8) return false;  // the per-query-head form reads byte-wise
   const WordLoads w = word_loads(attn::make_args(p), p.head_dim);
-  return w.k != KP_BYTES && w.v;
+  return w.k != KP_BYTES || w.v;
 }
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {

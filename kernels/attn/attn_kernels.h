@@ -66,8 +66,9 @@ bool attn_head_dim_supported(int head_dim);
 size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int n_splits);
 // Splits so that ~2 blocks per SM run at full context; a pure function of (n_ctx, heads, SMs).
 int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
-// Whether launch_attn_decode(p) reads both K and V with aligned word loads (GQA split-K form,
-// K q8_0 / f16, V q5_1 / q8_0 / f16, aligned cache), i.e. whether p.byte_loads changes the path.
+// Whether launch_attn_decode(p) reads K or V with aligned word loads (GQA split-K form; K q8_0
+// (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
+// p.byte_loads changes the path.
 bool attn_decode_word_loads(const AttnParams& p);
 // Counters AttnParams::tickets must hold (zeroed once; every launch leaves them zero).
 inline size_t attn_decode_tickets(int n_tokens, int n_head) { return (size_t)n_tokens * n_head; }

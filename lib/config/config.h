@@ -74,7 +74,9 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K matrices for mmvs
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
-  bool fuse_epilogues = true;   // attention combine, GLU q8s emission, KV append fused into their producers
+  bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
+  bool attn_combine_tail = false;  // decode: attention combine by the split kernel's last block (slower)
+  bool glu_q8s_tail = false;       // decode: GLU output q8s planes by the GLU matvec's last block (slower)
   std::string attn_decode = "splitk";  // decode attention kernel: splitk | tiled
 };
 

@@ -286,7 +286,7 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
   // The GLU tail emits out's planes for the down projection (no quantize launch), unless out
   // overlaps x (its planes would then describe memory the launch overwrites).
   const bool overlaps = out.data < x.data + x.rows * x.ld && x.data < out.data + out.rows * out.ld;
-  const bool emit = cfg_.kernels.fuse_epilogues && emit_q8s_for(out) && out.cols % 32 == 0 && !overlaps;
+  const bool emit = cfg_.kernels.glu_q8s_tail && emit_q8s_for(out) && out.cols % 32 == 0 && !overlaps;
   launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out, {}, emit);
   if (!emit) forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
   note("matvec", fmt::format("mmvs_glu{}.{}", emit ? "+q8s" : "", qtype_name(gate.type)));
@@ -445,7 +445,7 @@ void CudaBackend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head
   shape.n_rot = rp.n_rot;
   shape.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
   auto* c = dynamic_cast<CudaKv*>(&kvs);
-  const bool fusable = cfg_.kernels.fuse && cfg_.kernels.fuse_epilogues && c &&
+  const bool fusable = cfg_.kernels.fuse && cfg_.kernels.fuse_kv_append && c &&
                        cuda::qk_norm_rope_supported(shape, rp.head_dim) && q.rows == k.rows && q.rows == v.rows &&
                        q.rows >= 1 && q.rows <= cuda::kMmvsMaxM && (int64_t)n_head_kv * rp.head_dim == k.cols &&
                        k.cols == v.cols;
@@ -554,7 +554,7 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     // The tiled kernel serves GQA groups of up to 8 (wider groups take the per-head split-K form).
     const int group = ap.n_head / ap.n_head_kv;
     p.decode_kernel = cfg_.kernels.attn_decode == "tiled" && group <= 8 ? 1 : 0;
-    if (cfg_.kernels.fuse_epilogues) p.tickets = tickets(cuda::attn_decode_tickets(n, ap.n_head));
+    if (cfg_.kernels.attn_combine_tail) p.tickets = tickets(cuda::attn_decode_tickets(n, ap.n_head));
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) {
     q8s_src_ = out;
