@@ -304,52 +304,6 @@ class AttnQ8sEmitCase : public AttnCase {
   float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
 };
 
-// The combine fused into the split kernel (AttnParams::tickets: the last block of each row and
-// head group merges) against the separate combine launch: identical f32 output and q8s planes,
-// and the counters back at zero after the launch (the next launch of a captured graph needs that).
-class AttnFusedTailCase : public AttnCase {
- public:
-  using AttnCase::AttnCase;
-  void generate(Env& env) override {
-    AttnCase::generate(env);
-    const size_t n = (size_t)c_.n_tokens * q_width_;
-    dxq_ = env.alloc_output<int8_t>(n);
-    dxds_ = env.alloc_output<float>(n / 32 * 2);
-    dplain_ = env.alloc<float>(n);
-    dxq2_ = env.alloc<int8_t>(n);
-    dxds2_ = env.alloc<float>(n / 32 * 2);
-    n_tickets_ = cuda::attn_decode_tickets(c_.n_tokens, c_.n_head);
-    dtickets_ = env.upload(std::vector<unsigned>(n_tickets_, 0u));
-  }
-  cudaError_t launch(Env& env) override {
-    cuda::AttnParams p = params();
-    p.q8s_xq = dxq_;
-    p.q8s_xds = dxds_;
-    p.tickets = dtickets_;
-    return cuda::launch_attn_decode(p, env.stream());
-  }
-  void reference(Env& env) override {
-    cuda::AttnParams p = params();
-    p.out = dplain_;
-    p.q8s_xq = dxq2_;
-    p.q8s_xds = dxds2_;
-    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (combine launch)");
-  }
-  Verdict compare(Env& env) override {
-    const size_t n = (size_t)c_.n_tokens * q_width_;
-    const auto t = env.download(dtickets_, n_tickets_);
-    const std::vector<unsigned> zero(n_tickets_, 0u);
-    return ref::all_of({{"out and q8s planes", ref::compare_q8s_emit(env, dout_, dplain_, dxq_, dxq2_, dxds_, dxds2_, n)},
-                        {"counters back at zero", compare_bytes(t.data(), zero.data(), t.size() * 4)}});
-  }
-
- private:
-  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
-  float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
-  unsigned* dtickets_ = nullptr;
-  size_t n_tickets_ = 0;
-};
-
 void add_attn_cases(Registry& r) {
   struct Heads {
     int n_head, n_head_kv;
@@ -418,17 +372,6 @@ void add_attn_cases(Registry& r) {
                                c.n_tokens, "@", len - 1),
               [=] { return std::make_unique<AttnWordLoadsCase>(c); });
       }
-  // Fused combine tail == combine launch (bytes), split-K (GQA and per-head forms) and tiled.
-  for (Kern k : {Kern::Decode, Kern::DecodeTiled})
-    for (int hd : {64, 128, 256})
-      for (Heads h : {Heads{32, 8}, Heads{9, 3}, Heads{12, 1}})
-        for (int len : {1, 300, 4097}) {
-          if (!cuda::attn_head_dim_supported(hd)) continue;
-          const AttnCfg c{k, len == 300 ? 4 : 1, len - 1, h.n_head, h.n_head_kv, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f};
-          r.add("attn", ref::cat(k == Kern::Decode ? "attn_decode" : "attn_decode_tiled", "/fused_tail_vs_combine/q8_0-q5_1/",
-                                 h.n_head, "-", h.n_head_kv, "x", hd, "/n", c.n_tokens, "@", len - 1),
-                [=] { return std::make_unique<AttnFusedTailCase>(c); });
-        }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

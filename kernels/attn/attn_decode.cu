@@ -65,12 +65,10 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
 // to out (and its q8s block: all 32 lanes of the warp call this for 32 consecutive d of one head).
-// LOADCG: the partials were written by other blocks of the running grid (the fused tail): read
-// them through L2.
-template <int D, bool LOADCG>
+template <int D>
 __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, int used) {
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
-  auto ld = [](const float* p) { return LOADCG ? __ldcg(p) : *p; };
+  auto ld = [](const float* p) { return *p; };
   float mx = -INFINITY;
 #pragma unroll 8
   for (int p = 0; p < used; ++p) mx = fmaxf(mx, ld(w + (int64_t)p * (D + 2)));
@@ -92,29 +90,6 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
     const int64_t row_cols = (int64_t)a.n_head * D;
     emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
                    a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
-  }
-}
-
-// The combine fused into the split kernel (Args::tickets set): after a block has written its
-// partials it takes a ticket for its (row, head group); the block that arrives last (all `used`
-// partials written and fenced) merges the group's heads exactly as the combine kernel would (same
-// order, same operations: same bytes) and resets the ticket for the next launch. nh heads from h0.
-template <int D>
-__device__ __forceinline__ void fused_combine_tail(const attn::Args& a, int i, int h0, int nh, int used) {
-  __shared__ bool last;
-  __threadfence();  // this thread's partial stores, visible device-wide before the ticket
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned* t = a.tickets + (int64_t)i * a.n_head + h0;
-    last = atomicAdd(t, 1u) == (unsigned)used - 1;
-    if (last) *t = 0u;  // nobody else touches it in this launch
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  for (int t0 = (threadIdx.x & ~31); t0 < nh * D; t0 += blockDim.x) {  // warp-uniform bound
-    const int t = t0 + (threadIdx.x & 31);
-    combine_element<D, true>(a, i, h0 + t / D, t % D, used);
   }
 }
 
@@ -166,7 +141,6 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
 #pragma unroll
   for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
   merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s);
-  if (a.tickets) fused_combine_tail<D>(a, i, h, 1, used);
 }
 
 // How the GQA kernel reads a key's head slice for the scores (one lane per key): KP_BYTES the
@@ -330,7 +304,6 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
   }
   __shared__ MergeSmem<D, G> sm;
   merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
-  if (a.tickets) fused_combine_tail<D>(a, i, hk * G, G, used);
 }
 
 // grid (n_head, n_tokens), D threads: thread d merges element d over the row's splits.
@@ -340,7 +313,7 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   const int h = blockIdx.x, i = blockIdx.y;
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
-  combine_element<D, false>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits));
+  combine_element<D>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits));
 }
 
 // Tiled form ("tiled", AttnParams::decode_kernel = 1; not yet measured, bench/notes/attn-decode.md):
@@ -461,7 +434,6 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_tiled_kernel(attn::Ar
       if (d < D) part[2 + d] = acc[g][r];
     }
   }
-  if (a.tickets) fused_combine_tail<D>(a, i, hk * G, G, used);
 }
 
 // Which cache reads the GQA kernel uses (from the types and the alignment of the cache).
@@ -514,7 +486,7 @@ cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream
     default:  // groups wider than 8 (or outside the reduced set): one block per query head
       e = launch_kernel(attn_decode_kernel<D>, dim3(a.n_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
   }
-  if (e != cudaSuccess || a.tickets) return e;
+  if (e != cudaSuccess) return e;
   return launch_kernel(attn_decode_combine_kernel<D>, dim3(n_head, n_tokens), dim3(D), 0, s, a);
 }
 

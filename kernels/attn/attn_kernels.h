@@ -53,10 +53,6 @@ struct AttnParams {
   // Split-K decode (GQA form) only: read the cache byte by byte even where it is aligned for
   // word loads. Same bytes out; kernel-check's reference for the word-load path.
   bool byte_loads = false;
-  // Split-K decode only, optional: n_tokens * n_head zeroed counters (attn_decode_tickets). When
-  // set, the last block of each (row, head group) merges the partials itself and the separate
-  // combine launch goes (same bytes out); the counters are back at zero when the launch ends.
-  unsigned* tickets = nullptr;
 };
 
 // Head dims this build has kernels for.
@@ -70,8 +66,6 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.
 bool attn_decode_word_loads(const AttnParams& p);
-// Counters AttnParams::tickets must hold (zeroed once; every launch leaves them zero).
-inline size_t attn_decode_tickets(int n_tokens, int n_head) { return (size_t)n_tokens * n_head; }
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -56,13 +56,9 @@ struct MmvsParams {
     float* y = nullptr;
     int64_t ldy = 0;  // 0 = n_rows
   } extra[2];
-  // GLU only, optional (all three or none): also the q8s planes of y (m x n_rows, dense rows
-  // of n_rows, n_rows % 32 == 0) for the next mmvs, byte-identical to launch_quantize_q8s(y):
-  // the last CTA of each 32-row group (tickets: n_rows / 32 zeroed counters, left zero) emits the
-  // group's q8 blocks. The planes must not alias xq / xds.
-  int8_t* q8s_xq = nullptr;
-  void* q8s_xds = nullptr;
-  unsigned* tickets = nullptr;
+  // m = 1 with n_cols <= 4096 (one load round per row; otherwise ignored): the persistent form,
+  // one wave of CTAs whose warps walk rows with the next row's weights in flight. Same bytes.
+  bool persistent = false;
 };
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.

@@ -130,8 +130,7 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 }
 
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
-  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations",
-                                           "q8s activations (second)"};
+  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);
@@ -139,17 +138,6 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
     b = cuda::DeviceBuffer(ctx().pool(), bytes + bytes / 4 + 256, names[slot]);
   }
   return b.get();
-}
-
-unsigned* CudaBackend::tickets(size_t n) {
-  const size_t bytes = std::max<size_t>(n, 4096) * sizeof(unsigned);
-  if (tickets_.bytes() < bytes) {
-    MEMRA_CHECK(!capturing_, "internal: the tail counters grow during graph capture");
-    if (tickets_.get()) retired_.push_back(std::move(tickets_));
-    tickets_ = cuda::DeviceBuffer(ctx().pool(), bytes, "tail counters");
-    cuda::fill_bytes(tickets_.get(), 0, bytes, stream());
-  }
-  return tickets_.as<unsigned>();
 }
 
 void CudaBackend::drop_graphs() {

@@ -89,7 +89,7 @@ class CudaBackend final : public Backend {
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kQ8sB, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
@@ -105,17 +105,15 @@ class CudaBackend final : public Backend {
   const cuda::MatmulVariant& matmul_variant(const Weight& w, int64_t m);
   // The kernel-side RoPE parameters of an in-place rope on x (shape checks with the op's errors).
   cuda::RopeParams rope_params(View x, int n_head, int pos0, const RopeParams& rp);
-  // x as q8s planes (kernels/matvec/mmvs.h): quantized here (into the kQ8s slot), or reused when
-  // the last quantized or emitted input is the same view and nothing has written memory since
-  // (kernels.fuse). Two slots so a matvec can emit its output's planes (the GLU tail) while it
-  // reads its input's.
+  // x as q8s planes (kernels/matvec/mmvs.h) in the kQ8s slot: quantized here, or reused when the
+  // last quantized input is the same view and nothing has written memory since (kernels.fuse).
   struct Q8s {
     const int8_t* xq;
     const void* xds;
   };
   Q8s q8s_input(View x);
-  // Where the q8s planes of an m x k input live in a q8s slot (grown as needed).
-  Q8s q8s_planes(int64_t m, int64_t k, Slot slot = kQ8s);
+  // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed).
+  Q8s q8s_planes(int64_t m, int64_t k);
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
   // Every op but matmul may write anywhere: the q8s planes no longer match their source.
@@ -129,17 +127,13 @@ class CudaBackend final : public Backend {
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
   // The append parameters of kv_write (its checks included) for K and V of layer.
   void kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v, cuda::KvAppendParams (&kv)[2]);
-  // emit (GLU only): also y's q8s planes through the grid tail, into the slot x's planes are not in.
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                           std::span<const MatmulOut> extra = {}, bool emit = false);
+                           std::span<const MatmulOut> extra = {});
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;
   uint64_t kv_serial_ = 0;
   cuda::DeviceBuffer ws_[kNumSlots];
-  // Zeroed counters for the fused grid tails (attention combine); kernels leave them zero.
-  cuda::DeviceBuffer tickets_;
-  unsigned* tickets(size_t n);
   std::vector<cuda::DeviceBuffer> retired_;
   std::map<std::string, std::set<std::string>> variants_;
   // (weight data, type, rows, cols, m): a freed weight's address may come back with another type.
@@ -167,7 +161,6 @@ class CudaBackend final : public Backend {
   bool graph_ran_ = false;
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
-  Slot q8s_slot_ = kQ8s;  // the slot holding q8s_src_'s planes
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
 };
 

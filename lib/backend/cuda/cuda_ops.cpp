@@ -167,10 +167,10 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   }
 }
 
-CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, Slot slot) {
+CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k) {
   const size_t xq_bytes = ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
-  auto* base = static_cast<uint8_t*>(workspace(slot, bytes));
+  auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
   return {reinterpret_cast<const int8_t*>(base), base + xq_bytes};
 }
 
@@ -185,8 +185,8 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   const int64_t k = x.cols, m = x.rows;
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
                     q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
-  if (same) return q8s_planes(m, k, q8s_slot_);
   const Q8s q = q8s_planes(m, k);
+  if (same) return q;
   cuda::QuantizeQ8sParams qp;
   qp.x = x.data;
   qp.n = k;
@@ -196,12 +196,11 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.xds = const_cast<void*>(q.xds);
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
   q8s_src_ = x;
-  q8s_slot_ = kQ8s;
   return q;
 }
 
 void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                                      std::span<const MatmulOut> extra, bool emit) {
+                                      std::span<const MatmulOut> extra) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   const Q8s q = q8s_input(x);
@@ -231,20 +230,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
   }
-  Slot out_slot = kQ8s;
-  if (emit) {
-    MEMRA_CHECK(glu != 0 && extra.empty(), "internal: only the GLU matvec emits q8s planes");
-    out_slot = q8s_slot_ == kQ8s ? kQ8sB : kQ8s;
-    const Q8s o = q8s_planes(y.rows, y.cols, out_slot);
-    p.q8s_xq = const_cast<int8_t*>(o.xq);
-    p.q8s_xds = const_cast<void*>(o.xds);
-    p.tickets = tickets((size_t)(p.n_rows / 32));
-  }
+  p.persistent = cfg_.kernels.mmvs_persistent;
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
-  if (emit) {
-    q8s_src_ = y;
-    q8s_slot_ = out_slot;
-  }
+  note("mmvs_form", p.persistent && p.m == 1 && k <= 4096 ? "persistent" : "plain");
 }
 
 void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
@@ -283,13 +271,9 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
                        matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
                        matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
   if (!fusable) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
-  // The GLU tail emits out's planes for the down projection (no quantize launch), unless out
-  // overlaps x (its planes would then describe memory the launch overwrites).
-  const bool overlaps = out.data < x.data + x.rows * x.ld && x.data < out.data + out.rows * out.ld;
-  const bool emit = cfg_.kernels.glu_q8s_tail && emit_q8s_for(out) && out.cols % 32 == 0 && !overlaps;
-  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out, {}, emit);
-  if (!emit) forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
-  note("matvec", fmt::format("mmvs_glu{}.{}", emit ? "+q8s" : "", qtype_name(gate.type)));
+  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
+  forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
+  note("matvec", fmt::format("mmvs_glu.{}", qtype_name(gate.type)));
   note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
 }
 
@@ -314,10 +298,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     p.q8s_xds = const_cast<void*>(q.xds);
   }
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
-  if (emit) {
-    q8s_src_ = out;
-    q8s_slot_ = kQ8s;
-  }
+  if (emit) q8s_src_ = out;
   note("norm", emit ? "rms+q8s" : "rms");
 }
 
@@ -347,10 +328,7 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
     p.q8s_xds = const_cast<void*>(q.xds);
   }
   cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
-  if (emit) {
-    q8s_src_ = out;
-    q8s_slot_ = kQ8s;
-  }
+  if (emit) q8s_src_ = out;
   note("add_norm", emit ? "add_rms+q8s" : "add_rms");
 }
 
@@ -554,15 +532,11 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     // The tiled kernel serves GQA groups of up to 8 (wider groups take the per-head split-K form).
     const int group = ap.n_head / ap.n_head_kv;
     p.decode_kernel = cfg_.kernels.attn_decode == "tiled" && group <= 8 ? 1 : 0;
-    if (cfg_.kernels.attn_combine_tail) p.tickets = tickets(cuda::attn_decode_tickets(n, ap.n_head));
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
-    if (emit) {
-    q8s_src_ = out;
-    q8s_slot_ = kQ8s;
-  }
-    note("attn_decode", fmt::format("{}_s{}_hd{}{}{}{}", p.decode_kernel ? "tiled" : "splitk", p.n_splits,
+    if (emit) q8s_src_ = out;
+    note("attn_decode", fmt::format("{}_s{}_hd{}{}{}", p.decode_kernel ? "tiled" : "splitk", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
-                                    p.tickets ? "+tail" : "", emit ? "+q8s" : ""));
+                                    emit ? "+q8s" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
