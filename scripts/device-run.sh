@@ -7,7 +7,6 @@
 #   bench32: gguf-synth qwen3-32b q4_k_m -> pp-bench tg128 / pp512 -> delete
 #   final  : everything in one call (the usual choice): kernel-check all, CUDA-vs-CPU model
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
-#   arms   : the persistent-mmvs arm vs base on q4_k_m / q4_0 / q8_0, its gates and kernel times
 #   probe  : mmvs gates and per-kernel times, A/B arms, ncu profile of the decode step
 # Carry .device-pack and unpack it first: tar xzf .device-pack/device.tgz && scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
@@ -68,7 +67,7 @@ case "$phase" in
     timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-no-kv-append-fusion.toml --arm configs/arm-mmvs-persistent.toml --arm configs/arm-nopdl.toml \
+      --arm configs/arm-no-kv-append-fusion.toml --arm configs/arm-nopdl.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     for mix in q4_0 q8_0; do
@@ -93,24 +92,6 @@ case "$phase" in
     timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
-    ;;
-  arms)
-    # A short call: the persistent-mmvs arm against the base on every qwen3-8b mix (d0, and the
-    # q4_k_m depths), its byte-identity gates, per-kernel times of both forms.
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    timeout 60 "$bin/kernel-check" --section mmvs_id,fused,attn --seed 20261204 --receipt "$out/kernel-check.jsonl" \
-      | grep -v "^\[PASS" | tail -n 20
-    timeout 40 "$bin/kernel-check" --section mmvs_id,mmvs --filter x4096 --perf --seed 7 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "4096x4096|12288x4096|1024x4096" | grep -E "Q4_K|Q8_0" | tail -n 16
-    mkdir -p "$synth_dir"
-    for mix in q4_k_m q4_0 q8_0; do
-      f="$synth_dir/qwen3-8b-$mix.gguf"
-      timeout 90 "$bin/gguf-synth" --preset qwen3-8b --mix $mix --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-      d=0; [ $mix = q4_k_m ] && d=0,4096
-      timeout 90 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 5 --arm configs/arm-base.toml \
-        --arm configs/arm-mmvs-persistent.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-      rm -f "$f"
-    done
     ;;
   probe)
     # mmvs gates + per-kernel times, then one model: the A/B arms and an ncu profile of the

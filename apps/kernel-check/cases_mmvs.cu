@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <tuple>
 
 #include "act/act_kernels.h"
 #include "case_util.h"
@@ -297,73 +296,6 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
-// The persistent form (MmvsParams::persistent: one wave of CTAs, warps walking rows with the next
-// row's weights in flight) against the plain launch on the same inputs: identical bytes, for a
-// single matrix, the GLU pair and three matrices in one launch (the segment walk). With a large
-// n the grid is one wave and warps take several rows each; small n leaves it one row per warp.
-class MmvsPersistCase : public Case {
- public:
-  enum Kind { kPlain, kGlu, kSeg3 };
-  MmvsPersistCase(QType t, int64_t n, int64_t k, Kind kind) : t_(t), k_(k), kind_(kind) {
-    rows_[0] = n;
-    if (kind == kSeg3) rows_[1] = n / 4 + 1, rows_[2] = n / 4 + 3;
-  }
-  void generate(Env& env) override {
-    for (int i = 0; i < nmat(); ++i) {
-      dw_[i] = upload_split(env, t_, random_weight_bytes(env, t_, rows_[i], k_), rows_[i], k_);
-      dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
-      dref_[i] = env.alloc<float>((size_t)rows_[i]);
-    }
-    if (kind_ == kGlu) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, rows_[0], k_), rows_[0], k_);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
-  }
-  cuda::MmvsParams params(float* const (&y)[3], bool persistent) const {
-    cuda::MmvsParams p = mmvs_params(t_, dw_[0], kind_ == kGlu ? &dw2_ : nullptr, rows_[0], k_, 1, dxq_, dxds_, y[0]);
-    if (kind_ == kSeg3) {
-      p.n_extra = 2;
-      for (int i = 1; i < 3; ++i) {
-        p.extra[i - 1].w = dw_[i].w;
-        p.extra[i - 1].w_d = dw_[i].w_d;
-        p.extra[i - 1].n_rows = rows_[i];
-        p.extra[i - 1].y = y[i];
-      }
-    }
-    p.persistent = persistent;
-    return p;
-  }
-  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(dy_, true), env.stream()); }
-  void reference(Env& env) override {
-    ref::check(cuda::launch_mmvs(params(dref_, false), env.stream()), "launch_mmvs (plain)");
-  }
-  Verdict compare(Env& env) override {
-    std::vector<float> a, b;
-    for (int i = 0; i < nmat(); ++i) {
-      const auto x = env.download(dy_[i], (size_t)rows_[i]), y = env.download(dref_[i], (size_t)rows_[i]);
-      a.insert(a.end(), x.begin(), x.end());
-      b.insert(b.end(), y.begin(), y.end());
-    }
-    return compare_bytes(a.data(), b.data(), a.size() * 4);
-  }
-  PerfCount perf_count() const override {
-    double wb = 0;
-    for (int i = 0; i < nmat(); ++i) wb += (double)*qtype_row_bytes(t_, k_) * (double)rows_[i];
-    if (kind_ == kGlu) wb *= 2;
-    return {wb + (double)k_ * 1.25, 0};
-  }
-
- private:
-  int nmat() const { return kind_ == kSeg3 ? 3 : 1; }
-  QType t_;
-  int64_t k_;
-  Kind kind_;
-  int64_t rows_[3] = {0, 0, 0};
-  DeviceWeight dw_[3], dw2_;
-  float* dy_[3] = {};
-  float* dref_[3] = {};
-  int8_t* dxq_ = nullptr;
-  float* dxds_ = nullptr;
-};
-
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 class NormQ8sEmitCase : public Case {
@@ -463,15 +395,6 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsSegCase>(t, 2304); });
     r.add("mmvs_id", ref::cat("mmvs_glu/", tn, "/4097x2304/fused_vs_unfused_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, true); });
-    using PK = MmvsPersistCase::Kind;
-    // Odd rows, k = 2304 (36 tasks: lanes 0..3 take two), 4096 (64: the full round); 151936 rows
-    // (many rows per warp); the model shapes again for --perf (qwen3-8b q|o, k|v, gate+up).
-    for (auto [n, k, kind, tag] : {std::tuple<int64_t, int64_t, PK, const char*>{4097, 2304, PK::kPlain, ""},
-                                   {151936, 4096, PK::kPlain, ""}, {4096, 4096, PK::kPlain, ""},
-                                   {1024, 4096, PK::kPlain, ""}, {4099, 2304, PK::kGlu, "_glu"},
-                                   {12288, 4096, PK::kGlu, "_glu"}, {4096, 4096, PK::kSeg3, "_x3"}})
-      r.add("mmvs_id", ref::cat("mmvs_persistent", tag, "/", tn, "/", n, "x", k, "/vs_plain_bytes"),
-            [=] { return std::make_unique<MmvsPersistCase>(t, n, k, kind); });
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

@@ -1,8 +1,6 @@
 // The mmvs decode matvec (mmvs.h) and its q8s activation quantizer.
 #include <cuda_fp16.h>
 
-#include <algorithm>
-
 #include "act/act_math.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
@@ -128,114 +126,6 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   }
 }
 
-// The persistent form (MmvsParams::persistent; m = 1 and n_tasks <= 32 * kDepth, i.e. one load
-// round per row): a grid of at most one wave; each warp walks rows row0, row0 + W, ... (W = warps
-// in the grid) and requests the next row's weights before it reduces the current one, so every
-// warp keeps one row of loads in flight across row boundaries instead of ending with its row (the
-// plain form spends a CTA launch and a full memory latency per row). Per row the same tasks are
-// summed in the same order as mmvs_kernel<T, 1, GLU>: the same bits.
-struct RowRef {
-  const uint8_t* w;
-  const uint8_t* wd;
-  float* y;
-  int64_t row;  // within its segment
-  size_t body_row_bytes;
-};
-
-__device__ __forceinline__ RowRef resolve_row(const Args& a, int64_t row) {
-  RowRef r{a.w, a.wd, a.y, row, a.g.body_row_bytes};
-  if (a.n_seg > 1 && row >= a.seg[0].row_end) {
-    const int sg = row >= a.seg[1].row_end ? 2 : 1;
-    r.row = row - a.seg[sg - 1].row_end;
-    r.w = a.seg[sg].w;
-    r.wd = a.seg[sg].wd;
-    r.y = a.seg[sg].y;
-    r.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
-  }
-  return r;
-}
-
-template <QType T, int GLU>
-__global__ void __launch_bounds__(32 * kWarps) mmvs_persist_kernel(const Args a) {
-  const int lane = threadIdx.x & 31;
-  const int64_t stride = (int64_t)gridDim.x * kWarps;
-  int64_t row = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (row >= a.n_rows) return;  // warp-uniform
-  Task<T> wt[kDepth], ut[kDepth], wn[kDepth], un[kDepth];
-  auto issue = [&](const RowRef& r, Task<T>(&w)[kDepth], Task<T>(&u)[kDepth]) {
-    Geo g = a.g;
-    g.body_row_bytes = r.body_row_bytes;
-#pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
-      if (lane + 32 * d < a.n_tasks) {
-        w[d].load(r.w, r.wd, r.row, lane + 32 * d, g);
-        if constexpr (GLU != 0) u[d].load(a.w2, a.w2d, r.row, lane + 32 * d, a.g);
-      }
-    }
-  };
-  RowRef cur = resolve_row(a, row), nxt{};
-  issue(cur, wt, ut);
-  int64_t nrow = row + stride;
-  if (nrow < a.n_rows) {
-    nxt = resolve_row(a, nrow);
-    issue(nxt, wn, un);
-  }
-  pdl_wait();  // both rows' weights requested before the wait (weights never change in a step)
-  for (;;) {
-    float acc = 0.0f, acc2 = 0.0f;
-#pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
-      if (lane + 32 * d < a.n_tasks) {
-        acc = __fadd_rn(acc, wt[d].dot(lane + 32 * d, a.xq, a.xds));
-        if constexpr (GLU != 0) acc2 = __fadd_rn(acc2, ut[d].dot(lane + 32 * d, a.xq, a.xds));
-      }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      acc = __fadd_rn(acc, __shfl_xor_sync(0xffffffffu, acc, o));
-      if constexpr (GLU != 0) acc2 = __fadd_rn(acc2, __shfl_xor_sync(0xffffffffu, acc2, o));
-    }
-    if (lane == 0) {
-      float v = acc;
-      if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc), acc2);
-      if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc), acc2);
-      cur.y[cur.row] = v;
-    }
-    if (nrow >= a.n_rows) break;
-    cur = nxt;
-#pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
-      wt[d] = wn[d];
-      if constexpr (GLU != 0) ut[d] = un[d];
-    }
-    nrow += stride;
-    if (nrow < a.n_rows) {
-      nxt = resolve_row(a, nrow);
-      issue(nxt, wn, un);
-    }
-  }
-}
-
-// CTAs of the persistent form: as many as fit on the device at once (one wave), never more than
-// the plain grid.
-template <QType T, int GLU>
-unsigned persist_grid(int64_t plain_ctas) {
-  static const int per_wave = [] {
-    int dev = 0, sms = 0, per_sm = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mmvs_persist_kernel<T, GLU>, 32 * kWarps, 0);
-    return std::max(1, sms * per_sm);
-  }();
-  return (unsigned)std::min<int64_t>(plain_ctas, per_wave);
-}
-
-template <QType T, int GLU>
-cudaError_t launch_persist(const Args& a, cudaStream_t s) {
-  const int64_t plain = (a.n_rows + kWarps - 1) / kWarps;
-  return launch_kernel(mmvs_persist_kernel<T, GLU>, dim3(persist_grid<T, GLU>(plain)), dim3(32 * kWarps), 0, s, a);
-}
-
 template <QType T, int MM>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   const dim3 grid((unsigned)((a.n_rows + kWarps - 1) / kWarps)), block(32 * kWarps);
@@ -245,12 +135,7 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, bool persistent, cudaStream_t s) {
-  if (persistent && a.m == 1 && a.n_tasks <= 32 * kDepth) {
-    if (glu == 0) return launch_persist<T, 0>(a, s);
-    if (glu == 1) return launch_persist<T, 1>(a, s);
-    return launch_persist<T, 2>(a, s);
-  }
+cudaError_t launch_t(const Args& a, int glu, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
   if (a.m == 1) return launch_m<T, 1>(a, glu, s);
   if (a.m == 2) return launch_m<T, 2>(a, glu, s);
@@ -324,10 +209,10 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.y = p.y;
   a.ldy = ldy;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, p.persistent, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, p.persistent, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, p.persistent, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, p.persistent, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, stream);
     default: return cudaErrorNotSupported;
   }
 }

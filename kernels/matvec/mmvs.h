@@ -56,9 +56,6 @@ struct MmvsParams {
     float* y = nullptr;
     int64_t ldy = 0;  // 0 = n_rows
   } extra[2];
-  // m = 1 with n_cols <= 4096 (one load round per row; otherwise ignored): the persistent form,
-  // one wave of CTAs whose warps walk rows with the next row's weights in flight. Same bytes.
-  bool persistent = false;
 };
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.

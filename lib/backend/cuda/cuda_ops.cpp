@@ -230,9 +230,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
   }
-  p.persistent = cfg_.kernels.mmvs_persistent;
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
-  note("mmvs_form", p.persistent && p.m == 1 && k <= 4096 ? "persistent" : "plain");
 }
 
 void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
