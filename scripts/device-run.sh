@@ -7,7 +7,8 @@
 #   bench32: gguf-synth qwen3-32b q4_k_m -> pp-bench tg128 / pp512 -> delete
 #   final  : everything in one call (the usual choice): kernel-check all, CUDA-vs-CPU model
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
-#   probe  : mmvs gates and per-kernel times, A/B arms, ncu profile of the decode step
+#   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
+#            times, per-kernel times of a decode step
 # Carry .device-pack and unpack it first: tar xzf .device-pack/device.tgz && scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
 set -uo pipefail
@@ -94,18 +95,24 @@ case "$phase" in
     rm -f "$f"
     ;;
   probe)
-    # mmvs gates + per-kernel times, then one model: the A/B arms and an ncu profile of the
-    # first decode steps (kernel time by kernel name, scripts/ncu_summary.py).
+    # What the next lever needs, ~3 minutes: full ncu sections of the two kernels that bound the
+    # decode step (the qwen3-8b GLU matvec, the split-K attention at 16383 keys; each one launch,
+    # key lines printed, whole reports under $OUT), the matvec_v2 times beside mmvs (v2 is still
+    # unmeasured), then the per-kernel time table of a real decode step.
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    ldd "$bin/kernel-check" .device/lib/libmemra.so | grep -v -E 'linux-vdso|ld-linux' || true
-    "$bin/kernel-check" --section mmvs,mmvs_id --seed 20261201 --receipt "$out/kernel-check.jsonl" | tail -n 45
-    "$bin/kernel-check" --section mmvs,matvec --perf --seed 7 --receipt "$out/kernel-check-perf.jsonl" \
-      | grep -E "^(mmvs|mmvq_r4)" | grep -E "/m1|m1 |glu" | grep -E "4096|12288|14336|151936|5120|25600" | tail -n 70
+    export LD_LIBRARY_PATH=$PWD/.device/lib
+    for k in "mmvs_kernel|mmvs_glu/Q4_K/12288x4096/m1" "attn_decode_gqa|attn_decode/q8_0-q5_1/32-8x128/n1@16383"; do
+      kern=${k%%|*}; case_name=${k#*|}; tag=${kern%%_*}
+      timeout 90 ncu --clock-control none --set full -k regex:"$kern" --launch-count 1 \
+        "$bin/kernel-check" --filter "$case_name" > "$out/ncu-$tag.txt" 2>&1
+      grep -E "^  void|Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Issued Ipc|Warp Cycles Per Issued|Est. Speedup" \
+        "$out/ncu-$tag.txt" | head -n 14
+    done
+    timeout 60 "$bin/kernel-check" --section matvec_v2,mmvs --filter x4096 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1 |_r8/" | grep -E "4096x4096|12288x4096|151936" | tail -n 24
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 3 --arm configs/arm-matvec-v1.toml --arm configs/arm-nofuse.toml \
-      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | tail -n 12
     ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count 1200 \
       "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
     python3 scripts/ncu_summary.py "$out/ncu.csv" 45
