@@ -32,8 +32,8 @@ const char* tname(QType t) {
   }
 }
 
-enum class Kern { Decode, DecodeTiled, Tiled, Mma };  // DecodeTiled: AttnParams::decode_kernel = 1
-bool is_decode(Kern k) { return k == Kern::Decode || k == Kern::DecodeTiled; }
+enum class Kern { Decode, Tiled, Mma };
+bool is_decode(Kern k) { return k == Kern::Decode; }
 
 float to_f16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 
@@ -99,7 +99,6 @@ class AttnCase : public Case {
     p.softcap = c_.softcap;
     p.n_splits = splits_;
     p.workspace = dws_;
-    p.decode_kernel = c_.kern == Kern::DecodeTiled ? 1 : 0;
     return p;
   }
   cudaError_t launch(Env& env) override {
@@ -313,7 +312,7 @@ void add_attn_cases(Registry& r) {
   };
   const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
   auto name = [](const AttnCfg& c) {
-    return ref::cat(c.kern == Kern::Decode ? "attn_decode/" : c.kern == Kern::DecodeTiled ? "attn_decode_tiled/" : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : "attn_prefill_mma/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+    return ref::cat(c.kern == Kern::Decode ? "attn_decode/" : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : "attn_prefill_mma/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "");
   };
@@ -345,16 +344,6 @@ void add_attn_cases(Registry& r) {
   }
   add({Kern::Tiled, 17, 0, 4, 2, 32, QType::F16, QType::F16, 0, 0.0f});
   add({Kern::Decode, 1, 100, 4, 2, 32, QType::Q8_0, QType::Q8_0, 0, 0.0f});
-  // The tiled decode kernel (kernels.attn_decode = "tiled") on the same shapes as the split-K one.
-  for (Types t : kTypes)
-    for (int hd : {64, 128, 256})
-      for (Heads h : {Heads{32, 8}, Heads{9, 3}})
-        for (int len : {1, 17, 33, 4097}) add({Kern::DecodeTiled, 1, len - 1, h.n_head, h.n_head_kv, hd, t.k, t.v, 0, 0.0f});
-  add({Kern::DecodeTiled, 1, 4096, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f});
-  add({Kern::DecodeTiled, 1, 600, 16, 8, 256, QType::F16, QType::F16, 0, 50.0f});
-  add({Kern::DecodeTiled, 4, 900, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
-  add({Kern::DecodeTiled, 5, 32, 9, 3, 64, QType::Q8_0, QType::Q8_0, 0, 0.0f});
-  add({Kern::DecodeTiled, 1, 16383, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});  // --perf at depth
   add({Kern::Decode, 1, 16383, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
   // The q8s planes for the next matvec.
   for (int n : {1, 3}) {
@@ -378,9 +367,6 @@ void add_attn_cases(Registry& r) {
       const AttnCfg c{Kern::Decode, 5, 2000, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f};
       r.add("attn", ref::cat("attn_decode/verify_identity/q8_0-q5_1/32-8x", hd, "/n5@2000"),
             [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
-      const AttnCfg ct{Kern::DecodeTiled, 5, 2000, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f};
-      r.add("attn", ref::cat("attn_decode_tiled/verify_identity/q8_0-q5_1/32-8x", hd, "/n5@2000"),
-            [=] { return std::make_unique<AttnVerifyIdentityCase>(ct); });
     }
 }
 MEMRA_KC_REGISTER(add_attn_cases);

@@ -316,126 +316,6 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   combine_element<D>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits));
 }
 
-// Tiled form ("tiled", AttnParams::decode_kernel = 1; not yet measured, bench/notes/attn-decode.md):
-// grid and partials as the GQA form, but each block walks its split in tiles of T keys whose K and
-// V slices are loaded by consecutive threads over consecutive elements of each row (coalesced,
-// instead of one lane per key row) and dequantized into shared memory; scores one thread per
-// (head, key), the online softmax one warp per head (lane = key), P x V one thread per output
-// element. Sequential f32 sums; a row's result depends on its q, key range and splits only
-// (decode == verify holds as for the split-K form).
-template <int D>
-constexpr int tiled_keys() {
-  return D >= 256 ? 16 : 32;  // shared memory K + V tiles under 48 KB
-}
-
-template <int D, int G>
-__global__ void __launch_bounds__(kWarps * 32) attn_decode_tiled_kernel(attn::Args a) {
-  pdl_wait();
-  constexpr int T = tiled_keys<D>();
-  constexpr int NPT = D > kWarps * 32 ? D / (kWarps * 32) : 1;  // output elements per thread
-  constexpr int kPer = 8;                                        // elements per dequantized load
-  __shared__ float qs[G][D];
-  __shared__ float ks[T][D + 1];  // +1: the score loop reads one column across T rows
-  __shared__ float vs[T][D];
-  __shared__ float ps[G][T];
-  __shared__ float ms[G], ls[G], cs[G];
-  const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
-  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int pos = *a.pos0 + i;
-  int lo, hi;
-  attn::key_range(pos, a.window, lo, hi);
-  const int len = max(0, hi - lo);
-  const int used = attn::splits_used(len, a.n_splits);
-  if (s >= used) return;  // block-uniform
-  const int chunk = (len + used - 1) / used;
-  const int b = lo + s * chunk, e = min(hi, b + chunk);
-  const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
-  for (int t = tid; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
-  if (tid < G) {
-    ms[tid] = -INFINITY;
-    ls[tid] = 0.0f;
-  }
-  float acc[G][NPT];
-#pragma unroll
-  for (int g = 0; g < G; ++g)
-#pragma unroll
-    for (int r = 0; r < NPT; ++r) acc[g][r] = 0.0f;
-  for (int base = b; base < e; base += T) {
-    const int nk = min(T, e - base);
-    __syncthreads();  // the previous tile is consumed (and qs / ms / ls written, the first time)
-    for (int u = tid; u < T * (D / kPer); u += kWarps * 32) {
-      const int key = u / (D / kPer), c = (u % (D / kPer)) * kPer;
-      float kk[kPer], vv[kPer];
-      if (key < nk) {
-        kvq::load<kPer>(a.type_k, a.k + (int64_t)(base + key) * a.k_row_bytes, hk * D + c, kk);
-        kvq::load<kPer>(a.type_v, a.v + (int64_t)(base + key) * a.v_row_bytes, hk * D + c, vv);
-      } else {
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) kk[j] = vv[j] = 0.0f;  // p is 0 there: no NaN from stale rows
-      }
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) {
-        ks[key][c + j] = kk[j];
-        vs[key][c + j] = vv[j];
-      }
-    }
-    __syncthreads();
-    for (int gk = tid; gk < G * T; gk += kWarps * 32) {
-      const int g = gk / T, key = gk % T;
-      float dot = 0.0f;
-#pragma unroll 8
-      for (int d = 0; d < D; ++d) dot += qs[g][d] * ks[key][d];
-      ps[g][key] = key < nk ? attn::finish_score(dot, a.scale, a.softcap) : -INFINITY;
-    }
-    __syncthreads();
-    for (int g = warp; g < G; g += kWarps) {
-      const float sc = lane < T ? ps[g][lane] : -INFINITY;
-      float mx = sc;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-      const float m_old = ms[g];
-      const float m_new = fmaxf(m_old, mx);  // finite: key 0 of a tile is always valid
-      const float corr = expf(m_old - m_new);
-      const float pk = lane < T && lane < nk ? expf(sc - m_new) : 0.0f;
-      const float psum = attn::warp_sum(pk);
-      if (lane < T) ps[g][lane] = pk;
-      if (lane == 0) {
-        ms[g] = m_new;
-        ls[g] = ls[g] * corr + psum;
-        cs[g] = corr;
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const float corr = cs[g];
-#pragma unroll
-      for (int r = 0; r < NPT; ++r) {
-        const int d = tid + r * kWarps * 32;
-        if (d < D) {
-          float o = acc[g][r] * corr;
-          for (int k = 0; k < nk; ++k) o += ps[g][k] * vs[k][d];
-          acc[g][r] = o;
-        }
-      }
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    float* part = a.ws + (((int64_t)i * a.n_head + hk * G + g) * a.n_splits + s) * (D + 2);
-    if (tid == 0) {
-      part[0] = ms[g];
-      part[1] = ls[g];
-    }
-#pragma unroll
-    for (int r = 0; r < NPT; ++r) {
-      const int d = tid + r * kWarps * 32;
-      if (d < D) part[2 + d] = acc[g][r];
-    }
-  }
-}
-
 // Which cache reads the GQA kernel uses (from the types and the alignment of the cache).
 struct WordLoads {
   int k = KP_BYTES;
@@ -460,7 +340,6 @@ WordLoads word_loads(const attn::Args& a, int D) {
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
-  if (a.tiled) return launch_kernel(attn_decode_tiled_kernel<D, G>, grid, block, 0, s, a);
   attn::Args b = a;
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
@@ -522,7 +401,7 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count) {
 }
 
 bool attn_decode_word_loads(const AttnParams& p) {
-  if (!attn::valid(p) || p.decode_kernel != 0) return false;
+  if (!attn::valid(p)) return false;
   const int g = p.n_head / p.n_head_kv;
   if (g < 1 || g > 8) return false;  // the per-query-head form reads byte-wise
   const WordLoads w = word_loads(attn::make_args(p), p.head_dim);

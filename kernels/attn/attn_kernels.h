@@ -46,10 +46,6 @@ struct AttnParams {
   // launch_quantize_q8s(out).
   int8_t* q8s_xq = nullptr;
   void* q8s_xds = nullptr;
-  // Split-K decode only: 0 = the split-K kernels (lane per key), 1 = the tiled kernel (coalesced
-  // K/V tiles in shared memory; GQA groups of <= 8, else the per-head split-K form). Same
-  // partials and combine, same decode == verify property. Config kernels.attn_decode.
-  int decode_kernel = 0;
   // Split-K decode (GQA form) only: read the cache byte by byte even where it is aligned for
   // word loads. Same bytes out; kernel-check's reference for the word-load path.
   bool byte_loads = false;

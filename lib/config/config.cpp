@@ -188,7 +188,6 @@ const std::vector<Field>& schema() {
     v.push_back(make("kernels.cuda_graph", &C::kernels, &KernelsSection::cuda_graph, "capture the decode step as a CUDA graph"));
     v.push_back(make("kernels.split_mirror", &C::kernels, &KernelsSection::split_mirror, "CUDA: keep a split-plane copy of each Q4_0/Q8_0/Q6_K matrix (same bytes again) so the mmvs decode matvec reads it with aligned 16-byte loads"));
     v.push_back(make("kernels.fuse", &C::kernels, &KernelsSection::fuse, "CUDA: fused decode ops (one activation quantization shared by the matmuls of one input, emitted by the norm or attention kernel before it; gate+up+GLU in one matvec; q/k/v in one launch)"));
-    v.push_back(make("kernels.attn_decode", &C::kernels, &KernelsSection::attn_decode, "CUDA decode attention: splitk (lane per key) or tiled (coalesced K/V tiles in shared memory; not yet measured)", -INFINITY, INFINITY, {"splitk", "tiled"}));
     v.push_back(make("kernels.fuse_kv_append", &C::kernels, &KernelsSection::fuse_kv_append, "CUDA decode: the q/k norm + RoPE kernel also appends K and V to the cache (one launch fewer per layer; same bytes)"));
     v.push_back(make("kernels.pdl", &C::kernels, &KernelsSection::pdl, "CUDA: programmatic dependent launch between the decode kernels (each may start while the previous drains; weights prefetched before the dependency wait)"));
     v.push_back(make("spec.draft_tokens", &C::spec, &SpecSection::draft_tokens, "speculative decoding: tokens drafted per step", 1, 64));

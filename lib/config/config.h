@@ -75,7 +75,6 @@ struct KernelsSection {
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
-  std::string attn_decode = "splitk";  // decode attention kernel: splitk | tiled
 };
 
 struct SpecSection {

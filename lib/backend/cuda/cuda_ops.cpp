@@ -527,12 +527,9 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
       p.q8s_xq = const_cast<int8_t*>(q.xq);
       p.q8s_xds = const_cast<void*>(q.xds);
     }
-    // The tiled kernel serves GQA groups of up to 8 (wider groups take the per-head split-K form).
-    const int group = ap.n_head / ap.n_head_kv;
-    p.decode_kernel = cfg_.kernels.attn_decode == "tiled" && group <= 8 ? 1 : 0;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
-    note("attn_decode", fmt::format("{}_s{}_hd{}{}{}", p.decode_kernel ? "tiled" : "splitk", p.n_splits,
+    note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     emit ? "+q8s" : ""));
   } else {
