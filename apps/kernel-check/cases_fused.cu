@@ -15,6 +15,22 @@
 namespace memra::kc {
 namespace {
 
+// One cache side of an append of n_tokens dense rows of row_elems floats.
+cuda::KvAppendParams kv_side(const float* src, int n_tokens, int row_elems, void* cache, QType t, int64_t row_bytes,
+                             const int32_t* pos0, int n_ctx) {
+  cuda::KvAppendParams p;
+  p.src = src;
+  p.ld_src = row_elems;
+  p.n_tokens = n_tokens;
+  p.row_elems = row_elems;
+  p.cache = cache;
+  p.type = t;
+  p.row_bytes = row_bytes;
+  p.pos0 = pos0;
+  p.n_ctx = n_ctx;
+  return p;
+}
+
 struct QkCfg {
   cuda::RopeKind kind;
   int rows, n_head, n_kv, head_dim, pos0;
@@ -120,17 +136,7 @@ class QkNormRopeKvCase : public QkNormRopeCase {
     cv2_ = env.upload(std::vector<uint8_t>((size_t)(rbv_ * ctx_), 0xFF));
   }
   cuda::KvAppendParams side(const float* src, void* cache, QType t, int64_t rb) const {
-    cuda::KvAppendParams p;
-    p.src = src;
-    p.ld_src = row_;
-    p.n_tokens = c_.rows;
-    p.row_elems = row_;
-    p.cache = cache;
-    p.type = t;
-    p.row_bytes = rb;
-    p.pos0 = dpos_;
-    p.n_ctx = ctx_;
-    return p;
+    return kv_side(src, c_.rows, row_, cache, t, rb, dpos_, ctx_);
   }
   cudaError_t launch(Env& env) override {
     cuda::QkNormRopeParams p;
@@ -182,17 +188,7 @@ class KvPairCase : public Case {
     dpos_ = env.upload(std::vector<int32_t>{31});
   }
   cuda::KvAppendParams side(const float* src, void* cache, QType t, int64_t rb) const {
-    cuda::KvAppendParams p;
-    p.src = src;
-    p.ld_src = row_;
-    p.n_tokens = n_;
-    p.row_elems = row_;
-    p.cache = cache;
-    p.type = t;
-    p.row_bytes = rb;
-    p.pos0 = dpos_;
-    p.n_ctx = ctx_;
-    return p;
+    return kv_side(src, n_, row_, cache, t, rb, dpos_, ctx_);
   }
   cudaError_t launch(Env& env) override {
     cudaError_t e = cuda::launch_kv_append_pair(side(dk_, ck_, tk_, rbk_), side(dv_, cv_, tv_, rbv_), env.stream());

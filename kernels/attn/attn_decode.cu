@@ -68,18 +68,17 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 template <int D>
 __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, int used) {
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
-  auto ld = [](const float* p) { return *p; };
   float mx = -INFINITY;
 #pragma unroll 8
-  for (int p = 0; p < used; ++p) mx = fmaxf(mx, ld(w + (int64_t)p * (D + 2)));
+  for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
   float l = 0.0f, o = 0.0f;
   if (mx != -INFINITY) {
 #pragma unroll 8
     for (int p = 0; p < used; ++p) {
       const float* wp = w + (int64_t)p * (D + 2);
-      const float f = expf(ld(wp) - mx);  // empty split: m = -inf -> 0
-      l += ld(wp + 1) * f;
-      o += ld(wp + 2 + d) * f;
+      const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
+      l += wp[1] * f;
+      o += wp[2 + d] * f;
     }
   }
   const float v = l > 0.0f ? o / l : 0.0f;

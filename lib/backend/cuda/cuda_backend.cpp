@@ -274,8 +274,12 @@ void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
   } else {
     for (const auto& p : kv) cuda::check_status(cuda::launch_kv_append(p, stream()), "launch_kv_append");
   }
-  note("kv_append", fmt::format("k_{}_v_{}", qtype_name(c.opts_.type_k), qtype_name(c.opts_.type_v)));
-  c.n_written = std::max(c.n_written, pos0 + (int)k.rows);
+  kv_appended(c, pos0, (int)k.rows, "");
+}
+
+void CudaBackend::kv_appended(CudaKv& c, int pos0, int rows, const char* how) {
+  note("kv_append", fmt::format("{}k_{}_v_{}", how, qtype_name(c.opts_.type_k), qtype_name(c.opts_.type_v)));
+  c.n_written = std::max(c.n_written, pos0 + rows);
 }
 
 // ---------------------------------------------------------------- step staging and graphs

@@ -125,6 +125,12 @@ class CudaBackend final : public Backend {
       forget_q8s();
   }
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
+  // qk_norm_rope's fused form: whether it applies, and its launch parameters (no append).
+  bool qk_norm_rope_fusable(View q, View k, int n_head_kv, const RopeParams& rp) const;
+  cuda::QkNormRopeParams qk_norm_rope_params(View q, View k, int n_head, int n_head_kv, const Weight* q_norm,
+                                             const Weight* k_norm, float eps, int pos0, const RopeParams& rp);
+  // After an append of rows at pos0 (kv_write or the fused form): the variant note, n_written.
+  void kv_appended(CudaKv& c, int pos0, int rows, const char* how);
   // The append parameters of kv_write (its checks included) for K and V of layer.
   void kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v, cuda::KvAppendParams (&kv)[2]);
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,

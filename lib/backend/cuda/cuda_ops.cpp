@@ -183,9 +183,9 @@ bool CudaBackend::emit_q8s_for(View out) const {
 
 CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   const int64_t k = x.cols, m = x.rows;
+  const Q8s q = q8s_planes(m, k);
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
                     q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
-  const Q8s q = q8s_planes(m, k);
   if (same) return q;
   cuda::QuantizeQ8sParams qp;
   qp.x = x.data;
@@ -390,16 +390,18 @@ void CudaBackend::rope(View x, int n_head, int pos0, const RopeParams& rp) {
   note("rope", rp.mode == RopeMode::Normal ? "normal" : "neox");
 }
 
-void CudaBackend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm,
-                               const Weight* k_norm, float eps, int pos0, const RopeParams& rp) {
-  forget_q8s();
+bool CudaBackend::qk_norm_rope_fusable(View q, View k, int n_head_kv, const RopeParams& rp) const {
   cuda::RopeParams shape;
   shape.head_dim = rp.head_dim;
   shape.n_rot = rp.n_rot;
   shape.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
-  const bool fusable = cfg_.kernels.fuse && cuda::qk_norm_rope_supported(shape, rp.head_dim) && q.rows == k.rows &&
-                       q.rows >= 1 && (int64_t)n_head_kv * rp.head_dim == k.cols;
-  if (!fusable) return Backend::qk_norm_rope(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
+  return cfg_.kernels.fuse && cuda::qk_norm_rope_supported(shape, rp.head_dim) && q.rows == k.rows && q.rows >= 1 &&
+         (int64_t)n_head_kv * rp.head_dim == k.cols;
+}
+
+cuda::QkNormRopeParams CudaBackend::qk_norm_rope_params(View q, View k, int n_head, int n_head_kv,
+                                                        const Weight* q_norm, const Weight* k_norm, float eps,
+                                                        int pos0, const RopeParams& rp) {
   cuda::QkNormRopeParams qp;
   qp.rope = rope_params(q, n_head, pos0, rp);
   qp.k = k.data;
@@ -408,6 +410,15 @@ void CudaBackend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const 
   qp.q_norm = f32_vector(q_norm, rp.head_dim, "head_rms_norm");
   qp.k_norm = f32_vector(k_norm, rp.head_dim, "head_rms_norm");
   qp.eps = eps;
+  return qp;
+}
+
+void CudaBackend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const Weight* q_norm,
+                               const Weight* k_norm, float eps, int pos0, const RopeParams& rp) {
+  forget_q8s();
+  if (!qk_norm_rope_fusable(q, k, n_head_kv, rp))
+    return Backend::qk_norm_rope(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
+  const cuda::QkNormRopeParams qp = qk_norm_rope_params(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
   cuda::check_status(cuda::launch_qk_norm_rope(qp, stream()), "launch_qk_norm_rope");
   note("qk_norm_rope", fmt::format("fused_{}{}", rp.mode == RopeMode::Normal ? "normal" : "neox",
                                     q_norm || k_norm ? "_norm" : ""));
@@ -416,34 +427,20 @@ void CudaBackend::qk_norm_rope(View q, View k, int n_head, int n_head_kv, const 
 void CudaBackend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
                                   const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kvs,
                                   int layer) {
-  cuda::RopeParams shape;
-  shape.head_dim = rp.head_dim;
-  shape.n_rot = rp.n_rot;
-  shape.kind = rp.mode == RopeMode::Normal ? cuda::RopeKind::Normal : cuda::RopeKind::Neox;
   auto* c = dynamic_cast<CudaKv*>(&kvs);
-  const bool fusable = cfg_.kernels.fuse && cfg_.kernels.fuse_kv_append && c &&
-                       cuda::qk_norm_rope_supported(shape, rp.head_dim) && q.rows == k.rows && q.rows == v.rows &&
-                       q.rows >= 1 && q.rows <= cuda::kMmvsMaxM && (int64_t)n_head_kv * rp.head_dim == k.cols &&
-                       k.cols == v.cols;
+  const bool fusable = cfg_.kernels.fuse_kv_append && c && qk_norm_rope_fusable(q, k, n_head_kv, rp) &&
+                       q.rows == v.rows && q.rows <= cuda::kMmvsMaxM && k.cols == v.cols;
   if (!fusable) return Backend::qk_norm_rope_kv(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kvs, layer);
   forget_q8s();
-  cuda::QkNormRopeParams qp;
   cuda::KvAppendParams kv[2];
   kv_append_params(kvs, layer, pos0, k, v, kv);  // throws on a bad layer / a full cache
+  cuda::QkNormRopeParams qp = qk_norm_rope_params(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
   qp.kv_k = kv[0];
   qp.kv_v = kv[1];
-  qp.rope = rope_params(q, n_head, pos0, rp);
-  qp.k = k.data;
-  qp.ld_k = k.ld;
-  qp.n_head_kv = n_head_kv;
-  qp.q_norm = f32_vector(q_norm, rp.head_dim, "head_rms_norm");
-  qp.k_norm = f32_vector(k_norm, rp.head_dim, "head_rms_norm");
-  qp.eps = eps;
   cuda::check_status(cuda::launch_qk_norm_rope(qp, stream()), "launch_qk_norm_rope (+kv append)");
   note("qk_norm_rope", fmt::format("fused_{}{}+kv", rp.mode == RopeMode::Normal ? "normal" : "neox",
                                     q_norm || k_norm ? "_norm" : ""));
-  note("kv_append", fmt::format("in_qk_norm_rope_k_{}_v_{}", qtype_name(c->opts_.type_k), qtype_name(c->opts_.type_v)));
-  c->n_written = std::max(c->n_written, pos0 + (int)k.rows);
+  kv_appended(*c, pos0, (int)k.rows, "in_qk_norm_rope_");
 }
 
 void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
