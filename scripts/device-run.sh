@@ -8,7 +8,7 @@
 #   final  : everything in one call (the usual choice): kernel-check all, CUDA-vs-CPU model
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
-#            times, per-kernel times of a decode step
+#            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # Carry .device-pack and unpack it first: tar xzf .device-pack/device.tgz && scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
 set -uo pipefail
@@ -117,6 +117,9 @@ case "$phase" in
       "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
     python3 scripts/ncu_summary.py "$out/ncu.csv" 45
     rm -f "$f"
+    timeout 60 "$bin/rp-q4-probe" --receipt "$out/rp-q4-probe.jsonl" | tail -n 20
+    timeout 200 "$bin/kernel-check" --section all --seed 20261204 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     ;;
 esac
 echo "== done $(date -u +%FT%TZ)"
