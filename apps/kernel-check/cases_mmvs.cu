@@ -54,18 +54,22 @@ std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, 
   return blocks;
 }
 
-// Device copy of a weight in the layout mmvs reads: repacked planes, or the GGUF rows (Q4_K).
+// Device copy of a weight in the layout mmvs reads (split_layout.h, body order il): repacked
+// planes, or the GGUF rows (blocked Q4_K).
 struct DeviceWeight {
+  bool il = true;
   const void* w = nullptr;
   const void* w_d = nullptr;
+  const void* w_aux = nullptr;
 };
-DeviceWeight upload_split(Env& env, QType t, const std::vector<uint8_t>& gguf, int64_t n, int64_t k) {
-  const auto pl = cuda::sp::plan(t, n, k);
-  if (!cuda::sp::layout(t).repacked) return {env.upload(gguf), nullptr};
+DeviceWeight upload_split(Env& env, QType t, const std::vector<uint8_t>& gguf, int64_t n, int64_t k, bool il) {
+  const auto pl = cuda::sp::plan(t, n, k, il);
+  const auto L = cuda::sp::layout(t, il);
+  if (!L.repacked) return {il, env.upload(gguf), nullptr, nullptr};
   std::vector<uint8_t> packed(pl.total_bytes);
-  cuda::sp::repack(t, gguf.data(), gguf.size() / (size_t)n, n, k, packed.data());
+  cuda::sp::repack(t, gguf.data(), gguf.size() / (size_t)n, n, k, il, packed.data());
   const uint8_t* d = env.upload(packed);
-  return {d, d + pl.d_offset};
+  return {il, d, L.d_src >= 0 ? d + pl.d_offset : nullptr, L.aux_src >= 0 ? d + pl.aux_offset : nullptr};
 }
 
 // Launch parameters of one mmvs product (w2 set: the fused SiLU GLU pair).
@@ -73,11 +77,14 @@ cuda::MmvsParams mmvs_params(QType t, const DeviceWeight& w, const DeviceWeight*
                              const int8_t* xq, const float* xds, float* y) {
   cuda::MmvsParams p;
   p.w_type = t;
+  p.interleaved = w.il;
   p.w = w.w;
   p.w_d = w.w_d;
+  p.w_aux = w.w_aux;
   if (w2) {
     p.w2 = w2->w;
     p.w2_d = w2->w_d;
+    p.w2_aux = w2->w_aux;
     p.glu = 1;
   }
   p.n_rows = n;
@@ -93,13 +100,13 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu) : t_(t), n_(n), k_(k), m_(m), glu_(glu) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il) : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
-    dw_ = upload_split(env, t_, w_, n_, k_);
+    dw_ = upload_split(env, t_, w_, n_, k_, il_);
     if (glu_) {
       w2_ = random_weight_bytes(env, t_, n_, k_);
-      dw2_ = upload_split(env, t_, w2_, n_, k_);
+      dw2_ = upload_split(env, t_, w2_, n_, k_, il_);
     }
     xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_);
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
@@ -128,6 +135,7 @@ class MmvsCase : public Case {
   QType t_;
   int64_t n_, k_;
   int m_, glu_;
+  bool il_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -181,16 +189,22 @@ class QuantizeQ8sCase : public Case {
   float* dxds_ = nullptr;
 };
 
-// Byte identities: m = 1 rows vs m = 4 / 8 rows (same activation row in slot 0), and the fused
-// GLU vs mmvs(gate), mmvs(up), launch_glu.
+// Byte identities: m = 1 rows vs m = 4 / 8 rows (same activation row in slot 0), the fused
+// GLU vs mmvs(gate), mmvs(up), launch_glu, and (layouts) the interleaved body order vs the
+// blocked one at m = 1 and m = 3, plain and GLU (same tasks summed in the same order: same bits).
 class MmvsIdCase : public Case {
  public:
-  MmvsIdCase(QType t, int64_t n, int64_t k, bool glu) : t_(t), n_(n), k_(k), glu_(glu) {}
+  enum Mode { kM, kGlu, kLayouts };
+  MmvsIdCase(QType t, int64_t n, int64_t k, Mode mode) : t_(t), n_(n), k_(k), glu_(mode == kGlu), layouts_(mode == kLayouts) {}
   void generate(Env& env) override {
     const auto w = random_weight_bytes(env, t_, n_, k_);
-    dw_ = upload_split(env, t_, w, n_, k_);
+    dw_ = upload_split(env, t_, w, n_, k_, true);
     const auto w2 = random_weight_bytes(env, t_, n_, k_);
-    dw2_ = upload_split(env, t_, w2, n_, k_);
+    dw2_ = upload_split(env, t_, w2, n_, k_, true);
+    if (layouts_) {
+      bw_ = upload_split(env, t_, w, n_, k_, false);
+      bw2_ = upload_split(env, t_, w2, n_, k_, false);
+    }
     random_q8s_input(env, 8, k_, &dxq_, &dxds_);
     dy_ = env.alloc_output<float>((size_t)(8 * n_));
     dy4_ = env.alloc_output<float>((size_t)(4 * n_));
@@ -204,6 +218,14 @@ class MmvsIdCase : public Case {
       return cuda::launch_mmvs(mmvs_params(t_, w, w2, n_, k_, m, dxq_, dxds_, y), env.stream());
     };
     cudaError_t e;
+    if (layouts_) {  // y1 | dg: interleaved m = 1 plain | GLU; dy4 | du: blocked; dy (3 rows) | dglu: m = 3
+      if ((e = run(dw_, nullptr, 1, dy1_)) != cudaSuccess) return e;
+      if ((e = run(bw_, nullptr, 1, dy4_)) != cudaSuccess) return e;
+      if ((e = run(dw_, &dw2_, 1, dg_)) != cudaSuccess) return e;
+      if ((e = run(bw_, &bw2_, 1, du_)) != cudaSuccess) return e;
+      if ((e = run(dw_, nullptr, 3, dy_)) != cudaSuccess) return e;
+      return run(bw_, nullptr, 3, dy_ + 3 * n_);
+    }
     if (!glu_) {
       if ((e = run(dw_, nullptr, 1, dy1_)) != cudaSuccess) return e;
       if ((e = run(dw_, nullptr, 4, dy4_)) != cudaSuccess) return e;
@@ -227,6 +249,13 @@ class MmvsIdCase : public Case {
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
     const auto y1 = env.download(dy1_, (size_t)n_);
+    if (layouts_) {
+      const auto b1 = env.download(dy4_, (size_t)n_), g = env.download(dg_, (size_t)n_), bg = env.download(du_, (size_t)n_);
+      const auto y3 = env.download(dy_, (size_t)(6 * n_));
+      return ref::all_of({{"m=1 interleaved vs blocked bytes", compare_bytes(y1.data(), b1.data(), y1.size() * 4)},
+                          {"GLU interleaved vs blocked bytes", compare_bytes(g.data(), bg.data(), g.size() * 4)},
+                          {"m=3 interleaved vs blocked bytes", compare_bytes(y3.data(), y3.data() + 3 * n_, (size_t)(3 * n_) * 4)}});
+    }
     if (glu_) {
       const auto unfused = env.download(dglu_, (size_t)n_);
       return ref::all_of({{"fused GLU vs mmvs+mmvs+glu bytes", compare_bytes(y1.data(), unfused.data(), y1.size() * 4)}});
@@ -240,8 +269,8 @@ class MmvsIdCase : public Case {
  private:
   QType t_;
   int64_t n_, k_;
-  bool glu_;
-  DeviceWeight dw_, dw2_;
+  bool glu_, layouts_;
+  DeviceWeight dw_, dw2_, bw_, bw2_;
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
   float *dy_ = nullptr, *dy4_ = nullptr, *dy1_ = nullptr, *dg_ = nullptr, *du_ = nullptr, *dglu_ = nullptr;
@@ -254,7 +283,7 @@ class MmvsSegCase : public Case {
   MmvsSegCase(QType t, int64_t k) : t_(t), k_(k) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
-      dw_[i] = upload_split(env, t_, random_weight_bytes(env, t_, rows_[i], k_), rows_[i], k_);
+      dw_[i] = upload_split(env, t_, random_weight_bytes(env, t_, rows_[i], k_), rows_[i], k_, true);
       dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
       dsep_[i] = env.alloc_output<float>((size_t)rows_[i]);
     }
@@ -267,6 +296,7 @@ class MmvsSegCase : public Case {
     for (int i = 1; i < 3; ++i) {
       p.extra[i - 1].w = dw_[i].w;
       p.extra[i - 1].w_d = dw_[i].w_d;
+      p.extra[i - 1].w_aux = dw_[i].w_aux;
       p.extra[i - 1].n_rows = rows_[i];
       p.extra[i - 1].y = dy_[i];
     }
@@ -371,9 +401,10 @@ class NormQ8sEmitCase : public Case {
 void add_mmvs_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
     const std::string tn(qtype_name(t));
-    auto add = [&](int64_t n, int64_t k, int m, int glu) {
-      r.add("mmvs", ref::cat("mmvs", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m", m),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu); });
+    // Interleaved body order (the default) as "mmvs...", the blocked order as "mmvs_blocked...".
+    auto add = [&](int64_t n, int64_t k, int m, int glu, bool il = true) {
+      r.add("mmvs", ref::cat("mmvs", il ? "" : "_blocked", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m", m),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu, il); });
     };
     // Odd row counts (the last CTA partly empty), k with a partial last pair of tasks per lane
     // (1536 = 24 tasks: lanes 24..31 idle; 2304 = 36: 4 lanes take a second task), every m class.
@@ -389,14 +420,23 @@ void add_mmvs_cases(Registry& r) {
       add(n, k, 1, 0);
     add(12288, 4096, 1, 1);
     add(25600, 5120, 1, 1);
+    // The blocked order on the same qwen3-8b shapes (the kernel-level A/B of --perf) and on the
+    // odd shapes above.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
+      add(n, k, 1, 0, false);
+    add(12288, 4096, 1, 1, false);
+    add(4097, 1536, 3, 0, false);
+    add(1031, 2304, 3, 1, false);
     r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_bytes"),
-          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, false); });
+          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, MmvsIdCase::kM); });
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x2304/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 2304); });
     r.add("mmvs_id", ref::cat("mmvs_glu/", tn, "/4097x2304/fused_vs_unfused_bytes"),
-          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, true); });
+          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, MmvsIdCase::kGlu); });
+    r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x1536/interleaved_vs_blocked_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 4097, 1536, MmvsIdCase::kLayouts); });
   }
-  for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}}) {
+  for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
           [=] { return std::make_unique<NormQ8sEmitCase>(true, rows, cols); });
     r.add("mmvs_id", ref::cat("rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

@@ -28,10 +28,12 @@ void rms_ref(const float* x, const float* w, int cols, float eps, double* out) {
 // RMSNorm (plain or residual-add) into f32, out of place; with_w false uses null weights.
 class RmsNormCase : public Case {
  public:
-  RmsNormCase(int rows, int cols, bool add, bool with_w, bool in_place = false)
-      : rows_(rows), cols_(cols), add_(add), with_w_(with_w), in_place_(in_place) {}
+  // pad: leading dimension - cols. 3 (a stride > cols catches row-stride bugs, and rows are not
+  // 16-byte aligned: the kernel's scalar path); 0 with cols % 4 == 0: its float4 path.
+  RmsNormCase(int rows, int cols, bool add, bool with_w, bool in_place = false, int pad = 3)
+      : rows_(rows), cols_(cols), add_(add), with_w_(with_w), in_place_(in_place), pad_(pad) {}
   void generate(Env& env) override {
-    ld_ = cols_ + 3;  // a leading dimension > cols catches row-stride bugs
+    ld_ = cols_ + pad_;
     x_ = env.normal((size_t)rows_ * ld_, 1.5f, 0.2f);
     d_ = env.normal((size_t)rows_ * ld_, 0.7f);
     w_ = env.normal(cols_, 0.3f, 1.0f);
@@ -84,6 +86,7 @@ class RmsNormCase : public Case {
   }
   int rows_, cols_;
   bool add_, with_w_, in_place_;
+  int pad_;
   int64_t ld_ = 0;
   std::vector<float> x_, d_, w_, res_;
   std::vector<double> ref_;
@@ -245,6 +248,16 @@ void add_norm_cases(Registry& r) {
   r.add("norm", "rmsnorm/f32-now/17x576", [] { return std::make_unique<RmsNormCase>(17, 576, false, false); });
   r.add("norm", "add_rmsnorm/f32-inplace/33x4096",
         [] { return std::make_unique<RmsNormCase>(33, 4096, true, true, true); });
+  // The float4 path (16-byte aligned rows), a short last block (cols % 32 != 0), and rows past
+  // 8192 columns (threads owning more than one 32-element block).
+  r.add("norm", "rmsnorm/f32-aligned/17x4096", [] { return std::make_unique<RmsNormCase>(17, 4096, false, true, false, 0); });
+  r.add("norm", "add_rmsnorm/f32-aligned/1x4096", [] { return std::make_unique<RmsNormCase>(1, 4096, true, true, false, 0); });
+  r.add("norm", "add_rmsnorm/f32-aligned-inplace/3x5120", [] { return std::make_unique<RmsNormCase>(3, 5120, true, true, true, 0); });
+  r.add("norm", "rmsnorm/f32/5x1000", [] { return std::make_unique<RmsNormCase>(5, 1000, false, true); });
+  r.add("norm", "rmsnorm/f32-aligned/3x10000", [] { return std::make_unique<RmsNormCase>(3, 10000, false, true, false, 0); });
+  r.add("norm", "add_rmsnorm/f32/2x20003", [] { return std::make_unique<RmsNormCase>(2, 20003, true, true); });
+  r.add("norm", "add_rmsnorm/f32-aligned-now/2x16384", [] { return std::make_unique<RmsNormCase>(2, 16384, true, false, false, 0); });
+  r.add("norm", "rmsnorm_q8_1/add/2x12288", [] { return std::make_unique<RmsNormQ81Case>(2, 12288, true); });
   struct H {
     int n_head, hd;
   };

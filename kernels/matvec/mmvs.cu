@@ -16,8 +16,7 @@ using mmvs::Task;
 constexpr int kWarps = 4;  // rows per CTA
 
 struct Seg {
-  const uint8_t* w;
-  const uint8_t* wd;
+  mmvs::Src src;
   int64_t body_row_bytes;
   int64_t row_end;  // rows of this and the earlier segments
   float* y;
@@ -25,10 +24,8 @@ struct Seg {
 };
 
 struct Args {
-  const uint8_t* w;
-  const uint8_t* wd;
-  const uint8_t* w2;
-  const uint8_t* w2d;
+  mmvs::Src w;
+  mmvs::Src w2;
   Geo g;
   int64_t n_rows;  // all segments
   int n_seg;
@@ -55,16 +52,14 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   int64_t row = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5);
   if (row >= a.n_rows) return;
   // Which matrix (segment) the row belongs to; segment 0 is the plain case.
-  const uint8_t* w = a.w;
-  const uint8_t* wd = a.wd;
+  mmvs::Src w = a.w;
   float* y = a.y;
   int64_t ldy = a.ldy;
   Geo g = a.g;
   if (a.n_seg > 1 && row >= a.seg[0].row_end) {
     const int sg = row >= a.seg[1].row_end ? 2 : 1;
     row -= a.seg[sg - 1].row_end;
-    w = a.seg[sg].w;
-    wd = a.seg[sg].wd;
+    w = a.seg[sg].src;
     y = a.seg[sg].y;
     ldy = a.seg[sg].ldy;
     g.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
@@ -78,8 +73,8 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 #pragma unroll
     for (int d = 0; d < kDepth; ++d) {
       if (t0 + 32 * d < a.n_tasks) {
-        wt[d].load(w, wd, row, t0 + 32 * d, g);
-        if constexpr (GLU != 0) ut[d].load(a.w2, a.w2d, row, t0 + 32 * d, a.g);
+        wt[d].load(w, row, t0 + 32 * d, g);
+        if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + 32 * d, a.g);
       }
     }
   };
@@ -160,44 +155,45 @@ __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, i
 }  // namespace
 
 bool mmvs_supported(QType t, int64_t n_cols) {
-  const sp::Layout L = sp::layout(t);
+  const sp::Layout L = sp::layout(t, false);
   return L.ok && n_cols > 0 && n_cols % L.block_elems == 0 && n_cols % 64 == 0 && n_cols / 64 < (1 << 24);
 }
 
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || !p.xq || !p.xds || p.n_rows <= 0 || p.m < 1 || p.m > kMmvsMaxM) return cudaErrorInvalidValue;
   if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
-  const sp::Layout L = sp::layout(p.w_type);
-  if (L.repacked && !p.w_d) return cudaErrorInvalidValue;
-  if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && L.repacked && !p.w2_d))
+  const sp::Layout L = sp::layout(p.w_type, p.interleaved);
+  // A matrix's planes: the body 16-byte aligned, the d plane (if the layout has one) 4-byte, the
+  // aux plane 16-byte.
+  const auto planes_ok = [&](const void* w, const void* d, const void* aux) {
+    return w && aligned16(w) && (L.d_src < 0 || (d && reinterpret_cast<uintptr_t>(d) % 4 == 0)) &&
+           (L.aux_src < 0 || (aux && aligned16(aux)));
+  };
+  if (!planes_ok(p.w, p.w_d, p.w_aux)) return cudaErrorInvalidValue;
+  if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && !planes_ok(p.w2, p.w2_d, p.w2_aux)))
     return cudaErrorInvalidValue;
-  if (!aligned16(p.w) || (p.w2 && !aligned16(p.w2)) || !aligned16(p.xq) || !aligned16(p.xds))
-    return cudaErrorInvalidValue;
-  if (L.repacked && (reinterpret_cast<uintptr_t>(p.w_d) % 4 || (p.w2_d && reinterpret_cast<uintptr_t>(p.w2_d) % 4)))
-    return cudaErrorInvalidValue;
+  if (!aligned16(p.xq) || !aligned16(p.xds)) return cudaErrorInvalidValue;
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
   if (ldy < p.n_rows || p.n_extra < 0 || p.n_extra > 2 || (p.n_extra > 0 && p.glu != 0)) return cudaErrorInvalidValue;
-  const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols);
+  const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols, p.interleaved);
+  const auto src = [](const void* w, const void* d, const void* aux) {
+    return mmvs::Src{static_cast<const uint8_t*>(w), static_cast<const uint8_t*>(d), static_cast<const uint8_t*>(aux)};
+  };
   Args a;
-  a.w = static_cast<const uint8_t*>(p.w);
-  a.wd = static_cast<const uint8_t*>(p.w_d);
-  a.w2 = static_cast<const uint8_t*>(p.w2);
-  a.w2d = static_cast<const uint8_t*>(p.w2_d);
-  a.g = {pl.body_row_bytes, pl.blocks_per_row};
+  a.w = src(p.w, p.w_d, p.w_aux);
+  a.w2 = src(p.w2, p.w2_d, p.w2_aux);
+  a.g = {pl.body_row_bytes, pl.blocks_per_row, p.n_cols / 64, p.interleaved};
   a.n_seg = 1 + p.n_extra;
-  a.seg[0] = {a.w, a.wd, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
+  a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
-    if (!e.w || !e.y || e.n_rows <= 0 || eldy < e.n_rows || !aligned16(e.w) || (L.repacked && !e.w_d) ||
-        (L.repacked && reinterpret_cast<uintptr_t>(e.w_d) % 4))
-      return cudaErrorInvalidValue;
+    if (!planes_ok(e.w, e.w_d, e.w_aux) || !e.y || e.n_rows <= 0 || eldy < e.n_rows) return cudaErrorInvalidValue;
     rows += e.n_rows;
-    // The d plane is indexed by (row, block) with the same blocks per row: only the body
-    // stride and the bases differ between segments.
-    a.seg[i + 1] = {static_cast<const uint8_t*>(e.w), static_cast<const uint8_t*>(e.w_d),
-                    (int64_t)pl.body_row_bytes, rows, e.y, eldy};
+    // The d and aux planes are indexed by (row, block) with the same blocks per row: only the
+    // bases differ between segments.
+    a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)pl.body_row_bytes, rows, e.y, eldy};
   }
   if ((rows + kWarps - 1) / kWarps > 0x7fffffff) return cudaErrorInvalidValue;
   a.n_rows = rows;

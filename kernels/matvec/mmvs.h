@@ -34,10 +34,13 @@ inline constexpr int kMmvsMaxM = 8;
 
 struct MmvsParams {
   QType w_type = QType::Q4_K;
-  const void* w = nullptr;    // body plane (Q4_K: the dense GGUF rows), 16-byte aligned
-  const void* w_d = nullptr;  // d plane (unused for Q4_K)
+  bool interleaved = true;    // body order of every matrix of the launch (split_layout.h)
+  const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
+  const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
+  const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K), 16-byte aligned
   const void* w2 = nullptr;   // optional GLU partner (same type and shape), or null
   const void* w2_d = nullptr;
+  const void* w2_aux = nullptr;
   int glu = 0;                // with w2: 1 = SiLU(W x) * W2 x, 2 = GELU-tanh(W x) * W2 x
   int64_t n_rows = 0;
   int64_t n_cols = 0;         // multiple of 64 (and of 256 for K-quants)
@@ -52,6 +55,7 @@ struct MmvsParams {
   struct Segment {
     const void* w = nullptr;
     const void* w_d = nullptr;
+    const void* w_aux = nullptr;
     int64_t n_rows = 0;
     float* y = nullptr;
     int64_t ldy = 0;  // 0 = n_rows

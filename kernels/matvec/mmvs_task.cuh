@@ -1,6 +1,6 @@
 #pragma once
 // The 64-weight tasks of the mmvs matvec (mmvs.h): load() fetches a task's weight bytes with
-// aligned 16-byte loads, dot() is its contribution against one q8s activation row. __host__
+// aligned 16-byte loads from either body order of split_layout.h, dot() is its contribution against one q8s activation row. __host__
 // __device__ so tests/backend_cuda/test_mmvs_emul.cpp replays them on the CPU on real layouts.
 #include <cstdint>
 #include <cstring>
@@ -88,7 +88,29 @@ MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
 struct Geo {
   size_t body_row_bytes;
   int64_t blocks_per_row;
+  int64_t n_tasks;  // per row (k / 64)
+  bool il;          // interleaved body order (split_layout.h), else blocked
 };
+
+// One matrix's planes: body, d plane (Q4_0/Q8_0/Q6_K), aux plane (interleaved Q4_K/Q6_K).
+struct Src {
+  const uint8_t* w;
+  const uint8_t* d;
+  const uint8_t* aux;
+};
+
+// Interleaved order (sp::il_chunk, computed here on its own; the CPU replay checks that the two
+// agree): chunk 0 of task t in its row's body, and the distance between its chunks.
+struct IlAt {
+  const uint8_t* c0;
+  size_t step;
+};
+template <int C>
+MEMRA_HD IlAt il_at(const Src& s, int64_t row, int t, const Geo& g) {
+  const int64_t g0 = t & ~31;
+  const int64_t n = g.n_tasks - g0 < 32 ? g.n_tasks - g0 : 32;
+  return {s.w + (size_t)row * g.body_row_bytes + 16 * (size_t)(g0 * C + (t & 31)), 16 * (size_t)n};
+}
 
 // One task = 64 weights of a row. load() issues the loads, dot() is the contribution of the task
 // against one activation row (xq, xds = that row's q8s planes).
@@ -98,8 +120,15 @@ struct Task;
 template <>
 struct Task<QType::Q4_K> {
   uint4 h, q0, q1;
-  MEMRA_HD void load(const uint8_t* w, const uint8_t*, int64_t row, int t, const Geo& g) {
-    const uint8_t* sb = w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
+    if (g.il) {
+      const IlAt at = il_at<2>(s, row, t, g);
+      h = ldw16(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
+      return;
+    }
+    const uint8_t* sb = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
     const int j = t & 3;
     h = ldw16(sb);
     q0 = ldw16(sb + 16 + 32 * j);
@@ -133,15 +162,24 @@ struct Task<QType::Q6_K> {
   uint4 la, lb, hh;
   uint2 sc;
   uint32_t d;
-  MEMRA_HD void load(const uint8_t* w, const uint8_t* wd, int64_t row, int t, const Geo& g) {
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     const int64_t sbi = t >> 2;
-    const uint8_t* b = w + (size_t)row * g.body_row_bytes + (size_t)sbi * 208;
     const int n = (t >> 1) & 1, lh = t & 1;
+    const size_t blk = (size_t)row * (size_t)g.blocks_per_row + (size_t)sbi;
+    d = ldw2(s.d + blk * 2);
+    if (g.il) {
+      const IlAt at = il_at<3>(s, row, t, g);
+      la = ldw16(at.c0);
+      lb = ldw16(at.c0 + at.step);
+      hh = ldw16(at.c0 + 2 * at.step);
+      sc = ldw8(s.aux + blk * 16 + 8 * n);
+      return;
+    }
+    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)sbi * 208;
     la = ldw16(b + 64 * n + 16 * lh);
     lb = ldw16(b + 64 * n + 32 + 16 * lh);
     hh = ldw16(b + 128 + 32 * n + 16 * lh);
     sc = ldw8(b + 192 + 8 * n);
-    d = ldw2(wd + ((size_t)row * (size_t)g.blocks_per_row + (size_t)sbi) * 2);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
@@ -182,11 +220,17 @@ template <>
 struct Task<QType::Q8_0> {
   uint4 q[4];
   uint32_t d;
-  MEMRA_HD void load(const uint8_t* w, const uint8_t* wd, int64_t row, int t, const Geo& g) {
-    const uint8_t* b = w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
+    d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
+    if (g.il) {
+      const IlAt at = il_at<4>(s, row, t, g);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) q[i] = ldw16(at.c0 + i * at.step);
+      return;
+    }
+    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
 #pragma unroll
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
-    d = ldw4(wd + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int8_t* xp = xq + 64 * t;
@@ -204,11 +248,17 @@ template <>
 struct Task<QType::Q4_0> {
   uint4 q0, q1;
   uint32_t d;
-  MEMRA_HD void load(const uint8_t* w, const uint8_t* wd, int64_t row, int t, const Geo& g) {
-    const uint8_t* b = w + (size_t)row * g.body_row_bytes + (size_t)t * 32;
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
+    d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
+    if (g.il) {
+      const IlAt at = il_at<2>(s, row, t, g);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
+      return;
+    }
+    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 32;
     q0 = ldw16(b);
     q1 = ldw16(b + 16);
-    d = ldw4(wd + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int8_t* xp = xq + 64 * t;

@@ -1,16 +1,24 @@
 #pragma once
-// The split-plane ("sp") decode layout of a weight matrix: every block's quant bytes in one
-// 16-byte-aligned body plane, its f16 scale in a separate d plane, so that the decode matvec
-// (kernels/matvec/mmvs.h) reads the weights with aligned 16-byte loads only. Same bytes as the
-// GGUF blocks (no padding), in another order:
-//   Q4_0: body = qs (16 B per 32 weights),  d plane = d (f16)
-//   Q8_0: body = qs (32 B per 32 weights),  d plane = d (f16)
-//   Q6_K: body = ql|qh|scales (208 B per 256 weights), d plane = d (f16)
-//   Q4_K: the GGUF layout itself (144 B superblocks are already 16-byte aligned): no repack.
-// The body plane holds rows one after the other (row r at r * body_row_bytes); the d plane starts
-// at d_offset (256-byte aligned) and holds rows * blocks_per_row halves.
+// The split-plane ("sp") decode layouts of a weight matrix, read by the mmvs decode matvec
+// (kernels/matvec/mmvs.h) with aligned 16-byte loads only. Same bytes as the GGUF blocks (no
+// padding beyond a plane's 256-byte alignment), in another order. The matvec's unit of work is a
+// 64-weight "task" (mmvs_task.cuh) whose quant bytes are C 16-byte chunks:
+//   Q4_0: 2 blocks' qs (C = 2),               d plane = the blocks' f16 d
+//   Q8_0: 2 blocks' qs (C = 4),               d plane = d
+//   Q4_K: a quarter superblock's qs (C = 2),  aux plane = the 16-byte header (d, dmin, scales)
+//   Q6_K: a quarter superblock's ql, ql, qh (C = 3), aux plane = the 16 scale bytes, d plane = d
+// Two orders of the body plane (kernels.mmvs_interleave):
+//   blocked: a row's blocks one after the other minus their d (Q6_K keeps its scales in the
+//     body; Q4_K is not repacked at all: its 144-byte superblocks are used in place, header
+//     included). Lane l of a warp reading task l's chunk c touches every other 16 bytes.
+//   interleaved: per row, the tasks in groups of 32 (the last group may be shorter, n tasks);
+//     in group g chunk c of task 32g + l sits at 16 * (32g * C + c * n + l): the 32 lanes of one
+//     load instruction read 512 contiguous bytes.
+// Rows follow each other (row r's body at r * body_row_bytes); the aux plane (aux_offset) holds
+// rows * superblocks 16-byte entries, the d plane (d_offset) rows * blocks_per_row halves.
 //
 // Plain C++ (no CUDA) so the repack is unit-tested on the CPU (tests/backend_cuda/test_mmvs_emul).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -21,57 +29,100 @@ namespace memra::cuda::sp {
 
 struct Layout {
   bool ok = false;        // the type has a split-plane decode kernel
-  bool repacked = false;  // false: the GGUF bytes are used as they are (Q4_K)
+  bool repacked = false;  // false: the GGUF bytes are used as they are (blocked Q4_K)
   int block_elems = 0;
   int block_bytes = 0;    // GGUF block
   int body_bytes = 0;     // per block in the body plane
-  int body_src = 0;       // offset of the body bytes in the GGUF block
-  int d_src = 0;          // offset of the f16 d in the GGUF block
+  int body_src = 0;       // offset of the body bytes in the GGUF block (blocked order)
+  int d_src = -1;         // offset of the f16 d in the GGUF block, -1: no d plane
+  int aux_src = -1;       // offset of the 16 aux bytes in the GGUF block, -1: no aux plane
+  int chunks = 0;         // 16-byte chunks per 64-weight task
 };
 
-inline Layout layout(QType t) {
+inline Layout layout(QType t, bool interleaved) {
   switch (t) {
-    case QType::Q4_0: return {true, true, 32, 18, 16, 2, 0};
-    case QType::Q8_0: return {true, true, 32, 34, 32, 2, 0};
-    case QType::Q6_K: return {true, true, 256, 210, 208, 0, 208};
-    case QType::Q4_K: return {true, false, 256, 144, 144, 0, 0};
+    case QType::Q4_0: return {true, true, 32, 18, 16, 2, 0, -1, 2};
+    case QType::Q8_0: return {true, true, 32, 34, 32, 2, 0, -1, 4};
+    case QType::Q6_K:
+      return interleaved ? Layout{true, true, 256, 210, 192, 0, 208, 192, 3} : Layout{true, true, 256, 210, 208, 0, 208, -1, 3};
+    case QType::Q4_K:
+      return interleaved ? Layout{true, true, 256, 144, 128, 16, -1, 0, 2} : Layout{true, false, 256, 144, 144, 0, -1, -1, 2};
     default: return {};
   }
+}
+
+// GGUF offset (in its row) of chunk c of task t, interleaved order (see the table above).
+inline size_t chunk_src(QType type, int64_t t, int c) {
+  switch (type) {
+    case QType::Q4_0: return (size_t)(2 * t + c) * 18 + 2;
+    case QType::Q8_0: return (size_t)(2 * t + c / 2) * 34 + 2 + 16 * (size_t)(c % 2);
+    case QType::Q4_K: return (size_t)(t >> 2) * 144 + 16 + 32 * (size_t)(t & 3) + 16 * (size_t)c;
+    case QType::Q6_K: {
+      const size_t b = (size_t)(t >> 2) * 210, n = (size_t)((t >> 1) & 1), lh = (size_t)(t & 1);
+      return c == 0 ? b + 64 * n + 16 * lh : c == 1 ? b + 64 * n + 32 + 16 * lh : b + 128 + 32 * n + 16 * lh;
+    }
+    default: return 0;
+  }
+}
+
+// Offset of chunk c of task t in a row's interleaved body (n_tasks tasks per row).
+inline constexpr size_t il_chunk(int64_t t, int c, int chunks, int64_t n_tasks) {
+  const int64_t g0 = t & ~int64_t{31};
+  const int64_t n = n_tasks - g0 < 32 ? n_tasks - g0 : 32;
+  return 16 * (size_t)(g0 * chunks + c * n + (t & 31));
 }
 
 struct Plan {
   int64_t blocks_per_row = 0;
   size_t body_row_bytes = 0;
-  size_t d_offset = 0;     // bytes from the base to the d plane (0 when not repacked)
+  size_t d_offset = 0;     // bytes from the base to the d plane (0 when none)
+  size_t aux_offset = 0;   // bytes from the base to the aux plane (0 when none)
   size_t total_bytes = 0;  // of the split copy (0 when not repacked)
 };
 
 // k: row length (multiple of the block size, and of 64 for the kernel's 64-weight tasks).
-inline Plan plan(QType t, int64_t rows, int64_t k) {
-  const Layout L = layout(t);
+inline Plan plan(QType t, int64_t rows, int64_t k, bool interleaved) {
+  const Layout L = layout(t, interleaved);
   Plan p;
   if (!L.ok || k % L.block_elems || k % 64) return p;
   p.blocks_per_row = k / L.block_elems;
   p.body_row_bytes = (size_t)p.blocks_per_row * (size_t)L.body_bytes;
   if (!L.repacked) return p;
-  const size_t body = p.body_row_bytes * (size_t)rows;
-  p.d_offset = (body + 255) / 256 * 256;
-  p.total_bytes = p.d_offset + (size_t)rows * (size_t)p.blocks_per_row * 2;
+  const auto up = [](size_t v) { return (v + 255) / 256 * 256; };
+  size_t end = p.body_row_bytes * (size_t)rows;
+  if (L.aux_src >= 0) {
+    p.aux_offset = up(end);
+    end = p.aux_offset + (size_t)rows * (size_t)p.blocks_per_row * 16;
+  }
+  if (L.d_src >= 0) {
+    p.d_offset = up(end);
+    end = p.d_offset + (size_t)rows * (size_t)p.blocks_per_row * 2;
+  }
+  p.total_bytes = end;
   return p;
 }
 
-// GGUF rows (row stride src_row_bytes) -> the split copy at dst (plan(t, rows, k).total_bytes).
-inline void repack(QType t, const uint8_t* src, size_t src_row_bytes, int64_t rows, int64_t k, uint8_t* dst) {
-  const Layout L = layout(t);
-  const Plan p = plan(t, rows, k);
-  uint8_t* dplane = dst + p.d_offset;
+// GGUF rows (row stride src_row_bytes) -> the split copy at dst (plan(t, rows, k, il).total_bytes).
+inline void repack(QType t, const uint8_t* src, size_t src_row_bytes, int64_t rows, int64_t k, bool interleaved,
+                   uint8_t* dst) {
+  const Layout L = layout(t, interleaved);
+  const Plan p = plan(t, rows, k, interleaved);
+  if (!L.repacked || !p.total_bytes) return;
+  const int64_t n_tasks = k / 64;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* row = src + (size_t)r * src_row_bytes;
     uint8_t* body = dst + (size_t)r * p.body_row_bytes;
+    if (interleaved) {
+      for (int64_t task = 0; task < n_tasks; ++task)
+        for (int c = 0; c < L.chunks; ++c)
+          std::memcpy(body + il_chunk(task, c, L.chunks, n_tasks), row + chunk_src(t, task, c), 16);
+    }
     for (int64_t b = 0; b < p.blocks_per_row; ++b) {
       const uint8_t* blk = row + (size_t)b * (size_t)L.block_bytes;
-      std::memcpy(body + (size_t)b * (size_t)L.body_bytes, blk + L.body_src, (size_t)L.body_bytes);
-      std::memcpy(dplane + ((size_t)r * (size_t)p.blocks_per_row + (size_t)b) * 2, blk + L.d_src, 2);
+      const size_t i = (size_t)r * (size_t)p.blocks_per_row + (size_t)b;
+      if (!interleaved) std::memcpy(body + (size_t)b * (size_t)L.body_bytes, blk + L.body_src, (size_t)L.body_bytes);
+      if (L.aux_src >= 0) std::memcpy(dst + p.aux_offset + i * 16, blk + L.aux_src, 16);
+      if (L.d_src >= 0) std::memcpy(dst + p.d_offset + i * 2, blk + L.d_src, 2);
     }
   }
 }

@@ -27,7 +27,7 @@ namespace {
 using memra::test::shuffle_sum;
 
 template <QType T>
-void replay(int64_t n, int64_t k, uint64_t seed) {
+void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> nd(0.f, 1.f);
   // Realistic weights through the reference quantizer, and q8_1 activations.
@@ -39,15 +39,16 @@ void replay(int64_t n, int64_t k, uint64_t seed) {
   for (int64_t r = 0; r < n; ++r) memra::quantize_row(T, wf.data() + r * k, w.data() + r * rb, k);
   memra::quantize_row(QType::Q8_1, xf.data(), xq1.data(), k);
 
-  const auto pl = sp::plan(T, n, k);
+  const auto pl = sp::plan(T, n, k, il);
+  const auto L = sp::layout(T, il);
   ASSERT_GT(pl.blocks_per_row, 0);
   std::vector<uint8_t> packed;
-  const uint8_t *body = w.data(), *dpl = nullptr;
-  if (sp::layout(T).repacked) {
+  mm::Src src{w.data(), nullptr, nullptr};
+  if (L.repacked) {
     packed.assign(pl.total_bytes, 0xA5);
-    sp::repack(T, w.data(), rb, n, k, packed.data());
-    body = packed.data();
-    dpl = packed.data() + pl.d_offset;
+    sp::repack(T, w.data(), rb, n, k, il, packed.data());
+    src = {packed.data(), L.d_src >= 0 ? packed.data() + pl.d_offset : nullptr,
+           L.aux_src >= 0 ? packed.data() + pl.aux_offset : nullptr};
   }
   std::vector<int8_t> xq((size_t)k);
   std::vector<float> xds((size_t)(k / 32) * 2);
@@ -58,15 +59,15 @@ void replay(int64_t n, int64_t k, uint64_t seed) {
   for (int64_t r = 0; r < n; ++r) memra::dequantize_row(T, w.data() + r * rb, wd.data() + r * k, k);
   memra::dequantize_row(QType::Q8_1, xq1.data(), xd.data(), k);
 
-  const mm::Geo g{pl.body_row_bytes, pl.blocks_per_row};
   const int n_tasks = (int)(k / 64);
+  const mm::Geo g{pl.body_row_bytes, pl.blocks_per_row, n_tasks, il};
   double num = 0, den = 0;
   for (int64_t r = 0; r < n; ++r) {
     std::vector<float> acc(32, 0.f);
     for (int lane = 0; lane < 32; ++lane)
       for (int t = lane; t < n_tasks; t += 32) {
         mm::Task<T> task;
-        task.load(body, dpl, r, t, g);
+        task.load(src, r, t, g);
         acc[lane] += task.dot(t, xq.data(), reinterpret_cast<const float2*>(xds.data()));
       }
     const float got = shuffle_sum(acc);
@@ -75,7 +76,13 @@ void replay(int64_t n, int64_t k, uint64_t seed) {
     num += (got - ref) * (got - ref);
     den += ref * ref;
   }
-  EXPECT_LT(std::sqrt(num / den), 1e-5) << memra::qtype_name(T) << " " << n << "x" << k;
+  EXPECT_LT(std::sqrt(num / den), 1e-5) << memra::qtype_name(T) << " " << n << "x" << k << (il ? " interleaved" : " blocked");
+}
+
+template <QType T>
+void replay(int64_t n, int64_t k, uint64_t seed) {
+  replay_layout<T>(n, k, seed, true);
+  replay_layout<T>(n, k, seed, false);
 }
 
 }  // namespace
@@ -98,16 +105,66 @@ TEST(MmvsReplay, Q4_0) {
 }
 
 TEST(MmvsLayout, RepackKeepsEveryByte) {
-  // The split copy holds exactly the GGUF bytes (no padding beyond the d plane's alignment).
-  for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q6_K}) {
-    const int64_t n = 7, k = 1024;
-    const auto pl = sp::plan(t, n, k);
-    const size_t gguf = *memra::qtype_row_bytes(t, k) * (size_t)n;
-    EXPECT_EQ(pl.body_row_bytes * (size_t)n + (size_t)n * (size_t)pl.blocks_per_row * 2, gguf) << memra::qtype_name(t);
-    EXPECT_EQ(pl.d_offset % 256, 0u);
-    EXPECT_EQ(pl.body_row_bytes % 16, 0u);
-  }
-  EXPECT_EQ(sp::plan(QType::Q4_K, 3, 4096).total_bytes, 0u);  // used in place
-  EXPECT_EQ(sp::plan(QType::Q5_K, 3, 4096).blocks_per_row, 0);  // no mmvs kernel
-  EXPECT_EQ(sp::plan(QType::Q8_0, 3, 96).blocks_per_row, 0);    // k % 64
+  // The split copy holds exactly the GGUF bytes (no padding beyond the planes' alignment), each
+  // byte once: every GGUF byte of a row is found in the copy, and the byte counts agree.
+  for (bool il : {false, true})
+    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q6_K, QType::Q4_K}) {
+      const int64_t n = 7, k = 2304;  // 36 tasks: one full group of 32 and one of 4
+      const auto L = sp::layout(t, il);
+      const auto pl = sp::plan(t, n, k, il);
+      const size_t rb = *memra::qtype_row_bytes(t, k);
+      if (!L.repacked) {
+        EXPECT_TRUE(t == QType::Q4_K && !il);
+        EXPECT_EQ(pl.total_bytes, 0u);
+        continue;
+      }
+      const size_t planes = (L.d_src >= 0 ? 2u : 0u) + (L.aux_src >= 0 ? 16u : 0u);
+      EXPECT_EQ(pl.body_row_bytes * (size_t)n + (size_t)n * (size_t)pl.blocks_per_row * planes, rb * (size_t)n)
+          << memra::qtype_name(t);
+      EXPECT_EQ(pl.d_offset % 256, 0u);
+      EXPECT_EQ(pl.aux_offset % 256, 0u);
+      EXPECT_EQ(pl.body_row_bytes % 16, 0u);
+      // A permutation: the copy's bytes outside the alignment gaps have the same value histogram
+      // as the GGUF rows (position-dependent values), and as many of them.
+      std::vector<uint8_t> src(rb * (size_t)n);
+      for (size_t i = 0; i < src.size(); ++i) src[i] = (uint8_t)(i * 131 + 7);
+      std::vector<uint8_t> dst(pl.total_bytes, 0);
+      sp::repack(t, src.data(), rb, n, k, il, dst.data());
+      std::vector<int> hist_src(256, 0), hist_dst(256, 0);
+      for (uint8_t b : src) ++hist_src[b];
+      size_t used = 0;
+      for (size_t i = 0; i < dst.size(); ++i) {
+        const bool gap = (L.aux_src >= 0 && i >= pl.body_row_bytes * (size_t)n && i < pl.aux_offset) ||
+                         (L.d_src >= 0 && i >= (L.aux_src >= 0 ? pl.aux_offset + (size_t)n * pl.blocks_per_row * 16
+                                                               : pl.body_row_bytes * (size_t)n) &&
+                          i < pl.d_offset);
+        if (gap) continue;
+        ++hist_dst[dst[i]];
+        ++used;
+      }
+      EXPECT_EQ(used, src.size()) << memra::qtype_name(t);
+      EXPECT_EQ(hist_src, hist_dst) << memra::qtype_name(t) << (il ? " interleaved" : " blocked");
+    }
+  EXPECT_EQ(sp::plan(QType::Q5_K, 3, 4096, true).blocks_per_row, 0);  // no mmvs kernel
+  EXPECT_EQ(sp::plan(QType::Q8_0, 3, 96, true).blocks_per_row, 0);    // k % 64
+}
+
+TEST(MmvsLayout, InterleavedChunksAreContiguousPerLoad) {
+  // Chunk c of tasks 32g .. 32g + n - 1: 16-byte steps, one contiguous run per (group, chunk),
+  // the runs tiling the row body exactly.
+  for (int C : {2, 3, 4})
+    for (int64_t n_tasks : {int64_t{24}, int64_t{36}, int64_t{64}}) {
+      std::vector<int> hit((size_t)(n_tasks * C), 0);
+      for (int64_t t = 0; t < n_tasks; ++t)
+        for (int c = 0; c < C; ++c) {
+          const size_t off = sp::il_chunk(t, c, C, n_tasks);
+          ASSERT_EQ(off % 16, 0u);
+          ASSERT_LT(off / 16, hit.size());
+          ++hit[off / 16];
+          if (t % 32) {
+            EXPECT_EQ(off, sp::il_chunk(t - 1, c, C, n_tasks) + 16);
+          }
+        }
+      for (int h : hit) EXPECT_EQ(h, 1);
+    }
 }

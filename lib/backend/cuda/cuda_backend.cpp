@@ -193,13 +193,14 @@ Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span
   // The split-plane copy for the mmvs decode matvec: 2-D matrices of the repacked types, except
   // the embedding table (gathered, not multiplied, unless the output is tied to it; a tied
   // output then takes the GGUF-layout matvec).
-  const auto plan = cuda::sp::plan(type, w.n_rows(), w.ne[0]);
+  const bool il = cfg_.kernels.mmvs_interleave;
+  const auto plan = cuda::sp::plan(type, w.n_rows(), w.ne[0], il);
   if (cfg_.kernels.split_mirror && plan.total_bytes > 0 && w.n_dims == 2 && name != "token_embd.weight") {
     ctx().require_free(plan.total_bytes, fmt::format("the split-plane decode copy of '{}' ({:.1f} MiB; "
                                                      "kernels.split_mirror = false skips it)", name,
                                                      plan.total_bytes / kMiB));
     std::vector<uint8_t> packed(plan.total_bytes);
-    cuda::sp::repack(type, static_cast<const uint8_t*>(host), w.row_bytes, w.n_rows(), w.ne[0], packed.data());
+    cuda::sp::repack(type, static_cast<const uint8_t*>(host), w.row_bytes, w.n_rows(), w.ne[0], il, packed.data());
     h->mirror = cuda::DeviceBuffer(ctx().pool(), plan.total_bytes, "weights (split-plane copy)");
     h->bytes += plan.total_bytes;
     sh_->weight_bytes.fetch_add(plan.total_bytes);

@@ -52,7 +52,7 @@ const cuda::MatmulVariant& CudaBackend::matmul_variant(const Weight& w, int64_t 
   const auto& info = ctx().info();
   cuda::MatmulShape shape{m, w.n_rows(), w.ne[0], w.type};
   const bool aligned = reinterpret_cast<uintptr_t>(w.data) % 16 == 0 && w.row_bytes % 16 == 0;
-  shape.split_ready = w.type == QType::Q4_K ? aligned : w.decode_data != nullptr;
+  shape.split_ready = w.decode_data != nullptr || (w.type == QType::Q4_K && aligned);
   auto v = cuda::choose_matmul_variant(info.cc(), info.sm_count, shape, cfg_.kernels);
   return matmul_variants_.emplace(key, std::move(v)).first->second;
 }
@@ -204,15 +204,23 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   const Q8s q = q8s_input(x);
-  const auto plane = [](const Weight& wt) -> std::pair<const void*, const void*> {
-    if (wt.type == QType::Q4_K) return {wt.data, nullptr};
-    const auto pl = cuda::sp::plan(wt.type, wt.n_rows(), wt.ne[0]);
-    return {wt.decode_data, static_cast<const uint8_t*>(wt.decode_data) + pl.d_offset};
+  // The split copy's planes (split_layout.h), or the GGUF rows of a Q4_K matrix without a copy
+  // (blocked order in place).
+  const bool il = w.decode_data != nullptr && cfg_.kernels.mmvs_interleave;
+  const auto plane = [&](const Weight& wt) -> std::tuple<const void*, const void*, const void*> {
+    MEMRA_CHECK((wt.decode_data != nullptr) == (w.decode_data != nullptr),
+                "internal: mmvs matrices '{}' and '{}' of one launch differ in layout", w.name, wt.name);
+    if (!wt.decode_data) return {wt.data, nullptr, nullptr};
+    const auto L = cuda::sp::layout(wt.type, il);
+    const auto pl = cuda::sp::plan(wt.type, wt.n_rows(), wt.ne[0], il);
+    const auto* base = static_cast<const uint8_t*>(wt.decode_data);
+    return {base, L.d_src >= 0 ? base + pl.d_offset : nullptr, L.aux_src >= 0 ? base + pl.aux_offset : nullptr};
   };
   cuda::MmvsParams p;
   p.w_type = w.type;
-  std::tie(p.w, p.w_d) = plane(w);
-  if (w2) std::tie(p.w2, p.w2_d) = plane(*w2);
+  p.interleaved = il;
+  std::tie(p.w, p.w_d, p.w_aux) = plane(w);
+  if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
   p.n_rows = w.n_rows();
   p.n_cols = k;
@@ -225,7 +233,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.n_extra = (int)extra.size();
   for (size_t i = 0; i < extra.size(); ++i) {
     auto& e = p.extra[i];
-    std::tie(e.w, e.w_d) = plane(*extra[i].w);
+    std::tie(e.w, e.w_d, e.w_aux) = plane(*extra[i].w);
     e.n_rows = extra[i].w->n_rows();
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
@@ -249,7 +257,9 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
       continue;
     }
     size_t j = i + 1;
-    while (j < outs.size() && j - i < 3 && groupable(outs[j]) && outs[j].w->type == outs[i].w->type) ++j;
+    while (j < outs.size() && j - i < 3 && groupable(outs[j]) && outs[j].w->type == outs[i].w->type &&
+           (outs[j].w->decode_data != nullptr) == (outs[i].w->decode_data != nullptr))
+      ++j;
     if (j == i + 1) {
       matmul(*outs[i].w, x, outs[i].y, nullptr);
     } else {
@@ -265,6 +275,7 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
   const int64_t m = x.rows;
   const bool fusable = cfg_.kernels.fuse && m >= 1 && gate.type == up.type && gate.ne[0] == up.ne[0] &&
                        gate.n_rows() == up.n_rows() && x.cols == gate.ne[0] && out.rows == m &&
+                       (gate.decode_data != nullptr) == (up.decode_data != nullptr) &&
                        out.cols == gate.n_rows() &&
                        matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
                        matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
