@@ -7,8 +7,8 @@
 #   bench32: gguf-synth qwen3-32b q4_k_m -> pp-bench tg128 / pp512 -> delete
 #   final  : everything in one call (the usual choice): kernel-check all, CUDA-vs-CPU model
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
-#   levers : kernel-check all, CUDA-vs-CPU, the mmvs layout arms on q4_k_m/q4_0/q8_0, depth rows,
-#            per-kernel decode-step times, mmvs/norm --perf
+#   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
+#   levers32: qwen3-32b q4_k_m rows with the split_k arm
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # Carry .device-pack and unpack it first: tar xzf .device-pack/device.tgz && scripts/device-run.sh final $OUT
@@ -97,33 +97,37 @@ case "$phase" in
     rm -f "$f"
     ;;
   levers)
-    # This session's levers in one call (~8 minutes): correctness first (kernel-check all, CUDA vs
-    # CPU models), then the end-to-end A/B arms (interleaved vs blocked mmvs copies) on q4_k_m,
-    # q4_0 and q8_0, the kernel-level --perf of mmvs (both orders) and the norm, and the per-kernel
-    # time table of a decode step.
+    # This session's levers in one call (< 10 minutes): the touched kernel-check sections and the
+    # CUDA-vs-CPU model tests first, then the qwen3-8b rows with the split_k A/B arm (q4_k_m),
+    # the depth rows, q4_0 and q8_0. qwen3-32b is phase "levers32" (its own call).
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    timeout 150 "$bin/kernel-check" --section all --seed 20261205 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
+    timeout 100 "$bin/kernel-check" --section norm,mmvs,mmvs_id,fused --seed 20261206 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
     timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
     mkdir -p "$synth_dir"
     for mix in q4_k_m q4_0 q8_0; do
       f="$synth_dir/qwen3-8b-$mix.gguf"
-      timeout 150 "$bin/gguf-synth" --preset qwen3-8b --mix $mix --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-      p=0; [ $mix = q4_k_m ] && p=512
-      timeout 120 "$bin/pp-bench" -m "$f" -p $p -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-        --arm configs/arm-mmvs-blocked.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+      timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix $mix --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
       if [ $mix = q4_k_m ]; then
-        timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --set receipt.hash_model=false \
+        timeout 140 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+          --arm configs/arm-mmvs-no-split-k.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+        timeout 90 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --set receipt.hash_model=false \
           --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-        ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count 1200 \
-          "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
-        python3 scripts/ncu_summary.py "$out/ncu.csv" 45
+      else
+        timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+          --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
       fi
       rm -f "$f"
     done
-    timeout 60 "$bin/kernel-check" --section mmvs,norm --filter 4096 --perf --seed 7 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1 |x4096 " | tail -n 40
+    ;;
+  levers32)
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-32b-q4_k_m.gguf"
+    timeout 150 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-no-split-k.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
     ;;
   probe)
     # What the next lever needs, ~3 minutes: full ncu sections of the two kernels that bound the

@@ -100,7 +100,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il) : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -130,12 +131,14 @@ class MmvsCase : public Case {
 
  private:
   cuda::MmvsParams params() const {
-    return mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
+    auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
+    p.split_k = split_;
+    return p;
   }
   QType t_;
   int64_t n_, k_;
   int m_, glu_;
-  bool il_;
+  bool il_, split_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -401,10 +404,12 @@ class NormQ8sEmitCase : public Case {
 void add_mmvs_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
     const std::string tn(qtype_name(t));
-    // Interleaved body order (the default) as "mmvs...", the blocked order as "mmvs_blocked...".
-    auto add = [&](int64_t n, int64_t k, int m, int glu, bool il = true) {
-      r.add("mmvs", ref::cat("mmvs", il ? "" : "_blocked", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m", m),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu, il); });
+    // Interleaved body order (the default) as "mmvs...", the blocked order as "mmvs_blocked...";
+    // one warp per row at every length (MmvsParams::split_k off) as "mmvs_nosplit...".
+    auto add = [&](int64_t n, int64_t k, int m, int glu, bool il = true, bool split = true) {
+      r.add("mmvs", ref::cat("mmvs", il ? "" : "_blocked", split ? "" : "_nosplit", glu ? "_glu" : "", "/", tn, "/", n,
+                             "x", k, "/m", m),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu, il, split); });
     };
     // Odd row counts (the last CTA partly empty), k with a partial last pair of tasks per lane
     // (1536 = 24 tasks: lanes 24..31 idle; 2304 = 36: 4 lanes take a second task), every m class.
@@ -427,6 +432,14 @@ void add_mmvs_cases(Registry& r) {
     add(12288, 4096, 1, 1, false);
     add(4097, 1536, 3, 0, false);
     add(1031, 2304, 3, 1, false);
+    // 2 and 4 warps per row (5120 / 12288 weights; odd row counts leave the last CTA part empty),
+    // and the one-warp form on the long qwen3 shapes (the --perf A/B of split_k).
+    add(1031, 5120, 3, 1);
+    add(1033, 12288, 2, 0);
+    add(1033, 12288, 5, 0, false);
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}, {25600, 5120}})
+      add(n, k, 1, 0, true, false);
+    add(25600, 5120, 1, 1, true, false);
     r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, MmvsIdCase::kM); });
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x2304/one_vs_three_launches_bytes"),

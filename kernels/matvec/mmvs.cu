@@ -31,6 +31,7 @@ struct Args {
   int n_seg;
   Seg seg[3];
   int n_tasks;
+  int wpr;  // warps per row (mmvs::warps_per_row): 1, 2 or 4
   int m;
   const int8_t* xq;
   const float2* xds;
@@ -44,19 +45,24 @@ struct Args {
 // removed.
 constexpr int kDepth = 2;
 
-// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). Per lane the tasks are summed
-// in increasing order whatever MM is, so every instance gives a row the same bits.
+// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). A row is served by a.wpr
+// consecutive warps of the CTA (sub-warp s takes the task groups s, s + wpr, ...: tasks
+// 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
+// tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
+// instance gives a row the same bits.
 template <QType T, int MM, int GLU>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
-  const int lane = threadIdx.x & 31;
-  int64_t row = (int64_t)blockIdx.x * kWarps + (threadIdx.x >> 5);
-  if (row >= a.n_rows) return;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int wpr = a.wpr, sub = warp % wpr;
+  int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
+  const bool live = row < a.n_rows;
+  if (wpr == 1 && !live) return;  // with wpr > 1 every warp reaches the partials' barrier
   // Which matrix (segment) the row belongs to; segment 0 is the plain case.
   mmvs::Src w = a.w;
   float* y = a.y;
   int64_t ldy = a.ldy;
   Geo g = a.g;
-  if (a.n_seg > 1 && row >= a.seg[0].row_end) {
+  if (live && a.n_seg > 1 && row >= a.seg[0].row_end) {
     const int sg = row >= a.seg[1].row_end ? 2 : 1;
     row -= a.seg[sg - 1].row_end;
     w = a.seg[sg].src;
@@ -69,21 +75,23 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
   const int64_t kb = a.k / 32;
   Task<T> wt[kDepth], ut[kDepth];
+  const int first = lane + 32 * sub, step = 32 * wpr;  // a lane's tasks: first, first + step, ...
+  const int n_tasks = live ? a.n_tasks : 0;
   auto issue = [&](int t0) {
 #pragma unroll
     for (int d = 0; d < kDepth; ++d) {
-      if (t0 + 32 * d < a.n_tasks) {
-        wt[d].load(w, row, t0 + 32 * d, g);
-        if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + 32 * d, a.g);
+      if (t0 + step * d < n_tasks) {
+        wt[d].load(w, row, t0 + step * d, g);
+        if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
       }
     }
   };
   // The first tasks' weights are requested before the PDL wait: weights are never written
   // during a step, so they stream in while the previous kernel drains.
-  if (lane < a.n_tasks) issue(lane);
+  if (first < n_tasks) issue(first);
   pdl_wait();
-  for (int t0 = lane; t0 < a.n_tasks; t0 += 32 * kDepth) {
-    if (t0 != lane) issue(t0);
+  for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
+    if (t0 != first) issue(t0);
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
       if (j < a.m) {
@@ -91,9 +99,9 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
         const float2* xds = a.xds + j * kb;
 #pragma unroll
         for (int d = 0; d < kDepth; ++d) {
-          if (t0 + 32 * d < a.n_tasks) {
-            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + 32 * d, xq, xds));
-            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + 32 * d, xq, xds));
+          if (t0 + step * d < n_tasks) {
+            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
+            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
           }
         }
       }
@@ -106,6 +114,24 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
       acc[j] = __fadd_rn(acc[j], __shfl_xor_sync(0xffffffffu, acc[j], o));
       if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], __shfl_xor_sync(0xffffffffu, acc2[j], o));
     }
+  }
+  if (wpr > 1) {  // the row's partials, summed by its first warp in sub-warp order
+    __shared__ float part[kWarps][2][MM];
+    if (lane == 0) {
+#pragma unroll
+      for (int j = 0; j < MM; ++j) {
+        part[warp][0][j] = acc[j];
+        part[warp][1][j] = acc2[j];
+      }
+    }
+    __syncthreads();
+    if (sub != 0 || !live) return;
+#pragma unroll
+    for (int j = 0; j < MM; ++j)
+      for (int s = 1; s < wpr; ++s) {
+        acc[j] = __fadd_rn(acc[j], part[warp + s][0][j]);
+        if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], part[warp + s][1][j]);
+      }
   }
   if (lane == 0) {
 #pragma unroll
@@ -123,7 +149,8 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 
 template <QType T, int MM>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
-  const dim3 grid((unsigned)((a.n_rows + kWarps - 1) / kWarps)), block(32 * kWarps);
+  const int rows_per_cta = kWarps / a.wpr;
+  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
   if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
@@ -195,9 +222,10 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     // bases differ between segments.
     a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)pl.body_row_bytes, rows, e.y, eldy};
   }
-  if ((rows + kWarps - 1) / kWarps > 0x7fffffff) return cudaErrorInvalidValue;
-  a.n_rows = rows;
   a.n_tasks = (int)(p.n_cols / 64);
+  a.wpr = mmvs::warps_per_row(a.n_tasks, p.split_k);
+  if ((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr) > 0x7fffffff) return cudaErrorInvalidValue;
+  a.n_rows = rows;
   a.m = p.m;
   a.xq = p.xq;
   a.xds = static_cast<const float2*>(p.xds);

@@ -92,6 +92,15 @@ struct Geo {
   bool il;          // interleaved body order (split_layout.h), else blocked
 };
 
+// Warps of the 4-warp CTA that serve one row: rows longer than 64 tasks (4096 weights) split
+// their task groups over 2 (up to 128 tasks) or 4 warps, so each lane has about one memory round
+// trip of two tasks in flight instead of three or more in a row. A function of the row length
+// only (and the switch), so a row's bits do not depend on m. split = false: always 1.
+MEMRA_HD int warps_per_row(int64_t n_tasks, bool split) {
+  if (!split || n_tasks <= 64) return 1;
+  return n_tasks <= 128 ? 2 : 4;
+}
+
 // One matrix's planes: body, d plane (Q4_0/Q8_0/Q6_K), aux plane (interleaved Q4_K/Q6_K).
 struct Src {
   const uint8_t* w;

@@ -8,22 +8,26 @@
 namespace memra::cuda {
 namespace {
 
-// Thread t of a row's block owns the 32-element blocks t, t + T, ... of the row (T threads, a
-// multiple of 32, at most 256: for rows up to 8192 columns one block per thread, held in
-// registers from the load to the store; longer rows re-read the later blocks). Every variant (any MODE/EMIT, any row count, aligned
-// or not) sums a row's squares in the same order: per thread over its blocks and elements in
-// increasing order, then the fixed block_sum tree over the threads. So the bits depend only on
-// (x, cols), and the q8 emits need no shuffles: a thread quantizes its own block.
-// Why: the previous form (256 threads, one element per thread per step, one warp per q8 block)
-// spent 9.7 us per 4096-column row on the H200 (ncu, 18% of a qwen3-8b decode step,
-// receipts/h200/logs/ncu-decode-step-qwen3-8b-q4_k_m-c019650-20261201.txt); the likely cause
-// (not profiled line by line): 16 dependent shuffle chains per warp, one per q8 block.
+// Thread t of a row's block owns the 4-float chunks t, t + T, t + 2T, ... of the row (T threads,
+// a multiple of 32, at most 256; up to 8 chunks per thread, 32 * T columns, stay in registers from
+// the load to the store, longer rows re-read the later ones). A warp's load or store of one chunk
+// index is 512 contiguous bytes, and a 32-element q8 block is 8 consecutive lanes (3 shuffle
+// steps instead of 5, four blocks per warp at once). Every variant (any MODE/EMIT, any row count,
+// aligned or not) sums a row's squares in the same order: per thread over its chunks and their
+// elements in increasing order, then the fixed block_sum tree, so the bits depend only on
+// (x, cols).
+// Why: the first form (256 threads, one element per thread per step, one warp per q8 block)
+// took 9.7 us per 4096-column decode row on the H200 (ncu, 18% of a qwen3-8b decode step,
+// receipts/h200/logs/ncu-decode-step-qwen3-8b-q4_k_m-c019650-20261201.txt); a second (one
+// 32-element block per thread) 6.5 us, but its float4 loads left 128 bytes between lanes and
+// prefill fell 4% (pp512 16858 -> 16190 in both arms of
+// receipts/h200/pp-bench-qwen3-8b-mmvs-interleave-arms-985a38c-20261201.jsonl).
 constexpr int kNormMaxThreads = 256;
-constexpr int kBlk = 32;
+constexpr int kJ = 8;  // chunks per thread held in registers
 
 int norm_threads(int cols) {
-  const int nb = (cols + kBlk - 1) / kBlk;
-  return std::min(kNormMaxThreads, (nb + 31) / 32 * 32);
+  const int n_chunks = (cols + 3) / 4;
+  return std::min(kNormMaxThreads, (n_chunks + 8 * 32 - 1) / (8 * 32) * 32);
 }
 
 // Block-wide sum with a fixed order: per-warp xor tree, then warp 0 over the warp partials.
@@ -57,33 +61,29 @@ struct NormArgs {
   bool vec;     // every f32 row 16-byte aligned: float4 loads and stores (same values)
 };
 
-// Elements [32b, 32b + n) of a row (n = 32 but for a short last block), zeros beyond.
-__device__ __forceinline__ void load_blk(const float* p, int n, bool vec, float (&v)[kBlk]) {
-  if (vec && n == kBlk) {
-#pragma unroll
-    for (int k = 0; k < kBlk / 4; ++k) {
-      const float4 f = reinterpret_cast<const float4*>(p)[k];
-      v[4 * k] = f.x;
-      v[4 * k + 1] = f.y;
-      v[4 * k + 2] = f.z;
-      v[4 * k + 3] = f.w;
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < kBlk; ++e) v[e] = e < n ? p[e] : 0.0f;
-  }
+// Elements [4c, 4c + 4) of a row that has `cols` of them, zeros beyond.
+__device__ __forceinline__ float4 load4(const float* row, int c, int cols, bool vec) {
+  const int e = 4 * c;
+  if (vec && e + 4 <= cols) return reinterpret_cast<const float4*>(row)[c];
+  float4 f = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (e < cols) f.x = row[e];
+  if (e + 1 < cols) f.y = row[e + 1];
+  if (e + 2 < cols) f.z = row[e + 2];
+  if (e + 3 < cols) f.w = row[e + 3];
+  return f;
 }
-__device__ __forceinline__ void store_blk(float* p, int n, bool vec, const float (&v)[kBlk]) {
-  if (vec && n == kBlk) {
-#pragma unroll
-    for (int k = 0; k < kBlk / 4; ++k)
-      reinterpret_cast<float4*>(p)[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
-  } else {
-#pragma unroll
-    for (int e = 0; e < kBlk; ++e)
-      if (e < n) p[e] = v[e];
+__device__ __forceinline__ void store4(float* row, int c, int cols, bool vec, float4 f) {
+  const int e = 4 * c;
+  if (vec && e + 4 <= cols) {
+    reinterpret_cast<float4*>(row)[c] = f;
+    return;
   }
+  if (e < cols) row[e] = f.x;
+  if (e + 1 < cols) row[e + 1] = f.y;
+  if (e + 2 < cols) row[e + 2] = f.z;
+  if (e + 3 < cols) row[e + 3] = f.w;
 }
+__device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
 
 // MODE 0: plain (src = x). MODE 1: res_out = x + delta, src = res_out.
 // EMIT 0: f32 out; 1: q8_1 blocks only; 2: f32 out and its q8s planes (mmvs.h), the planes
@@ -92,59 +92,62 @@ template <int MODE, int EMIT>
 __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   __shared__ float smem[32];
   const int64_t r = blockIdx.x;
-  const int cols = a.cols, T = blockDim.x, t0 = threadIdx.x;
-  const int nb = (cols + kBlk - 1) / kBlk;
-  const bool own = t0 < nb;  // this thread's first block (the only one up to 8192 columns)
-  const int n0 = own ? min(kBlk, cols - t0 * kBlk) : 0;
-  // The norm weights of the first block are requested before the dependency wait: weights are
-  // never written during a step.
-  float wv[kBlk] = {};
-  if (a.w && own) load_blk(a.w + t0 * kBlk, n0, a.vec, wv);
+  const int cols = a.cols, T = blockDim.x, t = threadIdx.x, lane = t & 31;
+  const int n_chunks = (cols + 3) / 4;
+  const int n_j = (n_chunks + T - 1) / T;  // warp-uniform: the emits' shuffles run on every lane
+  const bool has_w = a.w != nullptr;
+  // The norm weights of the register-held chunks are requested before the dependency wait:
+  // weights are never written during a step.
+  float4 wv[kJ];
+#pragma unroll
+  for (int j = 0; j < kJ; ++j)
+    wv[j] = has_w && j < n_j ? load4(a.w, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
   pdl_wait();
-  float v[kBlk];
+  const float* x = a.x + r * a.ld_x;
+  float4 v[kJ];
   float ss = 0.0f;
-  for (int b = t0; b < nb; b += T) {
-    const int n = min(kBlk, cols - b * kBlk);
-    float u[kBlk];
+  for (int j = 0; j < n_j; ++j) {
+    const int c = t + T * j;
+    float4 u = load4(x, c, cols, a.vec);  // zeros past the row: they add nothing below
     if (MODE == 1) {
-      float d[kBlk];
-      load_blk(a.x + r * a.ld_x + b * kBlk, n, a.vec, u);
-      load_blk(a.delta + r * a.ld_delta + b * kBlk, n, a.vec, d);
-#pragma unroll
-      for (int e = 0; e < kBlk; ++e) u[e] = u[e] + d[e];
-      store_blk(a.res_out + r * a.ld_res_out + b * kBlk, n, a.vec, u);
-    } else {
-      load_blk(a.x + r * a.ld_x + b * kBlk, n, a.vec, u);
+      u = add4(u, load4(a.delta + r * a.ld_delta, c, cols, a.vec));
+      store4(a.res_out + r * a.ld_res_out, c, cols, a.vec, u);
     }
+    ss += __fmul_rn(u.x, u.x);
+    ss += __fmul_rn(u.y, u.y);
+    ss += __fmul_rn(u.z, u.z);
+    ss += __fmul_rn(u.w, u.w);
 #pragma unroll
-    for (int e = 0; e < kBlk; ++e) ss += __fmul_rn(u[e], u[e]);  // zeros past n add nothing
-    if (b == t0) {
-#pragma unroll
-      for (int e = 0; e < kBlk; ++e) v[e] = u[e];
-    }
+    for (int k = 0; k < kJ; ++k)
+      if (k == j) v[k] = u;
   }
   // The barriers of block_sum order every read of x / delta before any write of out (which may
   // alias them) by another thread; res_out is re-read below only by the thread that wrote it.
   const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);
-  const float* src = MODE == 1 ? a.res_out + r * a.ld_res_out : a.x + r * a.ld_x;
-  for (int b = t0; b < nb; b += T) {
-    const int n = min(kBlk, cols - b * kBlk);
-    float u[kBlk], wb[kBlk] = {};
-    if (b == t0) {
+  const float* src = MODE == 1 ? a.res_out + r * a.ld_res_out : x;
+  for (int j = 0; j < n_j; ++j) {
+    const int c = t + T * j;
+    float4 u, wb;
+    if (j < kJ) {
 #pragma unroll
-      for (int e = 0; e < kBlk; ++e) {
-        u[e] = v[e];
-        wb[e] = wv[e];
-      }
+      for (int k = 0; k < kJ; ++k)
+        if (k == j) {
+          u = v[k];
+          wb = wv[k];
+        }
     } else {
-      load_blk(src + b * kBlk, n, a.vec, u);
-      if (a.w) load_blk(a.w + b * kBlk, n, a.vec, wb);
+      u = load4(src, c, cols, a.vec);
+      wb = has_w ? load4(a.w, c, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
-#pragma unroll
-    for (int e = 0; e < kBlk; ++e) u[e] = normed_by(u[e], inv, a.w != nullptr, wb[e]);
-    if (EMIT != 1) store_blk(a.out + r * a.ld_out + b * kBlk, n, a.vec, u);
-    if (EMIT == 2) emit_q8s_own_block(u, a.xq + r * cols + b * kBlk, a.xds + (r * cols) / kBlk + b);
-    if (EMIT == 1) emit_q8_1_own_block(u, a.out_q + r * a.ld_q + (int64_t)b * kQ81BlockBytes);
+    const float y[4] = {normed_by(u.x, inv, has_w, wb.x), normed_by(u.y, inv, has_w, wb.y),
+                        normed_by(u.z, inv, has_w, wb.z), normed_by(u.w, inv, has_w, wb.w)};
+    if (EMIT != 1 && c < n_chunks) store4(a.out + r * a.ld_out, c, cols, a.vec, make_float4(y[0], y[1], y[2], y[3]));
+    // cols % 32 == 0 for the emits: chunk c is part k = c % 8 of q8 block c / 8, whose 8 parts
+    // are lanes 8 * (lane / 8) .. + 7 of this warp.
+    if (EMIT == 2)
+      emit_q8s_block8(y, lane, c < n_chunks, a.xq + r * cols + (int64_t)(c & ~7) * 4, a.xds + (r * cols) / 32 + c / 8);
+    if (EMIT == 1)
+      emit_q8_1_block8(y, lane, c < n_chunks, a.out_q + r * a.ld_q + (int64_t)(c / 8) * kQ81BlockBytes);
   }
 }
 

@@ -54,59 +54,64 @@ __device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq, fl
   if (lane == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
 }
 
-// The same two blocks quantized by one thread that holds all 32 values (no shuffles): the same
-// amax (a max is exact in any order), d, quants and sum, so the same bytes as the warp forms.
-__device__ __forceinline__ void quantize_own_block(const float (&v)[32], int8_t (&q)[32], float& d, int& sum) {
-  float amax = 0.0f;
+// The same two blocks with a block's 32 values spread over 8 consecutive lanes (lane % 8 = k
+// holds elements 4k .. 4k + 3): the same amax (a max is exact in any order), d, quants and sum
+// (exact integers), so the same bytes as the warp forms above. All 32 lanes call it (the warp's
+// four blocks at once); `valid` (uniform over the 8 lanes of a block) gates the stores only.
+__device__ __forceinline__ void quantize_block8(const float (&v)[4], int8_t (&q)[4], float& d, int& sum) {
+  float amax = fmaxf(fmaxf(fabsf(v[0]), fabsf(v[1])), fmaxf(fabsf(v[2]), fabsf(v[3])));
 #pragma unroll
-  for (int e = 0; e < 32; ++e) amax = fmaxf(amax, fabsf(v[e]));
+  for (int o = 1; o < 8; o <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
   d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  sum = 0;
+  int s = 0;
 #pragma unroll
-  for (int e = 0; e < 32; ++e) {
-    q[e] = (int8_t)(int)roundf(__fmul_rn(v[e], id));
-    sum += q[e];
+  for (int e = 0; e < 4; ++e) {
+    const int qi = (int)roundf(__fmul_rn(v[e], id));
+    q[e] = (int8_t)qi;
+    s += qi;
   }
+#pragma unroll
+  for (int o = 1; o < 8; o <<= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+  sum = s;
 }
-__device__ __forceinline__ uint32_t pack4(const int8_t* q) {
+__device__ __forceinline__ uint32_t pack4(const int8_t (&q)[4]) {
   return (uint32_t)(uint8_t)q[0] | (uint32_t)(uint8_t)q[1] << 8 | (uint32_t)(uint8_t)q[2] << 16 |
          (uint32_t)(uint8_t)q[3] << 24;
 }
-// xq: the block's 32 quants (16-byte aligned: 16-byte stores, else byte stores).
-__device__ __forceinline__ void emit_q8s_own_block(const float (&v)[32], int8_t* xq, float2* ds) {
-  int8_t q[32];
+// xq: the block's 32 quants, ds its {d, sum} (this lane writes quants 4k .. 4k + 3).
+__device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq, float2* ds) {
+  int8_t q[4];
   float d;
   int sum;
-  quantize_own_block(v, q, d, sum);
-  if (reinterpret_cast<uintptr_t>(xq) % 16 == 0) {
-    uint4* p = reinterpret_cast<uint4*>(xq);
-    p[0] = make_uint4(pack4(q), pack4(q + 4), pack4(q + 8), pack4(q + 12));
-    p[1] = make_uint4(pack4(q + 16), pack4(q + 20), pack4(q + 24), pack4(q + 28));
+  quantize_block8(v, q, d, sum);
+  if (!valid) return;
+  const int k = lane & 7;
+  if (reinterpret_cast<uintptr_t>(xq) % 4 == 0) {
+    reinterpret_cast<uint32_t*>(xq)[k] = pack4(q);
   } else {
 #pragma unroll
-    for (int e = 0; e < 32; ++e) xq[e] = q[e];
+    for (int e = 0; e < 4; ++e) xq[4 * k + e] = q[e];
   }
-  *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
+  if (k == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
 }
-// blk: the 36-byte q8_1 block (4-byte aligned: word stores, else byte stores).
-__device__ __forceinline__ void emit_q8_1_own_block(const float (&v)[32], uint8_t* blk) {
-  int8_t q[32];
+// blk: the 36-byte q8_1 block.
+__device__ __forceinline__ void emit_q8_1_block8(const float (&v)[4], int lane, bool valid, uint8_t* blk) {
+  int8_t q[4];
   float d;
   int sum;
-  quantize_own_block(v, q, d, sum);
-  const __half hd = __float2half_rn(d);
-  const __half hs = __float2half_rn(__fmul_rn((float)sum, d));
+  quantize_block8(v, q, d, sum);
+  if (!valid) return;
+  const int k = lane & 7;
   if (reinterpret_cast<uintptr_t>(blk) % 4 == 0) {
-    uint32_t* p = reinterpret_cast<uint32_t*>(blk);
-    p[0] = (uint32_t)__half_as_ushort(hd) | (uint32_t)__half_as_ushort(hs) << 16;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) p[1 + k] = pack4(q + 4 * k);
+    reinterpret_cast<uint32_t*>(blk + 4)[k] = pack4(q);
   } else {
-    reinterpret_cast<__half*>(blk)[0] = hd;  // as emit_q8_1_block: 2-byte aligned at least
-    reinterpret_cast<__half*>(blk)[1] = hs;
 #pragma unroll
-    for (int e = 0; e < 32; ++e) reinterpret_cast<int8_t*>(blk + 4)[e] = q[e];
+    for (int e = 0; e < 4; ++e) reinterpret_cast<int8_t*>(blk + 4)[4 * k + e] = q[e];
+  }
+  if (k == 0) {
+    reinterpret_cast<__half*>(blk)[0] = __float2half_rn(d);  // as emit_q8_1_block (2-byte aligned)
+    reinterpret_cast<__half*>(blk)[1] = __float2half_rn(__fmul_rn((float)sum, d));
   }
 }
 

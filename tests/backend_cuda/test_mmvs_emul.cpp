@@ -27,7 +27,7 @@ namespace {
 using memra::test::shuffle_sum;
 
 template <QType T>
-void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il) {
+void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> nd(0.f, 1.f);
   // Realistic weights through the reference quantizer, and q8_1 activations.
@@ -62,27 +62,36 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il) {
   const int n_tasks = (int)(k / 64);
   const mm::Geo g{pl.body_row_bytes, pl.blocks_per_row, n_tasks, il};
   double num = 0, den = 0;
+  const int wpr = mm::warps_per_row(n_tasks, split);
   for (int64_t r = 0; r < n; ++r) {
-    std::vector<float> acc(32, 0.f);
-    for (int lane = 0; lane < 32; ++lane)
-      for (int t = lane; t < n_tasks; t += 32) {
-        mm::Task<T> task;
-        task.load(src, r, t, g);
-        acc[lane] += task.dot(t, xq.data(), reinterpret_cast<const float2*>(xds.data()));
-      }
-    const float got = shuffle_sum(acc);
+    // Sub-warp s: task groups s, s + wpr, ...; its lanes' sums, its xor tree, then the partials
+    // in sub-warp order (the kernel's order).
+    float got = 0.f;
+    for (int s = 0; s < wpr; ++s) {
+      std::vector<float> acc(32, 0.f);
+      for (int lane = 0; lane < 32; ++lane)
+        for (int t = lane + 32 * s; t < n_tasks; t += 32 * wpr) {
+          mm::Task<T> task;
+          task.load(src, r, t, g);
+          acc[lane] += task.dot(t, xq.data(), reinterpret_cast<const float2*>(xds.data()));
+        }
+      got = s == 0 ? shuffle_sum(acc) : got + shuffle_sum(acc);
+    }
     double ref = 0;
     for (int64_t i = 0; i < k; ++i) ref += (double)wd[r * k + i] * (double)xd[i];
     num += (got - ref) * (got - ref);
     den += ref * ref;
   }
-  EXPECT_LT(std::sqrt(num / den), 1e-5) << memra::qtype_name(T) << " " << n << "x" << k << (il ? " interleaved" : " blocked");
+  EXPECT_LT(std::sqrt(num / den), 1e-5) << memra::qtype_name(T) << " " << n << "x" << k << (il ? " interleaved" : " blocked")
+                                        << " warps/row " << wpr;
 }
 
 template <QType T>
 void replay(int64_t n, int64_t k, uint64_t seed) {
-  replay_layout<T>(n, k, seed, true);
-  replay_layout<T>(n, k, seed, false);
+  for (bool split : {true, false}) {
+    replay_layout<T>(n, k, seed, true, split);
+    replay_layout<T>(n, k, seed, false, split);
+  }
 }
 
 }  // namespace
@@ -90,10 +99,20 @@ void replay(int64_t n, int64_t k, uint64_t seed) {
 TEST(MmvsReplay, Q4_K) {
   replay<QType::Q4_K>(5, 2304, 1);
   replay<QType::Q4_K>(3, 4096, 2);
+  replay<QType::Q4_K>(2, 12288, 9);  // 4 warps per row
+}
+TEST(MmvsReplay, WarpsPerRow) {
+  EXPECT_EQ(mm::warps_per_row(64, true), 1);   // 4096 weights
+  EXPECT_EQ(mm::warps_per_row(80, true), 2);   // 5120
+  EXPECT_EQ(mm::warps_per_row(128, true), 2);  // 8192
+  EXPECT_EQ(mm::warps_per_row(192, true), 4);  // 12288
+  EXPECT_EQ(mm::warps_per_row(400, true), 4);  // 25600
+  EXPECT_EQ(mm::warps_per_row(400, false), 1);
 }
 TEST(MmvsReplay, Q6_K) {
   replay<QType::Q6_K>(5, 2304, 3);
-  replay<QType::Q6_K>(3, 5120, 4);
+  replay<QType::Q6_K>(3, 5120, 4);  // 2 warps per row
+  replay<QType::Q6_K>(2, 14336, 10);
 }
 TEST(MmvsReplay, Q8_0) {
   replay<QType::Q8_0>(5, 2304, 5);
