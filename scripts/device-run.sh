@@ -9,6 +9,7 @@
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
 #   levers32: qwen3-32b q4_k_m rows with the split_k arm
+#   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # Carry .device-pack and unpack it first: tar xzf .device-pack/device.tgz && scripts/device-run.sh final $OUT
@@ -118,6 +119,22 @@ case "$phase" in
         timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
           --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
       fi
+      rm -f "$f"
+    done
+    ;;
+  arms)
+    # The split_k A/B on every qwen3-8b mix (tg128 and pp512, base vs one warp per row), after the
+    # norm and mmvs_id gates; ~4 minutes.
+    timeout 40 "$bin/kernel-check" --section norm,mmvs_id --seed 20261207 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    mkdir -p "$synth_dir"
+    for mix in q4_k_m q4_0 q8_0; do
+      f="$synth_dir/qwen3-8b-$mix.gguf"
+      timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix $mix --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+      timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+        --arm configs/arm-mmvs-no-split-k.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+      [ $mix = q4_k_m ] && timeout 40 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
       rm -f "$f"
     done
     ;;

@@ -104,41 +104,48 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
     wv[j] = has_w && j < n_j ? load4(a.w, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
   pdl_wait();
   const float* x = a.x + r * a.ld_x;
+  // Every load of the register-held chunks is issued before the first store: res_out may alias
+  // the residual, so a store would keep the next chunk's loads behind it (one round trip per
+  // chunk). The rolled loop of c810365 did that; it is the suspected cause of the drop between
+  // its run and 985a38c's (q4_k_m tg128 no-split arm 305.1 vs 320.6, q4_0 315.6 vs 355.7,
+  // pp-bench-qwen3-8b-split-k-arm-c810365-20261201.jsonl; not isolated in one run).
   float4 v[kJ];
-  float ss = 0.0f;
-  for (int j = 0; j < n_j; ++j) {
-    const int c = t + T * j;
-    float4 u = load4(x, c, cols, a.vec);  // zeros past the row: they add nothing below
-    if (MODE == 1) {
-      u = add4(u, load4(a.delta + r * a.ld_delta, c, cols, a.vec));
-      store4(a.res_out + r * a.ld_res_out, c, cols, a.vec, u);
+#pragma unroll
+  for (int j = 0; j < kJ; ++j) v[j] = j < n_j ? load4(x, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+  if (MODE == 1) {
+    float4 dl[kJ];
+#pragma unroll
+    for (int j = 0; j < kJ; ++j)
+      dl[j] = j < n_j ? load4(a.delta + r * a.ld_delta, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) {
+      v[j] = add4(v[j], dl[j]);
+      if (j < n_j) store4(a.res_out + r * a.ld_res_out, t + T * j, cols, a.vec, v[j]);
     }
+  }
+  float ss = 0.0f;
+  const auto sq = [&](float4 u) {  // zeros past the row add nothing
     ss += __fmul_rn(u.x, u.x);
     ss += __fmul_rn(u.y, u.y);
     ss += __fmul_rn(u.z, u.z);
     ss += __fmul_rn(u.w, u.w);
+  };
 #pragma unroll
-    for (int k = 0; k < kJ; ++k)
-      if (k == j) v[k] = u;
+  for (int j = 0; j < kJ; ++j) sq(v[j]);
+  for (int j = kJ; j < n_j; ++j) {  // rows past 32 * T columns
+    const int c = t + T * j;
+    float4 u = load4(x, c, cols, a.vec);
+    if (MODE == 1) {
+      u = add4(u, load4(a.delta + r * a.ld_delta, c, cols, a.vec));
+      store4(a.res_out + r * a.ld_res_out, c, cols, a.vec, u);
+    }
+    sq(u);
   }
   // The barriers of block_sum order every read of x / delta before any write of out (which may
   // alias them) by another thread; res_out is re-read below only by the thread that wrote it.
   const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);
   const float* src = MODE == 1 ? a.res_out + r * a.ld_res_out : x;
-  for (int j = 0; j < n_j; ++j) {
-    const int c = t + T * j;
-    float4 u, wb;
-    if (j < kJ) {
-#pragma unroll
-      for (int k = 0; k < kJ; ++k)
-        if (k == j) {
-          u = v[k];
-          wb = wv[k];
-        }
-    } else {
-      u = load4(src, c, cols, a.vec);
-      wb = has_w ? load4(a.w, c, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
+  const auto emit = [&](int c, float4 u, float4 wb) {
     const float y[4] = {normed_by(u.x, inv, has_w, wb.x), normed_by(u.y, inv, has_w, wb.y),
                         normed_by(u.z, inv, has_w, wb.z), normed_by(u.w, inv, has_w, wb.w)};
     if (EMIT != 1 && c < n_chunks) store4(a.out + r * a.ld_out, c, cols, a.vec, make_float4(y[0], y[1], y[2], y[3]));
@@ -148,6 +155,13 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
       emit_q8s_block8(y, lane, c < n_chunks, a.xq + r * cols + (int64_t)(c & ~7) * 4, a.xds + (r * cols) / 32 + c / 8);
     if (EMIT == 1)
       emit_q8_1_block8(y, lane, c < n_chunks, a.out_q + r * a.ld_q + (int64_t)(c / 8) * kQ81BlockBytes);
+  };
+#pragma unroll
+  for (int j = 0; j < kJ; ++j)
+    if (j < n_j) emit(t + T * j, v[j], wv[j]);  // n_j is warp-uniform: the shuffles see every lane
+  for (int j = kJ; j < n_j; ++j) {
+    const int c = t + T * j;
+    emit(c, load4(src, c, cols, a.vec), has_w ? load4(a.w, c, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f));
   }
 }
 
