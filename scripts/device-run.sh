@@ -8,7 +8,7 @@
 #   final  : everything in one call (the usual choice): kernel-check all, CUDA-vs-CPU model
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
-#   levers32: qwen3-32b q4_k_m rows with the split_k arm
+#   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -142,8 +142,13 @@ case "$phase" in
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-32b-q4_k_m.gguf"
     timeout 150 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-no-split-k.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    if [ "${3:-}" = arms ]; then
+      timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+        --arm configs/arm-mmvs-no-split-k.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    else
+      timeout 120 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    fi
     rm -f "$f"
     ;;
   probe)

@@ -223,7 +223,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)pl.body_row_bytes, rows, e.y, eldy};
   }
   a.n_tasks = (int)(p.n_cols / 64);
-  a.wpr = mmvs::warps_per_row(a.n_tasks, p.split_k);
+  a.wpr = mmvs::warps_per_row(p.w_type, a.n_tasks, p.split_k);
   if ((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr) > 0x7fffffff) return cudaErrorInvalidValue;
   a.n_rows = rows;
   a.m = p.m;

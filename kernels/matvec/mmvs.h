@@ -35,7 +35,7 @@ inline constexpr int kMmvsMaxM = 8;
 struct MmvsParams {
   QType w_type = QType::Q4_K;
   bool interleaved = true;    // body order of every matrix of the launch (split_layout.h)
-  bool split_k = true;        // rows over 64 tasks served by 2-4 warps (mmvs_task.cuh warps_per_row)
+  bool split_k = true;        // rows over 64 tasks served by 2-4 warps, not Q4_0 (mmvs_task.cuh warps_per_row)
   const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
   const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
   const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K), 16-byte aligned

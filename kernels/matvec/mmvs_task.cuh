@@ -94,10 +94,12 @@ struct Geo {
 
 // Warps of the 4-warp CTA that serve one row: rows longer than 64 tasks (4096 weights) split
 // their task groups over 2 (up to 128 tasks) or 4 warps, so each lane has about one memory round
-// trip of two tasks in flight instead of three or more in a row. A function of the row length
-// only (and the switch), so a row's bits do not depend on m. split = false: always 1.
-MEMRA_HD int warps_per_row(int64_t n_tasks, bool split) {
-  if (!split || n_tasks <= 64) return 1;
+// trip of two tasks in flight instead of three or more in a row. A function of the type and row
+// length only (and the switch), so a row's bits do not depend on m. split = false: always 1.
+// Not for Q4_0, where it measured slower end to end (qwen3-8b q4_0 tg128 328.8 split vs 339.0
+// one warp per row, against 1.030x q4_k_m and 1.063x q8_0 in the same run, bench/notes/mmvs.md).
+MEMRA_HD int warps_per_row(QType type, int64_t n_tasks, bool split) {
+  if (!split || type == QType::Q4_0 || n_tasks <= 64) return 1;
   return n_tasks <= 128 ? 2 : 4;
 }
 

@@ -62,7 +62,7 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split) {
   const int n_tasks = (int)(k / 64);
   const mm::Geo g{pl.body_row_bytes, pl.blocks_per_row, n_tasks, il};
   double num = 0, den = 0;
-  const int wpr = mm::warps_per_row(n_tasks, split);
+  const int wpr = mm::warps_per_row(T, n_tasks, split);
   for (int64_t r = 0; r < n; ++r) {
     // Sub-warp s: task groups s, s + wpr, ...; its lanes' sums, its xor tree, then the partials
     // in sub-warp order (the kernel's order).
@@ -100,14 +100,16 @@ TEST(MmvsReplay, Q4_K) {
   replay<QType::Q4_K>(5, 2304, 1);
   replay<QType::Q4_K>(3, 4096, 2);
   replay<QType::Q4_K>(2, 12288, 9);  // 4 warps per row
+  replay<QType::Q8_0>(2, 8192, 11);   // 2
 }
 TEST(MmvsReplay, WarpsPerRow) {
-  EXPECT_EQ(mm::warps_per_row(64, true), 1);   // 4096 weights
-  EXPECT_EQ(mm::warps_per_row(80, true), 2);   // 5120
-  EXPECT_EQ(mm::warps_per_row(128, true), 2);  // 8192
-  EXPECT_EQ(mm::warps_per_row(192, true), 4);  // 12288
-  EXPECT_EQ(mm::warps_per_row(400, true), 4);  // 25600
-  EXPECT_EQ(mm::warps_per_row(400, false), 1);
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 64, true), 1);   // 4096 weights
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 80, true), 2);   // 5120
+  EXPECT_EQ(mm::warps_per_row(QType::Q6_K, 128, true), 2);  // 8192
+  EXPECT_EQ(mm::warps_per_row(QType::Q8_0, 192, true), 4);  // 12288
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 400, true), 4);  // 25600
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 400, false), 1);
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_0, 192, true), 1);  // measured slower for Q4_0
 }
 TEST(MmvsReplay, Q6_K) {
   replay<QType::Q6_K>(5, 2304, 3);
