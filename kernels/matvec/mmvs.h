@@ -10,10 +10,15 @@
 //   Q4_K: one quarter superblock (2 qs granules + the 16-byte header shared by 4 lanes);
 //   Q6_K: one quarter superblock (ql 2x16 B, qh 16 B, 8 scale bytes; d from the d plane);
 //   Q8_0: two blocks (4 granules; 2 halves of d); Q4_0: two blocks (2 granules; 2 halves of d).
+// In the interleaved copy (the default) the granules of tasks 32g .. 32g + 31 lie side by side,
+// so each load instruction of a warp reads one contiguous 512-byte run (split_layout.h).
 // Lane l of a row's warp takes tasks l, l+32, ... in increasing order, two tasks' loads in flight
-// at once; one warp per row, 4 rows per CTA. The per-row arithmetic (exact int dp4a sums per 16
-// or 32 weights, then explicitly rounded f32 scale products and sums) does not depend on m, so a
-// row's result is bit-identical at every m (decode == verify; gated in kernel-check "mmvs_id").
+// at once; one warp per row, 4 rows per CTA, except rows longer than 64 tasks (Q4_K/Q6_K/Q8_0,
+// split_k): 2 or 4 warps per row, sub-warp s taking the task groups s, s + wpr, ... and the
+// partials summed in sub-warp order. The per-row arithmetic (exact int dp4a sums per 16 or 32
+// weights, then explicitly rounded f32 scale products and sums, the row's partition a function
+// of k) does not depend on m, so a row's result is bit-identical at every m (decode == verify;
+// gated in kernel-check "mmvs_id").
 //
 // Activations ("q8s"): xq int8 [m][k] (row stride k), xds float2 [m][k/32] = {d, sum of the 32
 // quants} with d the f16-rounded q8_1 scale: the q8_1 numeric class (same quants and scale as
