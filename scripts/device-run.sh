@@ -81,7 +81,7 @@ case "$phase" in
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
       rm -f "$f"
     done
-    timeout 200 "$bin/kernel-check" --section all --seed 20261203 \
+    timeout 280 "$bin/kernel-check" --section all --seed 20261203 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
     timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
@@ -175,7 +175,7 @@ case "$phase" in
     python3 scripts/ncu_summary.py "$out/ncu.csv" 45
     rm -f "$f"
     timeout 60 "$bin/rp-q4-probe" --receipt "$out/rp-q4-probe.jsonl" | tail -n 20
-    timeout 200 "$bin/kernel-check" --section all --seed 20261204 \
+    timeout 280 "$bin/kernel-check" --section all --seed 20261204 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     ;;
 esac

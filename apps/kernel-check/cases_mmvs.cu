@@ -448,6 +448,18 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, MmvsIdCase::kGlu); });
     r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x1536/interleaved_vs_blocked_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 1536, MmvsIdCase::kLayouts); });
+    // The same claims where a row is shared by 2 (k = 5120, qwen3-32b's q/k/v and gate/up) or 4
+    // warps (k = 12288): the m-independence, the one-launch q/k/v, the fused GLU, both orders.
+    for (int64_t k : {int64_t{5120}, int64_t{12288}}) {
+      r.add("mmvs_id", ref::cat("mmvs/", tn, "/1031x", k, "/m1_vs_m4_m8_bytes"),
+            [=] { return std::make_unique<MmvsIdCase>(t, 1031, k, MmvsIdCase::kM); });
+      r.add("mmvs_id", ref::cat("mmvs_glu/", tn, "/1031x", k, "/fused_vs_unfused_bytes"),
+            [=] { return std::make_unique<MmvsIdCase>(t, 1031, k, MmvsIdCase::kGlu); });
+      r.add("mmvs_id", ref::cat("mmvs/", tn, "/1031x", k, "/interleaved_vs_blocked_bytes"),
+            [=] { return std::make_unique<MmvsIdCase>(t, 1031, k, MmvsIdCase::kLayouts); });
+    }
+    r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
+          [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
