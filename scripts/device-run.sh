@@ -9,6 +9,7 @@
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
 #   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
+#   first  : kernel-check all, CUDA-vs-CPU, decode-step ncu table, q4_k_m tg128 (a session's first call)
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -121,6 +122,24 @@ case "$phase" in
       fi
       rm -f "$f"
     done
+    ;;
+  first)
+    # The next session's first call (~8 minutes): every kernel-check section, the CUDA-vs-CPU
+    # model tests, the per-kernel time table of a qwen3-8b q4_k_m decode step, and its tg128 row.
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    timeout 280 "$bin/kernel-check" --section all --seed 20261208 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
+    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count 1200 \
+      "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
+    python3 scripts/ncu_summary.py "$out/ncu.csv" 45
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
     ;;
   arms)
     # The split_k A/B on every qwen3-8b mix (tg128 and pp512, base vs one warp per row), after the
