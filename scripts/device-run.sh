@@ -9,7 +9,8 @@
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
 #   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
-#   first  : kernel-check all, CUDA-vs-CPU, decode-step ncu table, q4_k_m tg128 (a session's first call)
+#   first  : kernel-check all, CUDA-vs-CPU, decode-step ncu table, q4_k_m rows with the
+#            prefill_f16_weights arm (a session's first call)
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -124,8 +125,9 @@ case "$phase" in
     done
     ;;
   first)
-    # The next session's first call (~8 minutes): every kernel-check section, the CUDA-vs-CPU
-    # model tests, the per-kernel time table of a qwen3-8b q4_k_m decode step, and its tg128 row.
+    # The next session's first call (~9 minutes): every kernel-check section, the CUDA-vs-CPU
+    # model tests, the per-kernel time table of a qwen3-8b q4_k_m decode step, and its rows with
+    # the (unmeasured) prefill_f16_weights arm.
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
     timeout 280 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
@@ -137,7 +139,8 @@ case "$phase" in
     ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count 1200 \
       "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
     python3 scripts/ncu_summary.py "$out/ncu.csv" 45
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+    timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-prefill-f16-weights.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     ;;

@@ -14,6 +14,7 @@
 #include "case_util.h"
 #include "core/error.h"
 #include "gemm/gemm.h"
+#include "quant/quant_kernels.h"
 
 namespace memra::kc {
 namespace {
@@ -77,6 +78,68 @@ class GemmCase : public Case {
   void* scratch_ = nullptr;
 };
 
+// Section "gemm_id": the prefill GEMM on a quantized W (dequantized into scratch per call) vs
+// the same GEMM on the f16 copy of W that kernels.prefill_f16_weights keeps (launch_dequantize at
+// load, then W as F16): identical output bytes.
+class GemmF16CopyCase : public Case {
+ public:
+  GemmF16CopyCase(QType t, int64_t m, int64_t n, int64_t k) : t_(t), m_(m), n_(n), k_(k) {}
+  void generate(Env& env) override {
+    dw_ = env.upload(random_weight_bytes(env, t_, n_, k_));
+    dx_ = env.upload(env.normal((size_t)(m_ * k_)));
+    dy_ = env.alloc_output<float>((size_t)(m_ * n_));
+    dy2_ = env.alloc_output<float>((size_t)(m_ * n_));
+    dw16_ = env.alloc_bytes((size_t)(n_ * k_) * 2);
+    scratch_ = env.alloc_bytes(cuda::gemm_scratch_bytes(t_, n_, k_, m_));
+  }
+  cudaError_t gemm(Env& env, QType t, const void* w, uint64_t row_bytes, float* y) {
+    cuda::GemmParams p;
+    p.w_type = t;
+    p.w = w;
+    p.w_row_bytes = row_bytes;
+    p.n = n_;
+    p.k = k_;
+    p.m = m_;
+    p.x = dx_;
+    p.y = y;
+    p.scratch = scratch_;
+    p.lt = env.ctx().cublaslt();
+    p.workspace = env.ctx().cublas_workspace();
+    p.workspace_bytes = env.ctx().cublas_workspace_bytes();
+    const cudaError_t e = cuda::launch_gemm(p, env.stream());
+    if (e != cudaSuccess && *cuda::gemm_last_error())
+      throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
+    return e;
+  }
+  cudaError_t launch(Env& env) override {
+    if (cudaError_t e = gemm(env, t_, dw_, 0, dy_); e != cudaSuccess) return e;
+    cuda::DequantizeParams dq;
+    dq.type = t_;
+    dq.w = dw_;
+    dq.row_bytes = *qtype_row_bytes(t_, k_);
+    dq.rows = n_;
+    dq.cols = k_;
+    dq.out = dw16_;
+    dq.out_f16 = true;
+    if (cudaError_t e = cuda::launch_dequantize(dq, env.stream()); e != cudaSuccess) return e;
+    return gemm(env, QType::F16, dw16_, (uint64_t)k_ * 2, dy2_);
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    const auto a = env.download(dy_, (size_t)(m_ * n_)), b = env.download(dy2_, (size_t)(m_ * n_));
+    return compare_bytes(a.data(), b.data(), a.size() * 4);
+  }
+
+ private:
+  QType t_;
+  int64_t m_, n_, k_;
+  void* dw_ = nullptr;
+  float* dx_ = nullptr;
+  float *dy_ = nullptr, *dy2_ = nullptr;
+  void* dw16_ = nullptr;
+  void* scratch_ = nullptr;
+};
+
 void add_gemm_cases(Registry& r) {
   auto add = [&](QType t, int64_t m, int64_t n, int64_t k) {
     const char* v = t == QType::F32 ? "lt_f32" : t == QType::F16 ? "lt_f16" : t == QType::BF16 ? "lt_bf16" : "lt_dequant_f16";
@@ -90,6 +153,12 @@ void add_gemm_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q8_0, QType::F16}) add(t, 512 + 7, 4096, 4096);
   // pp512 FFN-up shape of an 8B model, for --perf.
   for (QType t : {QType::Q4_K, QType::Q4_0, QType::F16}) add(t, 512, 14336, 4096);
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::IQ4_XS}) {
+    r.add("gemm_id", fmt::format("lt_dequant_f16/{}/m17/4097x1536/f16_copy_vs_per_call_bytes", qtype_name(t)),
+          [=] { return std::make_unique<GemmF16CopyCase>(t, 17, 4097, 1536); });
+    r.add("gemm_id", fmt::format("lt_dequant_f16/{}/m519/4096x4096/f16_copy_vs_per_call_bytes", qtype_name(t)),
+          [=] { return std::make_unique<GemmF16CopyCase>(t, 519, 4096, 4096); });
+  }
 }
 
 }  // namespace

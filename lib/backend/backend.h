@@ -53,6 +53,9 @@ struct Weight {
   // A second layout of the same values a backend keeps for one kernel (the CUDA backend: the
   // split-plane decode copy of kernels/matvec/split_layout.h), or null. Owned by `storage`.
   const void* decode_data = nullptr;
+  // The CUDA backend's f16 [n_rows][ne[0]] copy of a quantized matrix for the prefill GEMM
+  // (kernels.prefill_f16_weights), or null. Owned by `storage`.
+  const void* gemm_data = nullptr;
   std::shared_ptr<const void> storage;
 
   int64_t n_rows() const { return ne[1] * ne[2] * ne[3]; }

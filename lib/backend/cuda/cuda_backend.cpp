@@ -36,6 +36,7 @@ struct WeightHolder {
   std::shared_ptr<Shared> sh;
   cuda::DeviceBuffer buf;
   cuda::DeviceBuffer mirror;  // split-plane decode copy (kernels/matvec/split_layout.h), or empty
+  cuda::DeviceBuffer f16;     // prefill GEMM copy (kernels.prefill_f16_weights), or empty
   uint64_t bytes = 0;
   ~WeightHolder() {
     sh->weight_gen.fetch_add(1);
@@ -207,6 +208,29 @@ Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span
     cuda::copy_h2d(h->mirror.get(), packed.data(), plan.total_bytes, ctx().copy_stream());
     cuda::stream_sync(ctx().copy_stream());
     w.decode_data = h->mirror.get();
+  }
+  // The f16 copy for the prefill GEMM: the bytes launch_gemm would dequantize into its scratch
+  // on every call, made once here by the same kernel (so the GEMM sees the same values).
+  if (cfg_.kernels.prefill_f16_weights && qtype_traits(type).quantized && w.n_dims == 2 && bytes &&
+      name != "token_embd.weight") {
+    const size_t f16_bytes = (size_t)w.n_rows() * (size_t)w.ne[0] * 2;
+    ctx().require_free(f16_bytes, fmt::format("the f16 prefill copy of '{}' ({:.1f} MiB; "
+                                              "kernels.prefill_f16_weights = false skips it)", name,
+                                              f16_bytes / kMiB));
+    h->f16 = cuda::DeviceBuffer(ctx().pool(), f16_bytes, "weights (f16 prefill copy)");
+    h->bytes += f16_bytes;
+    sh_->weight_bytes.fetch_add(f16_bytes);
+    cuda::DequantizeParams dq;
+    dq.type = type;
+    dq.w = h->buf.get();
+    dq.row_bytes = w.row_bytes;
+    dq.rows = w.n_rows();
+    dq.cols = w.ne[0];
+    dq.out = h->f16.get();
+    dq.out_f16 = true;
+    cuda::check_status(cuda::launch_dequantize(dq, ctx().copy_stream()), "launch_dequantize (f16 prefill copy)");
+    cuda::stream_sync(ctx().copy_stream());
+    w.gemm_data = h->f16.get();
   }
   w.storage = std::shared_ptr<const void>(h, h->buf.get());
   return w;

@@ -135,6 +135,11 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       p.w_type = w.type;
       p.w = w.data;
       p.w_row_bytes = w.row_bytes;
+      if (w.gemm_data) {  // the f16 copy made at load: the same operand without the dequantization
+        p.w_type = QType::F16;
+        p.w = w.gemm_data;
+        p.w_row_bytes = (uint64_t)k * 2;
+      }
       p.n = n;
       p.k = k;
       p.m = m;
@@ -142,7 +147,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       p.ldx = x.ld;
       p.y = y.data;
       p.ldy = y.ld;
-      p.scratch = workspace(kGemm, cuda::gemm_scratch_bytes(w.type, n, k, m));
+      p.scratch = workspace(kGemm, cuda::gemm_scratch_bytes(p.w_type, n, k, m));
       p.lt = ctx().cublaslt();
       p.workspace = ctx().cublas_workspace();
       p.workspace_bytes = ctx().cublas_workspace_bytes();
@@ -150,7 +155,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       if (e != cudaSuccess)
         MEMRA_FAIL("matmul '{}' ({} [{} x {}], m={}): GEMM {} failed: {} ({})", w.name, qtype_name(w.type), n, k,
                    m, v.name, cudaGetErrorName(e), cuda::gemm_last_error());
-      note("gemm", fmt::format("{}.{}", v.name, qtype_name(w.type)));
+      note("gemm", fmt::format("{}{}.{}", v.name, w.gemm_data ? "_f16copy" : "", qtype_name(w.type)));
       break;
     }
   }
