@@ -25,6 +25,27 @@ double gemm_tolerance(QType t) {
   return 2e-3;
 }
 
+// One launch_gemm (row_bytes 0 = dense rows), the library's error text rethrown when it has one.
+cudaError_t run_gemm(Env& env, QType t, const void* w, uint64_t row_bytes, int64_t n, int64_t k, int64_t m,
+                     const float* x, float* y, void* scratch) {
+  cuda::GemmParams p;
+  p.w_type = t;
+  p.w = w;
+  p.w_row_bytes = row_bytes;
+  p.n = n;
+  p.k = k;
+  p.m = m;
+  p.x = x;
+  p.y = y;
+  p.scratch = scratch;
+  p.lt = env.ctx().cublaslt();
+  p.workspace = env.ctx().cublas_workspace();
+  p.workspace_bytes = env.ctx().cublas_workspace_bytes();
+  const cudaError_t e = cuda::launch_gemm(p, env.stream());
+  if (e != cudaSuccess && *cuda::gemm_last_error()) throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
+  return e;
+}
+
 class GemmCase : public Case {
  public:
   GemmCase(QType t, int64_t m, int64_t n, int64_t k) : t_(t), m_(m), n_(n), k_(k) {}
@@ -36,24 +57,7 @@ class GemmCase : public Case {
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
     scratch_ = env.alloc_bytes(std::max<size_t>(cuda::gemm_scratch_bytes(t_, n_, k_, m_), 256));
   }
-  cudaError_t launch(Env& env) override {
-    cuda::GemmParams p;
-    p.w_type = t_;
-    p.w = dw_;
-    p.n = n_;
-    p.k = k_;
-    p.m = m_;
-    p.x = dx_;
-    p.y = dy_;
-    p.scratch = scratch_;
-    p.lt = env.ctx().cublaslt();
-    p.workspace = env.ctx().cublas_workspace();
-    p.workspace_bytes = env.ctx().cublas_workspace_bytes();
-    const cudaError_t e = cuda::launch_gemm(p, env.stream());
-    if (e != cudaSuccess && *cuda::gemm_last_error())
-      throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
-    return e;
-  }
+  cudaError_t launch(Env& env) override { return run_gemm(env, t_, dw_, 0, n_, k_, m_, dx_, dy_, scratch_); }
   void reference(Env&) override {
     const auto w = dequantize_rows(t_, w_, n_, k_);
     ref_ = matmul_f64(w, x_, n_, k_, m_);
@@ -93,23 +97,7 @@ class GemmF16CopyCase : public Case {
     scratch_ = env.alloc_bytes(cuda::gemm_scratch_bytes(t_, n_, k_, m_));
   }
   cudaError_t gemm(Env& env, QType t, const void* w, uint64_t row_bytes, float* y) {
-    cuda::GemmParams p;
-    p.w_type = t;
-    p.w = w;
-    p.w_row_bytes = row_bytes;
-    p.n = n_;
-    p.k = k_;
-    p.m = m_;
-    p.x = dx_;
-    p.y = y;
-    p.scratch = scratch_;
-    p.lt = env.ctx().cublaslt();
-    p.workspace = env.ctx().cublas_workspace();
-    p.workspace_bytes = env.ctx().cublas_workspace_bytes();
-    const cudaError_t e = cuda::launch_gemm(p, env.stream());
-    if (e != cudaSuccess && *cuda::gemm_last_error())
-      throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
-    return e;
+    return run_gemm(env, t, w, row_bytes, n_, k_, m_, dx_, y, scratch_);
   }
   cudaError_t launch(Env& env) override {
     if (cudaError_t e = gemm(env, t_, dw_, 0, dy_); e != cudaSuccess) return e;
