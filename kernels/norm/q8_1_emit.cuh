@@ -79,6 +79,15 @@ __device__ __forceinline__ uint32_t pack4(const int8_t (&q)[4]) {
   return (uint32_t)(uint8_t)q[0] | (uint32_t)(uint8_t)q[1] << 8 | (uint32_t)(uint8_t)q[2] << 16 |
          (uint32_t)(uint8_t)q[3] << 24;
 }
+// Quants 4k .. 4k + 3 of a block whose 32 quants start at `quants`: one word store when aligned.
+__device__ __forceinline__ void store_quants4(int8_t* quants, int k, const int8_t (&q)[4]) {
+  if (reinterpret_cast<uintptr_t>(quants) % 4 == 0) {
+    reinterpret_cast<uint32_t*>(quants)[k] = pack4(q);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) quants[4 * k + e] = q[e];
+  }
+}
 // xq: the block's 32 quants, ds its {d, sum} (this lane writes quants 4k .. 4k + 3).
 __device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq, float2* ds) {
   int8_t q[4];
@@ -87,12 +96,7 @@ __device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, b
   quantize_block8(v, q, d, sum);
   if (!valid) return;
   const int k = lane & 7;
-  if (reinterpret_cast<uintptr_t>(xq) % 4 == 0) {
-    reinterpret_cast<uint32_t*>(xq)[k] = pack4(q);
-  } else {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) xq[4 * k + e] = q[e];
-  }
+  store_quants4(xq, k, q);
   if (k == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
 }
 // blk: the 36-byte q8_1 block.
@@ -103,12 +107,7 @@ __device__ __forceinline__ void emit_q8_1_block8(const float (&v)[4], int lane, 
   quantize_block8(v, q, d, sum);
   if (!valid) return;
   const int k = lane & 7;
-  if (reinterpret_cast<uintptr_t>(blk) % 4 == 0) {
-    reinterpret_cast<uint32_t*>(blk + 4)[k] = pack4(q);
-  } else {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) reinterpret_cast<int8_t*>(blk + 4)[4 * k + e] = q[e];
-  }
+  store_quants4(reinterpret_cast<int8_t*>(blk + 4), k, q);
   if (k == 0) {
     reinterpret_cast<__half*>(blk)[0] = __float2half_rn(d);  // as emit_q8_1_block (2-byte aligned)
     reinterpret_cast<__half*>(blk)[1] = __float2half_rn(__fmul_rn((float)sum, d));
