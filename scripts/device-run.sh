@@ -125,21 +125,23 @@ case "$phase" in
     done
     ;;
   first)
-    # The next session's first call (~9 minutes): every kernel-check section, the CUDA-vs-CPU
-    # model tests, the per-kernel time table of a qwen3-8b q4_k_m decode step, and its rows with
-    # the (unmeasured) prefill_f16_weights arm.
+    # A session's first call (~9.5 minutes): every kernel-check section, the CUDA-vs-CPU model
+    # tests, the --perf A/B of the mmvs L2 prefetch at kernel level, then qwen3-8b q4_k_m rows:
+    # pp512/pp2048 base vs prefill_f16_weights, tg128 base vs mmvs_prefetch_waves 1 and 2.
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
     timeout 280 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    timeout 40 "$bin/kernel-check" --section mmvs --filter 12288 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "Q4_K|Q6_K" | grep -v blocked | sed 's/norm_err.*|//'
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-count 1200 \
-      "$bin/run-gen" "$f" -p "a" -n 3 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu.csv" 2>/dev/null
-    python3 scripts/ncu_summary.py "$out/ncu.csv" 45
-    timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-prefetch-1.toml --arm configs/arm-mmvs-prefetch-2.toml --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 100 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-prefill-f16-weights.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
