@@ -142,7 +142,7 @@ case "$phase" in
       --arm configs/arm-mmvs-prefetch-1.toml --arm configs/arm-mmvs-prefetch-2.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     timeout 100 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-prefill-f16-weights.toml --set receipt.hash_model=false \
+      --arm configs/arm-no-prefill-f16-weights.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     ;;

@@ -100,8 +100,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int pf = 0)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), pf_(pf) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -133,14 +133,12 @@ class MmvsCase : public Case {
   cuda::MmvsParams params() const {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
     p.split_k = split_;
-    p.prefetch_waves = pf_;
     return p;
   }
   QType t_;
   int64_t n_, k_;
   int m_, glu_;
   bool il_, split_;
-  int pf_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -285,7 +283,7 @@ class MmvsIdCase : public Case {
 // launches: byte-identical outputs.
 class MmvsSegCase : public Case {
  public:
-  MmvsSegCase(QType t, int64_t k, int pf = 0) : t_(t), k_(k), pf_(pf) {}
+  MmvsSegCase(QType t, int64_t k) : t_(t), k_(k) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       dw_[i] = upload_split(env, t_, random_weight_bytes(env, t_, rows_[i], k_), rows_[i], k_, true);
@@ -298,7 +296,6 @@ class MmvsSegCase : public Case {
     auto base = [&](int i, float* y) { return mmvs_params(t_, dw_[i], nullptr, rows_[i], k_, 1, dxq_, dxds_, y); };
     cuda::MmvsParams p = base(0, dy_[0]);
     p.n_extra = 2;
-    p.prefetch_waves = pf_;
     for (int i = 1; i < 3; ++i) {
       p.extra[i - 1].w = dw_[i].w;
       p.extra[i - 1].w_d = dw_[i].w_d;
@@ -324,9 +321,7 @@ class MmvsSegCase : public Case {
  private:
   QType t_;
   int64_t k_;
-  int pf_;
-  // With the prefetch: more CTAs than one wave, so lookahead rows reach segments 1 and 2.
-  int64_t rows_[3] = {pf_ ? 4097 : 1031, pf_ ? 1031 : 257, pf_ ? 1029 : 259};
+  int64_t rows_[3] = {1031, 257, 259};
   DeviceWeight dw_[3];
   float* dy_[3] = {};
   float* dsep_[3] = {};
@@ -411,11 +406,10 @@ void add_mmvs_cases(Registry& r) {
     const std::string tn(qtype_name(t));
     // Interleaved body order (the default) as "mmvs...", the blocked order as "mmvs_blocked...";
     // one warp per row at every length (MmvsParams::split_k off) as "mmvs_nosplit...".
-    // L2 prefetch of later CTAs' rows (MmvsParams::prefetch_waves) as "mmvs_pfN...".
-    auto add = [&](int64_t n, int64_t k, int m, int glu, bool il = true, bool split = true, int pf = 0) {
-      r.add("mmvs", ref::cat("mmvs", il ? "" : "_blocked", split ? "" : "_nosplit", pf ? ref::cat("_pf", pf) : "",
-                             glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m", m),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu, il, split, pf); });
+    auto add = [&](int64_t n, int64_t k, int m, int glu, bool il = true, bool split = true) {
+      r.add("mmvs", ref::cat("mmvs", il ? "" : "_blocked", split ? "" : "_nosplit", glu ? "_glu" : "", "/", tn, "/", n,
+                             "x", k, "/m", m),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, m, glu, il, split); });
     };
     // Odd row counts (the last CTA partly empty), k with a partial last pair of tasks per lane
     // (1536 = 24 tasks: lanes 24..31 idle; 2304 = 36: 4 lanes take a second task), every m class.
@@ -446,17 +440,6 @@ void add_mmvs_cases(Registry& r) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}, {25600, 5120}})
       add(n, k, 1, 0, true, false);
     add(25600, 5120, 1, 1, true, false);
-    // The prefetch on odd shapes (the last CTAs' lookahead runs past the rows), both orders, and
-    // on the multi-wave qwen3-8b shapes for the --perf A/B (pf 0 = the cases above).
-    // (More CTAs than one wave holds, or no CTA has a lookahead row.)
-    add(12289, 1536, 3, 0, true, true, 1);
-    add(4099, 2304, 3, 1, false, true, 1);
-    add(2053, 12288, 2, 0, true, true, 2);
-    for (int pf : {1, 2}) {
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{6144, 4096}, {4096, 12288}, {151936, 4096}})
-        add(n, k, 1, 0, true, true, pf);
-      add(12288, 4096, 1, 1, true, true, pf);
-    }
     r.add("mmvs_id", ref::cat("mmvs/", tn, "/4097x2304/m1_vs_m4_m8_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 4097, 2304, MmvsIdCase::kM); });
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x2304/one_vs_three_launches_bytes"),
@@ -477,9 +460,6 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
-    // The one launch with the L2 prefetch (lookahead rows crossing segments) vs three without.
-    r.add("mmvs_id", ref::cat("mmvs_x3_pf1/", tn, "/4097+1031+1029x2304/one_vs_three_launches_bytes"),
-          [=] { return std::make_unique<MmvsSegCase>(t, 2304, 1); });
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

@@ -32,7 +32,6 @@ struct Args {
   Seg seg[3];
   int n_tasks;
   int wpr;  // warps per row (mmvs::warps_per_row): 1, 2 or 4
-  int64_t ahead;  // CTAs ahead whose rows a CTA prefetches into L2 (0 = none)
   int m;
   const int8_t* xq;
   const float2* xds;
@@ -58,40 +57,18 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
   const bool live = row < a.n_rows;
   if (wpr == 1 && !live) return;  // with wpr > 1 every warp reaches the partials' barrier
-  // Which matrix (segment) a row belongs to; segment 0 is the plain case. r becomes the row
-  // within its segment.
-  const auto locate = [&](int64_t& r, mmvs::Src& src, Geo& geo) {
-    if (a.n_seg < 2 || r < a.seg[0].row_end) return 0;
-    const int sg = r >= a.seg[1].row_end ? 2 : 1;
-    r -= a.seg[sg - 1].row_end;
-    src = a.seg[sg].src;
-    geo.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
-    return sg;
-  };
+  // Which matrix (segment) the row belongs to; segment 0 is the plain case.
   mmvs::Src w = a.w;
   float* y = a.y;
   int64_t ldy = a.ldy;
   Geo g = a.g;
-  if (live) {
-    const int sg = locate(row, w, g);
-    if (sg > 0) {
-      y = a.seg[sg].y;
-      ldy = a.seg[sg].ldy;
-    }
-  }
-  // The rows of the CTA a.ahead places later (about one wave of resident CTAs per
-  // MmvsParams::prefetch_waves) go to L2 now, so that CTA's loads find them there and the DRAM
-  // stream does not pause while CTAs retire and start. Lanes 0..2 of the row's first warp issue
-  // one bulk request per plane; before the PDL wait, since weights are never written in a step.
-  if (a.ahead > 0 && sub == 0 && lane < 3) {
-    int64_t ar = ((int64_t)blockIdx.x + a.ahead) * (kWarps / wpr) + warp / wpr;
-    if (ar < a.n_rows) {
-      mmvs::Src aw = a.w;
-      Geo ag = a.g;
-      locate(ar, aw, ag);
-      mmvs::prefetch_row(aw, ar, ag, lane);
-      if constexpr (GLU != 0) mmvs::prefetch_row(a.w2, ar, a.g, lane);
-    }
+  if (live && a.n_seg > 1 && row >= a.seg[0].row_end) {
+    const int sg = row >= a.seg[1].row_end ? 2 : 1;
+    row -= a.seg[sg - 1].row_end;
+    w = a.seg[sg].src;
+    y = a.seg[sg].y;
+    ldy = a.seg[sg].ldy;
+    g.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
   }
   float acc[MM], acc2[MM];
 #pragma unroll
@@ -170,44 +147,23 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   }
 }
 
-// CTAs of a kernel resident on the whole GPU at once (one wave), from the occupancy calculator;
-// 0 if the query fails (then no prefetch). Cached per kernel instance: the process drives one
-// kind of GPU (multi-GPU with mixed kinds would need this per device).
-template <class K>
-int64_t wave_ctas(K kernel) {
-  static const int64_t n = [kernel] {
-    int dev = 0, sms = 0, per_sm = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * kWarps, 0) != cudaSuccess)
-      return int64_t{0};
-    return (int64_t)sms * per_sm;
-  }();
-  return n;
-}
-
-template <QType T, int MM, int GLU>
-cudaError_t launch_g(Args a, int prefetch_waves, cudaStream_t s) {
+template <QType T, int MM>
+cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-  a.ahead = prefetch_waves > 0 ? prefetch_waves * wave_ctas(mmvs_kernel<T, MM, GLU>) : 0;
-  return launch_kernel(mmvs_kernel<T, MM, GLU>, grid, block, 0, s, a);
-}
-
-template <QType T, int MM>
-cudaError_t launch_m(const Args& a, int glu, int prefetch_waves, cudaStream_t s) {
-  if (glu == 0) return launch_g<T, MM, 0>(a, prefetch_waves, s);
-  if (glu == 1) return launch_g<T, MM, 1>(a, prefetch_waves, s);
-  return launch_g<T, MM, 2>(a, prefetch_waves, s);
+  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, int pf, cudaStream_t s) {
+cudaError_t launch_t(const Args& a, int glu, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
-  if (a.m == 1) return launch_m<T, 1>(a, glu, pf, s);
-  if (a.m == 2) return launch_m<T, 2>(a, glu, pf, s);
-  if (a.m <= 4) return launch_m<T, 4>(a, glu, pf, s);
+  if (a.m == 1) return launch_m<T, 1>(a, glu, s);
+  if (a.m == 2) return launch_m<T, 2>(a, glu, s);
+  if (a.m <= 4) return launch_m<T, 4>(a, glu, s);
 #endif
-  return launch_m<T, 8>(a, glu, pf, s);
+  return launch_m<T, 8>(a, glu, s);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -276,14 +232,11 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.k = p.n_cols;
   a.y = p.y;
   a.ldy = ldy;
-  a.ahead = 0;
-  if (p.prefetch_waves < 0 || p.prefetch_waves > kMmvsMaxPrefetchWaves) return cudaErrorInvalidValue;
-  const int pf = p.prefetch_waves;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, pf, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, pf, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, pf, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, pf, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, stream);
     default: return cudaErrorNotSupported;
   }
 }

@@ -36,16 +36,11 @@
 namespace memra::cuda {
 
 inline constexpr int kMmvsMaxM = 8;
-inline constexpr int kMmvsMaxPrefetchWaves = 4;
 
 struct MmvsParams {
   QType w_type = QType::Q4_K;
   bool interleaved = true;    // body order of every matrix of the launch (split_layout.h)
   bool split_k = true;        // rows over 64 tasks served by 2-4 warps, not Q4_0 (mmvs_task.cuh warps_per_row)
-  // 0..kMmvsMaxPrefetchWaves: each CTA requests into L2 the rows of the CTA this many waves of
-  // resident CTAs after it (one bulk prefetch per plane), so later waves' loads hit L2. 0 = off.
-  // A hint: results are the same bits at every value.
-  int prefetch_waves = 0;
   const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
   const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
   const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K), 16-byte aligned

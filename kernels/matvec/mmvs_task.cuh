@@ -123,30 +123,6 @@ MEMRA_HD IlAt il_at(const Src& s, int64_t row, int t, const Geo& g) {
   return {s.w + (size_t)row * g.body_row_bytes + 16 * (size_t)(g0 * C + (t & 31)), 16 * (size_t)n};
 }
 
-// L2 prefetch of a row's bytes in every plane of a matrix (one bulk request per plane, issued by
-// the calling thread; no registers are held and nothing waits for it). Used for the rows of a CTA
-// that will start later (MmvsParams::prefetch_waves), so its loads hit L2. The range is widened to
-// 16-byte bounds (the planes' allocations are 256-byte granular). A hint only: no result depends
-// on it. The CPU replay has no L2: a no-op there.
-MEMRA_HD void l2_prefetch(const uint8_t* p, size_t bytes) {
-#ifdef __CUDA_ARCH__
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15};
-  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + bytes + 15) & ~uintptr_t{15};
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"((uint32_t)(e - a)) : "memory");
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-// Planes per row: body_row_bytes of body, 2 bytes of d per block (blocks_per_row counts the
-// d plane's blocks: 32-weight blocks for Q4_0/Q8_0, superblocks for Q6_K), 16 bytes of aux per
-// superblock (interleaved Q4_K headers, Q6_K scales). Lane `part` (0, 1, 2) takes one plane.
-MEMRA_HD void prefetch_row(const Src& s, int64_t row, const Geo& g, int part) {
-  if (part == 0) l2_prefetch(s.w + (size_t)row * g.body_row_bytes, g.body_row_bytes);
-  if (part == 1 && s.d) l2_prefetch(s.d + (size_t)row * (size_t)g.blocks_per_row * 2, (size_t)g.blocks_per_row * 2);
-  if (part == 2 && s.aux) l2_prefetch(s.aux + (size_t)row * (size_t)g.blocks_per_row * 16, (size_t)g.blocks_per_row * 16);
-}
-
 // One task = 64 weights of a row. load() issues the loads, dot() is the contribution of the task
 // against one activation row (xq, xds = that row's q8s planes).
 template <QType T>

@@ -74,8 +74,8 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K (and interleaved Q4_K) matrices for mmvs
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
-  int mmvs_prefetch_waves = 0;  // mmvs CTAs prefetch into L2 the rows of the CTA this many waves later (0 = off)
-  bool prefill_f16_weights = false;  // f16 copy of each quantized matrix for the prefill GEMM
+  bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
+  int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch

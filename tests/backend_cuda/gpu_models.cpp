@@ -193,9 +193,10 @@ TEST(CudaModels, PrefillF16WeightsSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
   const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-  Config with = gpu_config(true);
+  Config with = gpu_config(true), without = gpu_config(true);
   with.kernels.prefill_f16_weights = true;
-  ModelRun base = open_run(backend::make_cuda_backend(gpu_config(true)), path, ko);
+  without.kernels.prefill_f16_weights = false;
+  ModelRun base = open_run(backend::make_cuda_backend(without), path, ko);
   ModelRun copy = open_run(backend::make_cuda_backend(with), path, ko);
   std::vector<int32_t> ids(kPrompt);
   for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 37 + 11) % base.model->hparams().n_vocab);
@@ -208,4 +209,13 @@ TEST(CudaModels, PrefillF16WeightsSameBytes) {
   const int32_t one[1] = {7};
   const auto c = step(base, one, kPrompt, false), d = step(copy, one, kPrompt, false);
   EXPECT_EQ(0, std::memcmp(c.data(), d.data(), c.size() * 4)) << "decode logits differ";
+  // A reserve larger than the device: no copy is made (no out-of-memory error), the per-call
+  // path runs, same bytes.
+  Config tight = with;
+  tight.kernels.prefill_f16_reserve_mib = 1 << 24;
+  ModelRun none = open_run(backend::make_cuda_backend(tight), path, ko);
+  const auto e = step(none, ids, 0, true);
+  EXPECT_EQ(0, std::memcmp(a.data(), e.data(), a.size() * 4)) << "prefill logits differ without copies";
+  for (const auto& [op, v] : none.be->variants())
+    EXPECT_EQ(v.find("_f16copy"), std::string::npos) << op << ": an f16 copy was made past the reserve";
 }

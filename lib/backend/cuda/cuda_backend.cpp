@@ -3,6 +3,7 @@
 #include "backend/cuda/cuda_backend.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
@@ -210,13 +211,19 @@ Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span
     w.decode_data = h->mirror.get();
   }
   // The f16 copy for the prefill GEMM: the bytes launch_gemm would dequantize into its scratch
-  // on every call, made once here by the same kernel (so the GEMM sees the same values).
-  if (cfg_.kernels.prefill_f16_weights && qtype_traits(type).quantized && w.n_dims == 2 && bytes &&
-      name != "token_embd.weight") {
-    const size_t f16_bytes = (size_t)w.n_rows() * (size_t)w.ne[0] * 2;
-    ctx().require_free(f16_bytes, fmt::format("the f16 prefill copy of '{}' ({:.1f} MiB; "
-                                              "kernels.prefill_f16_weights = false skips it)", name,
-                                              f16_bytes / kMiB));
+  // on every call, made once here by the same kernel (so the GEMM sees the same values). Only
+  // while kernels.prefill_f16_reserve_mib stays free after it: a matrix without a copy takes the
+  // per-call dequantization (same values, slower prefill), never an out-of-memory error.
+  const size_t f16_bytes = (size_t)w.n_rows() * (size_t)w.ne[0] * 2;
+  const size_t reserve = (size_t)cfg_.kernels.prefill_f16_reserve_mib << 20;
+  const bool f16_wanted = cfg_.kernels.prefill_f16_weights && qtype_traits(type).quantized && w.n_dims == 2 &&
+                          bytes && name != "token_embd.weight";
+  if (f16_wanted && ctx().free_bytes() < f16_bytes + reserve) {
+    if (sh_->f16_skipped++ == 0)
+      spdlog::warn("f16 prefill copies stop at '{}' ({:.1f} MiB): less than kernels.prefill_f16_reserve_mib = {} "
+                   "MiB would stay free; the matrices from here on are dequantized per prefill call", name,
+                   f16_bytes / kMiB, cfg_.kernels.prefill_f16_reserve_mib);
+  } else if (f16_wanted) {
     h->f16 = cuda::DeviceBuffer(ctx().pool(), f16_bytes, "weights (f16 prefill copy)");
     h->bytes += f16_bytes;
     sh_->weight_bytes.fetch_add(f16_bytes);

@@ -24,6 +24,7 @@ struct Shared {
   std::unique_ptr<cuda::Context> ctx;
   std::atomic<uint64_t> weight_gen{0};  // bumped when a weight is freed (StepKey)
   std::atomic<uint64_t> weight_bytes{0};
+  std::atomic<uint64_t> f16_skipped{0};  // matrices left without an f16 prefill copy (memory reserve)
 };
 
 class CudaKv final : public KvStore {

@@ -69,6 +69,12 @@ void Context::require_free(size_t bytes, const std::string& what) const {
                             what, bytes / gib, free_b / gib, total_b / gib, info_.name));
 }
 
+size_t Context::free_bytes() const {
+  size_t free_b = 0, total_b = 0;
+  MEMRA_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
 void Context::synchronize() const {
   MEMRA_CUDA_CHECK(cudaStreamSynchronize(compute_));
   MEMRA_CUDA_CHECK(cudaStreamSynchronize(copy_));

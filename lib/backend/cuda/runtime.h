@@ -58,6 +58,7 @@ class Context {
   // Throws a clear error when `bytes` (named by `what`) cannot fit in the device's free memory,
   // e.g. before uploading a model: "model weights need 18.2 GiB but 12.0 GiB are free".
   void require_free(size_t bytes, const std::string& what) const;
+  size_t free_bytes() const;  // cudaMemGetInfo's free figure
   void synchronize() const;
 
  private:
