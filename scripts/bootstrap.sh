@@ -29,4 +29,23 @@ if ((${#problems[@]})); then
   echo "bootstrap: install CUDA 13 under $cuda, or build CPU-only with: cmake --preset cpu-only" >&2
   exit 1
 fi
+# CUPTI (pp-bench --trace: per-kernel device timestamps) is not in this toolkit install: its
+# headers and libcupti.so.13 come from NVIDIA's PyPI wheel, pinned to the toolkit's 13.0 line,
+# into /opt/memra-deps/cupti. Optional: without it the build still succeeds and --trace says why.
+cupti=/opt/memra-deps/cupti
+if [ ! -f "$cupti/include/cupti_activity.h" ] && [ ! -f "$cuda/extras/CUPTI/include/cupti_activity.h" ]; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download --no-deps -q -d "$tmp" "nvidia-cuda-cupti==13.0.85" >/dev/null 2>&1 &&
+     (cd "$tmp" && unzip -q ./*.whl 'nvidia/cu13/include/*' 'nvidia/cu13/lib/libcupti.so.13'); then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO mkdir -p "$cupti/lib"
+    $SUDO cp -r "$tmp/nvidia/cu13/include" "$cupti/"
+    $SUDO cp "$tmp/nvidia/cu13/lib/libcupti.so.13" "$cupti/lib/"
+    echo "bootstrap: CUPTI 13.0 headers and libcupti under $cupti"
+  else
+    echo "bootstrap: warning: could not fetch CUPTI (pip nvidia-cuda-cupti==13.0.85); pp-bench --trace will be unavailable" >&2
+  fi
+  rm -rf "$tmp"
+fi
 echo "bootstrap: ok ($("$cuda/bin/nvcc" --version | tail -n 2 | head -n 1))"

@@ -11,7 +11,10 @@ for b in run-gen kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
 done
 cp -L "$build"/lib/libmemra.so .device/lib/
-strip --strip-unneeded .device/bin/* .device/lib/*.so
+# CUPTI for pp-bench --trace (scripts/bootstrap.sh installs it; the H200 machine's own copy is not
+# on the run path).
+[ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
 for m in llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/

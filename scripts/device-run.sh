@@ -11,6 +11,8 @@
 #   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
 #   first  : kernel-check all, CUDA-vs-CPU, decode-step ncu table, q4_k_m rows with the
 #            prefill_f16_weights arm (a session's first call)
+#   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
+#            attn_q8_scores arm, every decode row traced (CUPTI)
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -144,6 +146,26 @@ case "$phase" in
     timeout 100 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-no-prefill-f16-weights.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
+    ;;
+  attnq8)
+    # The int8-score decode attention (kernels.attn_q8_scores) and the first CUPTI timelines
+    # (~5 minutes): the attn section (every q8i case against its naive twin), its --perf at 16383
+    # keys, the CUDA-vs-CPU tests (f16 prefill copies now on by default), then qwen3-8b q4_k_m
+    # tg128 at depths 0 / 4096 / 16384, base vs the int8 scores, each decode row traced.
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    timeout 120 "$bin/kernel-check" --section attn --seed 20261209 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 4
+    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-q8-scores.toml --set receipt.hash_model=false --trace "$out/trace.jsonl" \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace"
     rm -f "$f"
     ;;
   arms)

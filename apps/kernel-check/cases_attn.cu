@@ -43,6 +43,7 @@ struct AttnCfg {
   QType tk, tv;
   int window;
   float softcap;
+  bool q8i = false;  // decode: AttnParams::q8_scores (int8 q . k per block; q8_0 K only)
 };
 
 class AttnCase : public Case {
@@ -65,6 +66,7 @@ class AttnCase : public Case {
       dequantize_row(c_.tk, kc.data() + (size_t)j * rbk_, kf_.data() + o, kv_row_);
       dequantize_row(c_.tv, vc.data() + (size_t)j * rbv_, vf_.data() + o, kv_row_);
     }
+    if (c_.q8i) kc_ = kc;  // the naive twin reads the int8 quants and scales
     q_width_ = (int64_t)c_.n_head * c_.head_dim;
     q_ = env.normal((size_t)c_.n_tokens * q_width_, 1.5f);  // sharper than N(0,1): peakier softmax
     dk_ = env.upload(kc);
@@ -99,6 +101,7 @@ class AttnCase : public Case {
     p.softcap = c_.softcap;
     p.n_splits = splits_;
     p.workspace = dws_;
+    p.q8_scores = c_.q8i;
     return p;
   }
   cudaError_t launch(Env& env) override {
@@ -123,6 +126,20 @@ class AttnCase : public Case {
       for (int h = 0; h < c_.n_head; ++h) {
         const float* q = q_.data() + (size_t)i * q_width_ + (size_t)h * D;
         const size_t koff = (size_t)(h / G) * D;
+        // q8i: q quantized per 32 elements as the kernel does (d = amax / 127, rn(x * (1 / d))).
+        std::vector<int> qi;
+        std::vector<float> qd;
+        if (c_.q8i) {
+          qi.resize((size_t)D);
+          qd.resize((size_t)D / 32);
+          for (int b = 0; b < D / 32; ++b) {
+            float amax = 0.0f;
+            for (int t = 0; t < 32; ++t) amax = std::max(amax, std::fabs(q[b * 32 + t]));
+            const float d = amax / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
+            qd[(size_t)b] = d;
+            for (int t = 0; t < 32; ++t) qi[(size_t)(b * 32 + t)] = (int)std::nearbyint(q[b * 32 + t] * id);
+          }
+        }
         s64.assign(hi - lo, 0.0);
         s32.assign(hi - lo, 0.0f);
         double m64 = -INFINITY;
@@ -133,7 +150,17 @@ class AttnCase : public Case {
           float d32 = 0;
           for (int d = 0; d < D; ++d) {
             d64 += (double)q[d] * k[d];
-            d32 += rn(q[d]) * rn(k[d]);
+            if (!c_.q8i) d32 += rn(q[d]) * rn(k[d]);
+          }
+          if (c_.q8i) {  // exact int8 sums per block, scaled by d_k * d_q, summed in order
+            const uint8_t* kb = kc_.data() + (size_t)j * rbk_ + (size_t)(h / G) * (D / 32) * 34;
+            for (int b = 0; b < D / 32; ++b) {
+              const uint8_t* blk = kb + b * 34;
+              const float dk = fp16_to_f32((uint16_t)(blk[0] | (blk[1] << 8)));
+              int isum = 0;
+              for (int t = 0; t < 32; ++t) isum += qi[(size_t)(b * 32 + t)] * (int)(int8_t)blk[2 + t];
+              d32 += (float)isum * (dk * qd[(size_t)b]);
+            }
           }
           double x64 = d64 * scale;
           float x32 = d32 * scale;
@@ -175,7 +202,11 @@ class AttnCase : public Case {
     const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
     const double e_naive = ref::norm_err(naive_, ref_);
     Verdict v = ref::norm(got, ref_, 4 * e_naive + 1e-6);
-    v.detail += ref::cat(" (naive f32 error ", e_naive, ", splits ", splits_, ")");
+    v.detail += ref::cat(" (naive ", c_.q8i ? "q8 scores" : "f32", " error ", e_naive, ", splits ", splits_, ")");
+    if (c_.q8i && !cuda::attn_decode_q8_scores(params())) {
+      v.pass = false;
+      v.detail += " (the int8 score path was not taken)";
+    }
     return v;
   }
   PerfCount perf_count() const override {
@@ -191,6 +222,7 @@ class AttnCase : public Case {
   int n_ctx_ = 0, kv_row_ = 0, splits_ = 1;
   int64_t rbk_ = 0, rbv_ = 0, q_width_ = 0;
   std::vector<float> kf_, vf_, q_, naive_;
+  std::vector<uint8_t> kc_;
   std::vector<double> ref_;
   uint8_t *dk_ = nullptr, *dv_ = nullptr;
   float *dq_ = nullptr, *dout_ = nullptr, *dws_ = nullptr;
@@ -312,7 +344,7 @@ void add_attn_cases(Registry& r) {
   };
   const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
   auto name = [](const AttnCfg& c) {
-    return ref::cat(c.kern == Kern::Decode ? "attn_decode/" : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : "attn_prefill_mma/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+    return ref::cat(c.kern == Kern::Decode ? (c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : "attn_prefill_mma/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "");
   };
@@ -361,6 +393,23 @@ void add_attn_cases(Registry& r) {
                                c.n_tokens, "@", len - 1),
               [=] { return std::make_unique<AttnWordLoadsCase>(c); });
       }
+  // The int8 score path (AttnParams::q8_scores) on every q8_0-K decode shape above, with its
+  // naive twin's tolerance; and its decode == verify identity.
+  for (int hd : {64, 128, 256})
+    for (Heads h : {Heads{32, 8}, Heads{9, 3}})
+      for (int len : {1, 17, 33, 4097})
+        add({Kern::Decode, 1, len - 1, h.n_head, h.n_head_kv, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f, true});
+  add({Kern::Decode, 1, 4096, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f, true});
+  add({Kern::Decode, 4, 900, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true});
+  add({Kern::Decode, 5, 32, 9, 3, 64, QType::Q8_0, QType::Q8_0, 0, 0.0f, true});
+  add({Kern::Decode, 1, 600, 16, 8, 128, QType::Q8_0, QType::Q5_1, 0, 50.0f, true});
+  add({Kern::Decode, 1, 16383, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true});
+  for (int hd : {64, 128})
+    if (cuda::attn_head_dim_supported(hd)) {
+      const AttnCfg c{Kern::Decode, 5, 2000, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f, true};
+      r.add("attn", ref::cat("attn_decode_q8i/verify_identity/q8_0-q5_1/32-8x", hd, "/n5@2000"),
+            [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
+    }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

@@ -6,12 +6,21 @@
 // median and the spread are reported with the physical floor: decode bytes per token / 4.8 TB/s
 // (weights minus the unread embedding table, plus the KV cache at depth) and prefill FLOPs /
 // dense bf16 peak. One receipt per row, all rows sharing the run id.
+// --trace FILE: after a decode row's repetitions, 8 more steps (untimed by the row) with CUPTI's
+// per-kernel device timestamps (apps/common/kernel_trace.h): every kernel as one JSON line in
+// FILE, and per kernel kind the calls, mean time and exposed time per step in the table and in
+// the row's receipt (metrics.trace).
 #include <algorithm>
 #include <cstdio>
 #include <random>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "common/app.h"
 #include "common/backend_select.h"
+#include "common/kernel_trace.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/timer.h"
@@ -67,7 +76,7 @@ struct Row {
 
 int main(int argc, char** argv) {
   std::vector<std::string> models, arms;
-  std::string p_list, n_list, d_list;
+  std::string p_list, n_list, d_list, trace_path;
   int reps = -1;
   app::Spec spec;
   spec.tool = "pp-bench";
@@ -79,6 +88,7 @@ int main(int argc, char** argv) {
     cli.add_option("-d,--depth", d_list, "KV depths, e.g. 0,4096 (bench.depth)");
     cli.add_option("-r,--repetitions", reps, "timed repetitions per row (bench.repetitions)");
     cli.add_option("--arm", arms, "extra config file applied on top for one arm (repeatable: several arms)");
+    cli.add_option("--trace", trace_path, "decode rows: per-kernel device timestamps of 8 extra steps (CUPTI) appended to this JSON Lines file, summarized per kernel kind");
   };
   spec.apply_cli = [&](Config& c) {
     if (!p_list.empty()) c.bench.n_prompt = parse_list(p_list, "-p");
@@ -162,6 +172,47 @@ int main(int argc, char** argv) {
           std::vector<double> samples;
           for (int r = 0; r < cfg.bench.repetitions; ++r) samples.push_back(once());
           const auto st = summarize(samples);
+          // The traced steps: the cache refilled to the row's depth, one step untraced, then 8.
+          nlohmann::json trace_json;
+          if (!trace_path.empty() && row.decode) {
+            constexpr int kSteps = 8;
+            fill();
+            std::vector<int32_t> ids(1, tok(rng));
+            model->forward(*be, *kvs, ids, (int)row.depth, false, logits_view);
+            be->synchronize();
+            std::string why;
+            auto tr = app::KernelTrace::start(&why);
+            MEMRA_CHECK(tr != nullptr, "--trace: {}", why);
+            Stopwatch tsw;
+            for (int i = 0; i < kSteps; ++i) {
+              model->forward(*be, *kvs, ids, (int)row.depth + 1 + i, false, logits_view);
+              be->synchronize();
+            }
+            const double traced_s = tsw.seconds();
+            const auto recs = tr->stop();
+            std::ofstream tf(trace_path, std::ios::app);
+            MEMRA_CHECK(tf.good(), "--trace: cannot append to '{}'", trace_path);
+            for (const auto& k : recs)
+              tf << nlohmann::json{{"run_id", run_id}, {"row", row.name}, {"arm", arm}, {"kernel", app::short_kernel_name(k.name)},
+                                   {"start_ns", k.start_ns}, {"end_ns", k.end_ns}, {"stream", k.stream},
+                                   {"graph_node", k.graph_node}, {"grid", k.grid}}
+                        .dump()
+                 << "\n";
+            const auto ts = app::summarize_trace(recs, kSteps);
+            trace_json = {{"steps", kSteps}, {"kernels_per_step", ts.kernels_per_step},
+                          {"traced_tok_s", kSteps / traced_s}, {"wall_us_per_step", ts.wall_us_per_step},
+                          {"busy_us_per_step", ts.busy_us_per_step}, {"idle_us_per_step", ts.idle_us_per_step}};
+            std::printf("trace %s %s: %d kernels/step, device wall %.1f us/step (busy %.1f, idle %.1f), host %.1f tok/s while traced\n",
+                        row.name.c_str(), arm.empty() ? "base" : arm.c_str(), ts.kernels_per_step, ts.wall_us_per_step,
+                        ts.busy_us_per_step, ts.idle_us_per_step, kSteps / traced_s);
+            std::printf("| kernel | calls/step | mean us | exposed us/step |\n| --- | --- | --- | --- |\n");
+            for (const auto& kd : ts.kinds) {
+              trace_json["kinds"].push_back({{"kernel", kd.name}, {"calls_per_step", kd.calls_per_step},
+                                             {"mean_us", kd.mean_us}, {"exposed_us_per_step", kd.exposed_us_per_step}});
+              std::printf("| %s | %.1f | %.2f | %.1f |\n", kd.name.c_str(), kd.calls_per_step, kd.mean_us,
+                          kd.exposed_us_per_step);
+            }
+          }
 
           Receipt rec("pp-bench", ctx.receipt.json()["argv"].get<std::vector<std::string>>());
           rec.set_run_id(run_id);
@@ -183,6 +234,7 @@ int main(int argc, char** argv) {
           m["samples_tok_s"] = samples;
           m["repetitions"] = cfg.bench.repetitions;
           m["warmup"] = cfg.bench.warmup;
+          if (!trace_json.is_null()) m["trace"] = trace_json;
           std::string floor_col = "-", tflops_col = "-", peak_col = "-", bytes_col = "-";
           if (row.decode) {
             // Average depth over the run: step i reads depth + i cached positions.

@@ -148,7 +148,61 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
 // same summation order (same bits; kernel-check attn_decode/word_loads_vs_bytes).
 // Why: with byte loads every lane of a warp touched its own row per byte, 144 L1 wavefronts of 32
 // lines per 32 keys; that, not HBM, bounded the kernel (~0.3 TB/s at 16384 keys, 2026-12-01).
-enum KPath : int { KP_BYTES = 0, KP_Q8 = 1, KP_F16 = 2 };
+enum KPath : int { KP_BYTES = 0, KP_Q8 = 1, KP_F16 = 2, KP_Q8I = 3 };
+
+// The block's query heads quantized per 32 elements for the int8 scores (KP_Q8I, AttnParams::
+// q8_scores): quants packed 4 per word, one f32 scale per block.
+template <int D, int G>
+struct QInt8 {
+  uint32_t q[G][D / 4];
+  float d[G][D / 32];
+};
+
+// KP_Q8I: the q8_0 key slice read as the same aligned words as KP_Q8; per 32-element block the
+// int8 dot product of key and query quants is exact (dp4a), then scaled by d_k * d_q and summed
+// over the blocks in order in f32. A block's quants start 2 bytes past its f16 scale, so on
+// every other block (offset 2 mod 4) a word is assembled from two loaded words (byte_perm).
+template <int D, int G>
+__device__ __forceinline__ void score_key_q8i(const uint8_t* krow, int hk, const QInt8<D, G>& qi, float (&dot)[G]) {
+  constexpr int CE = D < 128 ? D : 128;
+  constexpr int CB = CE / 32 * 34;
+  constexpr int NW = CB / 4;
+  const uint8_t* head = krow + (int64_t)hk * (D / 32) * 34;
+#pragma unroll
+  for (int c0 = 0; c0 < D; c0 += CE) {
+    const uint8_t* src = head + c0 / 32 * 34;
+    uint32_t w[NW];
+    if constexpr (CB % 8 == 0) {
+#pragma unroll
+      for (int x = 0; x < NW / 2; ++x) {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
+        w[2 * x] = v.x;
+        w[2 * x + 1] = v.y;
+      }
+    } else {
+#pragma unroll
+      for (int x = 0; x < NW; ++x) w[x] = __ldg(reinterpret_cast<const uint32_t*>(src) + x);
+    }
+#pragma unroll
+    for (int bb = 0; bb < CE / 32; ++bb) {
+      const int pd = bb * 34;
+      const float dk = __half2float(__ushort_as_half((unsigned short)((w[pd >> 2] >> ((pd & 3) * 8)) & 0xffffu)));
+      const int blk = c0 / 32 + bb;
+      int isum[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) isum[g] = 0;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int o = pd + 2 + 4 * j;
+        const uint32_t kw = (o & 3) == 0 ? w[o >> 2] : __byte_perm(w[o >> 2], w[(o >> 2) + 1], 0x5432);
+#pragma unroll
+        for (int g = 0; g < G; ++g) isum[g] = __dp4a((int)kw, (int)qi.q[g][blk * 8 + j], isum[g]);
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) dot[g] = __fadd_rn(dot[g], __fmul_rn((float)isum[g], __fmul_rn(dk, qi.d[g][blk])));
+    }
+  }
+}
 
 template <int D, int G, int KP>
 __device__ __forceinline__ void score_key(const uint8_t* krow, int hk, QType type_k, const float (&qs)[G][D],
@@ -227,7 +281,8 @@ template <int D, int G, int KP>
 __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args a) {
   pdl_wait();
   constexpr int N = D / 32;
-  __shared__ float qs[G][D];
+  __shared__ float qs[KP == KP_Q8I ? 1 : G][KP == KP_Q8I ? 1 : D];
+  __shared__ QInt8<D, KP == KP_Q8I ? G : 1> qi;
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int pos = *a.pos0 + i;
@@ -237,7 +292,22 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
   const int used = attn::splits_used(len, a.n_splits);
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
-  for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
+  if constexpr (KP == KP_Q8I) {
+    // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)).
+    for (int blk = warp; blk < G * D / 32; blk += kWarps) {
+      const float x = qrow[blk * 32 + lane];
+      float amax = fabsf(x);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      const float d = amax / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
+      const int qv = __float2int_rn(x * id);
+      const int g = blk / (D / 32), b = blk % (D / 32);
+      reinterpret_cast<int8_t*>(qi.q[g])[b * 32 + lane] = (int8_t)qv;
+      if (lane == 0) qi.d[g][b] = d;
+    }
+  } else {
+    for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
+  }
   __syncthreads();
   const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
@@ -256,7 +326,11 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
-    if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
+    if constexpr (KP == KP_Q8I) {
+      if (valid) score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
+    } else {
+      if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
+    }
     float p[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) {
@@ -342,6 +416,7 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   attn::Args b = a;
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
+  if (w.k == KP_Q8 && a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I>, grid, block, 0, s, b);
   if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8>, grid, block, 0, s, b);
   if (w.k == KP_F16) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_F16>, grid, block, 0, s, b);
   return launch_kernel(attn_decode_gqa_kernel<D, G, KP_BYTES>, grid, block, 0, s, b);
@@ -405,6 +480,13 @@ bool attn_decode_word_loads(const AttnParams& p) {
   if (g < 1 || g > 8) return false;  // the per-query-head form reads byte-wise
   const WordLoads w = word_loads(attn::make_args(p), p.head_dim);
   return w.k != KP_BYTES || w.v;
+}
+
+bool attn_decode_q8_scores(const AttnParams& p) {
+  if (!p.q8_scores || !attn::valid(p)) return false;
+  const int g = p.n_head / p.n_head_kv;
+  if (g < 1 || g > 8) return false;
+  return word_loads(attn::make_args(p), p.head_dim).k == KP_Q8;
 }
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {

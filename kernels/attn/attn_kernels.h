@@ -49,6 +49,12 @@ struct AttnParams {
   // Split-K decode (GQA form) only: read the cache byte by byte even where it is aligned for
   // word loads. Same bytes out; kernel-check's reference for the word-load path.
   bool byte_loads = false;
+  // Split-K decode (GQA form, K q8_0 with word loads) only: q quantized per 32-element block
+  // (d = amax / 127, q = round-to-nearest-even(x / d) as x * (1 / d), int8) and the scores taken
+  // as exact int8 dot products per K block, scaled by d_k * d_q in f32 (the numeric class of
+  // llama.cpp's quantized-K decode attention). Not bit-identical to the f32 scores: gated by
+  // tolerance against its naive twin (kernel-check attn_decode_q8s/*).
+  bool q8_scores = false;
 };
 
 // Head dims this build has kernels for.
@@ -62,6 +68,8 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.
 bool attn_decode_word_loads(const AttnParams& p);
+// Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
+bool attn_decode_q8_scores(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -541,11 +541,12 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
       p.q8s_xq = const_cast<int8_t*>(q.xq);
       p.q8s_xds = const_cast<void*>(q.xds);
     }
+    p.q8_scores = cfg_.kernels.attn_q8_scores;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
-    note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}", p.n_splits,
+    note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
-                                    emit ? "+q8s" : ""));
+                                    cuda::attn_decode_q8_scores(p) ? "+q8i" : "", emit ? "+q8s" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
