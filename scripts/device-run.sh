@@ -13,6 +13,9 @@
 #            prefill_f16_weights arm (a session's first call)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
+#   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
+#            attn_v_stage / attn_q8_scores arms, pp512/pp2048
+#   final2 : qwen3-8b q4_0 / q8_0 and qwen3-32b q4_k_m rows with the defaults
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -166,6 +169,45 @@ case "$phase" in
     timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-q8-scores.toml --set receipt.hash_model=false --trace "$out/trace.jsonl" \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace"
+    rm -f "$f"
+    ;;
+  levers2)
+    # Two decode-attention levers (int8 scores with <= 128 registers, V staged through shared
+    # memory) on the attn gates and qwen3-8b q4_k_m at three depths, plus the prefill rows with
+    # the f16 copies on by default (~7 minutes).
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    timeout 120 "$bin/kernel-check" --section attn --seed 20261210 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | grep -E "PASS|FAIL"
+    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-v-stage.toml --arm configs/arm-attn-q8-scores.toml --arm configs/arm-attn-q8-v-stage.toml \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
+    timeout 60 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    rm -f "$f"
+    ;;
+  final2)
+    # The rows of the other mixes with the session's defaults (~7 minutes): qwen3-8b q4_0 and
+    # q8_0 tg128 / pp512, qwen3-32b q4_k_m tg128 / pp512 (f16 prefill copies: +65 GB at load).
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    mkdir -p "$synth_dir"
+    for mix in q4_0 q8_0; do
+      f="$synth_dir/qwen3-8b-$mix.gguf"
+      timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix $mix --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+      timeout 60 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
+      rm -f "$f"
+    done
+    f="$synth_dir/qwen3-32b-q4_k_m.gguf"
+    timeout 170 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
     rm -f "$f"
     ;;
   arms)

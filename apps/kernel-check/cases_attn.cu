@@ -262,35 +262,48 @@ class AttnVerifyIdentityCase : public AttnCase {
   std::vector<float> single_;
 };
 
-// The decode kernel's aligned word loads of the cache (the default where the cache is aligned)
-// against the same launch reading it byte by byte (AttnParams::byte_loads): identical bytes.
-class AttnWordLoadsCase : public AttnCase {
+// Two paths of the decode kernel that must give the same bytes: the launch with `alt` applied
+// against the one with `base` applied, plus a check that the alternative path was really taken.
+//  - word loads: the aligned word loads of the cache (the default where it is aligned) vs
+//    AttnParams::byte_loads;
+//  - V staging: AttnParams::v_stage (V tiles through shared memory) vs the direct loads.
+class AttnPathPairCase : public AttnCase {
  public:
-  using AttnCase::AttnCase;
+  enum Pair { kWordLoads, kVStage };
+  AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
-    dbytes_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
+    dbase_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
   }
+  cudaError_t launch(Env& env) override { return cuda::launch_attn_decode(alt(), env.stream()); }
   void reference(Env& env) override {
     cuda::AttnParams p = params();
-    p.out = dbytes_;
-    p.byte_loads = true;
-    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (byte loads)");
-    bytes_ = env.download(dbytes_, (size_t)c_.n_tokens * q_width_);
+    p.out = dbase_;
+    if (pair_ == kWordLoads) p.byte_loads = true;
+    ref::check(cuda::launch_attn_decode(p, env.stream()), pair_ == kWordLoads ? "launch_attn_decode (byte loads)"
+                                                                              : "launch_attn_decode (direct V loads)");
+    base_ = env.download(dbase_, (size_t)c_.n_tokens * q_width_);
   }
   Verdict compare(Env& env) override {
     const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
-    Verdict v = compare_bytes(got.data(), bytes_.data(), got.size() * 4);
-    if (!cuda::attn_decode_word_loads(params())) {  // else both launches read byte-wise
+    Verdict v = compare_bytes(got.data(), base_.data(), got.size() * 4);
+    const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt()) : cuda::attn_decode_v_stage(alt());
+    if (!taken) {  // else both launches ran the same path
       v.pass = false;
-      v.detail += " (the word-load path was not taken)";
+      v.detail += pair_ == kWordLoads ? " (the word-load path was not taken)" : " (the staged path was not taken)";
     }
     return v;
   }
 
  private:
-  float* dbytes_ = nullptr;
-  std::vector<float> bytes_;
+  cuda::AttnParams alt() const {
+    cuda::AttnParams p = params();
+    if (pair_ == kVStage) p.v_stage = true;
+    return p;
+  }
+  Pair pair_;
+  float* dbase_ = nullptr;
+  std::vector<float> base_;
 };
 
 // The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
@@ -391,7 +404,7 @@ void add_attn_cases(Registry& r) {
         const AttnCfg c{Kern::Decode, len == 33 ? 3 : 1, len - 1, 32, 8, hd, t.k, t.v, 0, 0.0f};
         r.add("attn", ref::cat("attn_decode/word_loads_vs_bytes/", tname(t.k), "-", tname(t.v), "/32-8x", hd, "/n",
                                c.n_tokens, "@", len - 1),
-              [=] { return std::make_unique<AttnWordLoadsCase>(c); });
+              [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kWordLoads); });
       }
   // The int8 score path (AttnParams::q8_scores) on every q8_0-K decode shape above, with its
   // naive twin's tolerance; and its decode == verify identity.
@@ -410,6 +423,19 @@ void add_attn_cases(Registry& r) {
       r.add("attn", ref::cat("attn_decode_q8i/verify_identity/q8_0-q5_1/32-8x", hd, "/n5@2000"),
             [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
     }
+  // V staged through shared memory == direct loads (bytes), f32 and int8 scores, partial tiles
+  // (17, 33 keys), several tiles per warp (4097, 16383), a verify batch.
+  for (bool q8i : {false, true})
+    for (auto [n, len] : {std::pair<int, int>{1, 17}, {3, 33}, {1, 4097}, {5, 2001}, {1, 16383}}) {
+      AttnCfg c{Kern::Decode, n, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i};
+      r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/v_stage_vs_direct/q8_0-q5_1/32-8x128/n", n, "@", len - 1),
+            [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kVStage); });
+    }
+  {
+    AttnCfg c{Kern::Decode, 1, 4096, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};  // G = 8
+    r.add("attn", "attn_decode/v_stage_vs_direct/q8_0-q5_1/64-8x128/n1@4096",
+          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kVStage); });
+  }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

@@ -152,6 +152,7 @@ int main(int argc, char** argv) {
             }
             be->synchronize();
           };
+          std::vector<double> dev_us;  // device time per replayed decode step (Backend::last_step_device_us)
           auto once = [&]() -> double {
             fill();
             std::vector<int32_t> ids(row.decode ? 1 : row.n);
@@ -161,6 +162,8 @@ int main(int argc, char** argv) {
               for (int64_t i = 0; i < row.n; ++i) {
                 model->forward(*be, *kvs, ids, (int)(row.depth + i), false, logits_view);
                 be->synchronize();
+                const double us = be->last_step_device_us();
+                if (us >= 0) dev_us.push_back(us);
               }
             } else {
               model->forward(*be, *kvs, ids, (int)row.depth, false, logits_view);
@@ -235,6 +238,17 @@ int main(int argc, char** argv) {
           m["repetitions"] = cfg.bench.repetitions;
           m["warmup"] = cfg.bench.warmup;
           if (!trace_json.is_null()) m["trace"] = trace_json;
+          if (row.decode && !dev_us.empty()) {
+            // The graph's device time per step against the host's time per step: what the host
+            // adds between steps (sync wake-up, launch).
+            const auto ds = summarize(dev_us);
+            m["device_us_per_step_median"] = ds.median;
+            m["device_us_per_step_min"] = ds.min;
+            m["host_gap_us_per_step"] = 1e6 / st.median - ds.median;
+            std::printf("device %s %s: graph %.1f us/step (min %.1f), host time per step %.1f us, host gap %.1f us\n",
+                        row.name.c_str(), arm.empty() ? "base" : arm.c_str(), ds.median, ds.min, 1e6 / st.median,
+                        1e6 / st.median - ds.median);
+          }
           std::string floor_col = "-", tflops_col = "-", peak_col = "-", bytes_col = "-";
           if (row.decode) {
             // Average depth over the run: step i reads depth + i cached positions.

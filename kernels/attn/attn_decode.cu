@@ -277,9 +277,26 @@ __device__ __forceinline__ void score_key(const uint8_t* krow, int hk, QType typ
 // A warp takes 32 keys at a time, one key per lane for the scores (no shuffle per key), then
 // all lanes sweep the 32 V rows (lane-owned output elements, coalesced rows) with the
 // probabilities broadcast by shuffle.
-template <int D, int G, int KP>
-__global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args a) {
+// At head_dim 128 and G <= 4, 4 blocks per SM (<= 128 registers) for every path: uncapped the
+// int8 path took 136 (and the f32 path 146 once the staged variant was added beside it), so 3
+// blocks per SM fit and the
+// 512 blocks of a 64-split row (16384 keys, 8 kv heads) ran in two waves (measured 0.71x of the
+// f32 scores at kernel level there; end to end 0.84x at depth 16384 but 1.07x at 4096, where one
+// wave holds the 256 blocks; 38c6caf).
+// VS: V staged through shared memory per 32-key tile (AttnParams::v_stage; D = 128, q5_1 V:
+// 96-byte head slices, 6 cp.async chunks of 16 bytes each).
+constexpr int kVsSlice = 96;
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+template <int D, int G, int KP, bool VS = false>
+__global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   pdl_wait();
+  static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
+  __shared__ __align__(16) uint8_t vt[VS ? kWarps : 1][VS ? 32 : 1][VS ? kVsSlice : 16];
   constexpr int N = D / 32;
   __shared__ float qs[KP == KP_Q8I ? 1 : G][KP == KP_Q8I ? 1 : D];
   __shared__ QInt8<D, KP == KP_Q8I ? G : 1> qi;
@@ -323,6 +340,14 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
   for (int base = b + warp * 32; base < e; base += kWarps * 32) {
     const int j = base + lane;
     const bool valid = j < e;
+    if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
+      const int nk = min(32, e - base);
+      for (int c = lane; c < nk * (kVsSlice / 16); c += 32) {
+        const int r = c / (kVsSlice / 16), part = c % (kVsSlice / 16);
+        cp_async16(&vt[warp][r][part * 16], a.v + (int64_t)(base + r) * a.v_row_bytes + hk * kVsSlice + part * 16);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
@@ -350,13 +375,19 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
     // latency per batch instead of one per key; measured neutral on the H200 at 33 and 4097 keys,
     // where the fixed per-call cost dominates: kept as the form with fewer round trips).
     const int nk = min(32, e - base);
+    if constexpr (VS) {
+      cp_async_wait_all();
+      __syncwarp();
+    }
     for (int k0 = 0; k0 < nk; k0 += 8) {
       float vv[8][N];
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
         if (k0 + u < nk) {
           const uint8_t* vrow = a.v + (int64_t)(base + k0 + u) * a.v_row_bytes;
-          if (a.v_words)
+          if constexpr (VS)
+            kvq::load_words<N, true>(a.type_v, &vt[warp][k0 + u][0], lane * N, vv[u]);
+          else if (a.v_words)
             kvq::load_words<N>(a.type_v, vrow, hk * D + lane * N, vv[u]);
           else
             kvq::load<N>(a.type_v, vrow, hk * D + lane * N, vv[u]);
@@ -374,6 +405,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_gqa_kernel(attn::Args
           for (int n = 0; n < N; ++n) acc[g][n] += pk * vv[u][n];
         }
     }
+    if constexpr (VS) __syncwarp();  // the tile's slices are read before the next tile's copies land
   }
   __shared__ MergeSmem<D, G> sm;
   merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
@@ -410,12 +442,24 @@ WordLoads word_loads(const attn::Args& a, int D) {
   return w;
 }
 
+// V staging applies to head_dim 128, q5_1 V, rows and base 16-byte aligned (and not byte_loads).
+bool v_stage_applies(const attn::Args& a, int D) {
+  return a.v_stage && !a.byte_loads && D == 128 && a.type_v == QType::Q5_1 &&
+         (reinterpret_cast<uintptr_t>(a.v) | (uintptr_t)a.v_row_bytes) % 16 == 0;
+}
+
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
   attn::Args b = a;
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
+  if constexpr (D == 128) {
+    if (v_stage_applies(a, D) && w.k == KP_Q8) {
+      if (w.k == KP_Q8 && a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true>, grid, block, 0, s, b);
+      if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8, true>, grid, block, 0, s, b);
+    }
+  }
   if (w.k == KP_Q8 && a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I>, grid, block, 0, s, b);
   if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8>, grid, block, 0, s, b);
   if (w.k == KP_F16) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_F16>, grid, block, 0, s, b);
@@ -487,6 +531,14 @@ bool attn_decode_q8_scores(const AttnParams& p) {
   const int g = p.n_head / p.n_head_kv;
   if (g < 1 || g > 8) return false;
   return word_loads(attn::make_args(p), p.head_dim).k == KP_Q8;
+}
+
+bool attn_decode_v_stage(const AttnParams& p) {
+  if (!attn::valid(p)) return false;
+  const int g = p.n_head / p.n_head_kv;
+  if (g < 1 || g > 8) return false;
+  const attn::Args a = attn::make_args(p);
+  return v_stage_applies(a, p.head_dim) && word_loads(a, p.head_dim).k == KP_Q8;
 }
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {

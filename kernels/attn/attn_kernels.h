@@ -55,6 +55,11 @@ struct AttnParams {
   // llama.cpp's quantized-K decode attention). Not bit-identical to the f32 scores: gated by
   // tolerance against its naive twin (kernel-check attn_decode_q8s/*).
   bool q8_scores = false;
+  // Split-K decode (GQA form, head_dim 128, q5_1 V, 16-byte aligned rows) only: each warp copies
+  // its 32-key tile's V slices into shared memory with cp.async before the scores, so the V
+  // latency overlaps the K loads and the score arithmetic; same values, same order (bit-identical
+  // to the direct loads: kernel-check attn_decode/v_stage_vs_direct).
+  bool v_stage = false;
 };
 
 // Head dims this build has kernels for.
@@ -70,6 +75,8 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
 bool attn_decode_word_loads(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
 bool attn_decode_q8_scores(const AttnParams& p);
+// Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).
+bool attn_decode_v_stage(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -105,15 +105,21 @@ __device__ __forceinline__ void load(QType t, const uint8_t* row, int e0, float*
 // The same values as load<N>, read with aligned 2/4/8/16-byte loads instead of byte loads, for
 // the types the decode attention reads most (Q5_1, Q8_0, F16; the rest go to load<N>). The caller
 // guarantees the alignment: row 4-byte aligned (F16: 2*N bytes, at most 16).
-// Read-only path (__ldg): only for data no thread writes during the kernel.
-template <int N>
+// Read-only path (__ldg): only for data no thread writes during the kernel. kShared: `row` is a
+// copy of the row in shared memory (plain loads; Q5_1 and Q8_0 only, else NaN).
+template <bool kShared, class T>
+__device__ __forceinline__ T ld_row(const T* p) {
+  if constexpr (kShared) return *p;
+  else return __ldg(p);
+}
+template <int N, bool kShared = false>
 __device__ __forceinline__ void load_words(QType t, const uint8_t* row, int e0, float* out) {
   static_assert(N >= 1 && N <= 16 && (N & (N - 1)) == 0, "a power of two within a half block");
   if constexpr (N >= 4) {
     if (t == QType::Q5_1) {
       const uint8_t* b = row + (e0 / 32) * 24;
-      const uint32_t dm = __ldg(reinterpret_cast<const uint32_t*>(b));
-      const uint32_t qh = __ldg(reinterpret_cast<const uint32_t*>(b + 4));
+      const uint32_t dm = ld_row<kShared>(reinterpret_cast<const uint32_t*>(b));
+      const uint32_t qh = ld_row<kShared>(reinterpret_cast<const uint32_t*>(b + 4));
       const float d = __half2float(__ushort_as_half((unsigned short)(dm & 0xffffu)));
       const float m = __half2float(__ushort_as_half((unsigned short)(dm >> 16)));
       const int j0 = e0 % 32;
@@ -121,7 +127,7 @@ __device__ __forceinline__ void load_words(QType t, const uint8_t* row, int e0, 
       const int shift = j0 < 16 ? 0 : 4;
 #pragma unroll
       for (int w = 0; w < N / 4; ++w) {
-        const uint32_t x = __ldg(qs + w);
+        const uint32_t x = ld_row<kShared>(qs + w);
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const int j = j0 + 4 * w + k;
@@ -136,16 +142,21 @@ __device__ __forceinline__ void load_words(QType t, const uint8_t* row, int e0, 
   if constexpr (N >= 2) {
     if (t == QType::Q8_0) {
       const uint8_t* b = row + (e0 / 32) * 34;  // 2-byte aligned (34-byte blocks)
-      const float d = __half2float(__ushort_as_half(__ldg(reinterpret_cast<const unsigned short*>(b))));
+      const float d = __half2float(__ushort_as_half(ld_row<kShared>(reinterpret_cast<const unsigned short*>(b))));
       const unsigned short* q = reinterpret_cast<const unsigned short*>(b + 2 + e0 % 32);
 #pragma unroll
       for (int w = 0; w < N / 2; ++w) {
-        const unsigned short x = __ldg(q + w);
+        const unsigned short x = ld_row<kShared>(q + w);
         out[2 * w] = __fmul_rn((float)(int8_t)(x & 0xffu), d);
         out[2 * w + 1] = __fmul_rn((float)(int8_t)(x >> 8), d);
       }
       return;
     }
+  }
+  if constexpr (kShared) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = __int_as_float(0x7fc00000);  // not staged: NaN shows
+    return;
   }
   if (t == QType::F16) {
     const uint8_t* p = row + 2 * e0;

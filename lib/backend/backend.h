@@ -179,6 +179,10 @@ class Backend {
   // the decode step ran as a captured graph: recorded in every benchmark receipt.
   virtual std::map<std::string, std::string> variants() const { return {}; }
   virtual bool decode_graph() const { return false; }
+  // Device time of the last replayed decode-step graph (events around the launch, after the
+  // caller synchronized), in microseconds; negative when the last step was not a replay or the
+  // backend has no such measure. The difference to the host's time per step is the host gap.
+  virtual double last_step_device_us() { return -1.0; }
 
   // ---- memory
   virtual Buffer alloc(int64_t n_floats) = 0;

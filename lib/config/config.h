@@ -80,6 +80,7 @@ struct KernelsSection {
   bool pdl = true;              // programmatic dependent launch between decode kernels
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
   bool attn_q8_scores = false;    // decode attention on a q8_0 K cache: int8 q . k per block
+  bool attn_v_stage = false;      // decode attention: V tiles through shared memory (cp.async)
 };
 
 struct SpecSection {

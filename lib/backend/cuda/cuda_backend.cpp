@@ -107,12 +107,24 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   d_adhoc_pos_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t), "step pos");
   MEMRA_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&h_step_), sizeof(int32_t) * 2));
   MEMRA_CUDA_CHECK(cudaEventCreateWithFlags(&step_done_, cudaEventDisableTiming));
+  MEMRA_CUDA_CHECK(cudaEventCreate(&step_t0_));
+  MEMRA_CUDA_CHECK(cudaEventCreate(&step_t1_));
+}
+
+double CudaBackend::last_step_device_us() {
+  if (!step_timed_) return -1.0;
+  MEMRA_CUDA_CHECK(cudaEventSynchronize(step_t1_));
+  float ms = 0.0f;
+  MEMRA_CUDA_CHECK(cudaEventElapsedTime(&ms, step_t0_, step_t1_));
+  return (double)ms * 1e3;
 }
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream());
   for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
   if (step_done_) cudaEventDestroy(step_done_);
+  if (step_t0_) cudaEventDestroy(step_t0_);
+  if (step_t1_) cudaEventDestroy(step_t1_);
   if (h_step_) cudaFreeHost(h_step_);
 }
 
@@ -369,6 +381,7 @@ bool CudaBackend::begin_step(const Step& s) {
   const auto mode = cuda::choose_step_mode(cfg_.kernels.cuda_graph && kv && s.owner, (int)s.ids.size(),
                                            g != nullptr, seen_.contains(key));
   step_pos0_ = s.pos0;
+  step_timed_ = false;
   step_ids_.assign(s.ids.begin(), s.ids.end());
   cur_key_ = key;
   cur_kv_ = kv;
@@ -388,8 +401,11 @@ bool CudaBackend::begin_step(const Step& s) {
   if (mode == cuda::StepMode::Replay) {
     MEMRA_CHECK(s.ids[0] >= 0 && s.ids[0] < g->id_limit, "embed: token id {} out of range [0, {})", s.ids[0],
                 g->id_limit);
+    MEMRA_CUDA_CHECK(cudaEventRecord(step_t0_, stream()));
     MEMRA_CUDA_CHECK(cudaGraphLaunch(g->exec, stream()));
+    MEMRA_CUDA_CHECK(cudaEventRecord(step_t1_, stream()));
     MEMRA_CUDA_CHECK(cudaEventRecord(step_done_, stream()));
+    step_timed_ = true;
     kv->n_written = std::max(kv->n_written, s.pos0 + 1);
     graph_ran_ = true;
     in_step_ = true;

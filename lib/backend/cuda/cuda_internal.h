@@ -54,6 +54,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::map<std::string, std::string> variants() const override;
   bool decode_graph() const override { return graph_ran_; }
+  double last_step_device_us() override;
 
   bool begin_step(const Step& s) override;
   void end_step(bool ok) override;
@@ -151,6 +152,8 @@ class CudaBackend final : public Backend {
   int d_step_cap_ = 0;  // ids capacity of d_step_
   int32_t* h_step_ = nullptr;
   cudaEvent_t step_done_ = nullptr;
+  cudaEvent_t step_t0_ = nullptr, step_t1_ = nullptr;  // timed, around a replay (last_step_device_us)
+  bool step_timed_ = false;
   bool in_step_ = false;
   bool capturing_ = false;
   cuda::StepKey cur_key_{};

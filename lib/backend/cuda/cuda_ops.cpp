@@ -542,11 +542,13 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
       p.q8s_xds = const_cast<void*>(q.xds);
     }
     p.q8_scores = cfg_.kernels.attn_q8_scores;
+    p.v_stage = cfg_.kernels.attn_v_stage;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
-                                    cuda::attn_decode_q8_scores(p) ? "+q8i" : "", emit ? "+q8s" : ""));
+                                    cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "")));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
