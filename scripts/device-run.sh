@@ -172,9 +172,9 @@ case "$phase" in
     rm -f "$f"
     ;;
   levers2)
-    # Two decode-attention levers (int8 scores with <= 128 registers, V staged through shared
-    # memory) on the attn gates and qwen3-8b q4_k_m at three depths, plus the prefill rows with
-    # the f16 copies on by default (~7 minutes).
+    # The decode-attention levers (int8 scores, V staged through shared memory; on by default since
+    # f3764c9 measured them as arms) against the direct path: attn gates, qwen3-8b q4_k_m at three
+    # depths, plus the prefill rows (~6 minutes).
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
     timeout 120 "$bin/kernel-check" --section attn --seed 20261210 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
@@ -186,16 +186,19 @@ case "$phase" in
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-v-stage.toml --arm configs/arm-attn-q8-scores.toml --arm configs/arm-attn-q8-v-stage.toml \
+      --arm configs/arm-attn-direct.toml \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
     timeout 60 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     rm -f "$f"
     ;;
   final2)
-    # The rows of the other mixes with the session's defaults (~7 minutes): qwen3-8b q4_0 and
-    # q8_0 tg128 / pp512, qwen3-32b q4_k_m tg128 / pp512 (f16 prefill copies: +65 GB at load).
+    # The rows of the other mixes with the session's defaults (~8 minutes): the CUDA-vs-CPU model
+    # tests with them, qwen3-8b q4_0 and q8_0 tg128 / pp512, qwen3-32b q4_k_m tg128 / pp512 (f16
+    # prefill copies: +65 GB at load).
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst" "$out/test_backend_cuda_gpu.log" | tail -n 12
     mkdir -p "$synth_dir"
     for mix in q4_0 q8_0; do
       f="$synth_dir/qwen3-8b-$mix.gguf"

@@ -79,8 +79,8 @@ struct KernelsSection {
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
-  bool attn_q8_scores = false;    // decode attention on a q8_0 K cache: int8 q . k per block
-  bool attn_v_stage = false;      // decode attention: V tiles through shared memory (cp.async)
+  bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
+  bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
 };
 
 struct SpecSection {
