@@ -16,6 +16,7 @@
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_v_stage / attn_q8_scores arms, pp512/pp2048
 #   final2 : qwen3-8b q4_0 / q8_0 and qwen3-32b q4_k_m rows with the defaults
+#   gates2 : CUDA-vs-CPU tests, run-gen both backends, kernel-check all (a final commit's gates)
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -212,6 +213,18 @@ case "$phase" in
     timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
     rm -f "$f"
+    ;;
+  gates2)
+    # Correctness of a session's final commit (~6 minutes): the CUDA-vs-CPU tests, run-gen on
+    # stories260K on both backends, every kernel-check section.
+    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|^attn" "$out/test_backend_cuda_gpu.log" | tail -n 14
+    for be in cuda cpu; do
+      timeout 30 "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
+        --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 2
+    done
+    timeout 300 "$bin/kernel-check" --section all --seed 20261211 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     ;;
   arms)
     # The split_k A/B on every qwen3-8b mix (tg128 and pp512, base vs one warp per row), after the

@@ -239,9 +239,15 @@ void attention_case(const AttnCase& c) {
   const double e0 = norm_err(r[1][0], r[0][0]), e1 = norm_err(r[1][1], r[0][1]), e2 = norm_err(r[1][2], r[0][2]);
   printf("attn hd%d %d/%d K %s V %s: prefill %s %.3g, decode %s %.3g, verify %.3g\n", hd, c.n_head, c.n_head_kv,
          std::string(qtype_name(c.tk)).c_str(), std::string(qtype_name(c.tv)).c_str(), pre.c_str(), e0, dec.c_str(), e1, e2);
+  // Decode/verify in f32 scores: 2e-3. With int8 scores (kernels.attn_q8_scores on a q8_0 K
+  // cache, "+q8i") q is quantized per 32 elements (error up to amax/254 per element, ~8x coarser
+  // than the f16 rounding of the mma prefill class, which has 1e-2): 1e-2 too. A wrong scale, key
+  // or block gives ~1e-1. The kernel-level gate of that class against its naive twin is
+  // kernel-check attn_decode_q8i/*.
+  const double tol_dec = dec.find("q8i") != std::string::npos ? 1e-2 : 2e-3;
   EXPECT_LE(e0, tol_pre);
-  EXPECT_LE(e1, 2e-3);
-  EXPECT_LE(e2, 2e-3);
+  EXPECT_LE(e1, tol_dec);
+  EXPECT_LE(e2, tol_dec);
 }
 
 }  // namespace
