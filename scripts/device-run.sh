@@ -17,6 +17,7 @@
 #            attn_v_stage / attn_q8_scores arms, pp512/pp2048
 #   final2 : qwen3-8b q4_0 / q8_0 and qwen3-32b q4_k_m rows with the defaults
 #   gates2 : CUDA-vs-CPU tests, run-gen both backends, kernel-check all (a final commit's gates)
+#   combine: attn_decode gates, qwen3-8b q4_k_m tg128 at 3 depths with the old-combine arm
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -225,6 +226,19 @@ case "$phase" in
     done
     timeout 300 "$bin/kernel-check" --section all --seed 20261211 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
+    ;;
+  combine)
+    # The shared-memory combine vs the old one (~2.5 minutes): the decode attention gates, then
+    # qwen3-8b q4_k_m tg128 at three depths with configs/arm-attn-combine-direct.toml.
+    timeout 60 "$bin/kernel-check" --section attn --filter attn_decode --seed 20261212 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 12
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-combine-direct.toml --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
+    rm -f "$f"
     ;;
   arms)
     # The split_k A/B on every qwen3-8b mix (tg128 and pp512, base vs one warp per row), after the

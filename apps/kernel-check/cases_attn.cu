@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <tuple>
 
 #include "attn/attn_kernels.h"
 #include "matvec/mmvs.h"
@@ -266,10 +267,11 @@ class AttnVerifyIdentityCase : public AttnCase {
 // against the one with `base` applied, plus a check that the alternative path was really taken.
 //  - word loads: the aligned word loads of the cache (the default where it is aligned) vs
 //    AttnParams::byte_loads;
-//  - V staging: AttnParams::v_stage (V tiles through shared memory) vs the direct loads.
+//  - V staging: AttnParams::v_stage (V tiles through shared memory) vs the direct loads;
+//  - combine: the default shared-memory combine vs AttnParams::combine_direct.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage };
+  enum Pair { kWordLoads, kVStage, kCombine };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -280,17 +282,19 @@ class AttnPathPairCase : public AttnCase {
     cuda::AttnParams p = params();
     p.out = dbase_;
     if (pair_ == kWordLoads) p.byte_loads = true;
-    ref::check(cuda::launch_attn_decode(p, env.stream()), pair_ == kWordLoads ? "launch_attn_decode (byte loads)"
-                                                                              : "launch_attn_decode (direct V loads)");
+    if (pair_ == kCombine) p.combine_direct = true;
+    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (the base path of the pair)");
     base_ = env.download(dbase_, (size_t)c_.n_tokens * q_width_);
   }
   Verdict compare(Env& env) override {
     const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
     Verdict v = compare_bytes(got.data(), base_.data(), got.size() * 4);
-    const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt()) : cuda::attn_decode_v_stage(alt());
+    const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt())
+                       : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
+                                           : !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
-      v.detail += pair_ == kWordLoads ? " (the word-load path was not taken)" : " (the staged path was not taken)";
+      v.detail += " (the alternative path was not taken)";
     }
     return v;
   }
@@ -435,6 +439,15 @@ void add_attn_cases(Registry& r) {
     AttnCfg c{Kern::Decode, 1, 4096, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};  // G = 8
     r.add("attn", "attn_decode/v_stage_vs_direct/q8_0-q5_1/64-8x128/n1@4096",
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kVStage); });
+  }
+  // The shared-memory combine == the old combine (bytes): 1, 2, 33 and 64 splits, head dims 32
+  // (fewer threads than splits) to 256, a verify batch, the q8s emit.
+  for (auto [hd, n, len] : {std::tuple<int, int, int>{128, 1, 17}, {128, 1, 300}, {128, 3, 4097}, {128, 1, 16383},
+                            {64, 5, 2001}, {256, 1, 8191}, {32, 1, 9000}}) {
+    if (!cuda::attn_head_dim_supported(hd)) continue;
+    AttnCfg c{Kern::Decode, n, len - 1, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};
+    r.add("attn", ref::cat("attn_decode/combine_smem_vs_direct/q8_0-q5_1/32-8x", hd, "/n", n, "@", len - 1),
+          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombine); });
   }
   // Decode == verify identity.
   for (int hd : {64, 128})

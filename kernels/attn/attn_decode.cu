@@ -65,20 +65,49 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
 // to out (and its q8s block: all 32 lanes of the warp call this for 32 consecutive d of one head).
-template <int D>
-__device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, int used) {
+// The partials' maxima and sums go through shared memory (SM): every split's (m, l) is loaded
+// once per block by one thread each, in parallel, instead of by every thread in a chain of
+// dependent rounds; the factors f_p = expf(m_p - mx) are then the same expression as before and
+// the sums run over p in the same order: same bits (AttnParams::combine_direct is the old form).
+struct CombineSmem {
+  float m[1024], f[1024], l[1024];
+};
+template <int D, bool SM>
+__device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, int used,
+                                                CombineSmem* cs) {
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
   float mx = -INFINITY;
-#pragma unroll 8
-  for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
   float l = 0.0f, o = 0.0f;
-  if (mx != -INFINITY) {
+  if constexpr (SM) {
+    for (int p = d; p < used; p += D) {
+      cs->m[p] = w[(int64_t)p * (D + 2)];
+      cs->l[p] = w[(int64_t)p * (D + 2) + 1];
+    }
+    __syncthreads();
+    for (int p = 0; p < used; ++p) mx = fmaxf(mx, cs->m[p]);
+    if (mx != -INFINITY) {
+      for (int p = d; p < used; p += D) cs->f[p] = expf(cs->m[p] - mx);  // empty split: m = -inf -> 0
+    }
+    __syncthreads();
+    if (mx != -INFINITY) {
+#pragma unroll 16
+      for (int p = 0; p < used; ++p) {
+        const float f = cs->f[p];
+        l += cs->l[p] * f;
+        o += w[(int64_t)p * (D + 2) + 2 + d] * f;
+      }
+    }
+  } else {
 #pragma unroll 8
-    for (int p = 0; p < used; ++p) {
-      const float* wp = w + (int64_t)p * (D + 2);
-      const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
-      l += wp[1] * f;
-      o += wp[2 + d] * f;
+    for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
+    if (mx != -INFINITY) {
+#pragma unroll 8
+      for (int p = 0; p < used; ++p) {
+        const float* wp = w + (int64_t)p * (D + 2);
+        const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
+        l += wp[1] * f;
+        o += wp[2 + d] * f;
+      }
     }
   }
   const float v = l > 0.0f ? o / l : 0.0f;
@@ -414,11 +443,15 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 // grid (n_head, n_tokens), D threads: thread d merges element d over the row's splits.
 template <int D>
 __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
+  __shared__ CombineSmem cs;
   pdl_wait();
   const int h = blockIdx.x, i = blockIdx.y;
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
-  combine_element<D>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits));
+  if (a.combine_direct)
+    combine_element<D, false>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits), &cs);
+  else
+    combine_element<D, true>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits), &cs);
 }
 
 // Which cache reads the GQA kernel uses (from the types and the alignment of the cache).

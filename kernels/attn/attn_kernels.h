@@ -60,6 +60,10 @@ struct AttnParams {
   // latency overlaps the K loads and the score arithmetic; same values, same order (bit-identical
   // to the direct loads: kernel-check attn_decode/v_stage_vs_direct).
   bool v_stage = false;
+  // Split-K decode: the combine kernel's old form (every thread loads every split's max and sum
+  // in dependent rounds) instead of the default (maxima and sums loaded once per block through
+  // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
+  bool combine_direct = false;
 };
 
 // Head dims this build has kernels for.

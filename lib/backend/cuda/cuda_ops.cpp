@@ -543,6 +543,7 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     }
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
+    p.combine_direct = !cfg_.kernels.attn_combine_smem;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
