@@ -9,8 +9,8 @@
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
 #   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
-#   first  : kernel-check all, CUDA-vs-CPU, decode-step ncu table, q4_k_m rows with the
-#            prefill_f16_weights arm (a session's first call)
+#   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp/tg rows at 3 depths, decode rows traced
+#            (a session's first call)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -132,32 +132,29 @@ case "$phase" in
     done
     ;;
   first)
-    # A session's first call (~9.5 minutes): every kernel-check section, the CUDA-vs-CPU model
-    # tests, the --perf A/B of the mmvs L2 prefetch at kernel level, then qwen3-8b q4_k_m rows:
-    # pp512/pp2048 base vs prefill_f16_weights, tg128 base vs mmvs_prefetch_waves 1 and 2.
+    # A session's first call (~7 minutes): every kernel-check section, the CUDA-vs-CPU model
+    # tests, then qwen3-8b q4_k_m pp512/pp2048 and tg128 at depths 0 / 4096 / 16384 with the
+    # defaults, each decode row traced (CUPTI timeline + exposed time per kernel kind).
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    timeout 280 "$bin/kernel-check" --section all --seed 20261208 \
+    timeout 300 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
-    timeout 40 "$bin/kernel-check" --section mmvs --filter 12288 --perf --seed 7 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "Q4_K|Q6_K" | grep -v blocked | sed 's/norm_err.*|//'
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-prefetch-1.toml --arm configs/arm-mmvs-prefetch-2.toml --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
-    timeout 100 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-no-prefill-f16-weights.toml --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+    timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace|^device"
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --set receipt.hash_model=false \
+      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace|^device"
     rm -f "$f"
     ;;
   attnq8)
     # The int8-score decode attention (kernels.attn_q8_scores) and the first CUPTI timelines
     # (~5 minutes): the attn section (every q8i case against its naive twin), its --perf at 16383
     # keys, the CUDA-vs-CPU tests (f16 prefill copies now on by default), then qwen3-8b q4_k_m
-    # tg128 at depths 0 / 4096 / 16384, base vs the int8 scores, each decode row traced.
+    # tg128 at depths 0 / 4096 / 16384, base vs the old attention (configs/arm-attn-direct.toml;
+    # in 38c6caf this arm was the int8 scores alone), each decode row traced.
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
     timeout 120 "$bin/kernel-check" --section attn --seed 20261209 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
@@ -169,7 +166,7 @@ case "$phase" in
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-q8-scores.toml --set receipt.hash_model=false --trace "$out/trace.jsonl" \
+      --arm configs/arm-attn-direct.toml --set receipt.hash_model=false --trace "$out/trace.jsonl" \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace"
     rm -f "$f"
     ;;
