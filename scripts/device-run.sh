@@ -33,6 +33,14 @@ log="$out/$phase.log"
 exec > >(tee -a "$log") 2>&1
 echo "== $phase $(date -u +%FT%TZ)"
 synth_dir=/tmp/memra-synth
+gpu_info() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+}
+cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model tests, log in OUTDIR
+  timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
+  echo "test_backend_cuda_gpu rc=$?"
+  grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
+}
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
   mkdir -p "$synth_dir"
@@ -45,7 +53,7 @@ bench() {  # preset mix pp-bench-args...
 }
 case "$phase" in
   gates)
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     ldd "$bin/run-gen" "$bin/kernel-check" .device/lib/libmemra.so | grep -v -E 'linux-vdso|ld-linux' || true
     "$bin/kernel-check" --list | tail -n 3
     "$bin/kernel-check" --section all --seed 20261129 --receipt "$out/kernel-check.jsonl" | tail -n 60
@@ -71,7 +79,7 @@ case "$phase" in
     # One call with everything, the benchmark rows first (the 600 s call limit cut the last ones
     # before), each step time-boxed: qwen3-8b q4_k_m rows, A/B arms and depths, q4_0 and q8_0 rows,
     # then every kernel-check section, CUDA vs CPU end to end, run-gen, and qwen3-32b if time is left.
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
@@ -92,8 +100,7 @@ case "$phase" in
     done
     timeout 280 "$bin/kernel-check" --section all --seed 20261203 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 40
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst normalized" "$out/test_backend_cuda_gpu.log" | tail -n 30
+    cuda_vs_cpu "worst normalized" 30
     for be in cuda cpu; do
       timeout 30 "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
         --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 2
@@ -110,11 +117,10 @@ case "$phase" in
     # This session's levers in one call (< 10 minutes): the touched kernel-check sections and the
     # CUDA-vs-CPU model tests first, then the qwen3-8b rows with the split_k A/B arm (q4_k_m),
     # the depth rows, q4_0 and q8_0. qwen3-32b is phase "levers32" (its own call).
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     timeout 100 "$bin/kernel-check" --section norm,mmvs,mmvs_id,fused --seed 20261206 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    cuda_vs_cpu "" 10
     mkdir -p "$synth_dir"
     for mix in q4_k_m q4_0 q8_0; do
       f="$synth_dir/qwen3-8b-$mix.gguf"
@@ -135,11 +141,10 @@ case "$phase" in
     # A session's first call (~7 minutes): every kernel-check section, the CUDA-vs-CPU model
     # tests, then qwen3-8b q4_k_m pp512/pp2048 and tg128 at depths 0 / 4096 / 16384 with the
     # defaults, each decode row traced (CUPTI timeline + exposed time per kernel kind).
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     timeout 300 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    cuda_vs_cpu "" 10
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
@@ -155,13 +160,12 @@ case "$phase" in
     # keys, the CUDA-vs-CPU tests (f16 prefill copies now on by default), then qwen3-8b q4_k_m
     # tg128 at depths 0 / 4096 / 16384, base vs the old attention (configs/arm-attn-direct.toml;
     # in 38c6caf this arm was the int8 scores alone), each decode row traced.
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     timeout 120 "$bin/kernel-check" --section attn --seed 20261209 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
     timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 4
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    cuda_vs_cpu "" 10
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
@@ -174,13 +178,12 @@ case "$phase" in
     # The decode-attention levers (int8 scores, V staged through shared memory; on by default since
     # f3764c9 measured them as arms) against the direct path: attn gates, qwen3-8b q4_k_m at three
     # depths, plus the prefill rows (~6 minutes).
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     timeout 120 "$bin/kernel-check" --section attn --seed 20261210 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
     timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | grep -E "PASS|FAIL"
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu.log" | tail -n 10
+    cuda_vs_cpu "" 10
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
@@ -195,9 +198,8 @@ case "$phase" in
     # The rows of the other mixes with the session's defaults (~8 minutes): the CUDA-vs-CPU model
     # tests with them, qwen3-8b q4_0 and q8_0 tg128 / pp512, qwen3-32b q4_k_m tg128 / pp512 (f16
     # prefill copies: +65 GB at load).
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|worst" "$out/test_backend_cuda_gpu.log" | tail -n 12
+    gpu_info
+    cuda_vs_cpu "worst" 12
     mkdir -p "$synth_dir"
     for mix in q4_0 q8_0; do
       f="$synth_dir/qwen3-8b-$mix.gguf"
@@ -215,8 +217,7 @@ case "$phase" in
   gates2)
     # Correctness of a session's final commit (~6 minutes): the CUDA-vs-CPU tests, run-gen on
     # stories260K on both backends, every kernel-check section.
-    timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED|^attn" "$out/test_backend_cuda_gpu.log" | tail -n 14
+    cuda_vs_cpu "^attn" 14
     for be in cuda cpu; do
       timeout 30 "$bin/run-gen" "$sh/models/stories260K.gguf" -p "Once upon a time" -n 32 --backend "$be" \
         --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-gen.jsonl" | tail -n 2
@@ -271,7 +272,7 @@ case "$phase" in
     # decode step (the qwen3-8b GLU matvec, the split-K attention at 16383 keys; each one launch,
     # key lines printed, whole reports under $OUT), the matvec_v2 times beside mmvs (v2 is still
     # unmeasured), then the per-kernel time table of a real decode step.
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
+    gpu_info
     export LD_LIBRARY_PATH=$PWD/.device/lib
     for k in "mmvs_kernel|mmvs_glu/Q4_K/12288x4096/m1" "attn_decode_gqa|attn_decode/q8_0-q5_1/32-8x128/n1@16383"; do
       kern=${k%%|*}; case_name=${k#*|}; tag=${kern%%_*}

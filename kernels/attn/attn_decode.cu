@@ -187,6 +187,23 @@ struct QInt8 {
   float d[G][D / 32];
 };
 
+// A chunk of CB bytes of a q8_0 key slice (CB/34 blocks) as aligned words: 8-byte loads where
+// CB is a multiple of 8 (136 bytes at head_dim >= 128), else 4-byte (68 bytes at 64).
+template <int CB>
+__device__ __forceinline__ void load_k_words(const uint8_t* src, uint32_t (&w)[CB / 4]) {
+  if constexpr (CB % 8 == 0) {
+#pragma unroll
+    for (int x = 0; x < CB / 8; ++x) {
+      const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
+      w[2 * x] = v.x;
+      w[2 * x + 1] = v.y;
+    }
+  } else {
+#pragma unroll
+    for (int x = 0; x < CB / 4; ++x) w[x] = __ldg(reinterpret_cast<const uint32_t*>(src) + x);
+  }
+}
+
 // KP_Q8I: the q8_0 key slice read as the same aligned words as KP_Q8; per 32-element block the
 // int8 dot product of key and query quants is exact (dp4a), then scaled by d_k * d_q and summed
 // over the blocks in order in f32. A block's quants start 2 bytes past its f16 scale, so on
@@ -201,17 +218,7 @@ __device__ __forceinline__ void score_key_q8i(const uint8_t* krow, int hk, const
   for (int c0 = 0; c0 < D; c0 += CE) {
     const uint8_t* src = head + c0 / 32 * 34;
     uint32_t w[NW];
-    if constexpr (CB % 8 == 0) {
-#pragma unroll
-      for (int x = 0; x < NW / 2; ++x) {
-        const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
-        w[2 * x] = v.x;
-        w[2 * x + 1] = v.y;
-      }
-    } else {
-#pragma unroll
-      for (int x = 0; x < NW; ++x) w[x] = __ldg(reinterpret_cast<const uint32_t*>(src) + x);
-    }
+    load_k_words<CB>(src, w);
 #pragma unroll
     for (int bb = 0; bb < CE / 32; ++bb) {
       const int pd = bb * 34;
@@ -245,17 +252,7 @@ __device__ __forceinline__ void score_key(const uint8_t* krow, int hk, QType typ
     for (int c0 = 0; c0 < D; c0 += CE) {
       const uint8_t* src = head + c0 / 32 * 34;
       uint32_t w[NW];
-      if constexpr (CB % 8 == 0) {
-#pragma unroll
-        for (int x = 0; x < NW / 2; ++x) {
-          const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
-          w[2 * x] = v.x;
-          w[2 * x + 1] = v.y;
-        }
-      } else {
-#pragma unroll
-        for (int x = 0; x < NW; ++x) w[x] = __ldg(reinterpret_cast<const uint32_t*>(src) + x);
-      }
+      load_k_words<CB>(src, w);
 #pragma unroll
       for (int c = 0; c < CE; c += 8) {
         const int pd = (c / 32) * 34;  // the block's f16 scale (never straddles a word: pd % 4 is 0 or 2)
