@@ -29,7 +29,7 @@ std::string short_kernel_name(const std::string& demangled) {
   return s;
 }
 
-TraceSummary summarize_trace(const std::vector<KernelRecord>& recs, int steps) {
+TraceSummary summarize_trace(const std::vector<KernelRecord>& recs, int steps, bool by_grid) {
   TraceSummary t;
   if (recs.empty() || steps <= 0) return t;
   std::vector<KernelRecord> r = recs;
@@ -45,7 +45,7 @@ TraceSummary summarize_trace(const std::vector<KernelRecord>& recs, int steps) {
     const double exposed = k.end_ns > s ? (double)(k.end_ns - s) : 0.0;
     covered_to = std::max(covered_to, k.end_ns);
     busy += exposed;
-    auto& a = acc[short_kernel_name(k.name)];
+    auto& a = acc[by_grid ? short_kernel_name(k.name) + " [" + std::to_string(k.grid) + "]" : short_kernel_name(k.name)];
     a.n += 1;
     a.dur += (double)(k.end_ns - k.start_ns);
     a.exposed += exposed;

@@ -47,7 +47,8 @@ struct TraceSummary {
   double wall_us_per_step = 0, busy_us_per_step = 0, idle_us_per_step = 0;
   int kernels_per_step = 0;
 };
-TraceSummary summarize_trace(const std::vector<KernelRecord>& recs, int steps);
+// by_grid: one kind per (name, grid size), e.g. the same matvec kernel on different shapes.
+TraceSummary summarize_trace(const std::vector<KernelRecord>& recs, int steps, bool by_grid = false);
 // A shorter display name (the memra::cuda / anonymous namespace prefixes and the parameter list
 // dropped).
 std::string short_kernel_name(const std::string& demangled);

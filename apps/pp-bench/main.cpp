@@ -6,8 +6,8 @@
 // median and the spread are reported with the physical floor: decode bytes per token / 4.8 TB/s
 // (weights minus the unread embedding table, plus the KV cache at depth) and prefill FLOPs /
 // dense bf16 peak. One receipt per row, all rows sharing the run id.
-// --trace FILE: after a decode row's repetitions, 8 more steps (untimed by the row) with CUPTI's
-// per-kernel device timestamps (apps/common/kernel_trace.h): every kernel as one JSON line in
+// --trace FILE: after a decode row's repetitions, 8 more steps (after a prefill row's, one more
+// pass), untimed by the row, with CUPTI's per-kernel device timestamps (apps/common/kernel_trace.h): every kernel as one JSON line in
 // FILE, and per kernel kind the calls, mean time and exposed time per step in the table and in
 // the row's receipt (metrics.trace).
 #include <algorithm>
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     cli.add_option("-d,--depth", d_list, "KV depths, e.g. 0,4096 (bench.depth)");
     cli.add_option("-r,--repetitions", reps, "timed repetitions per row (bench.repetitions)");
     cli.add_option("--arm", arms, "extra config file applied on top for one arm (repeatable: several arms)");
-    cli.add_option("--trace", trace_path, "decode rows: per-kernel device timestamps of 8 extra steps (CUPTI) appended to this JSON Lines file, summarized per kernel kind");
+    cli.add_option("--trace", trace_path, "per-kernel device timestamps (CUPTI) of 8 extra decode steps or one extra prefill pass per row, appended to this JSON Lines file, summarized per kernel and grid size");
   };
   spec.apply_cli = [&](Config& c) {
     if (!p_list.empty()) c.bench.n_prompt = parse_list(p_list, "-p");
@@ -175,20 +175,24 @@ int main(int argc, char** argv) {
           std::vector<double> samples;
           for (int r = 0; r < cfg.bench.repetitions; ++r) samples.push_back(once());
           const auto st = summarize(samples);
-          // The traced steps: the cache refilled to the row's depth, one step untraced, then 8.
+          // The traced work: decode rows refill the cache to the row's depth, run one step
+          // untraced, then 8 traced steps; prefill rows refill it and trace one pass.
           nlohmann::json trace_json;
-          if (!trace_path.empty() && row.decode) {
-            constexpr int kSteps = 8;
+          if (!trace_path.empty()) {
+            const int kSteps = row.decode ? 8 : 1;
             fill();
-            std::vector<int32_t> ids(1, tok(rng));
-            model->forward(*be, *kvs, ids, (int)row.depth, false, logits_view);
-            be->synchronize();
+            std::vector<int32_t> ids(row.decode ? 1 : row.n);
+            for (auto& x : ids) x = tok(rng);
+            if (row.decode) {
+              model->forward(*be, *kvs, ids, (int)row.depth, false, logits_view);
+              be->synchronize();
+            }
             std::string why;
             auto tr = app::KernelTrace::start(&why);
             MEMRA_CHECK(tr != nullptr, "--trace: {}", why);
             Stopwatch tsw;
             for (int i = 0; i < kSteps; ++i) {
-              model->forward(*be, *kvs, ids, (int)row.depth + 1 + i, false, logits_view);
+              model->forward(*be, *kvs, ids, (int)row.depth + (row.decode ? 1 + i : 0), false, logits_view);
               be->synchronize();
             }
             const double traced_s = tsw.seconds();
@@ -201,13 +205,13 @@ int main(int argc, char** argv) {
                                    {"graph_node", k.graph_node}, {"grid", k.grid}}
                         .dump()
                  << "\n";
-            const auto ts = app::summarize_trace(recs, kSteps);
+            const auto ts = app::summarize_trace(recs, kSteps, /*by_grid=*/true);
             trace_json = {{"steps", kSteps}, {"kernels_per_step", ts.kernels_per_step},
-                          {"traced_tok_s", kSteps / traced_s}, {"wall_us_per_step", ts.wall_us_per_step},
+                          {"traced_tok_s", (row.decode ? kSteps : (double)row.n) / traced_s}, {"wall_us_per_step", ts.wall_us_per_step},
                           {"busy_us_per_step", ts.busy_us_per_step}, {"idle_us_per_step", ts.idle_us_per_step}};
             std::printf("trace %s %s: %d kernels/step, device wall %.1f us/step (busy %.1f, idle %.1f), host %.1f tok/s while traced\n",
                         row.name.c_str(), arm.empty() ? "base" : arm.c_str(), ts.kernels_per_step, ts.wall_us_per_step,
-                        ts.busy_us_per_step, ts.idle_us_per_step, kSteps / traced_s);
+                        ts.busy_us_per_step, ts.idle_us_per_step, (row.decode ? kSteps : (double)row.n) / traced_s);
             std::printf("| kernel | calls/step | mean us | exposed us/step |\n| --- | --- | --- | --- |\n");
             for (const auto& kd : ts.kinds) {
               trace_json["kinds"].push_back({{"kernel", kd.name}, {"calls_per_step", kd.calls_per_step},

@@ -49,6 +49,21 @@ TEST(KernelTrace, AKernelInsideAnotherIsNotExposed) {
   EXPECT_DOUBLE_EQ(t.idle_us_per_step, 0.0);
 }
 
+TEST(KernelTrace, ByGridSplitsOneKernelByLaunchShape) {
+  KernelRecord a = rec("mv", 0, 10), b = rec("mv", 10, 30), c = rec("mv", 30, 35);
+  a.grid = 1536;
+  b.grid = 4096;
+  c.grid = 1536;
+  const auto t = summarize_trace({a, b, c}, 1, /*by_grid=*/true);
+  std::map<std::string, memra::app::TraceSummary::Kind> by;
+  for (const auto& k : t.kinds) by[k.name] = k;
+  ASSERT_EQ(by.size(), 2u);
+  EXPECT_DOUBLE_EQ(by["mv [1536]"].calls_per_step, 2.0);
+  EXPECT_DOUBLE_EQ(by["mv [1536]"].exposed_us_per_step, 15.0);
+  EXPECT_DOUBLE_EQ(by["mv [4096]"].exposed_us_per_step, 20.0);
+  EXPECT_EQ(summarize_trace({a, b, c}, 1).kinds.size(), 1u);  // by name only
+}
+
 TEST(KernelTrace, ShortNames) {
   EXPECT_EQ(short_kernel_name("void memra::cuda::(anonymous namespace)::mmvs_kernel<(memra::QType)12, 1, 0>("
                               "memra::cuda::(anonymous namespace)::Args)"),
