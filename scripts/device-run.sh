@@ -9,6 +9,8 @@
 #            tests, run-gen, pp-bench rows of every issue-6 model plus the A/B arms
 #   levers : touched kernel-check sections, CUDA-vs-CPU, qwen3-8b rows with the split_k arm
 #   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
+#   prefill: staged prefill attention + GEMM input reuse: attn prefill / quant convert gates and
+#            --perf, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048 base vs both old forms, traced
 #   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp/tg rows at 3 depths, decode rows traced
 #            (a session's first call)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -136,6 +138,23 @@ case "$phase" in
       fi
       rm -f "$f"
     done
+    ;;
+  prefill)
+    gpu_info
+    timeout 200 "$bin/kernel-check" --section attn,quant --filter prefill --seed 20261210 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    timeout 60 "$bin/kernel-check" --section quant --filter convert --seed 20261210 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 5
+    timeout 100 "$bin/kernel-check" --section attn --filter n512@ --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 6
+    cuda_vs_cpu "" 10
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 250 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-prefill-unstaged.toml --arm configs/arm-no-gemm-x-reuse.toml \
+      --set receipt.hash_model=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace" | grep -v "^| [a-z_<>]*kv_append\|^| embed\|^| quantize\|^| rms_norm_kernel<0"
+    rm -f "$f"
     ;;
   first)
     # A session's first call (~7 minutes): every kernel-check section, the CUDA-vs-CPU model

@@ -118,7 +118,61 @@ class DequantizeCase : public Case {
   size_t out_bytes_ = 0;
 };
 
+// The GEMM input rounding (launch_convert_f32): f32 -> f16 / bf16, round to nearest even, against
+// core/half.h byte for byte; the 8-wide path (cols % 8 == 0, ld % 4 == 0) and the scalar one.
+class ConvertCase : public Case {
+ public:
+  ConvertCase(int64_t rows, int64_t cols, int64_t ld, bool bf16) : rows_(rows), cols_(cols), ld_(ld), bf16_(bf16) {}
+  void generate(Env& env) override {
+    x_ = env.normal((size_t)(rows_ * ld_));
+    // Magnitudes from f16 subnormals to past the f16 range (inf), and exact f16 ties.
+    std::uniform_real_distribution<float> ex(-9.f, 5.5f);
+    for (auto& v : x_) v *= std::pow(10.f, ex(env.rng()));
+    for (int64_t i = 0; i < rows_ * ld_; i += 97) x_[(size_t)i] = 1.0f + 1.0f / 2048.0f;  // halfway in f16
+    dx_ = env.upload(x_);
+    dy_ = env.alloc_output<uint16_t>((size_t)(rows_ * cols_));
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::ConvertParams p;
+    p.x = dx_;
+    p.rows = rows_;
+    p.cols = cols_;
+    p.ld_x = ld_;
+    p.out = dy_;
+    p.to_bf16 = bf16_;
+    return cuda::launch_convert_f32(p, env.stream());
+  }
+  void reference(Env&) override {
+    ref_.resize((size_t)(rows_ * cols_));
+    for (int64_t r = 0; r < rows_; ++r)
+      for (int64_t c = 0; c < cols_; ++c) {
+        const float v = x_[(size_t)(r * ld_ + c)];
+        ref_[(size_t)(r * cols_ + c)] = bf16_ ? f32_to_bf16(v) : f32_to_fp16(v);
+      }
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dy_, ref_.size());
+    return compare_bytes(reinterpret_cast<const uint8_t*>(got.data()), reinterpret_cast<const uint8_t*>(ref_.data()),
+                         ref_.size() * 2);
+  }
+  PerfCount perf_count() const override { return {(double)(rows_ * cols_) * 6, 0}; }
+
+ private:
+  int64_t rows_, cols_, ld_;
+  bool bf16_;
+  std::vector<float> x_;
+  std::vector<uint16_t> ref_;
+  float* dx_ = nullptr;
+  uint16_t* dy_ = nullptr;
+};
+
 void add_quant_cases(Registry& r) {
+  struct CShape { int64_t rows, cols, ld; };
+  for (const CShape s : {CShape{512, 4096, 4096}, CShape{37, 12288, 12288}, CShape{9, 1536, 1540}, CShape{5, 1001, 1001},
+                         CShape{3, 64, 66}})
+    for (bool bf16 : {false, true})
+      r.add("quant", fmt::format("convert_f32/{}/{}x{}/ld{}", bf16 ? "bf16" : "f16", s.rows, s.cols, s.ld),
+            [s, bf16] { return std::make_unique<ConvertCase>(s.rows, s.cols, s.ld, bf16); });
   struct Shape { int64_t rows, n, ld; };
   for (const Shape s : {Shape{1, 4096, 4096}, Shape{7, 1536, 1536}, Shape{3, 14336, 14336}, Shape{519, 4096, 4096},
                         Shape{5, 1536, 1600}}) {

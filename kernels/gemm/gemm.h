@@ -28,6 +28,9 @@ struct GemmParams {
   float* y = nullptr;
   int64_t ldy = 0;  // 0 = n
   void* scratch = nullptr;  // gemm_scratch_bytes(w_type, n, k, m) bytes, 256-byte aligned
+  // x already rounded to the GEMM's operand type (bf16 for BF16 W, else f16), dense m x k: the
+  // conversion is skipped (gemm_x_operand_bf16 says which type). Ignored for F32 W.
+  const void* x_conv = nullptr;
   cublasLtHandle_t lt = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
@@ -35,6 +38,8 @@ struct GemmParams {
 
 // Scratch for the converted operands: f16 W (quantized types only) followed by x as f16/bf16.
 size_t gemm_scratch_bytes(QType w_type, int64_t n, int64_t k, int64_t m);
+// The type x is rounded to for a W of w_type: bf16 for BF16 W, f16 for every other non-F32 type.
+inline bool gemm_x_operand_bf16(QType w_type) { return w_type == QType::BF16; }
 cudaError_t launch_gemm(const GemmParams& p, cudaStream_t stream);
 const char* gemm_last_error();
 

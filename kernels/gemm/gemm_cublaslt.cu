@@ -117,6 +117,7 @@ cudaError_t launch_gemm(const GemmParams& p, cudaStream_t stream) {
   } else {
     return cudaErrorNotSupported;
   }
+  if (p.x_conv) return lt_matmul(p, ab, a, lda, p.x_conv, p.k, ldy, stream);
   ConvertParams cv;
   cv.x = p.x;
   cv.rows = p.m;

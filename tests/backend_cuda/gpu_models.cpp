@@ -185,6 +185,31 @@ TEST(CudaGraph, ReplayIsBitIdenticalToEagerAndSurvivesRollback) {
   EXPECT_NO_THROW(step(graph, one, (int)ids.size() + 8, false));
 }
 
+// kernels.gemm_x_reuse: consecutive prefill GEMMs on one input (q, k, v; gate, up) share one f16
+// rounding of it; the logits bytes equal those of a conversion per GEMM, and the reuse happened.
+TEST(CudaModels, GemmInputReuseSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  Config with = gpu_config(true), without = gpu_config(true);
+  with.kernels.gemm_x_reuse = true;
+  without.kernels.gemm_x_reuse = false;
+  ModelRun base = open_run(backend::make_cuda_backend(without), path, ko);
+  ModelRun reuse = open_run(backend::make_cuda_backend(with), path, ko);
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 53 + 5) % base.model->hparams().n_vocab);
+  for (int round = 0; round < 2; ++round) {  // the second prefill starts with a stale slot
+    const auto a = step(base, ids, round * kPrompt, true), b = step(reuse, ids, round * kPrompt, true);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * 4)) << "prefill logits differ, round " << round;
+  }
+  const auto& v = reuse.be->variants();
+  ASSERT_TRUE(v.count("gemm_x"));
+  EXPECT_NE(v.at("gemm_x").find("reused"), std::string::npos) << v.at("gemm_x");
+  EXPECT_FALSE(base.be->variants().count("gemm_x"));
+}
+
 // kernels.prefill_f16_weights: the prefill GEMM on the f16 copies made at load gives the same
 // logits bytes as the per-call dequantization (same dequantize kernel, same cuBLASLt operand), on
 // a quantized model whose 20-token prefill takes the GEMM path; decode (mmvs) is untouched.

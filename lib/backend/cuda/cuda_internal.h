@@ -91,7 +91,7 @@ class CudaBackend final : public Backend {
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
@@ -118,14 +118,24 @@ class CudaBackend final : public Backend {
   Q8s q8s_planes(int64_t m, int64_t k);
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
-  // Every op but matmul may write anywhere: the q8s planes no longer match their source.
-  void forget_q8s() { q8s_src_.data = nullptr; }
-  // A matmul output that overlaps the planes' source invalidates them.
-  void forget_q8s_if_overlaps(View y) {
-    if (q8s_src_.data && y.data < q8s_src_.data + q8s_src_.rows * q8s_src_.ld &&
-        q8s_src_.data < y.data + y.rows * y.ld)
-      forget_q8s();
+  // Every op but matmul may write anywhere: the q8s planes (and the GEMM's rounded input in the
+  // kX16 slot) no longer match their source.
+  void forget_q8s() {
+    q8s_src_.data = nullptr;
+    x16_src_.data = nullptr;
   }
+  // A matmul output that overlaps the planes' (or the rounded input's) source invalidates them.
+  void forget_q8s_if_overlaps(View y) {
+    const auto overlaps = [&](const View& s) {
+      return s.data && y.data < s.data + s.rows * s.ld && s.data < y.data + y.rows * y.ld;
+    };
+    if (overlaps(q8s_src_)) q8s_src_.data = nullptr;
+    if (overlaps(x16_src_)) x16_src_.data = nullptr;
+  }
+  // x rounded to the prefill GEMM's operand type (f16, bf16 if `bf16`) in the kX16 slot: converted
+  // here, or reused when the last converted input is the same view and nothing has written memory
+  // since (kernels.gemm_x_reuse).
+  const void* gemm_x_input(View x, bool bf16);
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
   // qk_norm_rope's fused form: whether it applies, and its launch parameters (no append).
   bool qk_norm_rope_fusable(View q, View k, int n_head_kv, const RopeParams& rp) const;
@@ -172,6 +182,8 @@ class CudaBackend final : public Backend {
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
+  View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
+  bool x16_bf16_ = false;
 };
 
 }  // namespace memra::backend::cuda_impl

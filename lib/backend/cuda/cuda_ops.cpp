@@ -6,6 +6,7 @@
 
 #include "act/act_kernels.h"
 #include "attn/attn_kernels.h"
+#include "attn/attn_prefill_f16.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
@@ -148,6 +149,8 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       p.y = y.data;
       p.ldy = y.ld;
       p.scratch = workspace(kGemm, cuda::gemm_scratch_bytes(p.w_type, n, k, m));
+      if (p.w_type != QType::F32 && cfg_.kernels.gemm_x_reuse)
+        p.x_conv = gemm_x_input(x, cuda::gemm_x_operand_bf16(p.w_type));
       p.lt = ctx().cublaslt();
       p.workspace = ctx().cublas_workspace();
       p.workspace_bytes = ctx().cublas_workspace_bytes();
@@ -170,6 +173,26 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
     e.cols = n;
     cuda::check_status(cuda::launch_ewise(e, stream()), "launch_ewise(bias)");
   }
+}
+
+const void* CudaBackend::gemm_x_input(View x, bool bf16) {
+  // Same view -> same m x k -> the slot is already that large and is not reallocated.
+  void* buf = workspace(kX16, (size_t)x.rows * (size_t)x.cols * 2);
+  const bool same = x16_src_.data == x.data && x16_src_.rows == x.rows && x16_src_.cols == x.cols &&
+                    x16_src_.ld == x.ld && x16_bf16_ == bf16;
+  note("gemm_x", same ? "reused" : "converted");
+  if (same) return buf;
+  cuda::ConvertParams cv;
+  cv.x = x.data;
+  cv.rows = x.rows;
+  cv.cols = x.cols;
+  cv.ld_x = x.ld;
+  cv.out = buf;
+  cv.to_bf16 = bf16;
+  cuda::check_status(cuda::launch_convert_f32(cv, stream()), "launch_convert_f32");
+  x16_src_ = x;
+  x16_bf16_ = bf16;
+  return buf;
 }
 
 CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k) {
@@ -552,6 +575,17 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
                                     std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "")));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
+    if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
+        cuda::attn_prefill_staged_supported(ap.head_dim_k)) {
+      // The staged row range comes from the host pos0: never inside a captured step (n = 1 only).
+      MEMRA_CHECK(!capturing_, "internal: staged prefill attention during graph capture");
+      const size_t bytes = cuda::attn_prefill_stage_bytes(p, pos0);
+      void* stage = workspace(kAttn, bytes);
+      cuda::check_status(cuda::launch_attn_prefill_staged(p, pos0, stage, bytes, stream()),
+                         "launch_attn_prefill_staged");
+      note("attn_prefill", fmt::format("mma_staged_hd{}", ap.head_dim_k));
+      return;
+    }
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
     note("attn_prefill", fmt::format("{}_hd{}", kind == cuda::AttnPrefillKernel::Mma ? "mma" : "tiled",
                                      ap.head_dim_k));
