@@ -11,6 +11,8 @@
 #   levers32: qwen3-32b q4_k_m tg128 / pp512 (with the split_k arm when $3 = arms)
 #   prefill: staged prefill attention + GEMM input reuse: attn prefill / quant convert gates and
 #            --perf, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048 base vs both old forms, traced
+#   rows   : staged prefill gates (attn prefill cases, --perf at n512), then the prefill rows of
+#            qwen3-8b f16 (base vs the unstaged arm) and qwen3-32b q4_k_m pp512 (both arms) + tg128
 #   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp/tg rows at 3 depths, decode rows traced
 #            (a session's first call)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -154,6 +156,26 @@ case "$phase" in
     timeout 250 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-prefill-unstaged.toml --arm configs/arm-no-gemm-x-reuse.toml \
       --set receipt.hash_model=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace" | grep -v "^| [a-z_<>]*kv_append\|^| embed\|^| quantize\|^| rms_norm_kernel<0"
+    rm -f "$f"
+    ;;
+  rows)
+    gpu_info
+    timeout 240 "$bin/kernel-check" --section attn --filter prefill --seed 20261211 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    timeout 100 "$bin/kernel-check" --section attn --filter 768 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 6
+    timeout 60 "$bin/kernel-check" --section attn --filter n512@0 --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 6
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-f16.gguf"
+    timeout 120 "$bin/gguf-synth" --preset qwen3-8b --mix f16 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 120 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-prefill-unstaged.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
+    rm -f "$f"
+    f="$synth_dir/qwen3-32b-q4_k_m.gguf"
+    timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 240 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-prefill-unstaged.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
     ;;
   first)

@@ -32,6 +32,8 @@ std::vector<int> f16_fields(QType t) {
 
 }  // namespace
 
+ThreadPool& ref_pool() { return pool(); }
+
 std::vector<uint8_t> random_weight_bytes(Env& env, QType t, int64_t rows, int64_t cols) {
   const auto& tr = qtype_traits(t);
   MEMRA_CHECK(cols % tr.block_elems == 0, "cols {} not a multiple of {}'s block", cols, tr.name);

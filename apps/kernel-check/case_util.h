@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/parallel.h"
 #include "quant/types.h"
 #include "registry.h"
 
@@ -17,6 +18,8 @@ std::vector<uint8_t> random_weight_bytes(Env& env, QType t, int64_t rows, int64_
 std::vector<uint8_t> quantized_weight_bytes(Env& env, QType t, int64_t rows, int64_t cols);
 // CPU dequantization (lib/quant dequantize_row), rows x cols f32.
 std::vector<float> dequantize_rows(QType t, const std::vector<uint8_t>& bytes, int64_t rows, int64_t cols);
+// The references' worker pool (one per process, all cores).
+ThreadPool& ref_pool();
 // y[j][r] = sum_k w[r][k] * x[j][k] in f64 (threaded over r).
 std::vector<double> matmul_f64(const std::vector<float>& w, const std::vector<float>& x, int64_t n, int64_t k,
                                int64_t m);
