@@ -8,6 +8,7 @@
 
 #include "act/act_kernels.h"
 #include "cases_ref.h"
+#include "core/half.h"
 #include "quant/quant.h"
 #include "quant/quant_kernels.h"
 
@@ -61,7 +62,10 @@ class ActivateCase : public Case {
 
 class GluCase : public Case {
  public:
-  GluCase(int rows, int cols, cuda::ActKind a, bool q8_1) : rows_(rows), cols_(cols), act_(a), q81_(q8_1) {}
+  // f16: the f32 output plus its f16 copy (GluParams::out_f16), the copy checked byte for byte
+  // against core/half.h's rounding of the kernel's own f32 output.
+  GluCase(int rows, int cols, cuda::ActKind a, bool q8_1, bool f16 = false)
+      : rows_(rows), cols_(cols), act_(a), q81_(q8_1), f16_(f16) {}
   void generate(Env& env) override {
     // gate and up as two column slices of one [rows, 2*cols] matrix, as a fused gate+up matmul
     // leaves them.
@@ -75,6 +79,7 @@ class GluCase : public Case {
       dq2_ = env.alloc<uint8_t>((size_t)rows_ * qrow_);
     } else {
       dout_ = env.alloc_output<float>((size_t)rows_ * cols_);
+      if (f16_) d16_ = env.alloc_output<uint16_t>((size_t)rows_ * cols_);
     }
   }
   cuda::GluParams params(float* out, void* outq) const {
@@ -86,6 +91,7 @@ class GluCase : public Case {
     p.out = out;
     p.ld_out = cols_;
     p.out_q8_1 = outq;
+    p.out_f16 = out && out == dout_ ? d16_ : nullptr;
     p.ld_out_bytes = qrow_;
     p.rows = rows_;
     p.cols = cols_;
@@ -115,7 +121,17 @@ class GluCase : public Case {
       quantize_row(QType::Q8_1, f32_.data() + (size_t)r * cols_, cpu_q_.data() + (size_t)r * qrow_, cols_);
   }
   Verdict compare(Env& env) override {
-    if (!q81_) return ref::norm(env.download(dout_, (size_t)rows_ * cols_), ref_, kActTol);
+    if (!q81_ && !f16_) return ref::norm(env.download(dout_, (size_t)rows_ * cols_), ref_, kActTol);
+    if (f16_) {
+      const auto o = env.download(dout_, (size_t)rows_ * cols_);
+      const auto h = env.download(d16_, (size_t)rows_ * cols_);
+      std::vector<uint16_t> want(o.size());
+      for (size_t i = 0; i < o.size(); ++i) want[i] = f32_to_fp16(o[i]);
+      return ref::all_of({{"f32 glu vs f64", ref::norm(o, ref_, kActTol)},
+                          {"f16 copy vs core/half.h of the f32 output",
+                           compare_bytes(reinterpret_cast<const uint8_t*>(h.data()),
+                                         reinterpret_cast<const uint8_t*>(want.data()), h.size() * 2)}});
+    }
     const auto q = env.download(dq_, (size_t)rows_ * qrow_);
     return ref::all_of({{"f32 glu vs f64", ref::norm(f32_, ref_, kActTol)},
                         {"fused vs CPU quantize_row(Q8_1)", compare_bytes(q.data(), cpu_q_.data(), q.size())},
@@ -128,7 +144,8 @@ class GluCase : public Case {
  private:
   int rows_, cols_;
   cuda::ActKind act_;
-  bool q81_;
+  bool q81_, f16_;
+  uint16_t* d16_ = nullptr;
   int64_t ld_ = 0, qrow_ = 0;
   std::vector<float> gu_, f32_;
   std::vector<double> ref_;
@@ -156,7 +173,13 @@ void add_act_cases(Registry& r) {
               [=] { return std::make_unique<GluCase>(rows, cols, a, false); });
         r.add("act", ref::cat("glu_", act_name(a), "/q8_1/", shape),
               [=] { return std::make_unique<GluCase>(rows, cols, a, true); });
+        r.add("act", ref::cat("glu_", act_name(a), "/f32+f16/", shape),
+              [=] { return std::make_unique<GluCase>(rows, cols, a, false, true); });
       }
+  // The scalar path (cols % 4 != 0) and a prefill-sized batch of the 4-wide one.
+  r.add("act", "glu_silu/f32/5x1001", [] { return std::make_unique<GluCase>(5, 1001, ActKind::Silu, false); });
+  r.add("act", "glu_silu/f32+f16/512x12288",
+        [] { return std::make_unique<GluCase>(512, 12288, ActKind::Silu, false, true); });
 }
 MEMRA_KC_REGISTER(add_act_cases);
 

@@ -1,3 +1,5 @@
+#include <cuda_fp16.h>
+
 #include "act/act_kernels.h"
 #include "act/act_math.cuh"
 #include "norm/q8_1_emit.cuh"
@@ -31,6 +33,37 @@ __global__ void glu_kernel(const float* gate, int64_t ld_g, const float* up, int
     const int c = (int)(t % cols);
     out[r * ld_o + c] = glu_value<A>(gate, ld_g, up, ld_u, r, c);
   }
+}
+
+// 4 consecutive elements per thread: 16-byte loads and stores (cols and every ld % 4 == 0, rows
+// 16-byte aligned), the same glu_value per element; out16 (optional): the f16 rounding as well.
+template <ActKind A>
+__global__ void glu_x4_kernel(const float* gate, int64_t ld_g, const float* up, int64_t ld_u, float* out,
+                              int64_t ld_o, __half* out16, int rows, int cols4) {
+  const int64_t total = (int64_t)rows * cols4;
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < total;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = t / cols4;
+    const int c = (int)(t - r * cols4) * 4;
+    const float4 g = *reinterpret_cast<const float4*>(gate + r * ld_g + c);
+    const float4 u = *reinterpret_cast<const float4*>(up + r * ld_u + c);
+    const float4 v = make_float4(__fmul_rn(act<A>(g.x), u.x), __fmul_rn(act<A>(g.y), u.y),
+                                 __fmul_rn(act<A>(g.z), u.z), __fmul_rn(act<A>(g.w), u.w));
+    *reinterpret_cast<float4*>(out + r * ld_o + c) = v;
+    if (out16) {
+      const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+      uint2 w;
+      w.x = *reinterpret_cast<const uint32_t*>(&lo);
+      w.y = *reinterpret_cast<const uint32_t*>(&hi);
+      *reinterpret_cast<uint2*>(out16 + r * (int64_t)cols4 * 4 + c) = w;
+    }
+  }
+}
+
+bool glu_x4_ok(const GluParams& p) {
+  const auto a16 = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+  return p.cols % 4 == 0 && p.ld_gate % 4 == 0 && p.ld_up % 4 == 0 && p.ld_out % 4 == 0 && a16(p.gate) &&
+         a16(p.up) && a16(p.out) && reinterpret_cast<uintptr_t>(p.out_f16) % 8 == 0;
 }
 
 // One warp per q8_1 block.
@@ -67,14 +100,29 @@ cudaError_t launch_activate(const ActParams& p, cudaStream_t s) {
   return cudaGetLastError();
 }
 
+bool glu_f16_copy_supported(const GluParams& p) { return p.out && glu_x4_ok(p); }
+
 cudaError_t launch_glu(const GluParams& p, cudaStream_t s) {
   if (!p.gate || !p.up || p.rows < 0 || p.cols <= 0 || p.ld_gate < p.cols || p.ld_up < p.cols)
     return cudaErrorInvalidValue;
   if ((p.out == nullptr) == (p.out_q8_1 == nullptr)) return cudaErrorInvalidValue;  // exactly one
+  if (p.out_f16 && !p.out) return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
   const bool silu_act = p.act == ActKind::Silu;
   if (p.out) {
     if (p.ld_out < p.cols) return cudaErrorInvalidValue;
+    if (glu_x4_ok(p)) {
+      const unsigned g = grid_for((int64_t)p.rows * (p.cols / 4), 256);
+      auto* o16 = static_cast<__half*>(p.out_f16);
+      if (silu_act)
+        glu_x4_kernel<ActKind::Silu><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out, o16,
+                                                       p.rows, p.cols / 4);
+      else
+        glu_x4_kernel<ActKind::GeluTanh><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out, o16,
+                                                           p.rows, p.cols / 4);
+      return cudaGetLastError();
+    }
+    if (p.out_f16) return cudaErrorNotSupported;  // the f16 copy needs the 4-wide path
     const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
     if (silu_act)
       glu_kernel<ActKind::Silu><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out,

@@ -31,6 +31,9 @@ struct GluParams {
   int64_t ld_up = 0;
   float* out = nullptr;
   int64_t ld_out = 0;
+  // Optional with out: the same values also rounded to f16 (round to nearest even), dense
+  // rows x cols, 8-byte aligned: the next GEMM's input, byte-identical to launch_convert_f32(out).
+  void* out_f16 = nullptr;
   void* out_q8_1 = nullptr;
   int64_t ld_out_bytes = 0;
   int rows = 0;
@@ -38,5 +41,8 @@ struct GluParams {
   ActKind act = ActKind::Silu;
 };
 cudaError_t launch_glu(const GluParams& p, cudaStream_t stream);
+// Whether launch_glu can also write out_f16 for these (f32-output) parameters: the 4-wide path
+// (cols and every ld a multiple of 4, gate/up/out 16-byte aligned).
+bool glu_f16_copy_supported(const GluParams& p);
 
 }  // namespace memra::cuda

@@ -608,8 +608,17 @@ void CudaBackend::glu(View gate, View up, Activation act, View out) {
   p.rows = (int)gate.rows;
   p.cols = (int)gate.cols;
   p.act = act_kind(act);
+  // Prefill: the f16 rounding of out for the down projection's GEMM in the same pass
+  // (kernels.gemm_x_reuse; picked up by gemm_x_input, same bytes as converting out there).
+  const bool f16 = cfg_.kernels.gemm_x_reuse && gate.rows >= cfg_.kernels.gemm_min_batch &&
+                   cuda::glu_f16_copy_supported(p);
+  if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_glu(p, stream()), "launch_glu");
-  note("glu", act == Activation::Silu ? "swiglu" : "geglu");
+  if (f16) {
+    x16_src_ = out;
+    x16_bf16_ = false;
+  }
+  note("glu", std::string(act == Activation::Silu ? "swiglu" : "geglu") + (f16 ? "+f16" : ""));
 }
 
 void CudaBackend::activate(View x, Activation act) {
