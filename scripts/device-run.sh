@@ -15,6 +15,8 @@
 #            qwen3-8b f16 (base vs the unstaged arm) and qwen3-32b q4_k_m pp512 (both arms) + tg128
 #   final3 : act/quant gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048 base vs no GEMM-input
 #            reuse, qwen3-32b q4_k_m pp512 (the closing rows of the prefill levers)
+#   final4 : norm gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048/tg128 base vs no GEMM-input
+#            reuse (the norm's f16 copy added to it)
 #   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp/tg rows at 3 depths, decode rows traced
 #            (a session's first call)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -195,6 +197,18 @@ case "$phase" in
     timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     timeout 120 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
+    rm -f "$f"
+    ;;
+  final4)
+    gpu_info
+    timeout 60 "$bin/kernel-check" --section norm --seed 20261213 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    cuda_vs_cpu "" 6
+    mkdir -p "$synth_dir"
+    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
+    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-no-gemm-x-reuse.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
     ;;
   first)

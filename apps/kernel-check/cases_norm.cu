@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cases_ref.h"
+#include "core/half.h"
 #include "norm/norm_kernels.h"
 #include "quant/quant.h"
 #include "quant/quant_kernels.h"
@@ -30,8 +31,11 @@ class RmsNormCase : public Case {
  public:
   // pad: leading dimension - cols. 3 (a stride > cols catches row-stride bugs, and rows are not
   // 16-byte aligned: the kernel's scalar path); 0 with cols % 4 == 0: its float4 path.
-  RmsNormCase(int rows, int cols, bool add, bool with_w, bool in_place = false, int pad = 3)
-      : rows_(rows), cols_(cols), add_(add), with_w_(with_w), in_place_(in_place), pad_(pad) {}
+  // f16: also the f16 copy of out (RmsNormParams::out_f16, the prefill GEMM's input), checked
+  // byte for byte against core/half.h's rounding of the kernel's own f32 output, and that f32
+  // output against a launch without the copy (same bytes).
+  RmsNormCase(int rows, int cols, bool add, bool with_w, bool in_place = false, int pad = 3, bool f16 = false)
+      : rows_(rows), cols_(cols), add_(add), with_w_(with_w), in_place_(in_place), pad_(pad), f16_(f16) {}
   void generate(Env& env) override {
     ld_ = cols_ + pad_;
     x_ = env.normal((size_t)rows_ * ld_, 1.5f, 0.2f);
@@ -42,16 +46,26 @@ class RmsNormCase : public Case {
     dw_ = with_w_ ? env.upload(w_) : nullptr;
     dout_ = env.alloc_output<float>((size_t)rows_ * ld_);
     dres_ = in_place_ ? dx_ : env.alloc_output<float>((size_t)rows_ * ld_);
+    if (f16_) {
+      d16_ = env.alloc_output<uint16_t>((size_t)rows_ * cols_);
+      dplain_ = env.alloc<float>((size_t)rows_ * ld_);
+      dres2_ = env.alloc<float>((size_t)rows_ * ld_);
+    }
   }
-  cudaError_t launch(Env& env) override {
+  cudaError_t run(Env& env, float* out, float* res, void* out16) {
     if (!add_) {
-      cuda::RmsNormParams p{dx_, ld_, dw_, dout_, ld_, rows_, cols_, kEps};
+      cuda::RmsNormParams p{dx_, ld_, dw_, out, ld_, rows_, cols_, kEps};
+      p.out_f16 = out16;
+      if (out16 && !cuda::rms_norm_f16_copy_supported(p)) return cudaErrorNotSupported;
       return cuda::launch_rms_norm(p, env.stream());
     }
-    cuda::AddRmsNormParams p{dx_, ld_, dd_, ld_, dres_, ld_, dw_, dout_, ld_, rows_, cols_, kEps};
+    cuda::AddRmsNormParams p{dx_, ld_, dd_, ld_, res, ld_, dw_, out, ld_, rows_, cols_, kEps};
+    p.out_f16 = out16;
+    if (out16 && !cuda::add_rms_norm_f16_copy_supported(p)) return cudaErrorNotSupported;
     return cuda::launch_add_rms_norm(p, env.stream());
   }
-  void reference(Env&) override {
+  cudaError_t launch(Env& env) override { return run(env, dout_, dres_, d16_); }
+  void reference_host() {
     ref_.assign((size_t)rows_ * cols_, 0.0);
     res_.assign((size_t)rows_ * cols_, 0.0f);
     std::vector<float> src(cols_);
@@ -64,9 +78,26 @@ class RmsNormCase : public Case {
       rms_ref(src.data(), with_w_ ? w_.data() : nullptr, cols_, kEps, ref_.data() + (size_t)r * cols_);
     }
   }
+  void reference(Env& env) override {
+    reference_host();
+    if (!f16_) return;
+    // The plain launch (no copy) for the byte comparison of the f32 output; not in place.
+    ref::check(run(env, dplain_, dres2_, nullptr), "rms_norm without the f16 copy");
+    plain_ = packed(env.download(dplain_, (size_t)rows_ * ld_));
+  }
   Verdict compare(Env& env) override {
     const auto out = packed(env.download(dout_, (size_t)rows_ * ld_));
     Verdict vn = ref::norm(out, ref_, kNormTol);
+    if (f16_) {
+      const auto h = env.download(d16_, (size_t)rows_ * cols_);
+      std::vector<uint16_t> want(out.size());
+      for (size_t i = 0; i < out.size(); ++i) want[i] = f32_to_fp16(out[i]);
+      return ref::all_of({{"normed", vn},
+                          {"f32 out vs the launch without the copy", compare_bytes(out.data(), plain_.data(), out.size() * 4)},
+                          {"f16 copy vs core/half.h of the f32 out",
+                           compare_bytes(reinterpret_cast<const uint8_t*>(h.data()),
+                                         reinterpret_cast<const uint8_t*>(want.data()), h.size() * 2)}});
+    }
     if (!add_) return vn;
     const auto res = packed(env.download(dres_, (size_t)rows_ * ld_));
     return ref::all_of({{"residual_out bytes", compare_bytes(res.data(), res_.data(), res.size() * 4)},
@@ -87,8 +118,11 @@ class RmsNormCase : public Case {
   int rows_, cols_;
   bool add_, with_w_, in_place_;
   int pad_;
+  bool f16_;
   int64_t ld_ = 0;
-  std::vector<float> x_, d_, w_, res_;
+  std::vector<float> x_, d_, w_, res_, plain_;
+  uint16_t* d16_ = nullptr;
+  float *dplain_ = nullptr, *dres2_ = nullptr;
   std::vector<double> ref_;
   float *dx_ = nullptr, *dd_ = nullptr, *dw_ = nullptr, *dout_ = nullptr, *dres_ = nullptr;
 };
@@ -254,6 +288,11 @@ void add_norm_cases(Registry& r) {
   r.add("norm", "add_rmsnorm/f32-aligned/1x4096", [] { return std::make_unique<RmsNormCase>(1, 4096, true, true, false, 0); });
   r.add("norm", "add_rmsnorm/f32-aligned-inplace/3x5120", [] { return std::make_unique<RmsNormCase>(3, 5120, true, true, true, 0); });
   r.add("norm", "rmsnorm/f32/5x1000", [] { return std::make_unique<RmsNormCase>(5, 1000, false, true); });
+  // The f16 copy for the prefill GEMM: plain and add, prefill-sized, rows past 8192 columns.
+  r.add("norm", "rmsnorm/f32+f16/512x4096", [] { return std::make_unique<RmsNormCase>(512, 4096, false, true, false, 0, true); });
+  r.add("norm", "add_rmsnorm/f32+f16/512x4096", [] { return std::make_unique<RmsNormCase>(512, 4096, true, true, false, 0, true); });
+  r.add("norm", "add_rmsnorm/f32+f16/33x5120", [] { return std::make_unique<RmsNormCase>(33, 5120, true, true, false, 0, true); });
+  r.add("norm", "rmsnorm/f32+f16/9x10000", [] { return std::make_unique<RmsNormCase>(9, 10000, false, false, false, 0, true); });
   r.add("norm", "rmsnorm/f32-aligned/3x10000", [] { return std::make_unique<RmsNormCase>(3, 10000, false, true, false, 0); });
   r.add("norm", "add_rmsnorm/f32/2x20003", [] { return std::make_unique<RmsNormCase>(2, 20003, true, true); });
   r.add("norm", "add_rmsnorm/f32-aligned-now/2x16384", [] { return std::make_unique<RmsNormCase>(2, 16384, true, false, false, 0); });

@@ -1,3 +1,5 @@
+#include <cuda_fp16.h>
+
 #include <algorithm>
 
 #include "norm/norm_kernels.h"
@@ -58,6 +60,7 @@ struct NormArgs {
   float eps;
   int8_t* xq;   // EMIT 2: q8s planes of out (rows x cols, dense)
   float2* xds;
+  __half* out16;  // EMIT 3: f16 copy of out (rows x cols, dense; cols % 4 == 0, vec)
   bool vec;     // every f32 row 16-byte aligned: float4 loads and stores (same values)
 };
 
@@ -87,7 +90,8 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(
 
 // MODE 0: plain (src = x). MODE 1: res_out = x + delta, src = res_out.
 // EMIT 0: f32 out; 1: q8_1 blocks only; 2: f32 out and its q8s planes (mmvs.h), the planes
-// byte-identical to launch_quantize_q8s(out) (same quantization of the same values).
+// byte-identical to launch_quantize_q8s(out) (same quantization of the same values); 3: f32 out
+// and its f16 rounding (the next GEMM's input, byte-identical to launch_convert_f32(out)).
 template <int MODE, int EMIT>
 __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   __shared__ float smem[32];
@@ -155,6 +159,13 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
       emit_q8s_block8(y, lane, c < n_chunks, a.xq + r * cols + (int64_t)(c & ~7) * 4, a.xds + (r * cols) / 32 + c / 8);
     if (EMIT == 1)
       emit_q8_1_block8(y, lane, c < n_chunks, a.out_q + r * a.ld_q + (int64_t)(c / 8) * kQ81BlockBytes);
+    if (EMIT == 3 && c < n_chunks) {
+      const __half2 lo = __floats2half2_rn(y[0], y[1]), hi = __floats2half2_rn(y[2], y[3]);
+      uint2 h;
+      h.x = *reinterpret_cast<const uint32_t*>(&lo);
+      h.y = *reinterpret_cast<const uint32_t*>(&hi);
+      reinterpret_cast<uint2*>(a.out16 + r * cols)[c] = h;
+    }
   };
 #pragma unroll
   for (int j = 0; j < kJ; ++j)
@@ -200,6 +211,14 @@ __global__ void head_rms_norm_kernel(const float* x, int64_t ld_x, float* out, i
 
 }  // namespace
 
+bool rms_norm_f16_copy_supported(const RmsNormParams& p) {
+  return p.cols % 4 == 0 && !p.q8s_xq && vec_ok(p.x, p.ld_x) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
+}
+bool add_rms_norm_f16_copy_supported(const AddRmsNormParams& p) {
+  return p.cols % 4 == 0 && !p.q8s_xq && vec_ok(p.residual, p.ld_residual) && vec_ok(p.delta, p.ld_delta) &&
+         vec_ok(p.residual_out, p.ld_residual_out) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
+}
+
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if (p.rows < 0 || p.cols <= 0 || !p.x || !p.out || p.ld_x < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
@@ -207,8 +226,12 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32)) return cudaErrorInvalidValue;
   const bool vec = vec_ok(p.x, p.ld_x) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
   const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps,
-                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), vec};
+                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec};
   const dim3 block(norm_threads(p.cols));
+  if (p.out_f16) {
+    if (!rms_norm_f16_copy_supported(p) || reinterpret_cast<uintptr_t>(p.out_f16) % 8) return cudaErrorInvalidValue;
+    return launch_kernel(rms_norm_kernel<0, 3>, dim3(p.rows), block, 0, s, a);
+  }
   if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, dim3(p.rows), block, 0, s, a);
   return launch_kernel(rms_norm_kernel<0, 0>, dim3(p.rows), block, 0, s, a);
 }
@@ -222,8 +245,14 @@ cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {
   const bool vec = vec_ok(p.residual, p.ld_residual) && vec_ok(p.delta, p.ld_delta) &&
                    vec_ok(p.residual_out, p.ld_residual_out) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
   const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
-                   p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps, p.q8s_xq, static_cast<float2*>(p.q8s_xds), vec};
+                   p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps, p.q8s_xq, static_cast<float2*>(p.q8s_xds),
+                   static_cast<__half*>(p.out_f16), vec};
   const dim3 block(norm_threads(p.cols));
+  if (p.out_f16) {
+    if (!add_rms_norm_f16_copy_supported(p) || reinterpret_cast<uintptr_t>(p.out_f16) % 8)
+      return cudaErrorInvalidValue;
+    return launch_kernel(rms_norm_kernel<1, 3>, dim3(p.rows), block, 0, s, a);
+  }
   if (p.q8s_xq) return launch_kernel(rms_norm_kernel<1, 2>, dim3(p.rows), block, 0, s, a);
   return launch_kernel(rms_norm_kernel<1, 0>, dim3(p.rows), block, 0, s, a);
 }
@@ -241,13 +270,13 @@ cudaError_t launch_rms_norm_q8_1(const RmsNormQ81Params& p, cudaStream_t s) {
     const bool vec = vec_ok(p.residual, p.ld_residual) && vec_ok(p.delta, p.ld_delta) &&
                      vec_ok(p.residual_out, p.ld_residual_out) && vec_ok(p.w, 0);
     const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
-                     p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps, nullptr, nullptr, vec};
+                     p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps, nullptr, nullptr, nullptr, vec};
     rms_norm_kernel<1, 1><<<p.rows, norm_threads(p.cols), 0, s>>>(a);
   } else {
     if (!p.x || p.ld_x < p.cols) return cudaErrorInvalidValue;
     const bool vec = vec_ok(p.x, p.ld_x) && vec_ok(p.w, 0);
     const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, nullptr, 0, oq, p.ld_out_bytes, p.cols, p.eps,
-                     nullptr, nullptr, vec};
+                     nullptr, nullptr, nullptr, vec};
     rms_norm_kernel<0, 1><<<p.rows, norm_threads(p.cols), 0, s>>>(a);
   }
   return cudaGetLastError();

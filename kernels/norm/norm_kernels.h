@@ -24,6 +24,10 @@ struct RmsNormParams {
   // == 0), byte-identical to launch_quantize_q8s(out).
   int8_t* q8s_xq = nullptr;
   void* q8s_xds = nullptr;
+  // Optional (not with the q8s planes): out also rounded to f16 (round to nearest even), dense
+  // rows x cols: the next GEMM's input, byte-identical to launch_convert_f32(out). Needs the
+  // 16-byte path (rms_norm_f16_copy_supported).
+  void* out_f16 = nullptr;
 };
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 
@@ -44,8 +48,12 @@ struct AddRmsNormParams {
   float eps = 1e-6f;
   int8_t* q8s_xq = nullptr;  // optional q8s planes of out, as in RmsNormParams
   void* q8s_xds = nullptr;
+  void* out_f16 = nullptr;  // optional f16 copy of out, as in RmsNormParams
 };
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream);
+// Whether out_f16 can be written for these parameters (cols % 4 == 0, every row 16-byte aligned).
+bool rms_norm_f16_copy_supported(const RmsNormParams& p);
+bool add_rms_norm_f16_copy_supported(const AddRmsNormParams& p);
 
 // rms_norm (optionally after residual += delta) emitting q8_1 blocks for the next matvec instead
 // of f32: block = {fp16 d, fp16 s, int8 qs[32]} (36 bytes, ggml's block_q8_1), d = amax/127,

@@ -136,6 +136,16 @@ class CudaBackend final : public Backend {
   // here, or reused when the last converted input is the same view and nothing has written memory
   // since (kernels.gemm_x_reuse).
   const void* gemm_x_input(View x, bool bf16);
+  // Whether an op producing `rows` rows should also write its output's f16 rounding into the
+  // kX16 slot for the next GEMM (kernels.gemm_x_reuse, prefill-sized batches), and the record
+  // that the slot now holds `out` so rounded.
+  bool prefill_f16_copy(int64_t rows) const {
+    return cfg_.kernels.gemm_x_reuse && rows >= cfg_.kernels.gemm_min_batch;
+  }
+  void set_x16_src(View out) {
+    x16_src_ = out;
+    x16_bf16_ = false;
+  }
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
   // qk_norm_rope's fused form: whether it applies, and its launch parameters (no append).
   bool qk_norm_rope_fusable(View q, View k, int n_head_kv, const RopeParams& rp) const;

@@ -335,9 +335,13 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
   }
+  // Prefill: the f16 rounding of out for the next GEMMs (kernels.gemm_x_reuse, as the GLU's).
+  const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
+  if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
   if (emit) q8s_src_ = out;
-  note("norm", emit ? "rms+q8s" : "rms");
+  if (f16) set_x16_src(out);
+  note("norm", emit ? "rms+q8s" : f16 ? "rms+f16" : "rms");
 }
 
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
@@ -365,9 +369,12 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
   }
+  const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::add_rms_norm_f16_copy_supported(p);
+  if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
   if (emit) q8s_src_ = out;
-  note("add_norm", emit ? "add_rms+q8s" : "add_rms");
+  if (f16) set_x16_src(out);
+  note("add_norm", emit ? "add_rms+q8s" : f16 ? "add_rms+f16" : "add_rms");
 }
 
 void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) {
@@ -610,14 +617,10 @@ void CudaBackend::glu(View gate, View up, Activation act, View out) {
   p.act = act_kind(act);
   // Prefill: the f16 rounding of out for the down projection's GEMM in the same pass
   // (kernels.gemm_x_reuse; picked up by gemm_x_input, same bytes as converting out there).
-  const bool f16 = cfg_.kernels.gemm_x_reuse && gate.rows >= cfg_.kernels.gemm_min_batch &&
-                   cuda::glu_f16_copy_supported(p);
+  const bool f16 = prefill_f16_copy(gate.rows) && cuda::glu_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_glu(p, stream()), "launch_glu");
-  if (f16) {
-    x16_src_ = out;
-    x16_bf16_ = false;
-  }
+  if (f16) set_x16_src(out);
   note("glu", std::string(act == Activation::Silu ? "swiglu" : "geglu") + (f16 ? "+f16" : ""));
 }
 
