@@ -284,7 +284,7 @@ class AttnVerifyIdentityCase : public AttnCase {
 //  - combine: the default shared-memory combine vs AttnParams::combine_direct.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine };
+  enum Pair { kWordLoads, kVStage, kCombine, kKStage };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -296,6 +296,7 @@ class AttnPathPairCase : public AttnCase {
     p.out = dbase_;
     if (pair_ == kWordLoads) p.byte_loads = true;
     if (pair_ == kCombine) p.combine_direct = true;
+    if (pair_ == kKStage) p.v_stage = true;  // the base: V staged, K read directly
     ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (the base path of the pair)");
     base_ = env.download(dbase_, (size_t)c_.n_tokens * q_width_);
   }
@@ -304,6 +305,7 @@ class AttnPathPairCase : public AttnCase {
     Verdict v = compare_bytes(got.data(), base_.data(), got.size() * 4);
     const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt())
                        : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
+                       : pair_ == kKStage  ? cuda::attn_decode_k_stage(alt())
                                            : !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -316,6 +318,7 @@ class AttnPathPairCase : public AttnCase {
   cuda::AttnParams alt() const {
     cuda::AttnParams p = params();
     if (pair_ == kVStage) p.v_stage = true;
+    if (pair_ == kKStage) p.v_stage = p.k_stage = true;
     return p;
   }
   Pair pair_;
@@ -460,6 +463,21 @@ void add_attn_cases(Registry& r) {
     AttnCfg c{Kern::Decode, 1, 4096, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};  // G = 8
     r.add("attn", "attn_decode/v_stage_vs_direct/q8_0-q5_1/64-8x128/n1@4096",
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kVStage); });
+  }
+  // K staged too (AttnParams::k_stage) == V staged alone (bytes): the same shapes, G = 8, a
+  // sliding window.
+  for (bool q8i : {false, true}) {
+    for (auto [n, len] : {std::pair<int, int>{1, 17}, {3, 33}, {1, 4097}, {5, 2001}, {1, 16383}}) {
+      AttnCfg c{Kern::Decode, n, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i};
+      r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/k_stage_vs_direct/q8_0-q5_1/32-8x128/n", n, "@", len - 1),
+            [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kKStage); });
+    }
+    AttnCfg g8{Kern::Decode, 1, 4096, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i};
+    r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/k_stage_vs_direct/q8_0-q5_1/64-8x128/n1@4096"),
+          [=] { return std::make_unique<AttnPathPairCase>(g8, AttnPathPairCase::kKStage); });
+    AttnCfg win{Kern::Decode, 2, 5000, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f, q8i};
+    r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/k_stage_vs_direct/q8_0-q5_1/32-8x128/n2@5000/win1000"),
+          [=] { return std::make_unique<AttnPathPairCase>(win, AttnPathPairCase::kKStage); });
   }
   // The shared-memory combine == the old combine (bytes): 1, 2, 33 and 64 splits, head dims 32
   // (fewer threads than splits) to 256, a verify batch, the q8s emit.

@@ -81,6 +81,7 @@ struct KernelsSection {
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
   bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
+  bool attn_k_stage = false;      // decode attention: K tiles through shared memory too (not yet measured)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
