@@ -17,8 +17,8 @@
 #            reuse, qwen3-32b q4_k_m pp512 (the closing rows of the prefill levers)
 #   final4 : norm gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048/tg128 base vs no GEMM-input
 #            reuse (the norm's f16 copy added to it)
-#   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp/tg rows (traced), tg128 at 3 depths base
-#            vs the K-staged decode attention arm (a session's first call)
+#   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp rows base vs the GEMM algorithm cache
+#            (traced), tg128 at 3 depths base vs the K-staged decode attention (a session's first call)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -214,8 +214,9 @@ case "$phase" in
   first)
     # A session's first call (~8 minutes): every kernel-check section (k_stage_vs_direct among
     # them), the CUDA-vs-CPU model tests, then qwen3-8b q4_k_m pp512/pp2048 and tg128 at depths
-    # 0 / 4096 / 16384, base vs K staged in the decode attention (kernels.attn_k_stage, built
-    # without device time: measure it, keep it only if it wins), every row traced.
+    # 0 / 4096 / 16384, base vs K staged in the decode attention (kernels.attn_k_stage), the
+    # prefill rows base vs the cuBLASLt algorithm cache (kernels.gemm_algo_cache), both built
+    # without device time: measure them, keep them only if they win. Prefill rows traced.
     gpu_info
     timeout 360 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
@@ -223,8 +224,9 @@ case "$phase" in
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 100 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace|^device" | head -n 60
+    timeout 150 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-gemm-algo-cache.toml --set receipt.hash_model=false \
+      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace" | head -n 70
     timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-k-stage.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"

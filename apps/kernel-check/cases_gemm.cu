@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "case_util.h"
+#include "cases_ref.h"
 #include "core/error.h"
 #include "gemm/gemm.h"
 #include "quant/quant_kernels.h"
@@ -25,9 +26,18 @@ double gemm_tolerance(QType t) {
   return 2e-3;
 }
 
-// One launch_gemm (row_bytes 0 = dense rows), the library's error text rethrown when it has one.
-cudaError_t run_gemm(Env& env, QType t, const void* w, uint64_t row_bytes, int64_t n, int64_t k, int64_t m,
-                     const float* x, float* y, void* scratch) {
+// One launch_gemm with the context's cuBLASLt handle and workspace, the library's error text
+// rethrown when it has one.
+cudaError_t run_gemm(Env& env, cuda::GemmParams p) {
+  p.lt = env.ctx().cublaslt();
+  p.workspace = env.ctx().cublas_workspace();
+  p.workspace_bytes = env.ctx().cublas_workspace_bytes();
+  const cudaError_t e = cuda::launch_gemm(p, env.stream());
+  if (e != cudaSuccess && *cuda::gemm_last_error()) throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
+  return e;
+}
+cuda::GemmParams gemm_params(QType t, const void* w, uint64_t row_bytes, int64_t n, int64_t k, int64_t m,
+                             const float* x, float* y, void* scratch) {
   cuda::GemmParams p;
   p.w_type = t;
   p.w = w;
@@ -38,12 +48,12 @@ cudaError_t run_gemm(Env& env, QType t, const void* w, uint64_t row_bytes, int64
   p.x = x;
   p.y = y;
   p.scratch = scratch;
-  p.lt = env.ctx().cublaslt();
-  p.workspace = env.ctx().cublas_workspace();
-  p.workspace_bytes = env.ctx().cublas_workspace_bytes();
-  const cudaError_t e = cuda::launch_gemm(p, env.stream());
-  if (e != cudaSuccess && *cuda::gemm_last_error()) throw Error(fmt::format("launch_gemm: {}", cuda::gemm_last_error()));
-  return e;
+  return p;
+}
+// row_bytes 0 = dense rows.
+cudaError_t run_gemm(Env& env, QType t, const void* w, uint64_t row_bytes, int64_t n, int64_t k, int64_t m,
+                     const float* x, float* y, void* scratch) {
+  return run_gemm(env, gemm_params(t, w, row_bytes, n, k, m, x, y, scratch));
 }
 
 class GemmCase : public Case {
@@ -128,6 +138,63 @@ class GemmF16CopyCase : public Case {
   void* scratch_ = nullptr;
 };
 
+// Section "gemm_id": the GEMM with its input rounded beforehand (GemmParams::x_conv, what
+// kernels.gemm_x_reuse passes) and with cuBLASLt's algorithm taken from the cache
+// (GemmParams::algo_cache: a first call fills it, a second reads it) against the plain launch:
+// identical output bytes, and the cache really answered.
+class GemmPathPairCase : public Case {
+ public:
+  GemmPathPairCase(QType t, int64_t m, int64_t n, int64_t k, bool algo) : t_(t), m_(m), n_(n), k_(k), algo_(algo) {}
+  void generate(Env& env) override {
+    dw_ = env.upload(random_weight_bytes(env, t_, n_, k_));
+    dx_ = env.upload(env.normal((size_t)(m_ * k_)));
+    dy_ = env.alloc_output<float>((size_t)(m_ * n_));
+    dy2_ = env.alloc<float>((size_t)(m_ * n_));
+    dx16_ = env.alloc_bytes((size_t)(m_ * k_) * 2);
+    scratch_ = env.alloc_bytes(cuda::gemm_scratch_bytes(t_, n_, k_, m_));
+  }
+  cuda::GemmParams params(float* y) const { return gemm_params(t_, dw_, 0, n_, k_, m_, dx_, y, scratch_); }
+  cudaError_t run(Env& env, const cuda::GemmParams& p) { return run_gemm(env, p); }
+  cudaError_t launch(Env& env) override {
+    cuda::GemmParams p = params(dy_);
+    if (algo_) {
+      p.algo_cache = true;
+      if (cudaError_t e = run(env, p); e != cudaSuccess) return e;  // fills the cache
+      hits0_ = cuda::gemm_algo_cache_stats().hits;
+      return run(env, p);  // answered by it
+    }
+    cuda::ConvertParams cv;
+    cv.x = dx_;
+    cv.rows = m_;
+    cv.cols = k_;
+    cv.out = dx16_;
+    cv.to_bf16 = cuda::gemm_x_operand_bf16(t_);
+    if (cudaError_t e = cuda::launch_convert_f32(cv, env.stream()); e != cudaSuccess) return e;
+    p.x_conv = dx16_;
+    return run(env, p);
+  }
+  void reference(Env& env) override { ref::check(run(env, params(dy2_)), "launch_gemm (plain)"); }
+  Verdict compare(Env& env) override {
+    const auto a = env.download(dy_, (size_t)(m_ * n_)), b = env.download(dy2_, (size_t)(m_ * n_));
+    Verdict v = compare_bytes(a.data(), b.data(), a.size() * 4);
+    if (algo_ && cuda::gemm_algo_cache_stats().hits <= hits0_) {
+      v.pass = false;
+      v.detail += " (the second call did not hit the algorithm cache)";
+    }
+    return v;
+  }
+
+ private:
+  QType t_;
+  int64_t m_, n_, k_;
+  bool algo_;
+  size_t hits0_ = 0;
+  void* dw_ = nullptr;
+  float* dx_ = nullptr;
+  float *dy_ = nullptr, *dy2_ = nullptr;
+  void *dx16_ = nullptr, *scratch_ = nullptr;
+};
+
 void add_gemm_cases(Registry& r) {
   auto add = [&](QType t, int64_t m, int64_t n, int64_t k) {
     const char* v = t == QType::F32 ? "lt_f32" : t == QType::F16 ? "lt_f16" : t == QType::BF16 ? "lt_bf16" : "lt_dequant_f16";
@@ -146,6 +213,12 @@ void add_gemm_cases(Registry& r) {
           [=] { return std::make_unique<GemmF16CopyCase>(t, 17, 4097, 1536); });
     r.add("gemm_id", fmt::format("lt_dequant_f16/{}/m519/4096x4096/f16_copy_vs_per_call_bytes", qtype_name(t)),
           [=] { return std::make_unique<GemmF16CopyCase>(t, 519, 4096, 4096); });
+  }
+  for (QType t : {QType::Q4_K, QType::F16, QType::BF16}) {
+    r.add("gemm_id", fmt::format("lt/{}/m37/1536x4096/x_conv_vs_own_conversion_bytes", qtype_name(t)),
+          [=] { return std::make_unique<GemmPathPairCase>(t, 37, 1536, 4096, false); });
+    r.add("gemm_id", fmt::format("lt/{}/m512/4096x4096/algo_cache_vs_heuristic_bytes", qtype_name(t)),
+          [=] { return std::make_unique<GemmPathPairCase>(t, 512, 4096, 4096, true); });
   }
 }
 

@@ -149,6 +149,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       p.y = y.data;
       p.ldy = y.ld;
       p.scratch = workspace(kGemm, cuda::gemm_scratch_bytes(p.w_type, n, k, m));
+      p.algo_cache = cfg_.kernels.gemm_algo_cache;
       if (p.w_type != QType::F32 && cfg_.kernels.gemm_x_reuse)
         p.x_conv = gemm_x_input(x, cuda::gemm_x_operand_bf16(p.w_type));
       p.lt = ctx().cublaslt();
