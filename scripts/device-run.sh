@@ -17,8 +17,10 @@
 #            reuse, qwen3-32b q4_k_m pp512 (the closing rows of the prefill levers)
 #   final4 : norm gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048/tg128 base vs no GEMM-input
 #            reuse (the norm's f16 copy added to it)
-#   first  : kernel-check all, CUDA-vs-CPU, q4_k_m pp rows base vs the GEMM algorithm cache
-#            (traced), tg128 at 3 depths base vs the K-staged decode attention (a session's first call)
+#   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
+#   arms3  : the three levers built without device time, each an arm: q4_k_m pp rows base vs the
+#            GEMM algorithm cache and the key-split prefill attention (traced), tg128 at 3 depths
+#            base vs the K-staged decode attention
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -212,21 +214,27 @@ case "$phase" in
     rm -f "$f"
     ;;
   first)
-    # A session's first call (~8 minutes): every kernel-check section (k_stage_vs_direct among
-    # them), the CUDA-vs-CPU model tests, then qwen3-8b q4_k_m pp512/pp2048 and tg128 at depths
-    # 0 / 4096 / 16384, base vs K staged in the decode attention (kernels.attn_k_stage), the
-    # prefill rows base vs the cuBLASLt algorithm cache (kernels.gemm_algo_cache), both built
-    # without device time: measure them, keep them only if they win. Prefill rows traced.
+    # A session's first call (~7 minutes): every kernel-check section (k_stage_vs_direct,
+    # attn_prefill_staged_split, algo_cache among them) and the CUDA-vs-CPU model tests.
+    # Then `arms3` (~4 minutes): qwen3-8b q4_k_m tg128 at depths 0 / 4096 / 16384, base vs K
+    # staged in the decode attention (kernels.attn_k_stage), the
+    # prefill rows (at depth 0 and 4096) base vs the cuBLASLt algorithm cache
+    # (kernels.gemm_algo_cache) and vs the key-split prefill attention (kernels.attn_prefill_split),
+    # all three built without device time: measure them, keep them only if they win. Prefill
+    # rows traced.
     gpu_info
     timeout 360 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     cuda_vs_cpu "" 10
+    ;;
+  arms3)
+    gpu_info
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
-    timeout 150 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-gemm-algo-cache.toml --set receipt.hash_model=false \
-      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace" | head -n 70
+    timeout 200 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-gemm-algo-cache.toml --arm configs/arm-attn-prefill-split.toml --set receipt.hash_model=false \
+      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp|^trace"
     timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-k-stage.toml --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
@@ -244,6 +252,9 @@ case "$phase" in
     timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 4
     cuda_vs_cpu "" 10
+    ;;
+  arms3)
+    gpu_info
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null

@@ -84,6 +84,7 @@ struct KernelsSection {
   bool attn_k_stage = false;      // decode attention: K tiles through shared memory too (not yet measured)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
+  bool attn_prefill_split = false;  // staged prefill attention: key range split per block (not yet measured)
   bool gemm_x_reuse = true;
   bool gemm_algo_cache = false;   // prefill GEMM: reuse cuBLASLt's algorithm per problem (not yet measured)       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

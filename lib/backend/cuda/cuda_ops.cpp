@@ -589,11 +589,14 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
         cuda::attn_prefill_staged_supported(ap.head_dim_k)) {
       // The staged row range comes from the host pos0: never inside a captured step (n = 1 only).
       MEMRA_CHECK(!capturing_, "internal: staged prefill attention during graph capture");
-      const size_t bytes = cuda::attn_prefill_stage_bytes(p, pos0);
+      const int split =
+          cfg_.kernels.attn_prefill_split ? cuda::attn_prefill_split_tiles(p, pos0, ctx().info().sm_count) : 0;
+      const size_t bytes = cuda::attn_prefill_stage_bytes(p, pos0, split);
       void* stage = workspace(kAttn, bytes);
-      cuda::check_status(cuda::launch_attn_prefill_staged(p, pos0, stage, bytes, stream()),
+      cuda::check_status(cuda::launch_attn_prefill_staged(p, pos0, stage, bytes, stream(), split),
                          "launch_attn_prefill_staged");
-      note("attn_prefill", fmt::format("mma_staged_hd{}", ap.head_dim_k));
+      note("attn_prefill", split > 0 ? fmt::format("mma_staged_split{}_hd{}", split, ap.head_dim_k)
+                                     : fmt::format("mma_staged_hd{}", ap.head_dim_k));
       return;
     }
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
