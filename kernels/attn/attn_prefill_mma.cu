@@ -38,6 +38,81 @@ __device__ __forceinline__ void mma16816(float* c, uint32_t a0, uint32_t a1, uin
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// Q fragments of a warp's 16 rows starting at wr0 (rows past n_tokens read as 0).
+template <int D>
+__device__ __forceinline__ void load_q_frags(const attn::Args& a, int h, int wr0, int g, int t,
+                                             uint32_t (&qf)[D / 16][4]) {
+  const int ra = wr0 + g, rb = wr0 + g + 8;
+  const float* qa = a.q + (int64_t)min(ra, a.n_tokens - 1) * a.ld_q + (int64_t)h * D;
+  const float* qb = a.q + (int64_t)min(rb, a.n_tokens - 1) * a.ld_q + (int64_t)h * D;
+  const float za = ra < a.n_tokens ? 1.0f : 0.0f, zb = rb < a.n_tokens ? 1.0f : 0.0f;
+#pragma unroll
+  for (int kd = 0; kd < D / 16; ++kd) {
+    const int c = kd * 16 + 2 * t;
+    qf[kd][0] = pack_half2(qa[c] * za, qa[c + 1] * za);
+    qf[kd][1] = pack_half2(qb[c] * zb, qb[c + 1] * zb);
+    qf[kd][2] = pack_half2(qa[c + 8] * za, qa[c + 9] * za);
+    qf[kd][3] = pack_half2(qb[c + 8] * zb, qb[c + 9] * zb);
+  }
+}
+
+// One key tile's step of the online softmax on the S accumulators (scale, softcap, mask by each
+// row's visible range [lo_r, hi_r)): s becomes the probabilities P; the running max m, the
+// thread-partial sums l (the quad is summed at the end) and the O accumulators are rescaled.
+template <int NT, int DT>
+__device__ __forceinline__ void softmax_tile(const attn::Args& a, int t0, int t, const int (&lo_r)[2],
+                                             const int (&hi_r)[2], float (&s)[NT][4], float (&m)[2], float (&l)[2],
+                                             float (&o)[DT][4]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int j = t0 + nt * 8 + 2 * t + c;
+        float v = attn::finish_score(s[nt][2 * r + c], a.scale, a.softcap);
+        if (j < lo_r[r] || j >= hi_r[r]) v = -INFINITY;
+        s[nt][2 * r + c] = v;
+        mx = fmaxf(mx, v);
+      }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[r], mx);
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with no visible key yet
+    const float corr = expf(m[r] - m_use);
+    float sum = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const float p = expf(s[nt][2 * r + c] - m_use);
+        s[nt][2 * r + c] = p;
+        sum += p;
+      }
+    l[r] = l[r] * corr + sum;
+    m[r] = m_new;
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt) {
+      o[dt][2 * r] *= corr;
+      o[dt][2 * r + 1] *= corr;
+    }
+  }
+}
+
+// Row `row` (this thread's index r of rows g, g + 8) of head h normalized by its quad-summed lt.
+template <int D>
+__device__ __forceinline__ void store_row(const attn::Args& a, const float (&o)[D / 8][4], int r, float lt, int row,
+                                          int h, int t) {
+  const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
+  float* op = a.out + (int64_t)row * a.ld_out + (int64_t)h * D + 2 * t;
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt) {
+    op[dt * 8] = o[dt][2 * r] * inv;
+    op[dt * 8 + 1] = o[dt][2 * r + 1] * inv;
+  }
+}
+
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32) attn_prefill_mma_kernel(attn::Args a) {
   constexpr int BK = mma_key_tile<D>();
@@ -63,20 +138,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_mma_kernel(attn::Arg
   // Q fragments of this warp's 16 rows (rows past n_tokens read as 0).
   const int wr0 = row0 + warp * 16;
   uint32_t qf[KD][4];
-  {
-    const int ra = wr0 + g, rb = wr0 + g + 8;
-    const float* qa = a.q + (int64_t)min(ra, a.n_tokens - 1) * a.ld_q + (int64_t)h * D;
-    const float* qb = a.q + (int64_t)min(rb, a.n_tokens - 1) * a.ld_q + (int64_t)h * D;
-    const float za = ra < a.n_tokens ? 1.0f : 0.0f, zb = rb < a.n_tokens ? 1.0f : 0.0f;
-#pragma unroll
-    for (int kd = 0; kd < KD; ++kd) {
-      const int c = kd * 16 + 2 * t;
-      qf[kd][0] = pack_half2(qa[c] * za, qa[c + 1] * za);
-      qf[kd][1] = pack_half2(qb[c] * zb, qb[c + 1] * zb);
-      qf[kd][2] = pack_half2(qa[c + 8] * za, qa[c + 9] * za);
-      qf[kd][3] = pack_half2(qb[c + 8] * zb, qb[c + 9] * zb);
-    }
-  }
+  load_q_frags<D>(a, h, wr0, g, t, qf);
   // Per thread: rows g (index 0) and g + 8 (index 1) of the warp's 16.
   int lo_r[2], hi_r[2];
   attn::key_range(pos0 + wr0 + g, a.window, lo_r[0], hi_r[0]);
@@ -120,41 +182,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_mma_kernel(attn::Arg
       }
     }
     // Scale, softcap, mask; online softmax per row.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = -INFINITY;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const int j = t0 + nt * 8 + 2 * t + c;
-          float v = attn::finish_score(s[nt][2 * r + c], a.scale, a.softcap);
-          if (j < lo_r[r] || j >= hi_r[r]) v = -INFINITY;
-          s[nt][2 * r + c] = v;
-          mx = fmaxf(mx, v);
-        }
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[r], mx);
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with no visible key yet
-      const float corr = expf(m[r] - m_use);
-      float sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const float p = expf(s[nt][2 * r + c] - m_use);
-          s[nt][2 * r + c] = p;
-          sum += p;
-        }
-      l[r] = l[r] * corr + sum;  // thread-partial; the quad is summed at the end
-      m[r] = m_new;
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        o[dt][2 * r] *= corr;
-        o[dt][2 * r + 1] *= corr;
-      }
-    }
+    softmax_tile<NT, DT>(a, t0, t, lo_r, hi_r, s, m, l, o);
     // O += P V: P's A fragments come from pairs of S n-tiles.
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
@@ -178,13 +206,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_mma_kernel(attn::Arg
     lt += __shfl_xor_sync(0xffffffffu, lt, 2);
     const int row = wr0 + g + 8 * r;
     if (row >= a.n_tokens) continue;
-    const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-    float* op = a.out + (int64_t)row * a.ld_out + (int64_t)h * D + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt) {
-      op[dt * 8] = o[dt][2 * r] * inv;
-      op[dt * 8 + 1] = o[dt][2 * r + 1] * inv;
-    }
+    store_row<D>(a, o, r, lt, row, h, t);
   }
 }
 
@@ -316,20 +338,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
 
   const int wr0 = row0 + warp * 16;
   uint32_t qf[KD][4];
-  {
-    const int ra = wr0 + g, rb = wr0 + g + 8;
-    const float* qa = a.q + (int64_t)min(ra, a.n_tokens - 1) * a.ld_q + (int64_t)h * D;
-    const float* qb = a.q + (int64_t)min(rb, a.n_tokens - 1) * a.ld_q + (int64_t)h * D;
-    const float za = ra < a.n_tokens ? 1.0f : 0.0f, zb = rb < a.n_tokens ? 1.0f : 0.0f;
-#pragma unroll
-    for (int kd = 0; kd < KD; ++kd) {
-      const int c = kd * 16 + 2 * t;
-      qf[kd][0] = pack_half2(qa[c] * za, qa[c + 1] * za);
-      qf[kd][1] = pack_half2(qb[c] * zb, qb[c + 1] * zb);
-      qf[kd][2] = pack_half2(qa[c + 8] * za, qa[c + 9] * za);
-      qf[kd][3] = pack_half2(qb[c + 8] * zb, qb[c + 9] * zb);
-    }
-  }
+  load_q_frags<D>(a, h, wr0, g, t, qf);
   int lo_r[2], hi_r[2];
   attn::key_range(pos0 + wr0 + g, a.window, lo_r[0], hi_r[0]);
   attn::key_range(pos0 + wr0 + g + 8, a.window, lo_r[1], hi_r[1]);
@@ -367,41 +376,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
           mma16816(s[nt], qf[kd + 1][0], qf[kd + 1][1], qf[kd + 1][2], qf[kd + 1][3], b[2], b[3]);
         }
       }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int j = t0 + nt * 8 + 2 * t + c;
-            float v = attn::finish_score(s[nt][2 * r + c], a.scale, a.softcap);
-            if (j < lo_r[r] || j >= hi_r[r]) v = -INFINITY;
-            s[nt][2 * r + c] = v;
-            mx = fmaxf(mx, v);
-          }
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[r], mx);
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // a row with no visible key yet
-        const float corr = expf(m[r] - m_use);
-        float sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const float p = expf(s[nt][2 * r + c] - m_use);
-            s[nt][2 * r + c] = p;
-            sum += p;
-          }
-        l[r] = l[r] * corr + sum;
-        m[r] = m_new;
-#pragma unroll
-        for (int dt = 0; dt < DT; ++dt) {
-          o[dt][2 * r] *= corr;
-          o[dt][2 * r + 1] *= corr;
-        }
-      }
+      softmax_tile<NT, DT>(a, t0, t, lo_r, hi_r, s, m, l, o);
       // O += P V; V's B fragments by ldmatrix.trans of the [key][dim] tile.
       const __half* vr = vt + (lane & 7) * KS + ((lane >> 3) & 1) * 8 * KS + (lane >> 4) * 8;
 #pragma unroll
@@ -441,13 +416,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
       }
       continue;
     }
-    const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-    float* op = a.out + (int64_t)row * a.ld_out + (int64_t)h * D + 2 * t;
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt) {
-      op[dt * 8] = o[dt][2 * r] * inv;
-      op[dt * 8 + 1] = o[dt][2 * r + 1] * inv;
-    }
+    store_row<D>(a, o, r, lt, row, h, t);
   }
 }
 
