@@ -51,6 +51,11 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
   echo "test_backend_cuda_gpu rc=$?"
   grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
 }
+synth() {  # preset mix: a gguf-synth file in $synth_dir, its path in $f (delete it with rm -f "$f")
+  mkdir -p "$synth_dir"
+  f="$synth_dir/$1-$2.gguf"
+  timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+}
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
   mkdir -p "$synth_dir"
@@ -156,9 +161,7 @@ case "$phase" in
     timeout 100 "$bin/kernel-check" --section attn --filter n512@ --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 6
     cuda_vs_cpu "" 10
-    mkdir -p "$synth_dir"
-    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
-    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-8b q4_k_m
     timeout 250 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-prefill-unstaged.toml --arm configs/arm-no-gemm-x-reuse.toml \
       --set receipt.hash_model=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^trace" | grep -v "^| [a-z_<>]*kv_append\|^| embed\|^| quantize\|^| rms_norm_kernel<0"
@@ -172,14 +175,11 @@ case "$phase" in
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 6
     timeout 60 "$bin/kernel-check" --section attn --filter n512@0 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 6
-    mkdir -p "$synth_dir"
-    f="$synth_dir/qwen3-8b-f16.gguf"
-    timeout 120 "$bin/gguf-synth" --preset qwen3-8b --mix f16 --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-8b f16
     timeout 120 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-prefill-unstaged.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
-    f="$synth_dir/qwen3-32b-q4_k_m.gguf"
-    timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-32b q4_k_m
     timeout 240 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-attn-prefill-unstaged.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
@@ -189,14 +189,11 @@ case "$phase" in
     timeout 120 "$bin/kernel-check" --section act,quant --seed 20261212 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 10
     cuda_vs_cpu "" 6
-    mkdir -p "$synth_dir"
-    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
-    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-8b q4_k_m
     timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-no-gemm-x-reuse.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
-    f="$synth_dir/qwen3-32b-q4_k_m.gguf"
-    timeout 200 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-32b q4_k_m
     timeout 120 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
@@ -206,9 +203,7 @@ case "$phase" in
     timeout 60 "$bin/kernel-check" --section norm --seed 20261213 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
     cuda_vs_cpu "" 6
-    mkdir -p "$synth_dir"
-    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
-    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-8b q4_k_m
     timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-no-gemm-x-reuse.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
@@ -229,9 +224,7 @@ case "$phase" in
     ;;
   arms3)
     gpu_info
-    mkdir -p "$synth_dir"
-    f="$synth_dir/qwen3-8b-q4_k_m.gguf"
-    timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+    synth qwen3-8b q4_k_m
     timeout 200 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-gemm-algo-cache.toml --arm configs/arm-attn-prefill-split.toml --set receipt.hash_model=false \
       --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp|^trace"
@@ -252,9 +245,6 @@ case "$phase" in
     timeout 60 "$bin/kernel-check" --section attn --filter 16383 --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|//' | tail -n 4
     cuda_vs_cpu "" 10
-    ;;
-  arms3)
-    gpu_info
     mkdir -p "$synth_dir"
     f="$synth_dir/qwen3-8b-q4_k_m.gguf"
     timeout 100 "$bin/gguf-synth" --preset qwen3-8b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
