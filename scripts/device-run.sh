@@ -18,9 +18,7 @@
 #   final4 : norm gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048/tg128 base vs no GEMM-input
 #            reuse (the norm's f16 copy added to it)
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
-#   arms3  : the three levers built without device time, each an arm: q4_k_m pp rows base vs the
-#            GEMM algorithm cache and the key-split prefill attention (traced), tg128 at 3 depths
-#            base vs the K-staged decode attention
+#   bulk   : the bulk-copy decode matvec: mmvs gates, --perf A/B, tg128 arms on q4_k_m/q8_0/q4_0
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -208,30 +206,38 @@ case "$phase" in
       --arm configs/arm-no-gemm-x-reuse.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
     ;;
+  bulk)
+    # The bulk-copy decode matvec (kernels.mmvs_bulk, default 0): its gates (byte identity with
+    # the plain kernel, the f64 reference), kernel-level --perf against the plain rows on the
+    # model shapes, then tg128 arms: base / 1 CTA per SM / 2 CTAs per SM on qwen3-8b q4_k_m
+    # (depth 0 and 4096), q8_0 and q4_0 (depth 0).
+    gpu_info
+    timeout 240 "$bin/kernel-check" --section mmvs,mmvs_id --seed 20261209 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
+    timeout 120 "$bin/kernel-check" --section mmvs --filter "x4096/m1" --perf --seed 7 --reps 50 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "/(4096x4096|6144x4096|12288x4096|151936x4096)/" | head -n 60
+    timeout 60 "$bin/kernel-check" --section mmvs --filter "x12288/m1" --perf --seed 7 --reps 50 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "/4096x12288/" | head -n 30
+    synth qwen3-8b q4_k_m
+    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-bulk1.toml --arm configs/arm-mmvs-bulk2.toml --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
+    rm -f "$f"
+    for mix in q8_0 q4_0; do
+      synth qwen3-8b $mix
+      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
+        --arm configs/arm-mmvs-bulk1.toml --arm configs/arm-mmvs-bulk2.toml --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    ;;
   first)
-    # A session's first call (~7 minutes): every kernel-check section (k_stage_vs_direct,
-    # attn_prefill_staged_split, algo_cache among them) and the CUDA-vs-CPU model tests.
-    # Then `arms3` (~4 minutes): qwen3-8b q4_k_m tg128 at depths 0 / 4096 / 16384, base vs K
-    # staged in the decode attention (kernels.attn_k_stage), the
-    # prefill rows (at depth 0 and 4096) base vs the cuBLASLt algorithm cache
-    # (kernels.gemm_algo_cache) and vs the key-split prefill attention (kernels.attn_prefill_split),
-    # all three built without device time: measure them, keep them only if they win. Prefill
-    # rows traced.
+    # A session's first call (~7 minutes): every kernel-check section and the CUDA-vs-CPU model
+    # tests.
     gpu_info
     timeout 360 "$bin/kernel-check" --section all --seed 20261208 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     cuda_vs_cpu "" 10
-    ;;
-  arms3)
-    gpu_info
-    synth qwen3-8b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-gemm-algo-cache.toml --arm configs/arm-attn-prefill-split.toml --set receipt.hash_model=false \
-      --trace "$out/trace.jsonl" --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp|^trace"
-    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-k-stage.toml --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
-    rm -f "$f"
     ;;
   attnq8)
     # The int8-score decode attention (kernels.attn_q8_scores) and the first CUPTI timelines

@@ -35,7 +35,7 @@ const char* tname(QType t) {
   }
 }
 
-enum class Kern { Decode, Tiled, Mma, Staged, StagedSplit };
+enum class Kern { Decode, Tiled, Mma, Staged };
 bool is_decode(Kern k) { return k == Kern::Decode; }
 
 float to_f16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
@@ -81,12 +81,8 @@ class AttnCase : public Case {
       splits_ = cuda::attn_decode_splits(n_ctx_, c_.n_head, c_.n_head_kv, env.ctx().info().sm_count);
       dws_ = env.alloc<float>(cuda::attn_decode_workspace_floats(c_.n_tokens, c_.n_head, c_.head_dim, splits_));
     }
-    if (c_.kern == Kern::Staged || c_.kern == Kern::StagedSplit) {
-      // The key split: one key tile per block on the small cases (the most chunks and merges),
-      // the backend's choice on the large ones.
-      if (c_.kern == Kern::StagedSplit)
-        split_ = c_.n_tokens >= 256 ? cuda::attn_prefill_split_tiles(params(), c_.pos0, env.ctx().info().sm_count) : 1;
-      stage_bytes_ = cuda::attn_prefill_stage_bytes(params(), c_.pos0, split_);
+    if (c_.kern == Kern::Staged) {
+      stage_bytes_ = cuda::attn_prefill_stage_bytes(params(), c_.pos0);
       dstage_ = env.alloc<uint8_t>(stage_bytes_);
     }
   }
@@ -120,16 +116,14 @@ class AttnCase : public Case {
       case Kern::Tiled: return cuda::launch_attn_prefill_tiled(params(), env.stream());
       case Kern::Mma: return cuda::launch_attn_prefill_mma(params(), env.stream());
       case Kern::Staged:
-      case Kern::StagedSplit:
-        return cuda::launch_attn_prefill_staged(params(), c_.pos0, dstage_, stage_bytes_, env.stream(), split_);
+        return cuda::launch_attn_prefill_staged(params(), c_.pos0, dstage_, stage_bytes_, env.stream());
       default: return cuda::launch_attn_decode(params(), env.stream());
     }
   }
   void reference(Env&) override {
     const int D = c_.head_dim, G = c_.n_head / c_.n_head_kv;
     const float scale = 1.0f / std::sqrt((float)D);
-    // the naive twin rounds what the kernel rounds
-    const bool h16 = c_.kern == Kern::Mma || c_.kern == Kern::Staged || c_.kern == Kern::StagedSplit;
+    const bool h16 = c_.kern == Kern::Mma || c_.kern == Kern::Staged;  // the naive twin rounds what the kernel rounds
     auto rn = [h16](float x) { return h16 ? to_f16(x) : x; };
     ref_.assign((size_t)c_.n_tokens * q_width_, 0.0);
     naive_.assign(ref_.size(), 0.0f);
@@ -245,7 +239,6 @@ class AttnCase : public Case {
   std::vector<double> ref_;
   uint8_t *dk_ = nullptr, *dv_ = nullptr, *dstage_ = nullptr;
   size_t stage_bytes_ = 0;
-  int split_ = 0;
   float *dq_ = nullptr, *dout_ = nullptr, *dws_ = nullptr;
   int32_t* dpos_ = nullptr;
 };
@@ -291,7 +284,7 @@ class AttnVerifyIdentityCase : public AttnCase {
 //  - combine: the default shared-memory combine vs AttnParams::combine_direct.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kKStage };
+  enum Pair { kWordLoads, kVStage, kCombine };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -303,7 +296,6 @@ class AttnPathPairCase : public AttnCase {
     p.out = dbase_;
     if (pair_ == kWordLoads) p.byte_loads = true;
     if (pair_ == kCombine) p.combine_direct = true;
-    if (pair_ == kKStage) p.v_stage = true;  // the base: V staged, K read directly
     ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (the base path of the pair)");
     base_ = env.download(dbase_, (size_t)c_.n_tokens * q_width_);
   }
@@ -312,7 +304,6 @@ class AttnPathPairCase : public AttnCase {
     Verdict v = compare_bytes(got.data(), base_.data(), got.size() * 4);
     const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt())
                        : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
-                       : pair_ == kKStage  ? cuda::attn_decode_k_stage(alt())
                                            : !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -325,7 +316,6 @@ class AttnPathPairCase : public AttnCase {
   cuda::AttnParams alt() const {
     cuda::AttnParams p = params();
     if (pair_ == kVStage) p.v_stage = true;
-    if (pair_ == kKStage) p.v_stage = p.k_stage = true;
     return p;
   }
   Pair pair_;
@@ -384,15 +374,14 @@ void add_attn_cases(Registry& r) {
   };
   const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
   auto name = [](const AttnCfg& c) {
-    return ref::cat(c.kern == Kern::Decode ? (c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : c.kern == Kern::Staged ? "attn_prefill_staged/" : "attn_prefill_staged_split/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+    return ref::cat(c.kern == Kern::Decode ? (c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "");
   };
   auto add = [&](const AttnCfg& c) {
     if (!cuda::attn_head_dim_supported(c.head_dim)) return;
     if (c.kern == Kern::Mma && !cuda::attn_prefill_mma_supported(c.head_dim)) return;
-    if ((c.kern == Kern::Staged || c.kern == Kern::StagedSplit) && !cuda::attn_prefill_staged_supported(c.head_dim))
-      return;
+    if (c.kern == Kern::Staged && !cuda::attn_prefill_staged_supported(c.head_dim)) return;
     r.add("attn", name(c), [=] { return std::make_unique<AttnCase>(c); });
   };
   // Decode: sequence lengths 1, 17, 33, 4097 (pos0 = length - 1).
@@ -405,7 +394,7 @@ void add_attn_cases(Registry& r) {
   add({Kern::Decode, 4, 900, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
   add({Kern::Decode, 5, 32, 9, 3, 64, QType::Q8_0, QType::Q8_0, 0, 0.0f});
   // Prefill: causal over a fresh cache (pos0 0) and a continuation chunk (pos0 > 0).
-  for (Kern k : {Kern::Tiled, Kern::Mma, Kern::Staged, Kern::StagedSplit}) {
+  for (Kern k : {Kern::Tiled, Kern::Mma, Kern::Staged}) {
     for (Types t : kTypes)
       for (int hd : {64, 128, 256})
         for (Heads h : {Heads{32, 8}, Heads{9, 3}})
@@ -418,12 +407,11 @@ void add_attn_cases(Registry& r) {
   }
   // Prefill at the qwen3-8b shape (32/8 x 128, q8_0 K / q5_1 V): a fresh 512-token pass and a
   // 256-token chunk over 768 cached positions, both tensor-core forms (--perf compares them).
-  for (Kern k : {Kern::Mma, Kern::Staged, Kern::StagedSplit}) {
+  for (Kern k : {Kern::Mma, Kern::Staged}) {
     add({k, 512, 0, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
     add({k, 256, 768, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
   }
   add({Kern::Staged, 300, 700, 32, 8, 128, QType::Q8_0, QType::Q5_1, 128, 0.0f});  // window: staged rows from 573
-  add({Kern::StagedSplit, 300, 700, 32, 8, 128, QType::Q8_0, QType::Q5_1, 128, 0.0f});
   add({Kern::Tiled, 17, 0, 4, 2, 32, QType::F16, QType::F16, 0, 0.0f});
   add({Kern::Decode, 1, 100, 4, 2, 32, QType::Q8_0, QType::Q8_0, 0, 0.0f});
   add({Kern::Decode, 1, 16383, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
@@ -472,21 +460,6 @@ void add_attn_cases(Registry& r) {
     AttnCfg c{Kern::Decode, 1, 4096, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};  // G = 8
     r.add("attn", "attn_decode/v_stage_vs_direct/q8_0-q5_1/64-8x128/n1@4096",
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kVStage); });
-  }
-  // K staged too (AttnParams::k_stage) == V staged alone (bytes): the same shapes, G = 8, a
-  // sliding window.
-  for (bool q8i : {false, true}) {
-    for (auto [n, len] : {std::pair<int, int>{1, 17}, {3, 33}, {1, 4097}, {5, 2001}, {1, 16383}}) {
-      AttnCfg c{Kern::Decode, n, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i};
-      r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/k_stage_vs_direct/q8_0-q5_1/32-8x128/n", n, "@", len - 1),
-            [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kKStage); });
-    }
-    AttnCfg g8{Kern::Decode, 1, 4096, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i};
-    r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/k_stage_vs_direct/q8_0-q5_1/64-8x128/n1@4096"),
-          [=] { return std::make_unique<AttnPathPairCase>(g8, AttnPathPairCase::kKStage); });
-    AttnCfg win{Kern::Decode, 2, 5000, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f, q8i};
-    r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/k_stage_vs_direct/q8_0-q5_1/32-8x128/n2@5000/win1000"),
-          [=] { return std::make_unique<AttnPathPairCase>(win, AttnPathPairCase::kKStage); });
   }
   // The shared-memory combine == the old combine (bytes): 1, 2, 33 and 64 splits, head dims 32
   // (fewer threads than splits) to 256, a verify batch, the q8s emit.

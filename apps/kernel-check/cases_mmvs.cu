@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "act/act_kernels.h"
 #include "case_util.h"
@@ -100,8 +101,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int bulk = 0)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), bulk_(bulk) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -112,7 +113,11 @@ class MmvsCase : public Case {
     xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_);
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
   }
-  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
+  cudaError_t launch(Env& env) override {
+    // A bulk case whose shape the form does not take would silently time the plain kernel.
+    if (bulk_ && !cuda::mmvs_bulk_applies(params())) return cudaErrorNotSupported;
+    return cuda::launch_mmvs(params(), env.stream());
+  }
   void reference(Env&) override {
     const auto xf = dequantize_rows(QType::Q8_1, xq1_, m_, k_);
     ref_ = matmul_f64(dequantize_rows(t_, w_, n_, k_), xf, n_, k_, m_);
@@ -133,12 +138,14 @@ class MmvsCase : public Case {
   cuda::MmvsParams params() const {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
     p.split_k = split_;
+    p.bulk = bulk_;
     return p;
   }
   QType t_;
   int64_t n_, k_;
   int m_, glu_;
   bool il_, split_;
+  int bulk_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -329,6 +336,79 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
+// The bulk-copy form (MmvsParams::bulk = 1 and 2 CTAs per SM) vs the plain kernel at m = 1:
+// byte-identical rows for a plain matrix, the fused GLU pair and three matrices in one launch
+// (q, k, v shapes). The shapes cover 1, 2 and 4 partials per row, a partial last task group, and
+// more rows per warp than ring slots (every slot reused, both mbarrier parities). A case whose
+// shape the form does not take fails (it would compare the plain kernel with itself).
+class MmvsBulkIdCase : public Case {
+ public:
+  // forms: 1 = bulk at 1 CTA per SM only (rows whose GLU pair does not fit a slot of the 2-CTA
+  // budget), 2 = both.
+  MmvsBulkIdCase(QType t, int64_t n, int64_t k, int forms) : t_(t), n_(n), k_(k), forms_(forms) {}
+  void generate(Env& env) override {
+    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    for (int i = 0; i < 2; ++i) dx_[i] = upload_split(env, t_, random_weight_bytes(env, t_, xr_[i], k_), xr_[i], k_, true);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
+    for (int v = 0; v <= forms_; ++v) dy_[v] = env.alloc_output<float>(outs());
+  }
+  // Per form v (0 = plain, 1 = bulk at 1 CTA per SM, 2 = at 2): y = [plain matrix, n rows |
+  // GLU, n | three matrices in one launch, n + 257 + 259].
+  cudaError_t launch(Env& env) override {
+    for (int v = 0; v <= forms_; ++v)
+      for (int kind = 0; kind < 3; ++kind) {
+        const auto p = params(kind, v, dy_[v] + kind * n_);
+        if (v > 0 && !cuda::mmvs_bulk_applies(p)) return cudaErrorNotSupported;
+        if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
+      }
+    return cudaSuccess;
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    const auto p0 = env.download(dy_[0], outs()), p1 = env.download(dy_[1], outs());
+    const size_t n = (size_t)n_, n3 = outs() - 2 * n;
+    const Verdict b1 = ref::all_of({{"plain: bulk1 vs plain bytes", compare_bytes(p1.data(), p0.data(), n * 4)},
+                                    {"GLU: bulk1 vs plain bytes", compare_bytes(p1.data() + n, p0.data() + n, n * 4)},
+                                    {"x3: bulk1 vs plain bytes", compare_bytes(p1.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
+    if (forms_ < 2) return b1;
+    const auto p2 = env.download(dy_[2], outs());
+    return ref::all_of({{"bulk1", b1},
+                        {"plain: bulk2 vs plain bytes", compare_bytes(p2.data(), p0.data(), n * 4)},
+                        {"GLU: bulk2 vs plain bytes", compare_bytes(p2.data() + n, p0.data() + n, n * 4)},
+                        {"x3: bulk2 vs plain bytes", compare_bytes(p2.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
+  }
+
+ private:
+  size_t outs() const { return (size_t)(3 * n_ + xr_[0] + xr_[1]); }
+  // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
+  cuda::MmvsParams params(int kind, int bulk, float* y) const {
+    auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, 1, dxq_, dxds_, y);
+    p.bulk = bulk;
+    if (kind == 2) {
+      p.n_extra = 2;
+      int64_t off = n_;
+      for (int i = 0; i < 2; ++i) {
+        p.extra[i].w = dx_[i].w;
+        p.extra[i].w_d = dx_[i].w_d;
+        p.extra[i].w_aux = dx_[i].w_aux;
+        p.extra[i].n_rows = xr_[i];
+        p.extra[i].y = y + off;
+        off += xr_[i];
+      }
+    }
+    return p;
+  }
+  QType t_;
+  int64_t n_, k_;
+  int forms_;
+  int64_t xr_[2] = {257, 259};
+  DeviceWeight dw_, dw2_, dx_[2];
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dy_[3] = {};
+};
+
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 class NormQ8sEmitCase : public Case {
@@ -460,6 +540,29 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
+    // The bulk-copy form (kernels.mmvs_bulk): byte identity with the plain kernel at m = 1, and
+    // the f64 reference and --perf (the A/B against the plain "mmvs/..." rows) on the model
+    // shapes, at 1 and 2 CTAs per SM. Q6_K takes the form only for k % 2048 == 0 (its d plane
+    // row must be whole 16-byte units), so its shapes differ.
+    const bool q6 = t == QType::Q6_K;
+    for (auto [n, k] : q6 ? std::vector<std::pair<int64_t, int64_t>>{{4097, 2048}, {1031, 6144}, {1033, 12288}, {65537, 2048}}
+                          : std::vector<std::pair<int64_t, int64_t>>{{4097, 1536}, {1031, 2304}, {1031, 5120}, {1033, 12288}, {65537, 1536}})
+      r.add("mmvs_id", ref::cat("mmvs_bulk/", tn, "/", n, "x", k, "/plain_glu_x3/vs_plain_bytes"),
+            [=] { return std::make_unique<MmvsBulkIdCase>(t, n, k, k >= 12288 ? 1 : 2); });
+    for (int bulk : {1, 2}) {
+      auto addb = [&](int64_t n, int64_t k, int glu) {
+        r.add("mmvs", ref::cat("mmvs_bulk", bulk, glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, glu, true, true, bulk); });
+      };
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {6144, 4096}, {4096, 12288},
+                          {151936, 4096}})
+        addb(n, k, 0);
+      addb(12288, 4096, 1);
+      if (!q6) {  // qwen3-32b's down row (14-27 KB) fits only the 1-CTA budget
+        if (bulk == 1) addb(5120, 25600, 0);
+        addb(25600, 5120, 1);
+      }
+    }
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

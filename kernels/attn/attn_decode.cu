@@ -189,13 +189,12 @@ struct QInt8 {
 
 // A chunk of CB bytes of a q8_0 key slice (CB/34 blocks) as aligned words: 8-byte loads where
 // CB is a multiple of 8 (136 bytes at head_dim >= 128), else 4-byte (68 bytes at 64).
-// SMEM: src is a shared-memory copy of the slice (8-byte aligned; plain loads).
-template <int CB, bool SMEM = false>
+template <int CB>
 __device__ __forceinline__ void load_k_words(const uint8_t* src, uint32_t (&w)[CB / 4]) {
   if constexpr (CB % 8 == 0) {
 #pragma unroll
     for (int x = 0; x < CB / 8; ++x) {
-      const uint2 v = SMEM ? reinterpret_cast<const uint2*>(src)[x] : __ldg(reinterpret_cast<const uint2*>(src) + x);
+      const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
       w[2 * x] = v.x;
       w[2 * x + 1] = v.y;
     }
@@ -209,17 +208,17 @@ __device__ __forceinline__ void load_k_words(const uint8_t* src, uint32_t (&w)[C
 // int8 dot product of key and query quants is exact (dp4a), then scaled by d_k * d_q and summed
 // over the blocks in order in f32. A block's quants start 2 bytes past its f16 scale, so on
 // every other block (offset 2 mod 4) a word is assembled from two loaded words (byte_perm).
-// head: the key's head slice (in global memory, or its shared-memory copy with SMEM).
-template <int D, int G, bool SMEM = false>
-__device__ __forceinline__ void score_key_q8i(const uint8_t* head, const QInt8<D, G>& qi, float (&dot)[G]) {
+template <int D, int G>
+__device__ __forceinline__ void score_key_q8i(const uint8_t* krow, int hk, const QInt8<D, G>& qi, float (&dot)[G]) {
   constexpr int CE = D < 128 ? D : 128;
   constexpr int CB = CE / 32 * 34;
   constexpr int NW = CB / 4;
+  const uint8_t* head = krow + (int64_t)hk * (D / 32) * 34;
 #pragma unroll
   for (int c0 = 0; c0 < D; c0 += CE) {
     const uint8_t* src = head + c0 / 32 * 34;
     uint32_t w[NW];
-    load_k_words<CB, SMEM>(src, w);
+    load_k_words<CB>(src, w);
 #pragma unroll
     for (int bb = 0; bb < CE / 32; ++bb) {
       const int pd = bb * 34;
@@ -241,20 +240,19 @@ __device__ __forceinline__ void score_key_q8i(const uint8_t* head, const QInt8<D
   }
 }
 
-// SMEM (KP_Q8 only): khead is the shared-memory copy of the key's head slice instead of krow.
-template <int D, int G, int KP, bool SMEM = false>
+template <int D, int G, int KP>
 __device__ __forceinline__ void score_key(const uint8_t* krow, int hk, QType type_k, const float (&qs)[G][D],
-                                          float (&dot)[G], const uint8_t* khead = nullptr) {
+                                          float (&dot)[G]) {
   if constexpr (KP == KP_Q8) {
     constexpr int CE = D < 128 ? D : 128;  // elements per chunk: 68 or 136 bytes, 17 words
     constexpr int CB = CE / 32 * 34;
     constexpr int NW = CB / 4;
-    const uint8_t* head = SMEM ? khead : krow + (int64_t)hk * (D / 32) * 34;
+    const uint8_t* head = krow + (int64_t)hk * (D / 32) * 34;
 #pragma unroll
     for (int c0 = 0; c0 < D; c0 += CE) {
       const uint8_t* src = head + c0 / 32 * 34;
       uint32_t w[NW];
-      load_k_words<CB, SMEM>(src, w);
+      load_k_words<CB>(src, w);
 #pragma unroll
       for (int c = 0; c < CE; c += 8) {
         const int pd = (c / 32) * 34;  // the block's f16 scale (never straddles a word: pd % 4 is 0 or 2)
@@ -319,21 +317,12 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-__device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
-}
-// KS: K staged through shared memory per 32-key tile (AttnParams::k_stage; D = 128, q8_0 K:
-// 136-byte head slices, 17 cp.async chunks of 8 bytes; requires VS).
-constexpr int kKsSlice = 136;
 
-template <int D, int G, int KP, bool VS = false, bool KS = false>
+template <int D, int G, int KP, bool VS = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   pdl_wait();
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
-  static_assert(!KS || (VS && (KP == KP_Q8 || KP == KP_Q8I)), "K staging: with V staging, q8_0 K words");
   __shared__ __align__(16) uint8_t vt[VS ? kWarps : 1][VS ? 32 : 1][VS ? kVsSlice : 16];
-  __shared__ __align__(16) uint8_t kt[KS ? kWarps : 1][KS ? 32 : 1][KS ? kKsSlice : 8];
   constexpr int N = D / 32;
   __shared__ float qs[KP == KP_Q8I ? 1 : G][KP == KP_Q8I ? 1 : D];
   __shared__ QInt8<D, KP == KP_Q8I ? G : 1> qi;
@@ -377,14 +366,6 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   for (int base = b + warp * 32; base < e; base += kWarps * 32) {
     const int j = base + lane;
     const bool valid = j < e;
-    if constexpr (KS) {  // this tile's K slices -> shared memory (one group, waited for below)
-      const int nk = min(32, e - base);
-      for (int c = lane; c < nk * (kKsSlice / 8); c += 32) {
-        const int r = c / (kKsSlice / 8), part = c % (kKsSlice / 8);
-        cp_async8(&kt[warp][r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + hk * kKsSlice + part * 8);
-      }
-      asm volatile("cp.async.commit_group;" ::: "memory");
-    }
     if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
       const int nk = min(32, e - base);
       for (int c = lane; c < nk * (kVsSlice / 16); c += 32) {
@@ -396,18 +377,8 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
-    if constexpr (KS) {
-      asm volatile("cp.async.wait_group 1;" ::: "memory");  // the K group (V's may still fly)
-      __syncwarp();
-    }
     if constexpr (KP == KP_Q8I) {
-      if constexpr (KS) {
-        if (valid) score_key_q8i<D, G, true>(&kt[warp][lane][0], qi, dot);
-      } else {
-        if (valid) score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes + (int64_t)hk * (D / 32) * 34, qi, dot);
-      }
-    } else if constexpr (KS) {
-      if (valid) score_key<D, G, KP, true>(nullptr, hk, a.type_k, qs, dot, &kt[warp][lane][0]);
+      if (valid) score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
     } else {
       if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
     }
@@ -461,7 +432,6 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         }
     }
     if constexpr (VS) __syncwarp();  // the tile's slices are read before the next tile's copies land
-    // (the same __syncwarp orders this tile's K reads before the next tile's K copies)
   }
   __shared__ MergeSmem<D, G> sm;
   merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
@@ -508,9 +478,6 @@ bool v_stage_applies(const attn::Args& a, int D) {
          (reinterpret_cast<uintptr_t>(a.v) | (uintptr_t)a.v_row_bytes) % 16 == 0;
 }
 
-// K staging: on top of V staging and the q8_0 word loads (8-byte aligned rows, checked there).
-bool k_stage_applies(const attn::Args& a) { return a.k_stage && a.type_k == QType::Q8_0; }
-
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
@@ -518,10 +485,6 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
   if constexpr (D == 128) {
-    if (v_stage_applies(a, D) && w.k == KP_Q8 && k_stage_applies(a)) {
-      if (a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true>, grid, block, 0, s, b);
-      return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8, true, true>, grid, block, 0, s, b);
-    }
     if (v_stage_applies(a, D) && w.k == KP_Q8) {
       if (w.k == KP_Q8 && a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true>, grid, block, 0, s, b);
       if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8, true>, grid, block, 0, s, b);
@@ -606,11 +569,6 @@ bool attn_decode_v_stage(const AttnParams& p) {
   if (g < 1 || g > 8) return false;
   const attn::Args a = attn::make_args(p);
   return v_stage_applies(a, p.head_dim) && word_loads(a, p.head_dim).k == KP_Q8;
-}
-
-bool attn_decode_k_stage(const AttnParams& p) {
-  if (!attn_decode_v_stage(p)) return false;
-  return k_stage_applies(attn::make_args(p));
 }
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {

@@ -60,11 +60,6 @@ struct AttnParams {
   // latency overlaps the K loads and the score arithmetic; same values, same order (bit-identical
   // to the direct loads: kernel-check attn_decode/v_stage_vs_direct).
   bool v_stage = false;
-  // With v_stage where it applies, K q8_0 with word loads: each warp also copies its 32-key tile's
-  // K head slices (136 bytes each) into shared memory with 8-byte cp.async (a warp instruction
-  // covers ~2 rows instead of one 8-byte piece of 32 rows) and the scores read them there; same
-  // values, same order (bit-identical: kernel-check attn_decode*/k_stage_vs_direct).
-  bool k_stage = false;
   // Split-K decode: the combine kernel's old form (every thread loads every split's max and sum
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
@@ -86,8 +81,6 @@ bool attn_decode_word_loads(const AttnParams& p);
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).
 bool attn_decode_v_stage(const AttnParams& p);
-// Whether launch_attn_decode(p) stages K through shared memory (p.k_stage where it applies).
-bool attn_decode_k_stage(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -19,19 +19,11 @@
 namespace memra::cuda {
 
 bool attn_prefill_staged_supported(int head_dim);
-// Key split (split_tiles > 0): each block takes at most split_tiles key tiles (64 keys; 32 at
-// head_dim 256) of one 64-row query tile, so the short causal tiles and the long ones cost
-// alike and short prompts or continuation chunks fill the GPU; tiles cut into several chunks
-// leave per-row partials (max, sum, unnormalized output) that a second kernel merges in chunk
-// order (deterministic). Same precision class; not the bits of the unsplit launch.
-// The split for ~4 equal blocks per SM (0: none would help), from the host position pos0.
-int attn_prefill_split_tiles(const AttnParams& p, int pos0, int sm_count);
-// Scratch for a call at host position pos0: the staged rows (K then V) and, with a split, the
-// partials; 256-byte aligned.
-size_t attn_prefill_stage_bytes(const AttnParams& p, int pos0, int split_tiles = 0);
+// Scratch for the staged rows of a call at host position pos0 (K then V, 256-byte aligned).
+size_t attn_prefill_stage_bytes(const AttnParams& p, int pos0);
 // pos0 must equal *p.pos0 (the staged row range is computed on the host from it: not for a
 // captured graph whose position changes between replays). stage: attn_prefill_stage_bytes bytes.
 cudaError_t launch_attn_prefill_staged(const AttnParams& p, int pos0, void* stage, size_t stage_bytes,
-                                       cudaStream_t stream, int split_tiles = 0);
+                                       cudaStream_t stream);
 
 }  // namespace memra::cuda

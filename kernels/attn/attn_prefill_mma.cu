@@ -242,54 +242,9 @@ constexpr size_t staged_smem_bytes() {
   return (size_t)2 * 2 * mma_key_tile<D>() * (D + 8) * sizeof(__half);  // 2 stages x (K, V)
 }
 
-// The key range [blo, bhi) a 64-row query tile sees, its key tiles of BK and, with a split of
-// `split` key tiles per block (0: none), its chunks. Host and device (the grid is sized with it).
-struct TileKeys {
-  int blo, bhi, nch;
-};
-__host__ __device__ inline TileKeys tile_keys(int qt, int pos0, int n_tokens, int window, int bk, int split) {
-  const int row0 = qt * kRowsPerBlock;
-  const int last = (n_tokens < row0 + kRowsPerBlock ? n_tokens : row0 + kRowsPerBlock) - 1;
-  TileKeys t;
-  t.blo = window > 0 ? (pos0 + row0 - window + 1 > 0 ? pos0 + row0 - window + 1 : 0) : 0;
-  t.bhi = pos0 + last + 1;
-  const int ntiles = t.bhi > t.blo ? (t.bhi - t.blo + bk - 1) / bk : 0;
-  t.nch = split > 0 && ntiles > split ? (ntiles + split - 1) / split : 1;
-  return t;
-}
-// Block `item` of a split launch -> (query tile, chunk); items run over the tiles heaviest first.
-// Returns the item index of the tile's first chunk in *first.
-__device__ inline int split_item(int item, int n_qt, int pos0, int n_tokens, int window, int bk, int split,
-                                 int* chunk, int* first) {
-  int base = 0;
-  for (int qt = n_qt - 1; qt >= 0; --qt) {
-    const int n = tile_keys(qt, pos0, n_tokens, window, bk, split).nch;
-    if (item < base + n) {
-      *chunk = item - base;
-      *first = base;
-      return qt;
-    }
-    base += n;
-  }
-  *chunk = 0;
-  *first = base;
-  return -1;
-}
-
-// Split launches (split > 0): a block owns one chunk of `split` key tiles of a query tile; a tile
-// with one chunk writes its output as the plain launch does, else its blocks leave (m, l, o
-// unnormalized) per row in `part` ([head][item][64 rows][D + 2]) for attn_prefill_merge_kernel.
-struct SplitArgs {
-  int split = 0;     // key tiles per block, 0 = one block per query tile (the plain form)
-  int n_items = 0;   // blocks per head
-  float* part = nullptr;
-};
-
-// a.k / a.v: the staged f16 rows, row j of the cache at (j - key0) * a.k_row_bytes. SPLIT: a
-// split launch (sp.split > 0); its own instance, so the plain form keeps its registers (185 at
-// head_dim 128; one instance for both took 233).
-template <int D, bool SPLIT>
-__global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::Args a, int key0, SplitArgs sp) {
+// a.k / a.v: the staged f16 rows, row j of the cache at (j - key0) * a.k_row_bytes.
+template <int D>
+__global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::Args a, int key0) {
   constexpr int BK = mma_key_tile<D>();
   constexpr int KS = D + 8;  // row stride in halves (16-byte aligned, ldmatrix conflict-free)
   constexpr int NT = BK / 8, DT = D / 8, KD = D / 16;
@@ -304,19 +259,11 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
   const int g = lane >> 2, t = lane & 3;
   const int hk = h / (a.n_head / a.n_head_kv);
   const int pos0 = *a.pos0;
-  const int n_qt = (a.n_tokens + kRowsPerBlock - 1) / kRowsPerBlock;
-  int qt = n_qt - 1 - (int)blockIdx.x, chunk = 0, first = 0;  // heaviest causal tiles first
-  if constexpr (SPLIT) qt = split_item(blockIdx.x, n_qt, pos0, a.n_tokens, a.window, BK, sp.split, &chunk, &first);
-  if (qt < 0) return;
-  const int row0 = qt * kRowsPerBlock;
+  const int row0 = (gridDim.x - 1 - blockIdx.x) * kRowsPerBlock;  // heaviest causal tiles first
   const int last_row = min(a.n_tokens, row0 + kRowsPerBlock) - 1;
   int blo, bhi, tmp;
   attn::key_range(pos0 + row0, a.window, blo, tmp);
   attn::key_range(pos0 + last_row, a.window, tmp, bhi);
-  const int nch = SPLIT ? tile_keys(qt, pos0, a.n_tokens, a.window, BK, sp.split).nch : 1;
-  // This block's keys: [kb, ke), whole key tiles from blo (the loads still zero-fill past bhi).
-  const int kb = nch > 1 ? blo + chunk * sp.split * BK : blo;
-  const int ke = nch > 1 ? min(bhi, kb + sp.split * BK) : bhi;
   const int64_t ld = a.k_row_bytes / 2;  // halves per staged row (K and V alike)
   const __half* kbase = reinterpret_cast<const __half*>(a.k) + (int64_t)hk * D;
   const __half* vbase = reinterpret_cast<const __half*>(a.v) + (int64_t)hk * D;
@@ -334,7 +281,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
   };
-  if (kb < ke) issue(kb, 0);
+  if (blo < bhi) issue(blo, 0);
 
   const int wr0 = row0 + warp * 16;
   uint32_t qf[KD][4];
@@ -352,8 +299,8 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
   for (int i = 0; i < DT; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
 
   int st = 0;
-  for (int t0 = kb; t0 < ke; t0 += BK, st ^= 1) {
-    if (t0 + BK < ke) {
+  for (int t0 = blo; t0 < bhi; t0 += BK, st ^= 1) {
+    if (t0 + BK < bhi) {
       issue(t0 + BK, st ^ 1);
       asm volatile("cp.async.wait_group 1;" ::: "memory");
     } else {
@@ -403,80 +350,18 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
     lt += __shfl_xor_sync(0xffffffffu, lt, 2);
     const int row = wr0 + g + 8 * r;
     if (row >= a.n_tokens) continue;
-    if (SPLIT && nch > 1) {  // this chunk's partial for the merge
-      float* pp = sp.part + (((int64_t)h * sp.n_items + first + chunk) * kRowsPerBlock + (row - row0)) * (D + 2);
-      if (t == 0) {
-        pp[0] = m[r];
-        pp[1] = lt;
-      }
-#pragma unroll
-      for (int dt = 0; dt < DT; ++dt) {
-        pp[2 + dt * 8 + 2 * t] = o[dt][2 * r];
-        pp[2 + dt * 8 + 2 * t + 1] = o[dt][2 * r + 1];
-      }
-      continue;
-    }
     store_row<D>(a, o, r, lt, row, h, t);
   }
 }
 
-// The split tiles' chunks merged per (row, element) in chunk order: grid (query tiles, n_head).
 template <int D>
-__global__ void __launch_bounds__(256) attn_prefill_merge_kernel(attn::Args a, SplitArgs sp) {
-  constexpr int BK = mma_key_tile<D>();
-  const int h = blockIdx.y;
-  const int pos0 = *a.pos0;
-  const int n_qt = (a.n_tokens + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int qt = blockIdx.x;
-  const int nch = tile_keys(qt, pos0, a.n_tokens, a.window, BK, sp.split).nch;
-  if (nch <= 1) return;  // written by its one block
-  int first = 0;
-  for (int q = n_qt - 1; q > qt; --q) first += tile_keys(q, pos0, a.n_tokens, a.window, BK, sp.split).nch;
-  const float* base = sp.part + ((int64_t)h * sp.n_items + first) * kRowsPerBlock * (D + 2);
-  for (int e = threadIdx.x; e < kRowsPerBlock * D; e += blockDim.x) {
-    const int rr = e / D, d = e % D;
-    const int row = qt * kRowsPerBlock + rr;
-    if (row >= a.n_tokens) continue;
-    float mx = -INFINITY;
-    for (int c = 0; c < nch; ++c) mx = fmaxf(mx, base[((int64_t)c * kRowsPerBlock + rr) * (D + 2)]);
-    float l = 0.0f, o = 0.0f;
-    if (mx != -INFINITY) {
-      for (int c = 0; c < nch; ++c) {
-        const float* pc = base + ((int64_t)c * kRowsPerBlock + rr) * (D + 2);
-        const float f = expf(pc[0] - mx);  // a chunk with no visible key for this row: -inf -> 0
-        l += pc[1] * f;
-        o += pc[2 + d] * f;
-      }
-    }
-    a.out[(int64_t)row * a.ld_out + (int64_t)h * D + d] = l > 0.0f ? o / l : 0.0f;
-  }
-}
-
-// Blocks per head of a split launch (tile_keys over every query tile).
-int split_items(int n_tokens, int pos0, int window, int bk, int split) {
-  int n = 0;
-  for (int qt = 0; qt * kRowsPerBlock < n_tokens; ++qt) n += tile_keys(qt, pos0, n_tokens, window, bk, split).nch;
-  return n;
-}
-
-template <int D>
-cudaError_t run_staged(const attn::Args& a, int key0, int n_tokens, int n_head, int pos0, SplitArgs sp,
-                       cudaStream_t s) {
+cudaError_t run_staged(const attn::Args& a, int key0, int n_tokens, int n_head, cudaStream_t s) {
   constexpr size_t smem = staged_smem_bytes<D>();
-  static const cudaError_t attr0 =
-      cudaFuncSetAttribute(attn_prefill_staged_kernel<D, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  static const cudaError_t attr1 =
-      cudaFuncSetAttribute(attn_prefill_staged_kernel<D, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (attr0 != cudaSuccess) return attr0;
-  if (attr1 != cudaSuccess) return attr1;
+  static const cudaError_t attr =
+      cudaFuncSetAttribute(attn_prefill_staged_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (attr != cudaSuccess) return attr;
   const unsigned tiles = (unsigned)((n_tokens + kRowsPerBlock - 1) / kRowsPerBlock);
-  if (sp.split > 0) sp.n_items = split_items(n_tokens, pos0, a.window, mma_key_tile<D>(), sp.split);
-  if (sp.split <= 0 || (unsigned)sp.n_items <= tiles) {  // no tile is cut: the plain form
-    attn_prefill_staged_kernel<D, false><<<dim3(tiles, n_head), kWarps * 32, smem, s>>>(a, key0, SplitArgs{});
-    return cudaGetLastError();
-  }
-  attn_prefill_staged_kernel<D, true><<<dim3((unsigned)sp.n_items, n_head), kWarps * 32, smem, s>>>(a, key0, sp);
-  attn_prefill_merge_kernel<D><<<dim3(tiles, n_head), 256, 0, s>>>(a, sp);
+  attn_prefill_staged_kernel<D><<<dim3(tiles, n_head), kWarps * 32, smem, s>>>(a, key0);
   return cudaGetLastError();
 }
 
@@ -519,45 +404,18 @@ namespace memra::cuda {
 
 bool attn_prefill_staged_supported(int head_dim) { return attn_prefill_mma_supported(head_dim); }
 
-namespace {
-int key_tile(int head_dim) { return head_dim >= 256 ? 32 : 64; }  // mma_key_tile
-}  // namespace
-
-int attn_prefill_split_tiles(const AttnParams& p, int pos0, int sm_count) {
-  if (!attn_prefill_staged_supported(p.head_dim) || p.n_tokens <= 0 || sm_count <= 0) return 0;
-  const int bk = key_tile(p.head_dim);
-  int64_t total = 0;
-  int most = 0;
-  for (int qt = 0; qt * kRowsPerBlock < p.n_tokens; ++qt) {
-    const TileKeys t = tile_keys(qt, pos0, p.n_tokens, p.window, bk, 0);
-    const int nt = t.bhi > t.blo ? (t.bhi - t.blo + bk - 1) / bk : 0;
-    total += nt;
-    most = std::max(most, nt);
-  }
-  // About 4 blocks per SM of equal work; no split where every tile would stay whole.
-  const int64_t want = ((total * p.n_head) + 4 * (int64_t)sm_count - 1) / (4 * (int64_t)sm_count);
-  const int split = (int)std::max<int64_t>(1, want);
-  return split >= most ? 0 : split;
-}
-
-size_t attn_prefill_stage_bytes(const AttnParams& p, int pos0, int split_tiles) {
+size_t attn_prefill_stage_bytes(const AttnParams& p, int pos0) {
   int lo, hi;
   staged_rows(p, pos0, lo, hi);
   const size_t row = (size_t)p.n_head_kv * (size_t)p.head_dim * sizeof(__half);
-  size_t b = 2 * align256((size_t)std::max(0, hi - lo) * row);
-  if (split_tiles > 0 && attn_prefill_staged_supported(p.head_dim)) {
-    const int items = split_items(p.n_tokens, pos0, p.window, key_tile(p.head_dim), split_tiles);
-    b += align256((size_t)p.n_head * (size_t)items * kRowsPerBlock * (size_t)(p.head_dim + 2) * sizeof(float));
-  }
-  return b;
+  return 2 * align256((size_t)std::max(0, hi - lo) * row);
 }
 
 cudaError_t launch_attn_prefill_staged(const AttnParams& p, int pos0, void* stage, size_t stage_bytes,
-                                       cudaStream_t s, int split_tiles) {
-  if (!attn::valid(p) || !attn_prefill_staged_supported(p.head_dim) || pos0 < 0 || split_tiles < 0)
-    return cudaErrorInvalidValue;
+                                       cudaStream_t s) {
+  if (!attn::valid(p) || !attn_prefill_staged_supported(p.head_dim) || pos0 < 0) return cudaErrorInvalidValue;
   if (p.n_tokens == 0) return cudaSuccess;
-  if (p.n_head > 65535 || !stage || stage_bytes < attn_prefill_stage_bytes(p, pos0, split_tiles) ||
+  if (p.n_head > 65535 || !stage || stage_bytes < attn_prefill_stage_bytes(p, pos0) ||
       reinterpret_cast<uintptr_t>(stage) % 256)
     return cudaErrorInvalidValue;
   int lo, hi;
@@ -578,9 +436,6 @@ cudaError_t launch_attn_prefill_staged(const AttnParams& p, int pos0, void* stag
     dq.ld_out = cols;
     if (const cudaError_t e = launch_dequantize(dq, s); e != cudaSuccess) return e;
   }
-  SplitArgs sp;
-  sp.split = split_tiles;
-  sp.part = reinterpret_cast<float*>(vs + plane);
   attn::Args a = attn::make_args(p);
   a.k = ks;
   a.v = vs;
@@ -588,10 +443,10 @@ cudaError_t launch_attn_prefill_staged(const AttnParams& p, int pos0, void* stag
   a.k_row_bytes = a.v_row_bytes = cols * (int64_t)sizeof(__half);
   switch (p.head_dim) {
 #ifndef MEMRA_REDUCED_INSTANCES
-    case 64: return run_staged<64>(a, lo, p.n_tokens, p.n_head, pos0, sp, s);
-    case 256: return run_staged<256>(a, lo, p.n_tokens, p.n_head, pos0, sp, s);
+    case 64: return run_staged<64>(a, lo, p.n_tokens, p.n_head, s);
+    case 256: return run_staged<256>(a, lo, p.n_tokens, p.n_head, s);
 #endif
-    case 128: return run_staged<128>(a, lo, p.n_tokens, p.n_head, pos0, sp, s);
+    case 128: return run_staged<128>(a, lo, p.n_tokens, p.n_head, s);
     default: return cudaErrorInvalidValue;
   }
 }

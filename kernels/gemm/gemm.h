@@ -31,10 +31,6 @@ struct GemmParams {
   // x already rounded to the GEMM's operand type (bf16 for BF16 W, else f16), dense m x k: the
   // conversion is skipped (gemm_x_operand_bf16 says which type). Ignored for F32 W.
   const void* x_conv = nullptr;
-  // Host side only: reuse the algorithm cuBLASLt's heuristic returned for an identical problem
-  // (handle, shapes, leading dimensions, operand type, workspace size) instead of asking again.
-  // The heuristic never sees the pointers, so the same algorithm (and the same bytes) results.
-  bool algo_cache = false;
   cublasLtHandle_t lt = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
@@ -46,10 +42,5 @@ size_t gemm_scratch_bytes(QType w_type, int64_t n, int64_t k, int64_t m);
 inline bool gemm_x_operand_bf16(QType w_type) { return w_type == QType::BF16; }
 cudaError_t launch_gemm(const GemmParams& p, cudaStream_t stream);
 const char* gemm_last_error();
-// Problems whose algorithm the cache (GemmParams::algo_cache) holds, and lookups it answered.
-struct GemmAlgoCacheStats {
-  size_t entries = 0, hits = 0;
-};
-GemmAlgoCacheStats gemm_algo_cache_stats();
 
 }  // namespace memra::cuda

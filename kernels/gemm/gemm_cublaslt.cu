@@ -1,9 +1,6 @@
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
 #include <string>
-#include <tuple>
 
 #include "gemm/gemm.h"
 #include "quant/quant_kernels.h"
@@ -12,13 +9,6 @@ namespace memra::cuda {
 namespace {
 
 thread_local std::string g_last_error;
-
-// GemmParams::algo_cache: (device, handle, n, k, m, lda, ldb, ldy, operand type, workspace bytes) ->
-// the heuristic's first algorithm.
-using AlgoKey = std::tuple<int, cublasLtHandle_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, uint64_t>;
-std::mutex g_algo_mu;
-std::map<AlgoKey, cublasLtMatmulAlgo_t> g_algos;
-size_t g_algo_hits = 0;
 
 size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
@@ -62,47 +52,22 @@ cudaError_t lt_matmul(const GemmParams& p, cudaDataType_t ab_type, const void* a
   LT_TRY(cublasLtMatmulPreferenceCreate(&o.pref));
   const uint64_t ws = p.workspace_bytes;
   LT_TRY(cublasLtMatmulPreferenceSetAttribute(o.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
-  int dev = -1;
-  if (p.algo_cache) cudaGetDevice(&dev);
-  const AlgoKey key{dev, p.lt, p.n, p.k, p.m, lda, ldb, ldy, (int)ab_type, ws};
-  cublasLtMatmulAlgo_t algo{};
-  bool cached = false;
-  if (p.algo_cache) {
-    const std::lock_guard<std::mutex> lk(g_algo_mu);
-    if (auto it = g_algos.find(key); it != g_algos.end()) {
-      algo = it->second;
-      cached = true;
-      ++g_algo_hits;
-    }
-  }
-  if (!cached) {
-    cublasLtMatmulHeuristicResult_t heur{};
-    int found = 0;
-    LT_TRY(cublasLtMatmulAlgoGetHeuristic(p.lt, o.op, o.a, o.b, o.d, o.d, o.pref, 1, &heur, &found));
-    if (found == 0) {
-      g_last_error = fmt::format("cuBLASLt has no algorithm for n={} k={} m={}", p.n, p.k, p.m);
-      return cudaErrorNotSupported;
-    }
-    algo = heur.algo;
-    if (p.algo_cache) {
-      const std::lock_guard<std::mutex> lk(g_algo_mu);
-      g_algos.emplace(key, algo);
-    }
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  LT_TRY(cublasLtMatmulAlgoGetHeuristic(p.lt, o.op, o.a, o.b, o.d, o.d, o.pref, 1, &heur, &found));
+  if (found == 0) {
+    g_last_error = fmt::format("cuBLASLt has no algorithm for n={} k={} m={}", p.n, p.k, p.m);
+    return cudaErrorNotSupported;
   }
   const float alpha = 1.f, beta = 0.f;
-  LT_TRY(cublasLtMatmul(p.lt, o.op, &alpha, a, o.a, b, o.b, &beta, p.y, o.d, p.y, o.d, &algo, p.workspace,
-                        p.workspace_bytes, stream));
+  LT_TRY(cublasLtMatmul(p.lt, o.op, &alpha, a, o.a, b, o.b, &beta, p.y, o.d, p.y, o.d, &heur.algo,
+                        p.workspace, p.workspace_bytes, stream));
   return cudaGetLastError();
 }
 
 }  // namespace
 
 const char* gemm_last_error() { return g_last_error.c_str(); }
-
-GemmAlgoCacheStats gemm_algo_cache_stats() {
-  const std::lock_guard<std::mutex> lk(g_algo_mu);
-  return {g_algos.size(), g_algo_hits};
-}
 
 size_t gemm_scratch_bytes(QType w_type, int64_t n, int64_t k, int64_t m) {
   const bool quantized = qtype_traits(w_type).quantized;

@@ -74,6 +74,7 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K (and interleaved Q4_K) matrices for mmvs
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
+  int mmvs_bulk = 0;            // mmvs at m = 1 fed by cp.async.bulk rings: 0 off, else CTAs per SM (not yet measured)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
@@ -81,12 +82,9 @@ struct KernelsSection {
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
   bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
-  bool attn_k_stage = false;      // decode attention: K tiles through shared memory too (not yet measured)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
-  bool attn_prefill_split = false;  // staged prefill attention: key range split per block (not yet measured)
-  bool gemm_x_reuse = true;
-  bool gemm_algo_cache = false;   // prefill GEMM: reuse cuBLASLt's algorithm per problem (not yet measured)       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
+  bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };
 
 struct SpecSection {

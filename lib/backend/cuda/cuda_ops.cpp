@@ -149,7 +149,6 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       p.y = y.data;
       p.ldy = y.ld;
       p.scratch = workspace(kGemm, cuda::gemm_scratch_bytes(p.w_type, n, k, m));
-      p.algo_cache = cfg_.kernels.gemm_algo_cache;
       if (p.w_type != QType::F32 && cfg_.kernels.gemm_x_reuse)
         p.x_conv = gemm_x_input(x, cuda::gemm_x_operand_bf16(p.w_type));
       p.lt = ctx().cublaslt();
@@ -249,6 +248,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.w_type = w.type;
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
+  p.bulk = cfg_.kernels.mmvs_bulk;
+  p.sm_count = ctx().info().sm_count;
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
@@ -574,29 +575,24 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     }
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
-    p.k_stage = cfg_.kernels.attn_k_stage;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") +
-                                        (cuda::attn_decode_k_stage(p) ? "+kstage" : "") + (emit ? "+q8s" : "")));
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "")));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
         cuda::attn_prefill_staged_supported(ap.head_dim_k)) {
       // The staged row range comes from the host pos0: never inside a captured step (n = 1 only).
       MEMRA_CHECK(!capturing_, "internal: staged prefill attention during graph capture");
-      const int split =
-          cfg_.kernels.attn_prefill_split ? cuda::attn_prefill_split_tiles(p, pos0, ctx().info().sm_count) : 0;
-      const size_t bytes = cuda::attn_prefill_stage_bytes(p, pos0, split);
+      const size_t bytes = cuda::attn_prefill_stage_bytes(p, pos0);
       void* stage = workspace(kAttn, bytes);
-      cuda::check_status(cuda::launch_attn_prefill_staged(p, pos0, stage, bytes, stream(), split),
+      cuda::check_status(cuda::launch_attn_prefill_staged(p, pos0, stage, bytes, stream()),
                          "launch_attn_prefill_staged");
-      note("attn_prefill", split > 0 ? fmt::format("mma_staged_split{}_hd{}", split, ap.head_dim_k)
-                                     : fmt::format("mma_staged_hd{}", ap.head_dim_k));
+      note("attn_prefill", fmt::format("mma_staged_hd{}", ap.head_dim_k));
       return;
     }
     cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
