@@ -218,6 +218,10 @@ case "$phase" in
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "/(4096x4096|6144x4096|12288x4096|151936x4096)/" | head -n 60
     timeout 60 "$bin/kernel-check" --section mmvs --filter "x12288/m1" --perf --seed 7 --reps 50 \
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "/4096x12288/" | head -n 30
+    # The prefill attention after the split's removal (its default-path kernel) and the models.
+    timeout 150 "$bin/kernel-check" --section attn --filter prefill --seed 20261209 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 10
+    cuda_vs_cpu "" 6
     synth qwen3-8b q4_k_m
     timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-mmvs-bulk1.toml --arm configs/arm-mmvs-bulk2.toml --set receipt.hash_model=false \
