@@ -19,6 +19,7 @@
 #            reuse (the norm's f16 copy added to it)
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
 #   bulk   : the bulk-copy decode matvec: mmvs gates, --perf A/B, tg128 arms on q4_k_m/q8_0/q4_0
+#   bulk2  : its 1-4 CTA / two-row forms: gates, --perf of the Q4_K/Q6_K shapes, tg128 arms
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -234,6 +235,22 @@ case "$phase" in
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
       rm -f "$f"
     done
+    ;;
+  bulk2)
+    # The bulk-copy matvec at 1-4 CTAs per SM, one or two rows per warp pass: the byte-identity
+    # gates of every form, --perf of the Q4_K / Q6_K shapes (plain rows beside), tg128 arms.
+    gpu_info
+    timeout 200 "$bin/kernel-check" --section mmvs_id --filter mmvs_bulk --seed 20261210 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    timeout 240 "$bin/kernel-check" --section mmvs --filter "_K/" --perf --seed 7 --reps 50 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep "/m1" | grep -v -E "blocked|nosplit" \
+      | sed -E 's/ +norm_err [^|]*\|/ |/' | head -n 120
+    synth qwen3-8b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-bulk2.toml --arm configs/arm-mmvs-bulk2r2.toml --arm configs/arm-mmvs-bulk3.toml \
+      --arm configs/arm-mmvs-bulk3r2.toml --arm configs/arm-mmvs-bulk4.toml --arm configs/arm-mmvs-bulk4r2.toml \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp|^device"
+    rm -f "$f"
     ;;
   first)
     # A session's first call (~7 minutes): every kernel-check section and the CUDA-vs-CPU model

@@ -70,15 +70,19 @@ struct MmvsParams {
   // warp streams whole rows (body, aux and d planes) into a private ring of shared-memory slots
   // with cp.async.bulk (the copy engine, no registers held per load) and runs the same tasks,
   // in the same order, from there: the same bits as the plain kernel. 0 = off, else CTAs per SM
-  // (1 or 2) of a grid of at most bulk * sm_count CTAs; sm_count 0 = ask the current device.
+  // (1-4) of a grid of at most bulk * sm_count CTAs; sm_count 0 = ask the current device.
+  // bulk_rows2: each warp computes two rows per pass (needs two ring slots; same bits).
   // Shapes it does not take (m > 1, blocked order, a d plane row not a multiple of 16 bytes,
   // rows too long for one slot) run the plain kernel.
   int bulk = 0;
+  bool bulk_rows2 = false;
   int sm_count = 0;
 };
 
 // Whether launch_mmvs(p) takes the bulk-copy form (p.bulk set and the shape qualifies).
 bool mmvs_bulk_applies(const MmvsParams& p);
+// Ring slots per warp the bulk form would use for p (0: not taken; bulk_rows2 needs 2).
+int mmvs_bulk_depth(const MmvsParams& p);
 // Internal: launch_mmvs's bulk-copy form (mmvs_bulk.cu), for parameters launch_mmvs validated.
 cudaError_t launch_mmvs_bulk(const MmvsParams& p, cudaStream_t stream);
 

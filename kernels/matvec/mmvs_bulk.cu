@@ -33,11 +33,15 @@ using mmvs::Task;
 constexpr int kWarps = 8;      // per CTA; each warp its own ring
 constexpr int kMaxDepth = 16;  // slots per warp
 constexpr int kBarBytes = kWarps * kMaxDepth * 8;
+constexpr int kMaxBulk = 4;     // CTAs per SM
 constexpr int kMaxSmem = 232448;  // the sm_90 opt-in limit per block (227 KB)
 
-// Dynamic shared memory per CTA at `bulk` CTAs per SM (with one KB per block reserved by the
-// hardware, two 112 KB CTAs still fit the 228 KB of an SM).
-int smem_budget(int bulk) { return bulk == 1 ? 224 * 1024 : 112 * 1024; }
+// Dynamic shared memory per CTA at `bulk` CTAs per SM (1-4): the 228 KB of an SM less one KB
+// reserved per block, split evenly (224, 112, 74, 55 KB).
+int smem_budget(int bulk) {
+  static constexpr int kb[5] = {0, 224, 112, 74, 55};
+  return kb[bulk] * 1024;
+}
 
 __device__ __forceinline__ uint32_t saddr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
@@ -116,8 +120,10 @@ __device__ __forceinline__ void copy_row(uint32_t dst, const Src& s, int64_t row
   if (a.d) bulk_copy(dst + a.body + a.aux, s.d + (size_t)row * a.d, a.d, bar);
 }
 
-template <QType T, int GLU>
-__global__ void __launch_bounds__(32 * kWarps, 2) mmvs_bulk_kernel(const Args a) {
+// R: rows computed together per pass (1 or 2; their task loops interleaved for latency hiding,
+// each row's arithmetic unchanged). MINB: CTAs per SM the register budget is cut for.
+template <QType T, int GLU, int R, int MINB>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_bulk_kernel(const Args a) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   uint64_t* bar = reinterpret_cast<uint64_t*>(smem) + warp * kMaxDepth;
@@ -155,56 +161,83 @@ __global__ void __launch_bounds__(32 * kWarps, 2) mmvs_bulk_kernel(const Args a)
   __syncwarp();
   pdl_wait();
   const int n_tasks = (int)a.g.n_tasks, n_groups = (n_tasks + 31) / 32, wpr = a.wpr;
-  for (int64_t i = 0; i < mine; ++i) {
-    const int s = (int)(i % a.depth);
-    mbar_wait(saddr(bar + s), (uint32_t)((i / a.depth) & 1));
-    const uint8_t* slot = ring + (size_t)s * a.slot;
-    const Src ws{slot, slot + a.body + a.aux, slot + a.body};
-    const Src us{slot + a.item, slot + a.item + a.body + a.aux, slot + a.item + a.body};
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f}, acc2[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int64_t i0 = 0; i0 < mine; i0 += R) {
+    const int nr = mine - i0 < R ? (int)(mine - i0) : R;  // rows of this pass (R <= depth)
+    Src ws[R], us[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (r < nr) {
+        const int64_t i = i0 + r;
+        const int s = (int)(i % a.depth);
+        mbar_wait(saddr(bar + s), (uint32_t)((i / a.depth) & 1));
+        const uint8_t* slot = ring + (size_t)s * a.slot;
+        ws[r] = Src{slot, slot + a.body + a.aux, slot + a.body};
+        us[r] = Src{slot + a.item, slot + a.item + a.body + a.aux, slot + a.item + a.body};
+      }
+    }
+    float acc[R][4], acc2[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int sub = 0; sub < 4; ++sub) acc[r][sub] = acc2[r][sub] = 0.0f;
 #pragma unroll 2
     for (int g0 = 0; g0 < n_groups; g0 += wpr) {
 #pragma unroll
       for (int sub = 0; sub < 4; ++sub) {
         const int t = 32 * (g0 + sub) + lane;
         if (sub < wpr && t < n_tasks) {
-          Task<T> wt;
-          wt.template load<SmemLoads>(ws, 0, t, a.g);
-          acc[sub] = __fadd_rn(acc[sub], wt.dot(t, a.xq, a.xds));
-          if constexpr (GLU != 0) {
-            Task<T> ut;
-            ut.template load<SmemLoads>(us, 0, t, a.g);
-            acc2[sub] = __fadd_rn(acc2[sub], ut.dot(t, a.xq, a.xds));
+#pragma unroll
+          for (int r = 0; r < R; ++r) {
+            if (r < nr) {
+              Task<T> wt;
+              wt.template load<SmemLoads>(ws[r], 0, t, a.g);
+              acc[r][sub] = __fadd_rn(acc[r][sub], wt.dot(t, a.xq, a.xds));
+              if constexpr (GLU != 0) {
+                Task<T> ut;
+                ut.template load<SmemLoads>(us[r], 0, t, a.g);
+                acc2[r][sub] = __fadd_rn(acc2[r][sub], ut.dot(t, a.xq, a.xds));
+              }
+            }
           }
         }
       }
     }
-    __syncwarp();  // every lane is done with the slot
-    if (lane == 0 && i + a.depth < mine) issue(i + a.depth);
+    __syncwarp();  // every lane is done with the pass's slots
+    if (lane == 0)
+      for (int r = 0; r < nr; ++r)
+        if (i0 + r + a.depth < mine) issue(i0 + r + a.depth);
 #pragma unroll
-    for (int sub = 0; sub < 4; ++sub) {
-      if (sub < wpr) {
+    for (int r = 0; r < R; ++r) {
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-          acc[sub] = __fadd_rn(acc[sub], __shfl_xor_sync(0xffffffffu, acc[sub], o));
-          if constexpr (GLU != 0) acc2[sub] = __fadd_rn(acc2[sub], __shfl_xor_sync(0xffffffffu, acc2[sub], o));
+      for (int sub = 0; sub < 4; ++sub) {
+        if (sub < wpr) {
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) {
+            acc[r][sub] = __fadd_rn(acc[r][sub], __shfl_xor_sync(0xffffffffu, acc[r][sub], o));
+            if constexpr (GLU != 0) acc2[r][sub] = __fadd_rn(acc2[r][sub], __shfl_xor_sync(0xffffffffu, acc2[r][sub], o));
+          }
         }
       }
     }
     if (lane == 0) {
-      float v = acc[0], v2 = acc2[0];
 #pragma unroll
-      for (int sub = 1; sub < 4; ++sub) {
-        if (sub < wpr) {
-          v = __fadd_rn(v, acc[sub]);
-          if constexpr (GLU != 0) v2 = __fadd_rn(v2, acc2[sub]);
+      for (int r = 0; r < R; ++r) {
+        if (r < nr) {
+          float v = acc[r][0], v2 = acc2[r][0];
+#pragma unroll
+          for (int sub = 1; sub < 4; ++sub) {
+            if (sub < wpr) {
+              v = __fadd_rn(v, acc[r][sub]);
+              if constexpr (GLU != 0) v2 = __fadd_rn(v2, acc2[r][sub]);
+            }
+          }
+          if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(v), v2);
+          if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(v), v2);
+          int sg;
+          const int64_t row = locate(i0 + r, sg);
+          a.seg[sg].y[row] = v;
         }
       }
-      if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(v), v2);
-      if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(v), v2);
-      int sg;
-      const int64_t row = locate(i, sg);
-      a.seg[sg].y[row] = v;
     }
   }
 }
@@ -216,7 +249,7 @@ struct Shape {
 };
 Shape bulk_shape(const MmvsParams& p) {
   Shape sh;
-  if (p.bulk < 1 || p.bulk > 2 || p.m != 1 || !p.interleaved || !mmvs_supported(p.w_type, p.n_cols)) return sh;
+  if (p.bulk < 1 || p.bulk > kMaxBulk || p.m != 1 || !p.interleaved || !mmvs_supported(p.w_type, p.n_cols)) return sh;
   const sp::Layout L = sp::layout(p.w_type, true);
   const sp::Plan pl = sp::plan(p.w_type, 1, p.n_cols, true);
   if (!L.repacked || pl.body_row_bytes >= (1u << 30)) return sh;
@@ -236,26 +269,37 @@ Shape bulk_shape(const MmvsParams& p) {
   return sh;
 }
 
-template <QType T, int GLU>
-cudaError_t launch_tg(const Args& a, unsigned grid, int smem, cudaStream_t s) {
+template <QType T, int GLU, int R, int MINB>
+cudaError_t launch_k(const Args& a, unsigned grid, int smem, cudaStream_t s) {
   static std::atomic<bool> opted_in{false};
   if (!opted_in.load(std::memory_order_relaxed)) {
-    const cudaError_t e = cudaFuncSetAttribute(mmvs_bulk_kernel<T, GLU>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem);
+    const cudaError_t e =
+        cudaFuncSetAttribute(mmvs_bulk_kernel<T, GLU, R, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem);
     if (e != cudaSuccess) return e;
     opted_in.store(true, std::memory_order_relaxed);
   }
-  return launch_kernel(mmvs_bulk_kernel<T, GLU>, dim3(grid), dim3(32 * kWarps), (size_t)smem, s, a);
+  return launch_kernel(mmvs_bulk_kernel<T, GLU, R, MINB>, dim3(grid), dim3(32 * kWarps), (size_t)smem, s, a);
+}
+
+// Two rows per pass where the ring has two slots and the switch asks for it; the register cut
+// for 2 CTAs per SM up to bulk = 2, for 4 beyond.
+template <QType T, int GLU>
+cudaError_t launch_tg(const Args& a, int bulk, bool two, unsigned grid, int smem, cudaStream_t s) {
+  if (two && a.depth >= 2)
+    return bulk <= 2 ? launch_k<T, GLU, 2, 2>(a, grid, smem, s) : launch_k<T, GLU, 2, 4>(a, grid, smem, s);
+  return bulk <= 2 ? launch_k<T, GLU, 1, 2>(a, grid, smem, s) : launch_k<T, GLU, 1, 4>(a, grid, smem, s);
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, unsigned grid, int smem, cudaStream_t s) {
-  if (glu == 0) return launch_tg<T, 0>(a, grid, smem, s);
-  if (glu == 1) return launch_tg<T, 1>(a, grid, smem, s);
-  return launch_tg<T, 2>(a, grid, smem, s);
+cudaError_t launch_t(const Args& a, int glu, int bulk, bool two, unsigned grid, int smem, cudaStream_t s) {
+  if (glu == 0) return launch_tg<T, 0>(a, bulk, two, grid, smem, s);
+  if (glu == 1) return launch_tg<T, 1>(a, bulk, two, grid, smem, s);
+  return launch_tg<T, 2>(a, bulk, two, grid, smem, s);
 }
 
 }  // namespace
 
+int mmvs_bulk_depth(const MmvsParams& p) { return bulk_shape(p).depth; }
 bool mmvs_bulk_applies(const MmvsParams& p) { return bulk_shape(p).depth >= 1; }
 
 // launch_mmvs's bulk-copy form: p already validated by launch_mmvs, mmvs_bulk_applies(p) true.
@@ -297,10 +341,10 @@ cudaError_t launch_mmvs_bulk(const MmvsParams& p, cudaStream_t stream) {
   const unsigned grid = (unsigned)(want < cap ? want : cap);
   const int smem = kBarBytes + kWarps * a.depth * (int)a.slot;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, grid, smem, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, grid, smem, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, grid, smem, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, grid, smem, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, p.bulk, p.bulk_rows2, grid, smem, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, p.bulk, p.bulk_rows2, grid, smem, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, p.bulk, p.bulk_rows2, grid, smem, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, p.bulk, p.bulk_rows2, grid, smem, stream);
     default: return cudaErrorNotSupported;
   }
 }
