@@ -18,8 +18,6 @@
 #   final4 : norm gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048/tg128 base vs no GEMM-input
 #            reuse (the norm's f16 copy added to it)
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
-#   bulk   : the bulk-copy decode matvec: mmvs gates, --perf A/B, tg128 arms on q4_k_m/q8_0/q4_0
-#   bulk2  : its 1-4 CTA / two-row forms: gates, --perf of the Q4_K/Q6_K shapes, tg128 arms
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -205,51 +203,6 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-no-gemm-x-reuse.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
-    rm -f "$f"
-    ;;
-  bulk)
-    # The bulk-copy decode matvec (kernels.mmvs_bulk, default 0): its gates (byte identity with
-    # the plain kernel, the f64 reference), kernel-level --perf against the plain rows on the
-    # model shapes, then tg128 arms: base / 1 CTA per SM / 2 CTAs per SM on qwen3-8b q4_k_m
-    # (depth 0 and 4096), q8_0 and q4_0 (depth 0).
-    gpu_info
-    timeout 240 "$bin/kernel-check" --section mmvs,mmvs_id --seed 20261209 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
-    timeout 120 "$bin/kernel-check" --section mmvs --filter "x4096/m1" --perf --seed 7 --reps 50 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "/(4096x4096|6144x4096|12288x4096|151936x4096)/" | head -n 60
-    timeout 60 "$bin/kernel-check" --section mmvs --filter "x12288/m1" --perf --seed 7 --reps 50 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "/4096x12288/" | head -n 30
-    # The prefill attention after the split's removal (its default-path kernel) and the models.
-    timeout 150 "$bin/kernel-check" --section attn --filter prefill --seed 20261209 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 10
-    cuda_vs_cpu "" 6
-    synth qwen3-8b q4_k_m
-    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-bulk1.toml --arm configs/arm-mmvs-bulk2.toml --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\||^device"
-    rm -f "$f"
-    for mix in q8_0 q4_0; do
-      synth qwen3-8b $mix
-      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
-        --arm configs/arm-mmvs-bulk1.toml --arm configs/arm-mmvs-bulk2.toml --set receipt.hash_model=false \
-        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
-    ;;
-  bulk2)
-    # The bulk-copy matvec at 1-4 CTAs per SM, one or two rows per warp pass: the byte-identity
-    # gates of every form, --perf of the Q4_K / Q6_K shapes (plain rows beside), tg128 arms.
-    gpu_info
-    timeout 200 "$bin/kernel-check" --section mmvs_id --filter mmvs_bulk --seed 20261210 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
-    timeout 240 "$bin/kernel-check" --section mmvs --filter "_K/" --perf --seed 7 --reps 50 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep "/m1" | grep -v -E "blocked|nosplit" \
-      | sed -E 's/ +norm_err [^|]*\|/ |/' | head -n 120
-    synth qwen3-8b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-bulk2.toml --arm configs/arm-mmvs-bulk2r2.toml --arm configs/arm-mmvs-bulk3.toml \
-      --arm configs/arm-mmvs-bulk3r2.toml --arm configs/arm-mmvs-bulk4.toml --arm configs/arm-mmvs-bulk4r2.toml \
-      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp|^device"
     rm -f "$f"
     ;;
   first)

@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 #include "act/act_kernels.h"
 #include "case_util.h"
@@ -101,8 +100,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int bulk = 0, bool rows2 = false)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), bulk_(bulk), rows2_(rows2) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -113,11 +112,7 @@ class MmvsCase : public Case {
     xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_);
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
   }
-  cudaError_t launch(Env& env) override {
-    // A bulk case whose shape the form does not take would silently time the plain kernel.
-    if (bulk_ && cuda::mmvs_bulk_depth(params()) < (rows2_ ? 2 : 1)) return cudaErrorNotSupported;
-    return cuda::launch_mmvs(params(), env.stream());
-  }
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
   void reference(Env&) override {
     const auto xf = dequantize_rows(QType::Q8_1, xq1_, m_, k_);
     ref_ = matmul_f64(dequantize_rows(t_, w_, n_, k_), xf, n_, k_, m_);
@@ -138,16 +133,12 @@ class MmvsCase : public Case {
   cuda::MmvsParams params() const {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
     p.split_k = split_;
-    p.bulk = bulk_;
-    p.bulk_rows2 = rows2_;
     return p;
   }
   QType t_;
   int64_t n_, k_;
   int m_, glu_;
   bool il_, split_;
-  int bulk_;
-  bool rows2_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -338,94 +329,6 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
-// The bulk-copy form (MmvsParams::bulk, 1-4 CTAs per SM, one or two rows per pass) vs the plain
-// kernel at m = 1: byte-identical rows for a plain matrix, the fused GLU pair and three matrices
-// in one launch (q, k, v shapes). The shapes cover 1, 2 and 4 partials per row, a partial last
-// task group, and more rows per warp than ring slots (every slot reused, both mbarrier parities).
-// Every form whose ring fits the shape (all three kinds) is compared; the 1-CTA one-row form must
-// fit (else the case fails: it would compare nothing).
-class MmvsBulkIdCase : public Case {
- public:
-  MmvsBulkIdCase(QType t, int64_t n, int64_t k) : t_(t), n_(n), k_(k) {}
-  void generate(Env& env) override {
-    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    for (int i = 0; i < 2; ++i) dx_[i] = upload_split(env, t_, random_weight_bytes(env, t_, xr_[i], k_), xr_[i], k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
-    forms_ = {{0, false}};
-    for (int bulk = 1; bulk <= 4; ++bulk)
-      for (bool two : {false, true}) {
-        bool fits = true;
-        for (int kind = 0; kind < 3; ++kind)
-          fits = fits && cuda::mmvs_bulk_depth(params(kind, bulk, two, nullptr)) >= (two ? 2 : 1);
-        if (fits) forms_.push_back({bulk, two});
-      }
-    for (size_t v = 0; v < forms_.size(); ++v) dy_.push_back(env.alloc_output<float>(outs()));
-  }
-  // Per form: y = [plain matrix, n rows | GLU, n | three matrices in one launch, n + 257 + 259].
-  cudaError_t launch(Env& env) override {
-    if (forms_.size() < 2 || forms_[1].first != 1 || forms_[1].second) return cudaErrorNotSupported;
-    for (size_t v = 0; v < forms_.size(); ++v)
-      for (int kind = 0; kind < 3; ++kind) {
-        const auto p = params(kind, forms_[v].first, forms_[v].second, dy_[v] + kind * n_);
-        if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
-      }
-    return cudaSuccess;
-  }
-  void reference(Env&) override {}
-  Verdict compare(Env& env) override {
-    const auto p0 = env.download(dy_[0], outs());
-    const size_t n = (size_t)n_, n3 = outs() - 2 * n;
-    Verdict last;
-    std::string done;
-    for (size_t v = 1; v < forms_.size(); ++v) {
-      const auto pv = env.download(dy_[v], outs());
-      const std::string form = ref::cat("bulk", forms_[v].first, forms_[v].second ? "r2" : "");
-      Verdict r = ref::all_of({{"plain vs plain-kernel bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
-                               {"GLU vs plain-kernel bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
-                               {"x3 vs plain-kernel bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
-      if (!r.pass) {
-        r.detail = form + ": " + r.detail;
-        return r;
-      }
-      done += (done.empty() ? "" : " ") + form;
-      last = r;
-    }
-    last.detail = "identical for " + done;
-    return last;
-  }
-
- private:
-  size_t outs() const { return (size_t)(3 * n_ + xr_[0] + xr_[1]); }
-  // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
-  cuda::MmvsParams params(int kind, int bulk, bool two, float* y) const {
-    auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, 1, dxq_, dxds_, y);
-    p.bulk = bulk;
-    p.bulk_rows2 = two;
-    if (kind == 2) {
-      p.n_extra = 2;
-      int64_t off = n_;
-      for (int i = 0; i < 2; ++i) {
-        p.extra[i].w = dx_[i].w;
-        p.extra[i].w_d = dx_[i].w_d;
-        p.extra[i].w_aux = dx_[i].w_aux;
-        p.extra[i].n_rows = xr_[i];
-        p.extra[i].y = y ? y + off : nullptr;
-        off += xr_[i];
-      }
-    }
-    return p;
-  }
-  QType t_;
-  int64_t n_, k_;
-  int64_t xr_[2] = {257, 259};
-  std::vector<std::pair<int, bool>> forms_;
-  DeviceWeight dw_, dw2_, dx_[2];
-  int8_t* dxq_ = nullptr;
-  float* dxds_ = nullptr;
-  std::vector<float*> dy_;
-};
-
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 class NormQ8sEmitCase : public Case {
@@ -557,33 +460,6 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
-    // The bulk-copy form (kernels.mmvs_bulk): byte identity with the plain kernel at m = 1 (every
-    // form whose ring fits), and the f64 reference and --perf (the A/B against the plain
-    // "mmvs/..." rows) on the qwen3-8b shapes for the forms that fit. Q6_K takes the form only for
-    // k % 2048 == 0 (its d plane row must be whole 16-byte units), so its shapes differ.
-    const bool q6 = t == QType::Q6_K;
-    for (auto [n, k] : q6 ? std::vector<std::pair<int64_t, int64_t>>{{4097, 2048}, {1031, 6144}, {1033, 12288}, {65537, 2048}}
-                          : std::vector<std::pair<int64_t, int64_t>>{{4097, 1536}, {1031, 2304}, {1031, 5120}, {1033, 12288}, {65537, 1536}})
-      r.add("mmvs_id", ref::cat("mmvs_bulk/", tn, "/", n, "x", k, "/plain_glu_x3/vs_plain_bytes"),
-            [=] { return std::make_unique<MmvsBulkIdCase>(t, n, k); });
-    for (int bulk = 1; bulk <= 4; ++bulk)
-      for (bool two : {false, true}) {
-        auto addb = [&](int64_t n, int64_t k, int glu) {
-          cuda::MmvsParams probe;  // the shape alone decides whether the ring fits
-          probe.w_type = t;
-          probe.n_rows = n;
-          probe.n_cols = k;
-          probe.glu = glu;
-          probe.w2 = glu ? reinterpret_cast<const void*>(uintptr_t{256}) : nullptr;  // aligned, never read
-          probe.bulk = bulk;
-          if (cuda::mmvs_bulk_depth(probe) < (two ? 2 : 1)) return;
-          r.add("mmvs", ref::cat("mmvs_bulk", bulk, two ? "r2" : "", glu ? "_glu" : "", "/", tn, "/", n, "x", k, "/m1"),
-                [=] { return std::make_unique<MmvsCase>(t, n, k, 1, glu, true, true, bulk, two); });
-        };
-        for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
-          addb(n, k, 0);
-        addb(12288, 4096, 1);
-      }
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

@@ -202,12 +202,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!aligned16(p.xq) || !aligned16(p.xds)) return cudaErrorInvalidValue;
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
   if (ldy < p.n_rows || p.n_extra < 0 || p.n_extra > 2 || (p.n_extra > 0 && p.glu != 0)) return cudaErrorInvalidValue;
-  for (int i = 0; i < p.n_extra; ++i) {
-    const auto& e = p.extra[i];
-    if (!planes_ok(e.w, e.w_d, e.w_aux) || !e.y || e.n_rows <= 0 || (e.ldy ? e.ldy : e.n_rows) < e.n_rows)
-      return cudaErrorInvalidValue;
-  }
-  if (mmvs_bulk_applies(p)) return launch_mmvs_bulk(p, stream);
   const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols, p.interleaved);
   const auto src = [](const void* w, const void* d, const void* aux) {
     return mmvs::Src{static_cast<const uint8_t*>(w), static_cast<const uint8_t*>(d), static_cast<const uint8_t*>(aux)};
@@ -222,6 +216,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
+    if (!planes_ok(e.w, e.w_d, e.w_aux) || !e.y || e.n_rows <= 0 || eldy < e.n_rows) return cudaErrorInvalidValue;
     rows += e.n_rows;
     // The d and aux planes are indexed by (row, block) with the same blocks per row: only the
     // bases differ between segments.

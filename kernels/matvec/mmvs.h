@@ -66,25 +66,7 @@ struct MmvsParams {
     float* y = nullptr;
     int64_t ldy = 0;  // 0 = n_rows
   } extra[2];
-  // Bulk-copy form (mmvs_bulk.cu, kernels.mmvs_bulk): at m = 1 on the interleaved copies, each
-  // warp streams whole rows (body, aux and d planes) into a private ring of shared-memory slots
-  // with cp.async.bulk (the copy engine, no registers held per load) and runs the same tasks,
-  // in the same order, from there: the same bits as the plain kernel. 0 = off, else CTAs per SM
-  // (1-4) of a grid of at most bulk * sm_count CTAs; sm_count 0 = ask the current device.
-  // bulk_rows2: each warp computes two rows per pass (needs two ring slots; same bits).
-  // Shapes it does not take (m > 1, blocked order, a d plane row not a multiple of 16 bytes,
-  // rows too long for one slot) run the plain kernel.
-  int bulk = 0;
-  bool bulk_rows2 = false;
-  int sm_count = 0;
 };
-
-// Whether launch_mmvs(p) takes the bulk-copy form (p.bulk set and the shape qualifies).
-bool mmvs_bulk_applies(const MmvsParams& p);
-// Ring slots per warp the bulk form would use for p (0: not taken; bulk_rows2 needs 2).
-int mmvs_bulk_depth(const MmvsParams& p);
-// Internal: launch_mmvs's bulk-copy form (mmvs_bulk.cu), for parameters launch_mmvs validated.
-cudaError_t launch_mmvs_bulk(const MmvsParams& p, cudaStream_t stream);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);

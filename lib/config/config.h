@@ -74,8 +74,6 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K (and interleaved Q4_K) matrices for mmvs
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
-  int mmvs_bulk = 0;            // mmvs at m = 1 fed by cp.async.bulk rings: 0 off, else CTAs per SM (not yet measured)
-  bool mmvs_bulk_rows2 = false; // bulk form: two rows per warp pass
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)

@@ -248,9 +248,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.w_type = w.type;
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
-  p.bulk = cfg_.kernels.mmvs_bulk;
-  p.bulk_rows2 = cfg_.kernels.mmvs_bulk_rows2;
-  p.sm_count = ctx().info().sm_count;
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
