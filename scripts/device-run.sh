@@ -18,6 +18,7 @@
 #   final4 : norm gates, CUDA-vs-CPU, qwen3-8b q4_k_m pp512/pp2048/tg128 base vs no GEMM-input
 #            reuse (the norm's f16 copy added to it)
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
+#   cap    : register-capped mmvs instances: gates, --perf, tg128 arms on q4_k_m/q8_0/q4_0
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -204,6 +205,28 @@ case "$phase" in
     timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-no-gemm-x-reuse.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
+    ;;
+  cap)
+    # Register-capped m = 1 mmvs instances (kernels.mmvs_min_blocks[_glu]): byte-identity gates,
+    # --perf beside the default rows, tg128 arms on qwen3-8b q4_k_m (d0, d4096), q8_0, q4_0.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter mmvs_cap --seed 20261211 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
+    timeout 200 "$bin/kernel-check" --section mmvs --filter "/m1" --perf --seed 7 --reps 50 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -v -E "blocked|nosplit|x1536|x2304|4099|25600|5120" \
+      | grep -E "4096x4096|6144x4096|4096x12288|151936x4096|12288x4096" | sed -E 's/ +norm_err [^|]*\|/ |/' | head -n 100
+    synth qwen3-8b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-cap-glu6.toml --arm configs/arm-mmvs-cap-glu8.toml --arm configs/arm-mmvs-cap6.toml \
+      --arm configs/arm-mmvs-cap8.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    for mix in q8_0 q4_0; do
+      synth qwen3-8b $mix
+      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
+        --arm configs/arm-mmvs-cap-glu6.toml --arm configs/arm-mmvs-cap8.toml --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
     ;;
   first)
     # A session's first call (~7 minutes): every kernel-check section and the CUDA-vs-CPU model

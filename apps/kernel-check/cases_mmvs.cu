@@ -100,8 +100,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -133,12 +133,14 @@ class MmvsCase : public Case {
   cuda::MmvsParams params() const {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
     p.split_k = split_;
+    p.min_blocks = p.min_blocks_glu = cap_;
     return p;
   }
   QType t_;
   int64_t n_, k_;
   int m_, glu_;
   bool il_, split_;
+  int cap_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -329,6 +331,75 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
+// The register-capped instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1) vs
+// the default instance: byte-identical rows for a plain matrix, the fused GLU pair and three
+// matrices in one launch. One row per warp, 2 and 4 warps per row (k = 2304, 5120, 12288).
+class MmvsCapIdCase : public Case {
+ public:
+  MmvsCapIdCase(QType t, int64_t n, int64_t k) : t_(t), n_(n), k_(k) {}
+  void generate(Env& env) override {
+    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    for (int i = 0; i < 2; ++i) dx_[i] = upload_split(env, t_, random_weight_bytes(env, t_, xr_[i], k_), xr_[i], k_, true);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
+    for (int v = 0; v < 4; ++v) dy_[v] = env.alloc_output<float>(outs());
+  }
+  // Per cap v (0 = default, then 6, 8, 12): y = [plain, n | GLU, n | three matrices, n + 257 + 259].
+  cudaError_t launch(Env& env) override {
+    for (int v = 0; v < 4; ++v)
+      for (int kind = 0; kind < 3; ++kind)
+        if (const cudaError_t e = cuda::launch_mmvs(params(kind, kCaps[v], dy_[v] + kind * n_), env.stream()); e != cudaSuccess)
+          return e;
+    return cudaSuccess;
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    const auto p0 = env.download(dy_[0], outs());
+    const size_t n = (size_t)n_, n3 = outs() - 2 * n;
+    Verdict last;
+    for (int v = 1; v < 4; ++v) {
+      const auto pv = env.download(dy_[v], outs());
+      Verdict r = ref::all_of({{"plain vs default bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
+                               {"GLU vs default bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
+                               {"x3 vs default bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
+      r.detail = ref::cat("min_blocks ", kCaps[v], ": ", r.detail);
+      if (!r.pass) return r;
+      last = r;
+    }
+    last.detail = "min_blocks 6, 8, 12 identical to the default instance";
+    return last;
+  }
+
+ private:
+  static constexpr int kCaps[4] = {0, 6, 8, 12};
+  size_t outs() const { return (size_t)(3 * n_ + xr_[0] + xr_[1]); }
+  // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
+  cuda::MmvsParams params(int kind, int cap, float* y) const {
+    auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, 1, dxq_, dxds_, y);
+    p.min_blocks = p.min_blocks_glu = cap;
+    if (kind == 2) {
+      p.n_extra = 2;
+      int64_t off = n_;
+      for (int i = 0; i < 2; ++i) {
+        p.extra[i].w = dx_[i].w;
+        p.extra[i].w_d = dx_[i].w_d;
+        p.extra[i].w_aux = dx_[i].w_aux;
+        p.extra[i].n_rows = xr_[i];
+        p.extra[i].y = y + off;
+        off += xr_[i];
+      }
+    }
+    return p;
+  }
+  QType t_;
+  int64_t n_, k_;
+  int64_t xr_[2] = {257, 259};
+  DeviceWeight dw_, dw2_, dx_[2];
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dy_[4] = {};
+};
+
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 class NormQ8sEmitCase : public Case {
@@ -460,6 +531,18 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
+    // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]): byte identity with the
+    // default instance, and the f64 reference / --perf rows beside the plain "mmvs/..." ones.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4097, 2304}, {1031, 5120}, {1033, 12288}})
+      r.add("mmvs_id", ref::cat("mmvs_cap/", tn, "/", n, "x", k, "/plain_glu_x3/vs_default_bytes"),
+            [=] { return std::make_unique<MmvsCapIdCase>(t, n, k); });
+    for (int cap : {6, 8, 12}) {
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
+        r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap); });
+      r.add("mmvs", ref::cat("mmvs_cap", cap, "_glu/", tn, "/12288x4096/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, cap); });
+    }
   }
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),

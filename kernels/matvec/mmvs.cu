@@ -51,7 +51,7 @@ constexpr int kDepth = 2;
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
 template <QType T, int MM, int GLU>
-__global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
+__device__ __forceinline__ void mmvs_body(const Args& a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
   int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
@@ -147,18 +147,39 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   }
 }
 
-template <QType T, int MM>
+template <QType T, int MM, int GLU>
+__global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
+  mmvs_body<T, MM, GLU>(a);
+}
+
+// The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
+// min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
+// operation or order, so the same bits (kernel-check mmvs_id mmvs_cap*/vs_plain_bytes).
+template <QType T, int MM, int GLU, int MINB>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args a) {
+  mmvs_body<T, MM, GLU>(a);
+}
+
+template <QType T, int MM, int MINB = 1>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
+  if constexpr (MINB > 1) {
+    if (glu == 0) return launch_kernel(mmvs_kernel_cap<T, MM, 0, MINB>, grid, block, 0, s, a);
+    if (glu == 1) return launch_kernel(mmvs_kernel_cap<T, MM, 1, MINB>, grid, block, 0, s, a);
+    return launch_kernel(mmvs_kernel_cap<T, MM, 2, MINB>, grid, block, 0, s, a);
+  }
   if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, cudaStream_t s) {
+cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
+  if (a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6>(a, glu, s);
+  if (a.m == 1 && min_blocks == 8) return launch_m<T, 1, 8>(a, glu, s);
+  if (a.m == 1 && min_blocks == 12) return launch_m<T, 1, 12>(a, glu, s);
   if (a.m == 1) return launch_m<T, 1>(a, glu, s);
   if (a.m == 2) return launch_m<T, 2>(a, glu, s);
   if (a.m <= 4) return launch_m<T, 4>(a, glu, s);
@@ -232,11 +253,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.k = p.n_cols;
   a.y = p.y;
   a.ldy = ldy;
+  const int mb = p.glu ? p.min_blocks_glu : p.min_blocks;
+  if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, mb, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
 }

@@ -66,7 +66,15 @@ struct MmvsParams {
     float* y = nullptr;
     int64_t ldy = 0;  // 0 = n_rows
   } extra[2];
+  // Register cap of the m = 1 launches: the kernel instance compiled for at least this many
+  // 4-warp CTAs per SM (0 = the compiler's choice; 6, 8 or 12), for plain / GLU launches. Same
+  // operations in the same order: the same bits; only the registers (and spills) differ.
+  int min_blocks = 0;
+  int min_blocks_glu = 0;
 };
+
+// The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
+inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "common/launch.cuh"
 #include "kv/kv_kernels.h"
+#include "matvec/mmvs.h"
 #include "matvec/split_layout.h"
 #include "quant/quant_kernels.h"
 
@@ -94,6 +95,9 @@ void CudaKv::truncate(int n) {
 // ---------------------------------------------------------------- backend
 
 CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Shared>()) {
+  for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
+                               {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
+    if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
   sh_->ctx = cuda::Context::create();
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.

@@ -248,6 +248,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.w_type = w.type;
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
+  p.min_blocks = cfg_.kernels.mmvs_min_blocks;
+  p.min_blocks_glu = cfg_.kernels.mmvs_min_blocks_glu;
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
