@@ -19,6 +19,7 @@
 #            reuse (the norm's f16 copy added to it)
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
 #   cap    : register-capped mmvs instances: gates, --perf, tg128 arms on q4_k_m/q8_0/q4_0
+#   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -224,6 +225,17 @@ case "$phase" in
       synth qwen3-8b $mix
       timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
         --arm configs/arm-mmvs-cap-glu6.toml --arm configs/arm-mmvs-cap8.toml --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    ;;
+  cap2)
+    # The plain-matrix register cap alone (kernels.mmvs_min_blocks = 6) on q4_k_m and q8_0, d0.
+    gpu_info
+    for mix in q4_k_m q8_0; do
+      synth qwen3-8b $mix
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml \
+        --arm configs/arm-mmvs-cap-plain6.toml --set receipt.hash_model=false --set kernels.prefill_f16_weights=false \
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
       rm -f "$f"
     done
