@@ -2,7 +2,12 @@
 // the documented rules (lib/backend/cuda/variant.h) and the errors for what is not built.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/variant.h"
+#include "config/config.h"
+#include "matvec/mmvs.h"
 #include "core/error.h"
 
 using memra::KernelsSection;
@@ -111,4 +116,26 @@ TEST(MatmulVariant, PureFunction) {
   const auto b = choose_matmul_variant(kH200, kSms, shape(5, 14336, 4096, QType::Q5_K), {});
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.rows_per_block, b.rows_per_block);
+}
+
+// kernels.mmvs_min_blocks[_glu] name a compiled instance (0, 6, 8, 12): anything else is a clear
+// error at backend construction, before any device work (so it holds on a machine without a GPU).
+TEST(MmvsMinBlocks, UnbuiltValueIsAClearError) {
+  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(0));
+  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(6));
+  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(8));
+  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(12));
+  for (int v : {1, 5, 7, 11}) EXPECT_FALSE(memra::cuda::mmvs_min_blocks_valid(v)) << v;
+  for (bool glu : {false, true}) {
+    memra::Config cfg;
+    (glu ? cfg.kernels.mmvs_min_blocks_glu : cfg.kernels.mmvs_min_blocks) = 7;
+    try {
+      (void)memra::backend::make_cuda_backend(cfg);
+      ADD_FAILURE() << "accepted min_blocks 7";
+    } catch (const memra::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(glu ? "kernels.mmvs_min_blocks_glu = 7" : "kernels.mmvs_min_blocks = 7"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
