@@ -20,6 +20,7 @@
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
 #   cap    : register-capped mmvs instances: gates, --perf, tg128 arms on q4_k_m/q8_0/q4_0
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
+#   confirm: the register-cap default vs uncapped on q4_0, q4_k_m @16384 and qwen3-32b
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -239,6 +240,24 @@ case "$phase" in
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
       rm -f "$f"
     done
+    ;;
+  confirm)
+    # The rows the register-cap default (kernels.mmvs_min_blocks = 6) was not measured on
+    # (~6 minutes): qwen3-8b q4_0 tg128 and qwen3-32b q4_k_m tg128 / pp512, each default vs the
+    # uncapped arm, plus q4_k_m tg128 at depth 16384 (default vs uncapped).
+    gpu_info
+    synth qwen3-8b q4_0
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml \
+      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    synth qwen3-8b q4_k_m
+    timeout 90 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 16384 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    synth qwen3-32b q4_k_m
+    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
     ;;
   first)
     # A session's first call (~7 minutes): every kernel-check section and the CUDA-vs-CPU model
