@@ -20,7 +20,7 @@
 #   first  : kernel-check all, CUDA-vs-CPU (a session's first call)
 #   cap    : register-capped mmvs instances: gates, --perf, tg128 arms on q4_k_m/q8_0/q4_0
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
-#   confirm: the register-cap default vs uncapped on q4_0, q4_k_m @16384 and qwen3-32b
+#   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -242,21 +242,22 @@ case "$phase" in
     done
     ;;
   confirm)
-    # The rows the register-cap default (kernels.mmvs_min_blocks = 6) was not measured on
-    # (~6 minutes): qwen3-8b q4_0 tg128 and qwen3-32b q4_k_m tg128 / pp512, each default vs the
-    # uncapped arm, plus q4_k_m tg128 at depth 16384 (default vs uncapped).
+    # The rows the register-cap default (kernels.mmvs_min_blocks = 6) was not measured on, each
+    # default vs uncapped vs the candidate GLU cap (6 where it does not spill) (~7 minutes):
+    # qwen3-8b q4_0 tg128, q4_k_m tg128 at d0 and 16384, qwen3-32b q4_k_m tg128 / pp512.
     gpu_info
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml --arm configs/arm-mmvs-cap-glu6-nospill.toml"
     synth qwen3-8b q4_0
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml \
-      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     synth qwen3-8b q4_k_m
-    timeout 90 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 16384 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml \
-      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,16384 -r 5 $arms --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     synth qwen3-32b q4_k_m
-    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml \
-      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 180 "$bin/pp-bench" -m "$f" -p 512 -n 128 -r 5 $arms --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
   first)

@@ -187,6 +187,26 @@ cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   return launch_m<T, 8>(a, glu, s);
 }
 
+template <QType T, int GLU, int MINB>
+cudaError_t cap_spills_k(bool* spills) {
+  cudaFuncAttributes fa{};
+  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB>);
+  if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
+  return e;
+}
+template <QType T, int GLU>
+cudaError_t cap_spills_g(int min_blocks, bool* spills) {
+  if (min_blocks == 6) return cap_spills_k<T, GLU, 6>(spills);
+  if (min_blocks == 8) return cap_spills_k<T, GLU, 8>(spills);
+  return cap_spills_k<T, GLU, 12>(spills);
+}
+template <QType T>
+cudaError_t cap_spills_t(int glu, int min_blocks, bool* spills) {
+  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, spills);
+  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, spills);
+  return cap_spills_g<T, 2>(min_blocks, spills);
+}
+
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // One warp per 32-element block (as launch_quantize_q8_1).
@@ -262,6 +282,24 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
+}
+
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills) {
+  if (!spills || glu < 0 || glu > 2 || !mmvs_min_blocks_valid(min_blocks)) return cudaErrorInvalidValue;
+  *spills = false;
+#ifdef MEMRA_REDUCED_INSTANCES
+  (void)t;
+  return cudaSuccess;  // no capped instances in this build (launch_t takes the m = 8 one)
+#else
+  if (min_blocks == 0) return cudaSuccess;
+  switch (t) {
+    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, spills);
+    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, spills);
+    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, spills);
+    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, spills);
+    default: return cudaSuccess;
+  }
+#endif
 }
 
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream) {

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "gguf/gguf.h"
 #include "kv/kv.h"
+#include "matvec/mmvs.h"
 #include "model/model.h"
 
 using namespace memra;
@@ -243,4 +244,50 @@ TEST(CudaModels, PrefillF16WeightsSameBytes) {
   EXPECT_EQ(0, std::memcmp(a.data(), e.data(), a.size() * 4)) << "prefill logits differ without copies";
   for (const auto& [op, v] : none.be->variants())
     EXPECT_EQ(v.find("_f16copy"), std::string::npos) << op << ": an f16 copy was made past the reserve";
+}
+
+// The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
+// logits are the same bytes with no cap, the default cap and every instance at 12 CTAs per SM
+// (40 registers, spilling); and kernels.mmvs_cap_no_spill takes a capped instance exactly where
+// the compiled kernel reports no local memory. At 40 registers the Q4_K GLU task pair (two
+// matrices' 16-byte weight chunks of two tasks in flight, ~48 registers of loads alone) cannot
+// live without local memory, so with the rule on that launch must fall back to the default
+// instance (if it does not, the attribute query does not see the spills).
+TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  Config none = gpu_config(true), def = gpu_config(true), all12 = gpu_config(true), ruled = gpu_config(true);
+  none.kernels.mmvs_min_blocks = 0;
+  all12.kernels.mmvs_min_blocks = all12.kernels.mmvs_min_blocks_glu = 12;
+  all12.kernels.mmvs_cap_no_spill = false;
+  ruled.kernels.mmvs_min_blocks = ruled.kernels.mmvs_min_blocks_glu = 12;
+  ModelRun runs[4] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
+                      open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko)};
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 41 + 3) % runs[0].model->hparams().n_vocab);
+  std::vector<float> ref;
+  for (int r = 0; r < 4; ++r) {
+    (void)step(runs[r], ids, 0, true);
+    const int32_t one[1] = {9};
+    const auto d = step(runs[r], one, kPrompt, false);
+    if (r == 0) ref = d;
+    ASSERT_EQ(d.size(), ref.size());
+    EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "decode logits differ, config " << r;
+  }
+  const auto& v12 = runs[2].be->variants();
+  ASSERT_TRUE(v12.count("mmvs_m1"));
+  EXPECT_NE(v12.at("mmvs_m1").find("Q4_K_glu_min_blocks12"), std::string::npos) << v12.at("mmvs_m1");
+  const auto& vr = runs[3].be->variants();
+  ASSERT_TRUE(vr.count("mmvs_m1"));
+  for (int glu : {0, 1}) {  // the model's Q4_K matrices: q, k, o, ... and the gate/up pairs
+    bool spills = true;
+    ASSERT_EQ(cuda::mmvs_cap_spills(QType::Q4_K, glu, 12, &spills), cudaSuccess);
+    const std::string taken = std::string("Q4_K") + (glu ? "_glu" : "") + "_min_blocks" + (spills ? "0" : "12");
+    if (glu) {
+      EXPECT_TRUE(spills) << "Q4_K GLU at 40 registers reported no local memory";
+    }
+    EXPECT_NE(vr.at("mmvs_m1").find(taken), std::string::npos) << taken << " not in " << vr.at("mmvs_m1");
+  }
 }

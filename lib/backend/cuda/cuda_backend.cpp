@@ -94,11 +94,25 @@ void CudaKv::truncate(int n) {
 
 // ---------------------------------------------------------------- backend
 
+int CudaBackend::mmvs_cap(QType t, int glu) const {
+  const int ti = t == QType::Q4_K ? 0 : t == QType::Q6_K ? 1 : t == QType::Q8_0 ? 2 : t == QType::Q4_0 ? 3 : -1;
+  return ti < 0 || glu < 0 || glu > 2 ? 0 : mmvs_cap_[ti][glu];
+}
+
 CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Shared>()) {
   for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
                                {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
   sh_->ctx = cuda::Context::create();
+  const QType cap_types[4] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0};
+  for (int ti = 0; ti < 4; ++ti)
+    for (int glu = 0; glu < 3; ++glu) {
+      const int want = glu ? cfg_.kernels.mmvs_min_blocks_glu : cfg_.kernels.mmvs_min_blocks;
+      bool spills = false;
+      if (want && cfg_.kernels.mmvs_cap_no_spill)
+        MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills));
+      mmvs_cap_[ti][glu] = spills ? 0 : want;
+    }
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)

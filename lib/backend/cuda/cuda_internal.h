@@ -158,6 +158,12 @@ class CudaBackend final : public Backend {
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                            std::span<const MatmulOut> extra = {});
 
+  // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0) and GLU kind (none, SiLU,
+  // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and
+  // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
+  int mmvs_cap_[4][3] = {};
+  int mmvs_cap(QType t, int glu) const;
+
   Config cfg_;
   std::shared_ptr<Shared> sh_;
   uint64_t kv_serial_ = 0;

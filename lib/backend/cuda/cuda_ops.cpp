@@ -248,8 +248,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.w_type = w.type;
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
-  p.min_blocks = cfg_.kernels.mmvs_min_blocks;
-  p.min_blocks_glu = cfg_.kernels.mmvs_min_blocks_glu;
+  p.min_blocks = mmvs_cap(w.type, 0);
+  p.min_blocks_glu = mmvs_cap(w.type, glu);
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
@@ -269,6 +269,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
   }
+  if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
+    note("mmvs_m1", fmt::format("{}{}_min_blocks{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
