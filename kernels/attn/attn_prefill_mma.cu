@@ -100,16 +100,25 @@ __device__ __forceinline__ void softmax_tile(const attn::Args& a, int t0, int t,
   }
 }
 
-// Row `row` (this thread's index r of rows g, g + 8) of head h normalized by its quad-summed lt.
+// This thread's two rows (row0 = wr0 + g and row0 + 8) of head h, each normalized by its
+// running sum l summed over the quad; rows past n_tokens are not written.
 template <int D>
-__device__ __forceinline__ void store_row(const attn::Args& a, const float (&o)[D / 8][4], int r, float lt, int row,
-                                          int h, int t) {
-  const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
-  float* op = a.out + (int64_t)row * a.ld_out + (int64_t)h * D + 2 * t;
+__device__ __forceinline__ void store_rows(const attn::Args& a, const float (&o)[D / 8][4], const float (&l)[2],
+                                           int row0, int h, int t) {
 #pragma unroll
-  for (int dt = 0; dt < D / 8; ++dt) {
-    op[dt * 8] = o[dt][2 * r] * inv;
-    op[dt * 8 + 1] = o[dt][2 * r + 1] * inv;
+  for (int r = 0; r < 2; ++r) {
+    float lt = l[r];
+    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+    const int row = row0 + 8 * r;
+    if (row >= a.n_tokens) continue;
+    const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;
+    float* op = a.out + (int64_t)row * a.ld_out + (int64_t)h * D + 2 * t;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) {
+      op[dt * 8] = o[dt][2 * r] * inv;
+      op[dt * 8 + 1] = o[dt][2 * r + 1] * inv;
+    }
   }
 }
 
@@ -199,15 +208,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_mma_kernel(attn::Arg
       }
     }
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float lt = l[r];
-    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-    const int row = wr0 + g + 8 * r;
-    if (row >= a.n_tokens) continue;
-    store_row<D>(a, o, r, lt, row, h, t);
-  }
+  store_rows<D>(a, o, l, wr0 + g, h, t);
 }
 
 template <int D>
@@ -343,15 +344,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_staged_kernel(attn::
     }
     __syncthreads();  // this stage is consumed before the next issue overwrites it
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float lt = l[r];
-    lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-    lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-    const int row = wr0 + g + 8 * r;
-    if (row >= a.n_tokens) continue;
-    store_row<D>(a, o, r, lt, row, h, t);
-  }
+  store_rows<D>(a, o, l, wr0 + g, h, t);
 }
 
 template <int D>
