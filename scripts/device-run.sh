@@ -242,11 +242,11 @@ case "$phase" in
     done
     ;;
   confirm)
-    # The rows the register-cap default (kernels.mmvs_min_blocks = 6) was not measured on, each
-    # default vs uncapped vs the candidate GLU cap (6 where it does not spill) (~7 minutes):
+    # The register-cap defaults (both caps at 6, the GLU one where it does not spill) vs uncapped vs
+    # the plain-only cap of session 7 (~7 minutes):
     # qwen3-8b q4_0 tg128, q4_k_m tg128 at d0 and 16384, qwen3-32b q4_k_m tg128 / pp512.
     gpu_info
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml --arm configs/arm-mmvs-cap-glu6-nospill.toml"
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml --arm configs/arm-mmvs-cap-plain-only.toml"
     synth qwen3-8b q4_0
     timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"

@@ -75,7 +75,7 @@ struct KernelsSection {
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
   int mmvs_min_blocks = 6;       // mmvs m = 1 plain launches: register cap for >= 6 CTAs per SM (0 / 8 / 12)
-  int mmvs_min_blocks_glu = 0;   // the same for the fused GLU launches
+  int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free

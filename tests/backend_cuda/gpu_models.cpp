@@ -259,7 +259,7 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
   const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
   Config none = gpu_config(true), def = gpu_config(true), all12 = gpu_config(true), ruled = gpu_config(true);
-  none.kernels.mmvs_min_blocks = 0;
+  none.kernels.mmvs_min_blocks = none.kernels.mmvs_min_blocks_glu = 0;
   all12.kernels.mmvs_min_blocks = all12.kernels.mmvs_min_blocks_glu = 12;
   all12.kernels.mmvs_cap_no_spill = false;
   ruled.kernels.mmvs_min_blocks = ruled.kernels.mmvs_min_blocks_glu = 12;
