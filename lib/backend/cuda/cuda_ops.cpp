@@ -248,7 +248,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.w_type = w.type;
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
-  p.min_blocks = mmvs_cap(w.type, 0);
+  const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
+  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
@@ -578,12 +579,14 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
+    if (cfg_.kernels.attn_fused_combine) p.counters = attn_counters(cuda::attn_decode_counters(n, ap.n_head_kv));
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "")));
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "") +
+                                        (cuda::attn_decode_fused_combine(p) ? "+fc" : "")));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
