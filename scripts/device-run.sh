@@ -21,7 +21,8 @@
 #   cap    : register-capped mmvs instances: gates, --perf, tg128 arms on q4_k_m/q8_0/q4_0
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
-#   fc     : fused decode combine + uncapped head: attn decode gates, --perf, CUDA-vs-CPU, tg128 arms
+#   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
+#   fc     : (historical, b643e52) fused decode combine + uncapped head: gates, --perf, tg128 arms
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -261,11 +262,34 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  final5)
+    # The session's closing rows with today's defaults (GLU cap 6 no-spill, uncapped head), each
+    # beside the capped head (configs/arm-mmvs-head-capped.toml) (~8 minutes): CUDA-vs-CPU, then
+    # tg128 on qwen3-8b q4_k_m (d0, 4096, 16384), q4_0, q8_0 and qwen3-32b q4_k_m.
+    gpu_info
+    cuda_vs_cpu "" 6
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-head-capped.toml"
+    synth qwen3-8b q4_k_m
+    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 70 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    synth qwen3-32b q4_k_m
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   fc)
     # The fused decode combine (kernels.attn_fused_combine) and the uncapped output head
     # (kernels.mmvs_cap_max_rows) (~8 minutes): the attn decode gates, --perf of the fused pairs
     # beside the combine-kernel cases at 17 / 4097 / 16383 keys, CUDA-vs-CPU, then tg128 arms on
-    # qwen3-8b q4_k_m (d0, 4096, 16384), q4_0 and q8_0 (d0).
+    # qwen3-8b q4_k_m (d0, 4096, 16384), q4_0 and q8_0 (d0). Ran once at b643e52; the fused combine
+    # was then dropped (its arm and cases are gone) and the head arm is now the default.
     gpu_info
     timeout 150 "$bin/kernel-check" --section attn --filter attn_decode --seed 20261221 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20

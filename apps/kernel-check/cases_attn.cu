@@ -281,25 +281,14 @@ class AttnVerifyIdentityCase : public AttnCase {
 //  - word loads: the aligned word loads of the cache (the default where it is aligned) vs
 //    AttnParams::byte_loads;
 //  - V staging: AttnParams::v_stage (V tiles through shared memory) vs the direct loads;
-//  - combine: the default shared-memory combine vs AttnParams::combine_direct;
-//  - fused combine: the split blocks merging the partials themselves (AttnParams::counters) vs
-//    the combine kernel, the q8s planes of both too, and the counters left zero.
+//  - combine: the default shared-memory combine vs AttnParams::combine_direct.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kFusedCombine };
-  AttnPathPairCase(AttnCfg c, Pair pair, bool v_stage = false) : AttnCase(c), pair_(pair), v_stage_(v_stage) {}
+  enum Pair { kWordLoads, kVStage, kCombine };
+  AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
-    const size_t n = (size_t)c_.n_tokens * q_width_;
-    dbase_ = env.alloc<float>(n);
-    if (pair_ == kFusedCombine) {
-      n_cnt_ = cuda::attn_decode_counters(c_.n_tokens, c_.n_head_kv);
-      dcnt_ = env.upload(std::vector<int32_t>(n_cnt_, 0));
-      dxq_ = env.alloc_output<int8_t>(n);
-      dxds_ = env.alloc_output<float>(n / 32 * 2);
-      dxq_base_ = env.alloc<int8_t>(n);
-      dxds_base_ = env.alloc<float>(n / 32 * 2);
-    }
+    dbase_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
   }
   cudaError_t launch(Env& env) override { return cuda::launch_attn_decode(alt(), env.stream()); }
   void reference(Env& env) override {
@@ -307,38 +296,15 @@ class AttnPathPairCase : public AttnCase {
     p.out = dbase_;
     if (pair_ == kWordLoads) p.byte_loads = true;
     if (pair_ == kCombine) p.combine_direct = true;
-    if (pair_ == kFusedCombine) {
-      p.v_stage = v_stage_;
-      p.q8s_xq = dxq_base_;
-      p.q8s_xds = dxds_base_;
-    }
     ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (the base path of the pair)");
     base_ = env.download(dbase_, (size_t)c_.n_tokens * q_width_);
   }
   Verdict compare(Env& env) override {
-    const size_t n = (size_t)c_.n_tokens * q_width_;
-    const auto got = env.download(dout_, n);
+    const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
     Verdict v = compare_bytes(got.data(), base_.data(), got.size() * 4);
-    if (pair_ == kFusedCombine && v.pass) {
-      const auto q = env.download(dxq_, n), qb = env.download(dxq_base_, n);
-      const auto ds = env.download(dxds_, n / 32 * 2), dsb = env.download(dxds_base_, n / 32 * 2);
-      const Verdict vq = compare_bytes(q.data(), qb.data(), n);
-      const Verdict vd = compare_bytes(ds.data(), dsb.data(), ds.size() * 4);
-      if (!vq.pass || !vd.pass) {
-        v.pass = false;
-        v.detail += " (q8s planes differ: " + vq.detail + " / " + vd.detail + ")";
-      }
-      const auto cnt = env.download(dcnt_, n_cnt_);
-      if (std::any_of(cnt.begin(), cnt.end(), [](int32_t x) { return x != 0; })) {
-        v.pass = false;
-        v.detail += " (a counter was left non-zero)";
-      }
-    }
     const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt())
                        : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
-                       : pair_ == kCombine ? !alt().combine_direct
-                                           : cuda::attn_decode_fused_combine(alt()) &&
-                                                 cuda::attn_decode_v_stage(alt()) == v_stage_;
+                                           : !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
       v.detail += " (the alternative path was not taken)";
@@ -350,22 +316,11 @@ class AttnPathPairCase : public AttnCase {
   cuda::AttnParams alt() const {
     cuda::AttnParams p = params();
     if (pair_ == kVStage) p.v_stage = true;
-    if (pair_ == kFusedCombine) {
-      p.v_stage = v_stage_;
-      p.counters = dcnt_;
-      p.q8s_xq = dxq_;
-      p.q8s_xds = dxds_;
-    }
     return p;
   }
   Pair pair_;
-  bool v_stage_;
   float* dbase_ = nullptr;
   std::vector<float> base_;
-  size_t n_cnt_ = 0;
-  int32_t* dcnt_ = nullptr;
-  int8_t *dxq_ = nullptr, *dxq_base_ = nullptr;
-  float *dxds_ = nullptr, *dxds_base_ = nullptr;
 };
 
 // The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
@@ -515,23 +470,6 @@ void add_attn_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode/combine_smem_vs_direct/q8_0-q5_1/32-8x", hd, "/n", n, "@", len - 1),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombine); });
   }
-  // The fused combine (the split blocks merge; no combine kernel) == the combine kernel (bytes of
-  // out and of the q8s planes; counters left zero): one split (17, 128 keys: written straight from
-  // the split block), 3, 33 and 64 splits (16383 keys), a verify batch, G = 1 / 2 / 8, a sliding
-  // window, softcap; f32 and int8 scores, V staged and direct.
-  for (bool q8i : {false, true})
-    for (bool vs : {false, true})
-      for (auto [n, len, nh, nkv, win, cap] :
-           {std::tuple<int, int, int, int, int, float>{1, 17, 32, 8, 0, 0.0f}, {1, 128, 32, 8, 0, 0.0f},
-            {1, 300, 32, 8, 0, 0.0f}, {3, 4097, 32, 8, 0, 0.0f}, {1, 16383, 32, 8, 0, 0.0f},
-            {5, 2001, 8, 8, 0, 0.0f}, {1, 4096, 64, 8, 0, 0.0f}, {1, 4096, 32, 16, 1000, 0.0f},
-            {2, 600, 16, 8, 0, 50.0f}}) {
-        AttnCfg c{Kern::Decode, n, len - 1, nh, nkv, 128, QType::Q8_0, QType::Q5_1, win, cap, q8i};
-        r.add("attn", ref::cat("attn_decode", q8i ? "_q8i" : "", "/fused_combine_vs_kernel", vs ? "_vstage" : "",
-                               "/q8_0-q5_1/", nh, "-", nkv, "x128/n", n, "@", len - 1, win ? ref::cat("/win", win) : "",
-                               cap > 0 ? "/softcap" : ""),
-              [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kFusedCombine, vs); });
-      }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

@@ -15,19 +15,6 @@ namespace {
 
 constexpr int kWarps = 4;
 
-// Element d of head h of row i, merged: to out, and to its q8s block (all 32 lanes of the warp
-// call this for 32 consecutive d of one head; D % 32 == 0).
-template <int D>
-__device__ __forceinline__ void store_combined(const attn::Args& a, int i, int h, int d, float v) {
-  const int64_t col = (int64_t)h * D + d;
-  a.out[(int64_t)i * a.ld_out + col] = v;
-  if (a.q8s_xq) {
-    const int64_t row_cols = (int64_t)a.n_head * D;
-    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
-                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
-  }
-}
-
 // The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
 // one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
 template <int D, int G>
@@ -40,7 +27,7 @@ struct MergeSmem {
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                 const float (&acc)[G][D / 32], const attn::Args& a, int i,
-                                                int h0, int s, bool direct = false) {
+                                                int h0, int s) {
   constexpr int N = D / 32;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
@@ -65,21 +52,6 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
         const float f = expf(sm.m[w][g] - mx);  // an empty warp: m = -inf -> 0
         lsum += sm.l[w][g] * f;
         o += sm.acc[w][g][d] * f;
-      }
-    }
-    if constexpr (D == kWarps * 32) {
-      if (direct) {
-        // The row's only split (fused combine): the combine's expressions on this partial, which
-        // it would have read back as (m, l, acc) = (mx, lsum, o), without the round trip.
-        const float cmx = fmaxf(-INFINITY, mx);
-        float cl = 0.0f, co = 0.0f;
-        if (cmx != -INFINITY) {
-          const float f = expf(mx - cmx);
-          cl += lsum * f;
-          co += o * f;
-        }
-        store_combined<D>(a, i, h0 + g, d, cl > 0.0f ? co / cl : 0.0f);  // t's warp: 32 consecutive d of head g
-        continue;
       }
     }
     float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
@@ -138,72 +110,15 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
       }
     }
   }
-  store_combined<D>(a, i, h, d, l > 0.0f ? o / l : 0.0f);
-}
-
-// The fused combine (AttnParams::counters) for a row of used > 1 splits: after its partial is
-// written, the block counts itself in for its (row, kv head); the last of the used split blocks to
-// count merges the row's partials of the G query heads, thread d taking element d of each head,
-// in combine_element's order and expressions (the split maxima and sums once per block through
-// shared memory, here the block's MergeSmem, free by then: 3 * G * used <= its floats, checked by
-// attn_decode_fused_combine). The G heads' sums run side by side over p (independent chains, the
-// same order within each). The partials are read through L2 (ld.cg): other blocks wrote them.
-template <int D, int G>
-__device__ __forceinline__ void combine_last_split(MergeSmem<D, G>& sm, const attn::Args& a, int i, int hk,
-                                                   int used) {
-  static_assert(D == kWarps * 32, "one thread per element");
-  __shared__ int last;
-  __syncthreads();  // the block's partials are written and sm is read
-  if (threadIdx.x == 0) {
-    __threadfence();  // the partials before the count
-    int* c = a.counters + (int64_t)i * a.n_head_kv + hk;
-    last = atomicAdd(c, 1) == used - 1;
-    if (last) {
-      atomicExch(c, 0);  // every used split has counted: zero again for the next launch
-      __threadfence();   // the count before the reads below
-    }
+  const float v = l > 0.0f ? o / l : 0.0f;
+  const int64_t col = (int64_t)h * D + d;
+  a.out[(int64_t)i * a.ld_out + col] = v;
+  if (a.q8s_xq) {
+    // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
+    const int64_t row_cols = (int64_t)a.n_head * D;
+    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
+                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
   }
-  __syncthreads();
-  if (!last) return;
-  float* cm = reinterpret_cast<float*>(&sm);
-  float* cl = cm + G * used;
-  float* cf = cl + G * used;
-  constexpr int64_t kStride = D + 2;
-  const float* w0 = a.ws + ((int64_t)i * a.n_head + (int64_t)hk * G) * a.n_splits * kStride;  // + (g * n_splits + p) * kStride
-  for (int t = threadIdx.x; t < G * used; t += kWarps * 32) {
-    const int g = t / used, p = t - g * used;
-    const float* wp = w0 + ((int64_t)g * a.n_splits + p) * kStride;
-    cm[t] = __ldcg(wp);
-    cl[t] = __ldcg(wp + 1);
-  }
-  __syncthreads();
-  const int d = threadIdx.x;
-  float mx[G];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    mx[g] = -INFINITY;
-    for (int p = 0; p < used; ++p) mx[g] = fmaxf(mx[g], cm[g * used + p]);
-    if (mx[g] != -INFINITY) {
-      for (int p = d; p < used; p += D) cf[g * used + p] = expf(cm[g * used + p] - mx[g]);  // empty split: 0
-    }
-  }
-  __syncthreads();
-  float l[G], o[G];
-#pragma unroll
-  for (int g = 0; g < G; ++g) l[g] = o[g] = 0.0f;
-#pragma unroll 4
-  for (int p = 0; p < used; ++p) {
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      if (mx[g] != -INFINITY) {
-        const float f = cf[g * used + p];
-        l[g] += cl[g * used + p] * f;
-        o[g] += __ldcg(w0 + ((int64_t)g * a.n_splits + p) * kStride + 2 + d) * f;
-      }
-    }
-  }
-#pragma unroll
-  for (int g = 0; g < G; ++g) store_combined<D>(a, i, hk * G + g, d, l[g] > 0.0f ? o[g] / l[g] : 0.0f);
 }
 
 template <int D>
@@ -519,11 +434,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     if constexpr (VS) __syncwarp();  // the tile's slices are read before the next tile's copies land
   }
   __shared__ MergeSmem<D, G> sm;
-  const bool fused = D == kWarps * 32 && a.counters;  // attn_decode_fused_combine
-  merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s, fused && used == 1);
-  if constexpr (D == kWarps * 32) {
-    if (fused && used > 1) combine_last_split<D, G>(sm, a, i, hk, used);
-  }
+  merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
 }
 
 // grid (n_head, n_tokens), D threads: thread d merges element d over the row's splits.
@@ -585,15 +496,6 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   return launch_kernel(attn_decode_gqa_kernel<D, G, KP_BYTES>, grid, block, 0, s, b);
 }
 
-// Whether this build has the GQA form for groups of g query heads (else the per-query-head form).
-bool gqa_built(int g) {
-#ifdef MEMRA_REDUCED_INSTANCES
-  return g == 4;
-#else
-  return g >= 1 && g <= 8;
-#endif
-}
-
 template <int D>
 cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream_t s) {
   cudaError_t e = cudaSuccess;
@@ -611,7 +513,7 @@ cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream
     default:  // groups wider than 8 (or outside the reduced set): one block per query head
       e = launch_kernel(attn_decode_kernel<D>, dim3(a.n_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
   }
-  if (e != cudaSuccess || a.counters) return e;  // a.counters: merged by the split blocks
+  if (e != cudaSuccess) return e;
   return launch_kernel(attn_decode_combine_kernel<D>, dim3(n_head, n_tokens), dim3(D), 0, s, a);
 }
 
@@ -669,20 +571,11 @@ bool attn_decode_v_stage(const AttnParams& p) {
   return v_stage_applies(a, p.head_dim) && word_loads(a, p.head_dim).k == KP_Q8;
 }
 
-size_t attn_decode_counters(int n_tokens, int n_head_kv) { return (size_t)n_tokens * n_head_kv; }
-
-bool attn_decode_fused_combine(const AttnParams& p) {
-  if (!p.counters || p.combine_direct || !attn::valid(p) || p.head_dim != kWarps * 32) return false;
-  // combine_last_split keeps 3 * G * n_splits floats in the block's MergeSmem (G * (8 + 4 * 128)).
-  return gqa_built(p.n_head / p.n_head_kv) && p.n_splits <= 160;
-}
-
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
   if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace) return cudaErrorInvalidValue;
   if (p.n_tokens == 0) return cudaSuccess;
   if (p.n_tokens > 65535 || p.n_head > 65535) return cudaErrorInvalidValue;
-  attn::Args a = attn::make_args(p);
-  if (!attn_decode_fused_combine(p)) a.counters = nullptr;
+  const attn::Args a = attn::make_args(p);
   switch (p.head_dim) {
 #ifndef MEMRA_REDUCED_INSTANCES
     case 32: return run_decode<32>(a, p.n_tokens, p.n_head, s);

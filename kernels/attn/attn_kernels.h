@@ -64,15 +64,6 @@ struct AttnParams {
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
   bool combine_direct = false;
-  // Split-K decode, optional (used where attn_decode_fused_combine(p)): attn_decode_counters(n_tokens,
-  // n_head_kv) ints, all zero before the first launch; every launch leaves them zero again. With
-  // them there is no combine kernel: a row with one split writes its result from the split block,
-  // and for more splits the last split block of a (row, kv head) to finish (an atomic count per
-  // pair, after a device-scope fence) merges the row's partials of its query heads in the combine
-  // kernel's order and expressions. Same bits as the combine kernel (kernel-check
-  // attn_decode*/fused_combine_vs_kernel). A launch that faults midway can leave a count non-zero:
-  // the buffer must then be zeroed again (the CUDA context is unusable after a fault anyway).
-  int* counters = nullptr;
 };
 
 // Head dims this build has kernels for.
@@ -90,11 +81,6 @@ bool attn_decode_word_loads(const AttnParams& p);
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).
 bool attn_decode_v_stage(const AttnParams& p);
-// The counters p.counters needs (one int per row and kv head).
-size_t attn_decode_counters(int n_tokens, int n_head_kv);
-// Whether launch_attn_decode(p) merges the splits in the split kernel (p.counters set, the GQA
-// form at head_dim 128, the shared-memory combine, n_splits <= 160) instead of a combine kernel.
-bool attn_decode_fused_combine(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -76,7 +76,7 @@ struct KernelsSection {
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
   int mmvs_min_blocks = 6;       // mmvs m = 1 plain launches: register cap for >= 6 CTAs per SM (0 / 8 / 12)
   int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)
-  int mmvs_cap_max_rows = 0;     // plain matrices with more rows than this (the output head) uncapped; 0: no limit
+  int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
@@ -86,7 +86,6 @@ struct KernelsSection {
   bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
-  bool attn_fused_combine = true; // decode attention: the split blocks merge the partials (no combine kernel)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

@@ -247,9 +247,10 @@ TEST(CudaModels, PrefillF16WeightsSameBytes) {
 }
 
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
-// logits are the same bytes with no cap, the default cap and every instance at 12 CTAs per SM
-// (40 registers, spilling); and kernels.mmvs_cap_no_spill takes a capped instance exactly where
-// the compiled kernel reports no local memory. At 40 registers the Q4_K GLU task pair (two
+// logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
+// (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and
+// kernels.mmvs_cap_no_spill takes a capped instance exactly where the compiled kernel reports no
+// local memory. At 40 registers the Q4_K GLU task pair (two
 // matrices' 16-byte weight chunks of two tasks in flight, ~48 registers of loads alone) cannot
 // live without local memory, so with the rule on that launch must fall back to the default
 // instance (if it does not, the attribute query does not see the spills).
@@ -258,17 +259,20 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   MEMRA_REQUIRE_FIXTURES();
   const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
   const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-  Config none = gpu_config(true), def = gpu_config(true), all12 = gpu_config(true), ruled = gpu_config(true);
+  Config none = gpu_config(true), def = gpu_config(true), all12 = gpu_config(true), ruled = gpu_config(true),
+         rows1 = gpu_config(true);
+  rows1.kernels.mmvs_cap_max_rows = 1;  // every plain matrix has more rows: none capped, GLU still capped
   none.kernels.mmvs_min_blocks = none.kernels.mmvs_min_blocks_glu = 0;
   all12.kernels.mmvs_min_blocks = all12.kernels.mmvs_min_blocks_glu = 12;
   all12.kernels.mmvs_cap_no_spill = false;
   ruled.kernels.mmvs_min_blocks = ruled.kernels.mmvs_min_blocks_glu = 12;
-  ModelRun runs[4] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
-                      open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko)};
+  ModelRun runs[5] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
+                      open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko),
+                      open_run(backend::make_cuda_backend(rows1), path, ko)};
   std::vector<int32_t> ids(kPrompt);
   for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 41 + 3) % runs[0].model->hparams().n_vocab);
   std::vector<float> ref;
-  for (int r = 0; r < 4; ++r) {
+  for (int r = 0; r < 5; ++r) {
     (void)step(runs[r], ids, 0, true);
     const int32_t one[1] = {9};
     const auto d = step(runs[r], one, kPrompt, false);
@@ -279,6 +283,10 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   const auto& v12 = runs[2].be->variants();
   ASSERT_TRUE(v12.count("mmvs_m1"));
   EXPECT_NE(v12.at("mmvs_m1").find("Q4_K_glu_min_blocks12"), std::string::npos) << v12.at("mmvs_m1");
+  const auto& v1 = runs[4].be->variants();  // kernels.mmvs_cap_max_rows: the plain launches uncapped
+  ASSERT_TRUE(v1.count("mmvs_m1"));
+  EXPECT_NE(v1.at("mmvs_m1").find("Q4_K_min_blocks0"), std::string::npos) << v1.at("mmvs_m1");
+  EXPECT_EQ(v1.at("mmvs_m1").find("Q4_K_min_blocks6"), std::string::npos) << v1.at("mmvs_m1");
   const auto& vr = runs[3].be->variants();
   ASSERT_TRUE(vr.count("mmvs_m1"));
   for (int glu : {0, 1}) {  // the model's Q4_K matrices: q, k, o, ... and the gate/up pairs

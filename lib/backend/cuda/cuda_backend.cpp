@@ -172,17 +172,6 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
   return b.get();
 }
 
-int32_t* CudaBackend::attn_counters(size_t n) {
-  const size_t bytes = std::max<size_t>(n, 1) * sizeof(int32_t);
-  if (attn_counters_.bytes() < bytes) {
-    MEMRA_CHECK(!capturing_, "internal: attention counters grow during graph capture");
-    if (attn_counters_.get()) retired_.push_back(std::move(attn_counters_));
-    attn_counters_ = cuda::DeviceBuffer(ctx().pool(), bytes + 256, "attention counters");
-    cuda::fill_bytes(attn_counters_.get(), 0, attn_counters_.bytes(), stream());
-  }
-  return attn_counters_.as<int32_t>();
-}
-
 void CudaBackend::drop_graphs() {
   for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
   seen_.clear();

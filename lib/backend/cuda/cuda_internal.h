@@ -97,8 +97,6 @@ class CudaBackend final : public Backend {
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
   // captured graph may still reference it.
   void* workspace(Slot slot, size_t bytes);
-  // The fused decode combine's counters (cuda::AttnParams::counters): n ints, zero between launches.
-  int32_t* attn_counters(size_t n);
   // Device pointer holding pos0 / the ids for the current op: the step's staged values inside a
   // step, else staged here (pageable async copy; not allowed under capture).
   const int32_t* device_pos(int pos0);
@@ -170,7 +168,6 @@ class CudaBackend final : public Backend {
   std::shared_ptr<Shared> sh_;
   uint64_t kv_serial_ = 0;
   cuda::DeviceBuffer ws_[kNumSlots];
-  cuda::DeviceBuffer attn_counters_;  // kernels.attn_fused_combine: zeroed on allocation, left zero by every launch
   std::vector<cuda::DeviceBuffer> retired_;
   std::map<std::string, std::set<std::string>> variants_;
   // (weight data, type, rows, cols, m): a freed weight's address may come back with another type.

@@ -579,14 +579,12 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
-    if (cfg_.kernels.attn_fused_combine) p.counters = attn_counters(cuda::attn_decode_counters(n, ap.n_head_kv));
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (emit) q8s_src_ = out;
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "") +
-                                        (cuda::attn_decode_fused_combine(p) ? "+fc" : "")));
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "")));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
