@@ -101,6 +101,7 @@ struct BenchSection {
   std::vector<int64_t> depth = {0};
   int repetitions = 5;
   int warmup = 1;
+  bool interleave = true;  // pp-bench --arm: every arm resident, repetitions rotate over the arms
 };
 
 struct SweepSection {

@@ -1,6 +1,7 @@
 #pragma once
-// Runs the run-gen binary in a child process (no shell: arguments pass through byte for byte),
-// captures stdout/stderr and the receipt it appended, and reads ../shared reference files.
+// Runs a tool binary (run-gen, pp-bench) in a child process (no shell: arguments pass through
+// byte for byte), captures stdout/stderr and the receipts it appended, and reads ../shared
+// reference files.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -66,12 +67,13 @@ struct RunResult {
   int code = -1;
   std::string out, err;
   nlohmann::json receipt;  // the last receipt line written by this run (null if none)
+  std::vector<nlohmann::json> receipts;  // every receipt line it wrote
   std::string describe() const { return "exit " + std::to_string(code) + "\nstderr:\n" + err; }
 };
 
-// Runs run-gen with args plus --receipt <fresh file> (receipt.hash_model off: tests do not need
-// the sha256 and hashing every call would be slow).
-inline RunResult run_gen(std::vector<std::string> args, bool receipt = true) {
+// Runs the tool binary exe with args plus --receipt <fresh file> (receipt.hash_model off: tests do
+// not need the sha256 and hashing every call would be slow).
+inline RunResult run_tool(const std::string& exe, std::vector<std::string> args, bool receipt = true) {
   static int counter = 0;
   const int n = ++counter;
   const fs::path out = scratch() / ("out" + std::to_string(n)), err = scratch() / ("err" + std::to_string(n)),
@@ -82,7 +84,7 @@ inline RunResult run_gen(std::vector<std::string> args, bool receipt = true) {
     args.push_back("--set");
     args.push_back("receipt.hash_model=false");
   }
-  std::vector<std::string> full{MEMRA_RUN_GEN};
+  std::vector<std::string> full{exe};
   full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : full) argv.push_back(a.data());
@@ -106,13 +108,18 @@ inline RunResult run_gen(std::vector<std::string> args, bool receipt = true) {
   r.out = slurp(out);
   r.err = slurp(err);
   if (receipt && fs::exists(rec)) {
-    auto rows = read_jsonl(rec.string());
-    if (!rows.empty()) r.receipt = rows.back();
+    r.receipts = read_jsonl(rec.string());
+    if (!r.receipts.empty()) r.receipt = r.receipts.back();
   }
   fs::remove(out);
   fs::remove(err);
   fs::remove(rec);
   return r;
+}
+
+// run-gen (the binary these tests mostly drive).
+inline RunResult run_gen(std::vector<std::string> args, bool receipt = true) {
+  return run_tool(MEMRA_RUN_GEN, std::move(args), receipt);
 }
 
 inline std::string join_ids(const std::vector<int32_t>& ids) {

@@ -1,0 +1,76 @@
+// pp-bench --arm on the CPU backend with a tiny synth model: the receipts per row and arm, the
+// arms' configurations, bench.interleave (repetitions rotating over resident arms) and its guard
+// against an arm that changes the shared rows.
+#include "run_util.h"
+
+namespace memra::apptest {
+namespace {
+
+std::string tiny_model() { return shared_dir() + "/models/synth/qwen3-q4_k_m.gguf"; }
+
+std::vector<std::string> bench_args(const std::vector<std::string>& arms, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> a = {"-m", tiny_model(), "-p", "8", "-n", "4", "-r", "3", "--set", "run.backend=cpu"};
+  for (const auto& f : arms) {
+    a.push_back("--arm");
+    a.push_back(f);
+  }
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+std::string write_arm(const std::string& name, const std::string& toml) {
+  const auto p = scratch() / name;
+  write_file(p, toml);
+  return p.string();
+}
+
+TEST(PpBenchArms, InterleavedArmsGiveOneReceiptPerRowAndArm) {
+  MEMRA_APPS_REQUIRE_SHARED();
+  const std::string a = write_arm("arm_a.toml", "[kernels]\nfuse = true\n");
+  const std::string b = write_arm("arm_b.toml", "[kernels]\nfuse = false\n");
+  for (bool interleave : {true, false}) {
+    auto res = run_tool(MEMRA_PP_BENCH, bench_args({a, b}, {"--set", interleave ? "bench.interleave=true" : "bench.interleave=false"}));
+    ASSERT_EQ(res.code, 0) << res.describe();
+    ASSERT_EQ(res.receipts.size(), 4u) << "2 rows x 2 arms";
+    int seen_a = 0, seen_b = 0;
+    for (const auto& r : res.receipts) {
+      EXPECT_EQ(r["status"], "ok");
+      const auto& m = r["metrics"];
+      EXPECT_EQ(m["interleaved_arms"].get<int>(), interleave ? 2 : 1);
+      ASSERT_EQ(m["samples_tok_s"].size(), 3u);
+      for (const auto& x : m["samples_tok_s"]) EXPECT_GT(x.get<double>(), 0.0);
+      const std::string arm = r["results"]["arm"];
+      const bool fuse = r["config"]["kernels"]["fuse"].get<bool>();
+      if (arm == a) {
+        ++seen_a;
+        EXPECT_TRUE(fuse) << "arm a's receipt must carry arm a's configuration";
+      } else if (arm == b) {
+        ++seen_b;
+        EXPECT_FALSE(fuse) << "arm b's receipt must carry arm b's configuration";
+      } else {
+        ADD_FAILURE() << "unexpected arm " << arm;
+      }
+    }
+    EXPECT_EQ(seen_a, 2);
+    EXPECT_EQ(seen_b, 2);
+  }
+}
+
+TEST(PpBenchArms, ArmChangingTheRowsIsAnErrorWhenInterleaved) {
+  MEMRA_APPS_REQUIRE_SHARED();
+  const std::string a = write_arm("arm_plain.toml", "[kernels]\nfuse = true\n");
+  const std::string d8 = write_arm("arm_depths.toml", "[bench]\ndepth = [0, 8]\n");  // -d is not on the command line
+  auto res = run_tool(MEMRA_PP_BENCH, bench_args({a, d8}));
+  EXPECT_NE(res.code, 0) << res.describe();
+  EXPECT_NE(res.err.find("bench.interleave"), std::string::npos) << res.err;
+  // Run one after another, the arm keeps its own rows: 2 for the plain arm, 4 for the other.
+  auto seq = run_tool(MEMRA_PP_BENCH, bench_args({a, d8}, {"--set", "bench.interleave=false"}));
+  ASSERT_EQ(seq.code, 0) << seq.describe();
+  ASSERT_EQ(seq.receipts.size(), 6u);
+  int rows_d8 = 0;
+  for (const auto& r : seq.receipts) rows_d8 += r["results"]["arm"] == d8;
+  EXPECT_EQ(rows_d8, 4);
+}
+
+}  // namespace
+}  // namespace memra::apptest
