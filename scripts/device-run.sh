@@ -21,6 +21,7 @@
 #   cap    : register-capped mmvs instances: gates, --perf, tg128 arms on q4_k_m/q8_0/q4_0
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
+#   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
 #   fc     : (historical, b643e52) fused decode combine + uncapped head: gates, --perf, tg128 arms
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -261,6 +262,26 @@ case "$phase" in
     timeout 180 "$bin/pp-bench" -m "$f" -p 512 -n 128 -r 5 $arms --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
+    ;;
+  remeasure)
+    # The small levers again, now with interleaved arms (bench.interleave, every arm resident,
+    # repetitions rotating), and the cost of a kernel boundary (~8 minutes): CUDA-vs-CPU, then
+    # tg128 on qwen3-8b q4_k_m (d0, 4096), q4_0 and q8_0, arms base / no cap / plain cap only /
+    # head capped / 1 and 4 empty kernels after each decode attention.
+    gpu_info
+    cuda_vs_cpu "" 6
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml --arm configs/arm-mmvs-cap-plain-only.toml \
+      --arm configs/arm-mmvs-head-capped.toml --arm configs/arm-probe-boundaries-1.toml --arm configs/arm-probe-boundaries-4.toml"
+    synth qwen3-8b q4_k_m
+    timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
     ;;
   final5)
     # The session's closing rows with today's defaults (GLU cap 6 no-spill, uncapped head), each

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "common/launch.cuh"
 #include "misc/misc_kernels.h"
 #include "quant/weight_decode.cuh"
 
@@ -68,7 +69,19 @@ __global__ void ewise_kernel(float* __restrict__ x, int64_t ld_x, const float* _
 
 unsigned grid_for(int64_t n) { return (unsigned)((n + kThreads - 1) / kThreads); }
 
+// A kernel boundary and nothing else: wait for the previous grid (and let the next one launch).
+__global__ void boundary_probe_kernel() { pdl_wait(); }
+
 }  // namespace
+
+cudaError_t launch_boundary_probe(int n, cudaStream_t stream) {
+  if (n < 0) return cudaErrorInvalidValue;
+  for (int i = 0; i < n; ++i) {
+    const cudaError_t e = launch_kernel(boundary_probe_kernel, dim3(1), dim3(32), 0, stream);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
 
 cudaError_t launch_embed(const EmbedParams& p, cudaStream_t stream) {
   if (!p.table || !p.ids || !p.out || p.n_tokens < 0 || p.cols <= 0 || p.table_rows <= 0)

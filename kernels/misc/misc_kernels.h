@@ -47,6 +47,11 @@ struct EwiseParams {
 };
 cudaError_t launch_ewise(const EwiseParams& p, cudaStream_t stream);
 
+// n empty kernels (one 32-thread block each: the PDL wait and trigger, no memory access),
+// launched like every decode kernel (launch_kernel: PDL where it is on). A diagnostic for A/B
+// runs (kernels.probe_boundaries): what n extra kernel boundaries cost end to end.
+cudaError_t launch_boundary_probe(int n, cudaStream_t stream);
+
 // Plain attention over the device KV cache (kernels/kv layout) for any head dims (K and V may
 // differ): one block per (query row, head), f32 scores in chunks of 256 keys with an online
 // softmax, f32 accumulation. Same visibility rules as kernels/attn (causal from (*pos0) + i,

@@ -86,6 +86,7 @@ struct KernelsSection {
   bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
+  int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

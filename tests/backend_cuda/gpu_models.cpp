@@ -246,6 +246,33 @@ TEST(CudaModels, PrefillF16WeightsSameBytes) {
     EXPECT_EQ(v.find("_f16copy"), std::string::npos) << op << ": an f16 copy was made past the reserve";
 }
 
+// kernels.probe_boundaries (empty kernels after each decode attention, a diagnostic for A/B runs)
+// changes no byte of the decode logits, and the receipt variant says it ran.
+TEST(CudaModels, BoundaryProbeSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  Config plain = gpu_config(true), probed = gpu_config(true);
+  probed.kernels.probe_boundaries = 3;
+  ModelRun runs[2] = {open_run(backend::make_cuda_backend(plain), path, ko), open_run(backend::make_cuda_backend(probed), path, ko)};
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 37 + 5) % runs[0].model->hparams().n_vocab);
+  std::vector<float> ref;
+  for (int r = 0; r < 2; ++r) {
+    (void)step(runs[r], ids, 0, true);
+    const int32_t one[1] = {11};
+    const auto d = step(runs[r], one, kPrompt, false);
+    if (r == 0) ref = d;
+    ASSERT_EQ(d.size(), ref.size());
+    EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "decode logits differ with the probe";
+  }
+  const auto& v = runs[1].be->variants();
+  ASSERT_TRUE(v.count("probe_boundaries"));
+  EXPECT_EQ(v.at("probe_boundaries"), "3");
+  EXPECT_FALSE(runs[0].be->variants().count("probe_boundaries"));
+}
+
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
 // logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
 // (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and

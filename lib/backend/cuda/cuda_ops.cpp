@@ -580,6 +580,10 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
+    if (cfg_.kernels.probe_boundaries > 0) {
+      cuda::check_status(cuda::launch_boundary_probe(cfg_.kernels.probe_boundaries, stream()), "launch_boundary_probe");
+      note("probe_boundaries", std::to_string(cfg_.kernels.probe_boundaries));
+    }
     if (emit) q8s_src_ = out;
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
