@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
       for (const auto& s : split(m)) model_paths.push_back(s);
     std::vector<std::string> arm_files = arms.empty() ? std::vector<std::string>{""} : arms;
     const std::string run_id = ctx.receipt.run_id();
-    std::printf("| model | arm | backend | test | tok/s median | spread (min..max) | bytes/token | roofline | TFLOP/s | peak |\n");
-    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    std::printf("| model | arm | backend | test | tok/s median | spread (min..max) | bytes/token | roofline | TFLOP/s | peak | vs 1st arm |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (const auto& path : model_paths) {
       // One group of arms is resident at a time: all of them with bench.interleave (the
       // repetitions of a row then rotate over the arms, so a drift over the run's minutes falls
@@ -313,6 +313,14 @@ int main(int argc, char** argv) {
             m["tok_s_max"] = st.max;
             m["samples_tok_s"] = samples[a];
             m["interleaved_arms"] = (int)n_arms;
+            // The in-run ratio to the group's first arm (the same rows, repetitions interleaved).
+            std::string ratio_col = "-";
+            if (a > 0) {
+              const double r0 = summarize(samples[0]).median;
+              m["ratio_to_first_arm"] = st.median / r0;
+              m["first_arm"] = runs[0]->arm;
+              ratio_col = fmt::format("{:.3f}x", st.median / r0);
+            }
             m["repetitions"] = cfg.bench.repetitions;
             m["warmup"] = cfg.bench.warmup;
             if (!trace_json.is_null()) m["trace"] = trace_json;
@@ -353,9 +361,10 @@ int main(int argc, char** argv) {
             rec.results()["arm"] = arm;
             rec.set_status("ok");
             if (ctx.write_receipt) rec.append_to(ctx.receipt_path);
-            std::printf("| %s | %s | %s | %s | %.2f | %.2f..%.2f (sd %.2f) | %s | %s | %s | %s |\n", path.c_str(),
+            std::printf("| %s | %s | %s | %s | %.2f | %.2f..%.2f (sd %.2f) | %s | %s | %s | %s | %s |\n", path.c_str(),
                         arm.empty() ? "base" : arm.c_str(), chosen.c_str(), row.name.c_str(), st.median, st.min, st.max,
-                        st.stddev, bytes_col.c_str(), floor_col.c_str(), tflops_col.c_str(), peak_col.c_str());
+                        st.stddev, bytes_col.c_str(), floor_col.c_str(), tflops_col.c_str(), peak_col.c_str(),
+                        ratio_col.c_str());
             std::fflush(stdout);
           }  // arms
         }  // rows

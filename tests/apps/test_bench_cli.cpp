@@ -41,6 +41,8 @@ TEST(PpBenchArms, InterleavedArmsGiveOneReceiptPerRowAndArm) {
       for (const auto& x : m["samples_tok_s"]) EXPECT_GT(x.get<double>(), 0.0);
       const std::string arm = r["results"]["arm"];
       const bool fuse = r["config"]["kernels"]["fuse"].get<bool>();
+      // Interleaved, the 2nd arm's receipt carries its median over the 1st arm's (same row).
+      EXPECT_EQ(m.contains("ratio_to_first_arm"), interleave && arm == b);
       if (arm == a) {
         ++seen_a;
         EXPECT_TRUE(fuse) << "arm a's receipt must carry arm a's configuration";
@@ -53,6 +55,14 @@ TEST(PpBenchArms, InterleavedArmsGiveOneReceiptPerRowAndArm) {
     }
     EXPECT_EQ(seen_a, 2);
     EXPECT_EQ(seen_b, 2);
+    if (interleave)  // the ratio is the two receipts' medians, row by row
+      for (const auto& rb : res.receipts) {
+        if (rb["results"]["arm"] != b) continue;
+        for (const auto& ra : res.receipts)
+          if (ra["results"]["arm"] == a && ra["metrics"]["row"] == rb["metrics"]["row"])
+            EXPECT_DOUBLE_EQ(rb["metrics"]["ratio_to_first_arm"].get<double>(),
+                             rb["metrics"]["tok_s_median"].get<double>() / ra["metrics"]["tok_s_median"].get<double>());
+      }
   }
 }
 
