@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "backend_cuda/gpu_util.h"
+#include "common/launch.cuh"
 #include "core/error.h"
 #include "gguf/gguf.h"
 #include "kv/kv.h"
@@ -244,6 +245,25 @@ TEST(CudaModels, PrefillF16WeightsSameBytes) {
   EXPECT_EQ(0, std::memcmp(a.data(), e.data(), a.size() * 4)) << "prefill logits differ without copies";
   for (const auto& [op, v] : none.be->variants())
     EXPECT_EQ(v.find("_f16copy"), std::string::npos) << op << ": an f16 copy was made past the reserve";
+}
+
+// The PDL launch policy is process-wide: two backends of one process with different kernels.pdl
+// (pp-bench's interleaved arms) must each launch with their own, whichever was built last.
+TEST(CudaModels, EachBackendLaunchesWithItsOwnPdlPolicy) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  Config on = gpu_config(true), off = gpu_config(true);
+  on.kernels.pdl = true;
+  off.kernels.pdl = false;
+  ModelRun a = open_run(backend::make_cuda_backend(on), path, ko);
+  ModelRun b = open_run(backend::make_cuda_backend(off), path, ko);  // built last: the policy is now off
+  const int32_t one[1] = {7};
+  (void)step(a, one, 0, false);
+  EXPECT_TRUE(cuda::pdl_enabled()) << "backend a (kernels.pdl = true) ran with b's policy";
+  (void)step(b, one, 0, false);
+  EXPECT_FALSE(cuda::pdl_enabled()) << "backend b (kernels.pdl = false) ran with a's policy";
 }
 
 // kernels.probe_boundaries (empty kernels after each decode attention, a diagnostic for A/B runs)

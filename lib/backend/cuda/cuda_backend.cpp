@@ -380,6 +380,9 @@ void CudaBackend::stage_step_eager(std::span<const int32_t> ids, int pos0) {
 }
 
 bool CudaBackend::begin_step(const Step& s) {
+  // The launch policy is process-wide: another backend of this process (pp-bench's interleaved
+  // arms, a draft model) may have set its own kernels.pdl since this one last ran.
+  cuda::set_pdl(cfg_.kernels.pdl);
   forget_q8s();
   MEMRA_CHECK(!in_step_ && !capturing_, "begin_step: the previous step was not ended");
   MEMRA_CHECK(!s.ids.empty(), "forward: empty batch");
