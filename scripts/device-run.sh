@@ -23,7 +23,6 @@
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
-#   fc     : (historical, b643e52) fused decode combine + uncapped head: gates, --perf, tg128 arms
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
 #   levers2: attn gates + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
@@ -304,31 +303,6 @@ case "$phase" in
     timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    ;;
-  fc)
-    # The fused decode combine (kernels.attn_fused_combine) and the uncapped output head
-    # (kernels.mmvs_cap_max_rows) (~8 minutes): the attn decode gates, --perf of the fused pairs
-    # beside the combine-kernel cases at 17 / 4097 / 16383 keys, CUDA-vs-CPU, then tg128 arms on
-    # qwen3-8b q4_k_m (d0, 4096, 16384), q4_0 and q8_0 (d0). Ran once at b643e52; the fused combine
-    # was then dropped (its arm and cases are gone) and the head arm is now the default.
-    gpu_info
-    timeout 150 "$bin/kernel-check" --section attn --filter attn_decode --seed 20261221 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 20
-    timeout 90 "$bin/kernel-check" --section attn --filter "32-8x128/n1@" --perf --seed 7 --reps 30 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | grep -E "@(16|127|299|4096|16382) " \
-      | grep -E "attn_decode(_q8i)?/(q8_0|fused_combine_vs_kernel_vstage/q8_0)" | sed -E 's/ +norm_err [^|]*\|/ |/' | head -n 24
-    cuda_vs_cpu "" 6
-    arms="--arm configs/arm-base.toml --arm configs/arm-attn-separate-combine.toml --arm configs/arm-mmvs-head-uncapped.toml"
-    synth qwen3-8b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
     ;;
   first)
     # A session's first call (~7 minutes): every kernel-check section and the CUDA-vs-CPU model
