@@ -33,6 +33,9 @@
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
+# pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
+# several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
+# copies do not fit one H200 together).
 # Carry .device-pack and unpack it first: bash scripts/device-unpack.sh && bash scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
 set -uo pipefail
@@ -183,7 +186,7 @@ case "$phase" in
     rm -f "$f"
     synth qwen3-32b q4_k_m
     timeout 240 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-prefill-unstaged.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
+      --arm configs/arm-attn-prefill-unstaged.toml --set bench.interleave=false --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\|"
     rm -f "$f"
     ;;
   final3)
@@ -258,7 +261,7 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     synth qwen3-32b q4_k_m
-    timeout 180 "$bin/pp-bench" -m "$f" -p 512 -n 128 -r 5 $arms --set receipt.hash_model=false \
+    timeout 180 "$bin/pp-bench" -m "$f" -p 512 -n 128 -r 5 $arms --set bench.interleave=false --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
@@ -418,7 +421,7 @@ case "$phase" in
     timeout 150 "$bin/gguf-synth" --preset qwen3-32b --mix q4_k_m --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
     if [ "${3:-}" = arms ]; then
       timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-        --arm configs/arm-mmvs-no-split-k.toml --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
+        --arm configs/arm-mmvs-no-split-k.toml --set bench.interleave=false --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     else
       timeout 120 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
