@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
             auto& be = ar.be;
             auto& model = ar.model;
             auto& kvs = ar.kvs;
-            const auto logits_view = ar.logits.view(1, ar.model->hparams().n_vocab);
+            const auto logits_view = ar.logits_view();
             auto& rng = ar.rng;
             auto& tok = ar.tok;
             const auto* file = ar.file.get();

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <span>
 
 #include "backend_cuda/gpu_util.h"
 #include "common/launch.cuh"
@@ -54,6 +55,22 @@ std::vector<float> step(ModelRun& r, std::span<const int32_t> ids, int pos0, boo
   auto v = all ? r.all.view((int64_t)ids.size(), nv) : r.one.view(1, nv);
   r.model->forward(*r.be, *r.kv, ids, pos0, all, v);
   return read(*r.be, v);
+}
+
+// A kPrompt-token prefill (ids i * mul + add mod vocab) and then one decode step of token `next`
+// on each run: the decode logits of every run are the same bytes as those of runs[0].
+void expect_same_decode_bytes(std::span<ModelRun> runs, int mul, int add, int32_t next) {
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * mul + add) % runs[0].model->hparams().n_vocab);
+  std::vector<float> ref;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    (void)step(runs[r], ids, 0, true);
+    const int32_t one[1] = {next};
+    const auto d = step(runs[r], one, kPrompt, false);
+    if (r == 0) ref = d;
+    ASSERT_EQ(d.size(), ref.size());
+    EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "decode logits differ, run " << r;
+  }
 }
 
 int32_t argmax(const float* x, int64_t n, float* margin) {
@@ -276,17 +293,7 @@ TEST(CudaModels, BoundaryProbeSameBytes) {
   Config plain = gpu_config(true), probed = gpu_config(true);
   probed.kernels.probe_boundaries = 3;
   ModelRun runs[2] = {open_run(backend::make_cuda_backend(plain), path, ko), open_run(backend::make_cuda_backend(probed), path, ko)};
-  std::vector<int32_t> ids(kPrompt);
-  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 37 + 5) % runs[0].model->hparams().n_vocab);
-  std::vector<float> ref;
-  for (int r = 0; r < 2; ++r) {
-    (void)step(runs[r], ids, 0, true);
-    const int32_t one[1] = {11};
-    const auto d = step(runs[r], one, kPrompt, false);
-    if (r == 0) ref = d;
-    ASSERT_EQ(d.size(), ref.size());
-    EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "decode logits differ with the probe";
-  }
+  expect_same_decode_bytes(runs, 37, 5, 11);
   const auto& v = runs[1].be->variants();
   ASSERT_TRUE(v.count("probe_boundaries"));
   EXPECT_EQ(v.at("probe_boundaries"), "3");
@@ -297,10 +304,10 @@ TEST(CudaModels, BoundaryProbeSameBytes) {
 // logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
 // (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and
 // kernels.mmvs_cap_no_spill takes a capped instance exactly where the compiled kernel reports no
-// local memory. At 40 registers the Q4_K GLU task pair (two
-// matrices' 16-byte weight chunks of two tasks in flight, ~48 registers of loads alone) cannot
-// live without local memory, so with the rule on that launch must fall back to the default
-// instance (if it does not, the attribute query does not see the spills).
+// local memory. At 40 registers the Q4_K GLU task pair (two matrices' 16-byte weight chunks of
+// two tasks in flight, ~48 registers of loads alone) cannot live without local memory, so with
+// the rule on that launch must fall back to the default instance (if it does not, the attribute
+// query does not see the spills).
 TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
@@ -316,17 +323,7 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   ModelRun runs[5] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
                       open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko),
                       open_run(backend::make_cuda_backend(rows1), path, ko)};
-  std::vector<int32_t> ids(kPrompt);
-  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 41 + 3) % runs[0].model->hparams().n_vocab);
-  std::vector<float> ref;
-  for (int r = 0; r < 5; ++r) {
-    (void)step(runs[r], ids, 0, true);
-    const int32_t one[1] = {9};
-    const auto d = step(runs[r], one, kPrompt, false);
-    if (r == 0) ref = d;
-    ASSERT_EQ(d.size(), ref.size());
-    EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "decode logits differ, config " << r;
-  }
+  expect_same_decode_bytes(runs, 41, 3, 9);
   const auto& v12 = runs[2].be->variants();
   ASSERT_TRUE(v12.count("mmvs_m1"));
   EXPECT_NE(v12.at("mmvs_m1").find("Q4_K_glu_min_blocks12"), std::string::npos) << v12.at("mmvs_m1");
