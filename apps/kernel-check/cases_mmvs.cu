@@ -100,8 +100,9 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool x_prefetch = false,
+           bool preload = true)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), xpf_(x_prefetch), preload_(preload) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -134,6 +135,8 @@ class MmvsCase : public Case {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
     p.split_k = split_;
     p.min_blocks = p.min_blocks_glu = cap_;
+    p.x_prefetch = xpf_;
+    p.preload = preload_;
     return p;
   }
   QType t_;
@@ -141,6 +144,7 @@ class MmvsCase : public Case {
   int m_, glu_;
   bool il_, split_;
   int cap_;
+  bool xpf_, preload_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -334,70 +338,81 @@ class MmvsSegCase : public Case {
 // The register-capped instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1) vs
 // the default instance: byte-identical rows for a plain matrix, the fused GLU pair and three
 // matrices in one launch. One row per warp, 2 and 4 warps per row (k = 2304, 5120, 12288).
-class MmvsCapIdCase : public Case {
+class MmvsInstIdCase : public Case {
  public:
-  MmvsCapIdCase(QType t, int64_t n, int64_t k) : t_(t), n_(n), k_(k) {}
+  MmvsInstIdCase(QType t, int64_t n, int64_t k, int m) : t_(t), n_(n), k_(k), m_(m) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     for (int i = 0; i < 2; ++i) dx_[i] = upload_split(env, t_, random_weight_bytes(env, t_, xr_[i], k_), xr_[i], k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
-    for (int v = 0; v < 4; ++v) dy_[v] = env.alloc_output<float>(outs());
+    random_q8s_input(env, m_, k_, &dxq_, &dxds_);
+    for (int v = 0; v < kN; ++v) dy_[v] = env.alloc_output<float>(outs());
   }
-  // Per cap v (0 = default, then 6, 8, 12): y = [plain, n | GLU, n | three matrices, n + 257 + 259].
+  // Per variant v (0 = the default instance and timing): y = [plain, n | GLU, n | three
+  // matrices, n + 257 + 259], each m rows.
   cudaError_t launch(Env& env) override {
-    for (int v = 0; v < 4; ++v)
+    for (int v = 0; v < kN; ++v)
       for (int kind = 0; kind < 3; ++kind)
-        if (const cudaError_t e = cuda::launch_mmvs(params(kind, kCaps[v], dy_[v] + kind * n_), env.stream()); e != cudaSuccess)
+        if (const cudaError_t e = cuda::launch_mmvs(params(kind, kV[v], dy_[v] + kind * n_ * m_), env.stream());
+            e != cudaSuccess)
           return e;
     return cudaSuccess;
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
     const auto p0 = env.download(dy_[0], outs());
-    const size_t n = (size_t)n_, n3 = outs() - 2 * n;
+    const size_t n = (size_t)(n_ * m_), n3 = outs() - 2 * n;
     Verdict last;
-    for (int v = 1; v < 4; ++v) {
+    for (int v = 1; v < kN; ++v) {
       const auto pv = env.download(dy_[v], outs());
       Verdict r = ref::all_of({{"plain vs default bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
                                {"GLU vs default bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
                                {"x3 vs default bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
-      r.detail = ref::cat("min_blocks ", kCaps[v], ": ", r.detail);
+      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, " x_prefetch ", kV[v].xpf, ": ", r.detail);
       if (!r.pass) return r;
       last = r;
     }
-    last.detail = "min_blocks 6, 8, 12 identical to the default instance";
+    last.detail = "min_blocks 6, 8, 12, preload off, x_prefetch on (alone and with a cap) identical to the default";
     return last;
   }
 
  private:
-  static constexpr int kCaps[4] = {0, 6, 8, 12};
-  size_t outs() const { return (size_t)(3 * n_ + xr_[0] + xr_[1]); }
+  struct Variant {
+    int cap;
+    bool preload, xpf;
+  };
+  static constexpr int kN = 8;
+  static constexpr Variant kV[kN] = {{0, true, false}, {6, true, false}, {8, true, false}, {12, true, false},
+                                     {0, false, false}, {0, true, true},  {6, true, true},  {6, false, true}};
+  size_t outs() const { return (size_t)((3 * n_ + xr_[0] + xr_[1]) * m_); }
   // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
-  cuda::MmvsParams params(int kind, int cap, float* y) const {
-    auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, 1, dxq_, dxds_, y);
-    p.min_blocks = p.min_blocks_glu = cap;
+  cuda::MmvsParams params(int kind, Variant v, float* y) const {
+    auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, y);
+    p.min_blocks = p.min_blocks_glu = v.cap;
+    p.preload = v.preload;
+    p.x_prefetch = v.xpf;
     if (kind == 2) {
       p.n_extra = 2;
-      int64_t off = n_;
+      int64_t off = n_ * m_;
       for (int i = 0; i < 2; ++i) {
         p.extra[i].w = dx_[i].w;
         p.extra[i].w_d = dx_[i].w_d;
         p.extra[i].w_aux = dx_[i].w_aux;
         p.extra[i].n_rows = xr_[i];
         p.extra[i].y = y + off;
-        off += xr_[i];
+        off += xr_[i] * m_;
       }
     }
     return p;
   }
   QType t_;
   int64_t n_, k_;
+  int m_;
   int64_t xr_[2] = {257, 259};
   DeviceWeight dw_, dw2_, dx_[2];
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
-  float* dy_[4] = {};
+  float* dy_[kN] = {};
 };
 
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
@@ -531,11 +546,23 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
-    // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]): byte identity with the
-    // default instance, and the f64 reference / --perf rows beside the plain "mmvs/..." ones.
+    // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]) and the timing switches
+    // (MmvsParams::preload, x_prefetch; at m = 3 the caps do not apply, the switches do): byte
+    // identity with the default, and the f64 reference / --perf rows beside the plain "mmvs/..." ones.
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4097, 2304}, {1031, 5120}, {1033, 12288}})
-      r.add("mmvs_id", ref::cat("mmvs_cap/", tn, "/", n, "x", k, "/plain_glu_x3/vs_default_bytes"),
-            [=] { return std::make_unique<MmvsCapIdCase>(t, n, k); });
+      for (int m : {1, 3})
+        r.add("mmvs_id", ref::cat("mmvs_inst/", tn, "/", n, "x", k, "/m", m, "/plain_glu_x3/vs_default_bytes"),
+              [=] { return std::make_unique<MmvsInstIdCase>(t, n, k, m); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}}) {
+      r.add("mmvs", ref::cat("mmvs_xpf/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true); });
+      r.add("mmvs", ref::cat("mmvs_nopreload/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, false, false); });
+    }
+    r.add("mmvs", ref::cat("mmvs_xpf_glu/", tn, "/12288x4096/m1"),
+          [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true); });
+    r.add("mmvs", ref::cat("mmvs_xpf/", tn, "/4097x1536/m3"),
+          [=] { return std::make_unique<MmvsCase>(t, 4097, 1536, 3, 0, true, true, 0, true); });
     for (int cap : {6, 8, 12}) {
       for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
         r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

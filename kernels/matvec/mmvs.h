@@ -71,6 +71,11 @@ struct MmvsParams {
   // operations in the same order: the same bits; only the registers (and spills) differ.
   int min_blocks = 0;
   int min_blocks_glu = 0;
+  // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
+  // it. And whether each lane, right after the wait, asks L1 for the activation bytes of all its
+  // later tasks (prefetch.global.L1). Both change only timing: the same bits.
+  bool preload = true;
+  bool x_prefetch = false;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
