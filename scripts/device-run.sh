@@ -22,7 +22,7 @@
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
-#   xpf    : mmvs timing switches (x_prefetch, preload): mmvs_id gates, --perf, CUDA-vs-CPU, tg128 arms
+#   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
@@ -266,24 +266,21 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
-  xpf)
-    # mmvs timing switches (~8 minutes): kernel-check mmvs_id (byte identity of every instance and
-    # switch) and --perf of the qwen3-8b shapes with and without them, CUDA-vs-CPU, then tg128 on
-    # qwen3-8b q4_k_m (d0, 4096), q4_0, q8_0 and qwen3-32b q4_k_m, interleaved arms base /
-    # x-prefetch / no-preload.
+  splitw)
+    # The warps per long mmvs row (~7 minutes): kernel-check mmvs + mmvs_id (f64 references and
+    # byte identities incl. kernels.mmvs_split_max_warps = 2), --perf of the down shapes (4, 2 and
+    # 1 warps per row), CUDA-vs-CPU, then tg128 on qwen3-8b q4_k_m (d0), q8_0 and qwen3-32b
+    # q4_k_m, interleaved arms base / 2 warps per long row / one warp per row.
     gpu_info
-    "$bin/kernel-check" --section mmvs_id --seed 20261202 --receipt "$out/kernel-check.jsonl" | tail -n 4
-    for shp in 4096x4096/m1 12288x4096/m1 4096x12288/m1; do
-      timeout 100 "$bin/kernel-check" --section mmvs --filter "Q4_K/$shp" --perf --seed 7 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^(PASS|FAIL|ERR)|us" | head -n 12
+    "$bin/kernel-check" --section mmvs_id --seed 20261203 --receipt "$out/kernel-check.jsonl" | tail -n 2
+    timeout 200 "$bin/kernel-check" --section mmvs --seed 20261203 --receipt "$out/kernel-check.jsonl" | tail -n 2
+    for shp in 4096x12288/m1 5120x25600/m1; do
+      timeout 100 "$bin/kernel-check" --section mmvs --filter "$shp" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "us" | grep -v cap | sed -E 's/norm_err [^|]*\| //'
     done
-    cuda_vs_cpu "" 6
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-x-prefetch.toml --arm configs/arm-mmvs-no-preload.toml"
-    synth qwen3-8b q4_k_m
-    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    for mix in q4_0 q8_0; do
+    cuda_vs_cpu "" 4
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-no-split-k.toml"
+    for mix in q4_k_m q8_0; do
       synth qwen3-8b $mix
       timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
         --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"

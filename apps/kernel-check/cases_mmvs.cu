@@ -100,9 +100,9 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool x_prefetch = false,
-           bool preload = true)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), xpf_(x_prefetch), preload_(preload) {}
+  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
+           int max_warps = 4)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -135,8 +135,8 @@ class MmvsCase : public Case {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
     p.split_k = split_;
     p.min_blocks = p.min_blocks_glu = cap_;
-    p.x_prefetch = xpf_;
     p.preload = preload_;
+    p.split_max_warps = max_warps_;
     return p;
   }
   QType t_;
@@ -144,7 +144,8 @@ class MmvsCase : public Case {
   int m_, glu_;
   bool il_, split_;
   int cap_;
-  bool xpf_, preload_;
+  bool preload_;
+  int max_warps_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -204,7 +205,8 @@ class QuantizeQ8sCase : public Case {
 class MmvsIdCase : public Case {
  public:
   enum Mode { kM, kGlu, kLayouts };
-  MmvsIdCase(QType t, int64_t n, int64_t k, Mode mode) : t_(t), n_(n), k_(k), glu_(mode == kGlu), layouts_(mode == kLayouts) {}
+  MmvsIdCase(QType t, int64_t n, int64_t k, Mode mode, int max_warps = 4)
+      : t_(t), n_(n), k_(k), glu_(mode == kGlu), layouts_(mode == kLayouts), max_warps_(max_warps) {}
   void generate(Env& env) override {
     const auto w = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w, n_, k_, true);
@@ -224,7 +226,9 @@ class MmvsIdCase : public Case {
   }
   cudaError_t launch(Env& env) override {
     auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y) {
-      return cuda::launch_mmvs(mmvs_params(t_, w, w2, n_, k_, m, dxq_, dxds_, y), env.stream());
+      auto p = mmvs_params(t_, w, w2, n_, k_, m, dxq_, dxds_, y);
+      p.split_max_warps = max_warps_;
+      return cuda::launch_mmvs(p, env.stream());
     };
     cudaError_t e;
     if (layouts_) {  // y1 | dg: interleaved m = 1 plain | GLU; dy4 | du: blocked; dy (3 rows) | dglu: m = 3
@@ -279,6 +283,7 @@ class MmvsIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   bool glu_, layouts_;
+  int max_warps_;
   DeviceWeight dw_, dw2_, bw_, bw2_;
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
@@ -368,29 +373,27 @@ class MmvsInstIdCase : public Case {
       Verdict r = ref::all_of({{"plain vs default bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
                                {"GLU vs default bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
                                {"x3 vs default bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
-      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, " x_prefetch ", kV[v].xpf, ": ", r.detail);
+      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, ": ", r.detail);
       if (!r.pass) return r;
       last = r;
     }
-    last.detail = "min_blocks 6, 8, 12, preload off, x_prefetch on (alone and with a cap) identical to the default";
+    last.detail = "min_blocks 6, 8, 12 and preload off (alone and with a cap) identical to the default";
     return last;
   }
 
  private:
   struct Variant {
     int cap;
-    bool preload, xpf;
+    bool preload;
   };
-  static constexpr int kN = 8;
-  static constexpr Variant kV[kN] = {{0, true, false}, {6, true, false}, {8, true, false}, {12, true, false},
-                                     {0, false, false}, {0, true, true},  {6, true, true},  {6, false, true}};
+  static constexpr int kN = 6;
+  static constexpr Variant kV[kN] = {{0, true}, {6, true}, {8, true}, {12, true}, {0, false}, {6, false}};
   size_t outs() const { return (size_t)((3 * n_ + xr_[0] + xr_[1]) * m_); }
   // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
   cuda::MmvsParams params(int kind, Variant v, float* y) const {
     auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, y);
     p.min_blocks = p.min_blocks_glu = v.cap;
     p.preload = v.preload;
-    p.x_prefetch = v.xpf;
     if (kind == 2) {
       p.n_extra = 2;
       int64_t off = n_ * m_;
@@ -546,23 +549,30 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
-    // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]) and the timing switches
-    // (MmvsParams::preload, x_prefetch; at m = 3 the caps do not apply, the switches do): byte
+    // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]) and the timing switch
+    // (MmvsParams::preload; at m = 3 the caps do not apply, the switch does): byte
     // identity with the default, and the f64 reference / --perf rows beside the plain "mmvs/..." ones.
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4097, 2304}, {1031, 5120}, {1033, 12288}})
       for (int m : {1, 3})
         r.add("mmvs_id", ref::cat("mmvs_inst/", tn, "/", n, "x", k, "/m", m, "/plain_glu_x3/vs_default_bytes"),
               [=] { return std::make_unique<MmvsInstIdCase>(t, n, k, m); });
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}}) {
-      r.add("mmvs", ref::cat("mmvs_xpf/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}})
       r.add("mmvs", ref::cat("mmvs_nopreload/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, false, false); });
-    }
-    r.add("mmvs", ref::cat("mmvs_xpf_glu/", tn, "/12288x4096/m1"),
-          [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true); });
-    r.add("mmvs", ref::cat("mmvs_xpf/", tn, "/4097x1536/m3"),
-          [=] { return std::make_unique<MmvsCase>(t, 4097, 1536, 3, 0, true, true, 0, true); });
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, false); });
+    // At most 2 warps per row (kernels.mmvs_split_max_warps = 2): rows over 128 tasks (the
+    // 12288 / 25600-weight downs) take another fixed order; f64 reference, the m-independence of
+    // its bits, the fused GLU, both body orders, and --perf rows beside "mmvs/...".
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}, {1033, 12288}})
+      r.add("mmvs", ref::cat("mmvs_splitw2/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2); });
+    r.add("mmvs", ref::cat("mmvs_splitw2/", tn, "/1033x12288/m5"),
+          [=] { return std::make_unique<MmvsCase>(t, 1033, 12288, 5, 0, true, true, 0, true, 2); });
+    r.add("mmvs_id", ref::cat("mmvs_splitw2/", tn, "/1031x12288/m1_vs_m4_m8_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kM, 2); });
+    r.add("mmvs_id", ref::cat("mmvs_splitw2_glu/", tn, "/1031x12288/fused_vs_unfused_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kGlu, 2); });
+    r.add("mmvs_id", ref::cat("mmvs_splitw2/", tn, "/1031x12288/interleaved_vs_blocked_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kLayouts, 2); });
     for (int cap : {6, 8, 12}) {
       for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
         r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

@@ -33,8 +33,7 @@ struct Args {
   int n_tasks;
   int wpr;  // warps per row (mmvs::warps_per_row): 1, 2 or 4
   int m;
-  bool preload;     // MmvsParams::preload
-  bool x_prefetch;  // MmvsParams::x_prefetch
+  bool preload;  // MmvsParams::preload
   const int8_t* xq;
   const float2* xds;
   int64_t k;
@@ -52,8 +51,6 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
-__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
-
 template <QType T, int MM, int GLU>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -94,18 +91,6 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // during a step, so they stream in while the previous kernel drains (a.preload = false: after).
   if (a.preload && first < n_tasks) issue(first);
   pdl_wait();
-  if (a.x_prefetch) {
-    // The activation bytes of every later task of this lane, requested into L1 at once (a hint:
-    // no registers, no change to any value). Without it a lane's second task loads its x only
-    // after the first task's arithmetic: a second L2 round trip after the dependency wait.
-    for (int j = 0; j < MM; ++j) {
-      if (j >= a.m) break;
-      for (int t = first + step; t < n_tasks; t += step) {
-        prefetch_l1(a.xq + j * a.k + 64 * (int64_t)t);
-        prefetch_l1(a.xds + j * kb + 2 * (int64_t)t);
-      }
-    }
-  }
   for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
     if (t0 != first || !a.preload) issue(t0);
 #pragma unroll
@@ -280,12 +265,12 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)pl.body_row_bytes, rows, e.y, eldy};
   }
   a.n_tasks = (int)(p.n_cols / 64);
-  a.wpr = mmvs::warps_per_row(p.w_type, a.n_tasks, p.split_k);
+  if (p.split_max_warps != 2 && p.split_max_warps != 4) return cudaErrorInvalidValue;
+  a.wpr = mmvs::warps_per_row(p.w_type, a.n_tasks, p.split_k, p.split_max_warps);
   if ((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr) > 0x7fffffff) return cudaErrorInvalidValue;
   a.n_rows = rows;
   a.m = p.m;
   a.preload = p.preload;
-  a.x_prefetch = p.x_prefetch;
   a.xq = p.xq;
   a.xds = static_cast<const float2*>(p.xds);
   a.k = p.n_cols;

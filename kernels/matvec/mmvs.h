@@ -41,6 +41,7 @@ struct MmvsParams {
   QType w_type = QType::Q4_K;
   bool interleaved = true;    // body order of every matrix of the launch (split_layout.h)
   bool split_k = true;        // rows over 64 tasks served by 2-4 warps, not Q4_0 (mmvs_task.cuh warps_per_row)
+  int split_max_warps = 4;    // 2 or 4: the most warps per row (rows over 128 tasks take this many)
   const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
   const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
   const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K), 16-byte aligned
@@ -72,10 +73,8 @@ struct MmvsParams {
   int min_blocks = 0;
   int min_blocks_glu = 0;
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
-  // it. And whether each lane, right after the wait, asks L1 for the activation bytes of all its
-  // later tasks (prefetch.global.L1). Both change only timing: the same bits.
+  // it. Timing only: the same bits.
   bool preload = true;
-  bool x_prefetch = false;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).

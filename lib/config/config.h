@@ -74,11 +74,11 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K (and interleaved Q4_K) matrices for mmvs
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
+  int mmvs_split_max_warps = 4; // the most warps per row with mmvs_split_k (2 or 4)
   int mmvs_min_blocks = 6;       // mmvs m = 1 plain launches: register cap for >= 6 CTAs per SM (0 / 8 / 12)
   int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
-  bool mmvs_x_prefetch = false;   // mmvs: after the PDL wait, L1 prefetch of the activations of a lane's later tasks
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free

@@ -27,7 +27,7 @@ namespace {
 using memra::test::shuffle_sum;
 
 template <QType T>
-void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split) {
+void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split, int max_warps = 4) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> nd(0.f, 1.f);
   // Realistic weights through the reference quantizer, and q8_1 activations.
@@ -62,7 +62,7 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split) {
   const int n_tasks = (int)(k / 64);
   const mm::Geo g{pl.body_row_bytes, pl.blocks_per_row, n_tasks, il};
   double num = 0, den = 0;
-  const int wpr = mm::warps_per_row(T, n_tasks, split);
+  const int wpr = mm::warps_per_row(T, n_tasks, split, max_warps);
   for (int64_t r = 0; r < n; ++r) {
     // Sub-warp s: task groups s, s + wpr, ...; its lanes' sums, its xor tree, then the partials
     // in sub-warp order (the kernel's order).
@@ -92,6 +92,8 @@ void replay(int64_t n, int64_t k, uint64_t seed) {
     replay_layout<T>(n, k, seed, true, split);
     replay_layout<T>(n, k, seed, false, split);
   }
+  replay_layout<T>(n, k, seed, true, true, 2);  // kernels.mmvs_split_max_warps = 2
+  replay_layout<T>(n, k, seed, false, true, 2);
 }
 
 }  // namespace
@@ -109,6 +111,10 @@ TEST(MmvsReplay, WarpsPerRow) {
   EXPECT_EQ(mm::warps_per_row(QType::Q8_0, 192, true), 4);  // 12288
   EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 400, true), 4);  // 25600
   EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 400, false), 1);
+  EXPECT_EQ(mm::warps_per_row(QType::Q8_0, 192, true, 2), 2);  // kernels.mmvs_split_max_warps = 2
+  EXPECT_EQ(mm::warps_per_row(QType::Q6_K, 400, true, 2), 2);
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 80, true, 2), 2);
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 64, true, 2), 1);
   EXPECT_EQ(mm::warps_per_row(QType::Q4_0, 192, true), 1);  // measured slower for Q4_0
 }
 TEST(MmvsReplay, Q6_K) {

@@ -249,7 +249,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload;
-  p.x_prefetch = cfg_.kernels.mmvs_x_prefetch;
+  p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
@@ -274,7 +274,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.x_prefetch ? "_xpf" : "", p.preload ? "" : "_nopreload"));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
