@@ -22,7 +22,9 @@
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
+#   lean   : the lean Q4_K / Q4_0 mmvs tasks (kernels.mmvs_lean): gates, --perf, tg128 arms on q4_0, q4_k_m
 #   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
+#   splitw32: the same arms on qwen3-32b q4_k_m tg128
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
 #   attnq8 : attn section + --perf, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 3 depths with the
 #            attn_q8_scores arm, every decode row traced (CUPTI)
@@ -266,11 +268,33 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  lean)
+    # The lean Q4_K / Q4_0 tasks (kernels.mmvs_lean; ~8 minutes): kernel-check mmvs_id (the lean
+    # instances byte-identical to the default, m = 1 and 3, with and without cap 6) and the lean
+    # f64 rows with --perf beside the plain ones, CUDA-vs-CPU, then tg128 on qwen3-8b q4_0 and
+    # q4_k_m (d0, 4096), interleaved arms base / lean.
+    gpu_info
+    "$bin/kernel-check" --section mmvs_id --seed 20261204 --receipt "$out/kernel-check.jsonl" | tail -n 2
+    for shp in Q4_0/4096x4096/m1 Q4_0/12288x4096/m1 Q4_K/4096x4096/m1 Q4_K/12288x4096/m1 Q4_K/4096x12288/m1; do
+      timeout 100 "$bin/kernel-check" --section mmvs --filter "$shp" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "us" | grep -v -E "cap(8|12)" | sed -E 's/norm_err [^|]*\| //'
+    done
+    cuda_vs_cpu "" 4
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-lean.toml"
+    synth qwen3-8b q4_0
+    timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    synth qwen3-8b q4_k_m
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   splitw)
     # The warps per long mmvs row (~7 minutes): kernel-check mmvs + mmvs_id (f64 references and
     # byte identities incl. kernels.mmvs_split_max_warps = 2), --perf of the down shapes (4, 2 and
-    # 1 warps per row), CUDA-vs-CPU, then tg128 on qwen3-8b q4_k_m (d0), q8_0 and qwen3-32b
-    # q4_k_m, interleaved arms base / 2 warps per long row / one warp per row.
+    # 1 warps per row), CUDA-vs-CPU, then tg128 on qwen3-8b q4_k_m (d0) and q8_0, interleaved
+    # arms base / 2 warps per long row / one warp per row (qwen3-32b: phase splitw32).
     gpu_info
     "$bin/kernel-check" --section mmvs_id --seed 20261203 --receipt "$out/kernel-check.jsonl" | tail -n 2
     timeout 200 "$bin/kernel-check" --section mmvs --seed 20261203 --receipt "$out/kernel-check.jsonl" | tail -n 2
@@ -286,8 +310,15 @@ case "$phase" in
         --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
       rm -f "$f"
     done
+    ;;
+  splitw32)
+    # The same arms on qwen3-32b q4_k_m tg128 (~5 minutes; at ef2c9a2 the splitw phase ran out of
+    # its 600 s in this row, so it stands alone): CUDA-vs-CPU, then the interleaved arms.
+    gpu_info
+    cuda_vs_cpu "" 4
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-no-split-k.toml"
     synth qwen3-32b q4_k_m
-    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;

@@ -101,8 +101,9 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps) {}
+           int max_warps = 4, bool lean = false)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
+        lean_(lean) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -137,6 +138,7 @@ class MmvsCase : public Case {
     p.min_blocks = p.min_blocks_glu = cap_;
     p.preload = preload_;
     p.split_max_warps = max_warps_;
+    p.lean = lean_;
     return p;
   }
   QType t_;
@@ -146,6 +148,7 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
+  bool lean_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -373,27 +376,30 @@ class MmvsInstIdCase : public Case {
       Verdict r = ref::all_of({{"plain vs default bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
                                {"GLU vs default bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
                                {"x3 vs default bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
-      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, ": ", r.detail);
+      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, " lean ", kV[v].lean, ": ", r.detail);
       if (!r.pass) return r;
       last = r;
     }
-    last.detail = "min_blocks 6, 8, 12 and preload off (alone and with a cap) identical to the default";
+    last.detail = "min_blocks 6, 8, 12, preload off and the lean tasks (alone and with cap 6) identical to the default";
     return last;
   }
 
  private:
   struct Variant {
     int cap;
-    bool preload;
+    bool preload, lean;
   };
-  static constexpr int kN = 6;
-  static constexpr Variant kV[kN] = {{0, true}, {6, true}, {8, true}, {12, true}, {0, false}, {6, false}};
+  static constexpr int kN = 9;
+  static constexpr Variant kV[kN] = {{0, true, false}, {6, true, false},  {8, true, false},
+                                     {12, true, false}, {0, false, false}, {6, false, false},
+                                     {0, true, true},  {6, true, true},   {6, false, true}};
   size_t outs() const { return (size_t)((3 * n_ + xr_[0] + xr_[1]) * m_); }
   // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
   cuda::MmvsParams params(int kind, Variant v, float* y) const {
     auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, y);
     p.min_blocks = p.min_blocks_glu = v.cap;
     p.preload = v.preload;
+    p.lean = v.lean;
     if (kind == 2) {
       p.n_extra = 2;
       int64_t off = n_ * m_;
@@ -559,6 +565,17 @@ void add_mmvs_cases(Registry& r) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}})
       r.add("mmvs", ref::cat("mmvs_nopreload/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, false); });
+    // The lean tasks (kernels.mmvs_lean; Q4_K / Q4_0, elsewhere the plain form runs): the f64
+    // reference and --perf rows beside "mmvs/..." (their bytes: mmvs_inst/* above).
+    if (cuda::mmvs_lean_instance(t, 1, 0)) {
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
+        for (int cap : {0, 6})
+          r.add("mmvs", ref::cat("mmvs_lean", cap ? "_cap6" : "", "/", tn, "/", n, "x", k, "/m1"),
+                [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 4, true); });
+      for (int cap : {0, 6})
+        r.add("mmvs", ref::cat("mmvs_lean", cap ? "_cap6" : "", "_glu/", tn, "/12288x4096/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, cap, true, 4, true); });
+    }
     // At most 2 warps per row (kernels.mmvs_split_max_warps = 2): rows over 128 tasks (the
     // 12288 / 25600-weight downs) take another fixed order; f64 reference, the m-independence of
     // its bits, the fused GLU, both body orders, and --perf rows beside "mmvs/...".

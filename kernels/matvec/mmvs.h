@@ -75,7 +75,15 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
+  // The tasks' dot_lean forms (mmvs_task.cuh: Q4_K and Q4_0; the same bits in fewer
+  // instructions) where this build has the instance (mmvs_lean_instance), else the plain forms.
+  bool lean = false;
 };
+
+// Whether launch_mmvs has a lean instance for this type, m and min_blocks (Q4_K / Q4_0, m = 1,
+// min_blocks 0 or 6; none in a reduced-instance build). Elsewhere MmvsParams::lean is ignored
+// (the plain form runs: the same bits).
+bool mmvs_lean_instance(QType t, int m, int min_blocks);
 
 // The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }

@@ -2,6 +2,7 @@
 // The 64-weight tasks of the mmvs matvec (mmvs.h): load() fetches a task's weight bytes with
 // aligned 16-byte loads from either body order of split_layout.h, dot() is its contribution against one q8s activation row. __host__
 // __device__ so tests/backend_cuda/test_mmvs_emul.cpp replays them on the CPU on real layouts.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -71,6 +72,42 @@ MEMRA_HD float fsub_rn(float a, float b) {
 }
 using wq::fadd_rn;
 using wq::fmul_rn;
+
+// dp4a with the weight bytes unsigned (0..255) and the activations signed: the lean tasks feed it
+// high nibbles in place (bytes 16 * q, no shift).
+MEMRA_HD int dp4a_us(uint32_t a, int b, int c) {
+#ifdef __CUDA_ARCH__
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else
+  for (int i = 0; i < 4; ++i) c += (int)(uint8_t)(a >> (8 * i)) * (int)(int8_t)(b >> (8 * i));
+  return c;
+#endif
+}
+MEMRA_HD int dot4_us(uint4 w, int4 x, int acc) {
+  acc = dp4a_us(w.x, x.x, acc);
+  acc = dp4a_us(w.y, x.y, acc);
+  acc = dp4a_us(w.z, x.z, acc);
+  return dp4a_us(w.w, x.w, acc);
+}
+MEMRA_HD uint4 and4(uint4 v, uint32_t m) { return make_uint4(v.x & m, v.y & m, v.z & m, v.w & m); }
+// Exactly representable operands and result (the lean tasks' integer identities): any rounding
+// mode gives the same float.
+MEMRA_HD float fma_rn(float a, float b, float c) {
+#ifdef __CUDA_ARCH__
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+MEMRA_HD float i2f_rn(int v) {
+#ifdef __CUDA_ARCH__
+  return __int2float_rn(v);
+#else
+  return (float)v;
+#endif
+}
 
 MEMRA_HD int dot4(uint4 w, int4 x, int acc) {
   acc = wq::dp4a((int)w.x, x.x, acc);
@@ -165,6 +202,31 @@ struct Task<QType::Q4_K> {
     const int sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
     const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
     const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
+    return fadd_rn(ra, rb);
+  }
+  // The same value in fewer instructions (kernels.mmvs_lean): the high nibbles stay in place
+  // (bytes 16 * q, unsigned dp4a: sb16 = 16 * sb exactly, |sb16| < 2^20) and the 1/16 goes into
+  // the scale (dsb16 = (d / 16) * sc = dsb / 16 exactly: powers of two commute with rounding in
+  // the normal range, and d / 16 >= 2^-28). dsb16 * sb16 is the real number dsb * sb, so the
+  // rounded product and everything after it are the same bits (CPU check: test_mmvs_emul
+  // MmvsLean.*; GPU: kernel-check mmvs_inst/* vs_default_bytes).
+  MEMRA_HD float dot_lean(int t, const int8_t* xq, const float2* xds) const {
+    const int j = t & 3;
+    const uint32_t scw = j < 2 ? (h.y & 0x3F3F3F3Fu) : ((h.w & 0x0F0F0F0Fu) | ((h.y >> 2) & 0x30303030u));
+    const uint32_t mnw = j < 2 ? (h.z & 0x3F3F3F3Fu) : (((h.w >> 4) & 0x0F0F0F0Fu) | ((h.z >> 2) & 0x30303030u));
+    const int sh = 16 * (j & 1);
+    const float d = half_lo(h.x), dmin = half_hi(h.x);
+    const float dsa = fmul_rn(d, (float)((scw >> sh) & 0xFFu));
+    const float dsb16 = fmul_rn(fmul_rn(d, 0.0625f), (float)((scw >> (sh + 8)) & 0xFFu));
+    const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
+    const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
+    const int8_t* xp = xq + 64 * t;
+    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
+    const float4 ds = ldds16((xds + 2 * t));
+    const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
+    const int sb16 = dot4_us(and4(q1, 0xF0F0F0F0u), x3, dot4_us(and4(q0, 0xF0F0F0F0u), x2, 0));
+    const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
+    const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb16, (float)sb16), fmul_rn(dmb, ds.w)));
     return fadd_rn(ra, rb);
   }
 };
@@ -285,6 +347,27 @@ struct Task<QType::Q4_0> {
     const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
     return fadd_rn(r0, r1);
   }
+  // The same value in fewer instructions (kernels.mmvs_lean): sum (q - 8) x = sum q x - 8 sum x
+  // with the block's exact quant sum from the q8s planes (ds.y, ds.w), so no per-byte subtract
+  // (__vsub4 is 7 instructions per word on sm_90); the high nibbles in place (16 * q, unsigned
+  // dp4a). Every intermediate is an integer below 2^20 in magnitude, exact in f32, so
+  // lo + hi16 / 16 - 8 sum is exactly (float)s0 and the products after it are the same bits
+  // (CPU check: test_mmvs_emul MmvsLean.*; GPU: kernel-check mmvs_inst/* vs_default_bytes).
+  MEMRA_HD float dot_lean(int t, const int8_t* xq, const float2* xds) const {
+    const int8_t* xp = xq + 64 * t;
+    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
+    const float4 ds = ldds16((xds + 2 * t));
+    const int lo0 = dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0), hi0 = dot4_us(and4(q0, 0xF0F0F0F0u), x1, 0);
+    const int lo1 = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0), hi1 = dot4_us(and4(q1, 0xF0F0F0F0u), x3, 0);
+    const float s0 = fma_rn(ds.y, -8.0f, fma_rn(i2f_rn(hi0), 0.0625f, i2f_rn(lo0)));
+    const float s1 = fma_rn(ds.w, -8.0f, fma_rn(i2f_rn(hi1), 0.0625f, i2f_rn(lo1)));
+    const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), s0);
+    const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), s1);
+    return fadd_rn(r0, r1);
+  }
 };
+
+// Types with a dot_lean form (kernels.mmvs_lean).
+constexpr bool has_lean(QType t) { return t == QType::Q4_K || t == QType::Q4_0; }
 
 }  // namespace memra::cuda::mmvs

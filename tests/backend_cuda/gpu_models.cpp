@@ -301,29 +301,40 @@ TEST(CudaModels, BoundaryProbeSameBytes) {
 }
 
 // kernels.mmvs_preload = false (the first weights of each mmvs lane requested after the PDL wait,
-// a diagnostic) changes no byte of the decode logits, and the receipts' mmvs_m1 variant names it
-// on every launch kind.
-TEST(CudaModels, MmvsPreloadSwitchSameBytes) {
+// a diagnostic) and kernels.mmvs_lean (the Q4_K / Q4_0 tasks' lean forms) change no byte of the
+// decode logits, and the receipts' mmvs_m1 variant names them on exactly the launches they apply
+// to (preload: every kind; lean: Q4_K / Q4_0 at min_blocks 0 or 6, not the Q6_K matrices).
+TEST(CudaModels, MmvsPreloadAndLeanSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
   const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-  Config c[2] = {gpu_config(true), gpu_config(true)};
+  Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
   c[1].kernels.mmvs_preload = false;
-  ModelRun runs[2] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko)};
+  c[2].kernels.mmvs_lean = true;
+  ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                      open_run(backend::make_cuda_backend(c[2]), path, ko)};
   expect_same_decode_bytes(runs, 41, 3, 17);
-  for (int r = 0; r < 2; ++r) {
+  const auto ends_with = [](const std::string& s, const std::string& e) {
+    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+  };
+  int lean_seen = 0;
+  for (int r = 0; r < 3; ++r) {
     const auto& v = runs[r].be->variants();
     ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
     const std::string& all = v.at("mmvs_m1");
     for (size_t b = 0; b <= all.size();) {  // every launch kind of the run (comma-separated)
       const size_t e = std::min(all.find(',', b), all.size());
       const std::string s = all.substr(b, e - b);
-      const bool tagged = s.size() >= 10 && s.compare(s.size() - 10, 10, "_nopreload") == 0;
-      EXPECT_EQ(tagged, r == 1) << s;
+      EXPECT_EQ(ends_with(s, "_nopreload"), r == 1) << s;
+      const bool leanable = (s.rfind("Q4_K", 0) == 0 || s.rfind("Q4_0", 0) == 0) &&
+                            (s.find("_min_blocks0") != std::string::npos || s.find("_min_blocks6") != std::string::npos);
+      EXPECT_EQ(ends_with(s, "_lean"), r == 2 && leanable) << s;
+      lean_seen += ends_with(s, "_lean");
       b = e + 1;
     }
   }
+  EXPECT_GT(lean_seen, 0) << "no Q4_K launch took the lean instance";
 }
 
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode

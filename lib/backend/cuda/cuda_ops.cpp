@@ -250,6 +250,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload;
   p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
+  p.lean = cfg_.kernels.mmvs_lean;
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
@@ -272,9 +273,12 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
   }
-  if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
+  if (p.m == 1) {  // the instance taken (receipts' variants: which caps the spill rule kept)
+    const int mb = glu ? p.min_blocks_glu : p.min_blocks;
+    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}{}", qtype_name(w.type), glu ? "_glu" : "", mb,
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload",
+                                p.lean && cuda::mmvs_lean_instance(w.type, 1, mb) ? "_lean" : ""));
+  }
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
