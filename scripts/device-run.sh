@@ -22,7 +22,7 @@
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
-#   lean   : the lean Q4_K / Q4_0 mmvs tasks (kernels.mmvs_lean): gates, --perf, tg128 arms on q4_0, q4_k_m
+#   lean   : the lean Q4_K / Q4_0 / Q6_K mmvs tasks (kernels.mmvs_lean): gates, --perf, tg128 arms
 #   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
 #   splitw32: the same arms on qwen3-32b q4_k_m tg128
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
@@ -269,13 +269,13 @@ case "$phase" in
     rm -f "$f"
     ;;
   lean)
-    # The lean Q4_K / Q4_0 tasks (kernels.mmvs_lean; ~8 minutes): kernel-check mmvs_id (the lean
+    # The lean Q4_K / Q4_0 / Q6_K tasks (kernels.mmvs_lean; ~8 minutes): kernel-check mmvs_id (the lean
     # instances byte-identical to the default, m = 1 and 3, with and without cap 6) and the lean
     # f64 rows with --perf beside the plain ones, CUDA-vs-CPU, then tg128 on qwen3-8b q4_0 and
     # q4_k_m (d0, 4096), interleaved arms base / lean.
     gpu_info
     "$bin/kernel-check" --section mmvs_id --seed 20261204 --receipt "$out/kernel-check.jsonl" | tail -n 2
-    for shp in Q4_0/4096x4096/m1 Q4_0/12288x4096/m1 Q4_K/4096x4096/m1 Q4_K/12288x4096/m1 Q4_K/4096x12288/m1; do
+    for shp in Q4_0/4096x4096/m1 Q4_0/12288x4096/m1 Q4_K/4096x4096/m1 Q4_K/12288x4096/m1 Q6_K/4096x12288/m1 Q6_K/151936x4096/m1; do
       timeout 100 "$bin/kernel-check" --section mmvs --filter "$shp" --perf --seed 7 \
         --receipt "$out/kernel-check-perf.jsonl" | grep -E "us" | grep -v -E "cap(8|12)" | sed -E 's/norm_err [^|]*\| //'
     done

@@ -75,12 +75,12 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
-  // The tasks' dot_lean forms (mmvs_task.cuh: Q4_K and Q4_0; the same bits in fewer
+  // The tasks' dot_lean forms (mmvs_task.cuh: Q4_K, Q4_0, Q6_K; the same bits in fewer
   // instructions) where this build has the instance (mmvs_lean_instance), else the plain forms.
   bool lean = false;
 };
 
-// Whether launch_mmvs has a lean instance for this type, m and min_blocks (Q4_K / Q4_0, m = 1,
+// Whether launch_mmvs has a lean instance for this type, m and min_blocks (Q4_K / Q4_0 / Q6_K, m = 1,
 // min_blocks 0 or 6; none in a reduced-instance build). Elsewhere MmvsParams::lean is ignored
 // (the plain form runs: the same bits).
 bool mmvs_lean_instance(QType t, int m, int min_blocks);

@@ -288,6 +288,44 @@ struct Task<QType::Q6_K> {
     }
     return r;
   }
+  // The same value in fewer instructions (kernels.mmvs_lean): sum (q - 32) x = sum q x +
+  // sum (-32) x, the second term one dp4a per word with the bytes -32 (0xE0), instead of the
+  // per-byte subtract (__vsub4, 7 instructions per word on sm_90, 16 words per task). Both sums
+  // are exact int32, so s is the same integer and everything after it the same bits (CPU check:
+  // test_mmvs_emul MmvsLean.*; GPU: kernel-check mmvs_inst/* vs_default_bytes).
+  MEMRA_HD float dot_lean(int t, const int8_t* xq, const float2* xds) const {
+    const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
+    const uint64_t s64 = (((uint64_t)sc.y << 32) | sc.x) >> (8 * lh);
+    const float dd = half_lo(d);
+    const int base = 256 * sbi + 128 * n + 16 * lh;
+    const float4 dsa = ldds16((xds + 8 * sbi + 4 * n));
+    const float4 dsb = ldds16((xds + 8 * sbi + 4 * n + 2));
+    const float dx[4] = {dsa.x, dsa.z, dsb.x, dsb.z};
+    // ql low/high nibbles | two qh bits: q in 0..63 (the - 32 is in the dp4a below).
+    const uint4 q[4] = {
+        make_uint4((la.x & 0x0F0F0F0Fu) | ((hh.x << 4) & 0x30303030u), (la.y & 0x0F0F0F0Fu) | ((hh.y << 4) & 0x30303030u),
+                   (la.z & 0x0F0F0F0Fu) | ((hh.z << 4) & 0x30303030u), (la.w & 0x0F0F0F0Fu) | ((hh.w << 4) & 0x30303030u)),
+        make_uint4((lb.x & 0x0F0F0F0Fu) | ((hh.x << 2) & 0x30303030u), (lb.y & 0x0F0F0F0Fu) | ((hh.y << 2) & 0x30303030u),
+                   (lb.z & 0x0F0F0F0Fu) | ((hh.z << 2) & 0x30303030u), (lb.w & 0x0F0F0F0Fu) | ((hh.w << 2) & 0x30303030u)),
+        make_uint4(((la.x >> 4) & 0x0F0F0F0Fu) | (hh.x & 0x30303030u), ((la.y >> 4) & 0x0F0F0F0Fu) | (hh.y & 0x30303030u),
+                   ((la.z >> 4) & 0x0F0F0F0Fu) | (hh.z & 0x30303030u), ((la.w >> 4) & 0x0F0F0F0Fu) | (hh.w & 0x30303030u)),
+        make_uint4(((lb.x >> 4) & 0x0F0F0F0Fu) | ((hh.x >> 2) & 0x30303030u), ((lb.y >> 4) & 0x0F0F0F0Fu) | ((hh.y >> 2) & 0x30303030u),
+                   ((lb.z >> 4) & 0x0F0F0F0Fu) | ((hh.z >> 2) & 0x30303030u), ((lb.w >> 4) & 0x0F0F0F0Fu) | ((hh.w >> 2) & 0x30303030u))};
+    constexpr int kM32 = (int)0xE0E0E0E0u;  // four bytes of -32
+    float r = 0.0f;
+#pragma unroll
+    for (int qd = 0; qd < 4; ++qd) {
+      const int4 x = ldx16(xq + base + 32 * qd);
+      int s = dot4(q[qd], x, 0);
+      s = wq::dp4a(kM32, x.x, s);
+      s = wq::dp4a(kM32, x.y, s);
+      s = wq::dp4a(kM32, x.z, s);
+      s = wq::dp4a(kM32, x.w, s);
+      const float dsc = fmul_rn(dd, (float)(int8_t)(s64 >> (16 * qd)));
+      r = fadd_rn(r, fmul_rn(dx[qd], fmul_rn(dsc, (float)s)));
+    }
+    return r;
+  }
 };
 
 template <>
@@ -368,6 +406,6 @@ struct Task<QType::Q4_0> {
 };
 
 // Types with a dot_lean form (kernels.mmvs_lean).
-constexpr bool has_lean(QType t) { return t == QType::Q4_K || t == QType::Q4_0; }
+constexpr bool has_lean(QType t) { return t == QType::Q4_K || t == QType::Q4_0 || t == QType::Q6_K; }
 
 }  // namespace memra::cuda::mmvs

@@ -303,7 +303,7 @@ TEST(CudaModels, BoundaryProbeSameBytes) {
 // kernels.mmvs_preload = false (the first weights of each mmvs lane requested after the PDL wait,
 // a diagnostic) and kernels.mmvs_lean (the Q4_K / Q4_0 tasks' lean forms) change no byte of the
 // decode logits, and the receipts' mmvs_m1 variant names them on exactly the launches they apply
-// to (preload: every kind; lean: Q4_K / Q4_0 at min_blocks 0 or 6, not the Q6_K matrices).
+// to (preload: every kind; lean: Q4_K / Q4_0 / Q6_K at min_blocks 0 or 6).
 TEST(CudaModels, MmvsPreloadAndLeanSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
@@ -327,7 +327,7 @@ TEST(CudaModels, MmvsPreloadAndLeanSameBytes) {
       const size_t e = std::min(all.find(',', b), all.size());
       const std::string s = all.substr(b, e - b);
       EXPECT_EQ(ends_with(s, "_nopreload"), r == 1) << s;
-      const bool leanable = (s.rfind("Q4_K", 0) == 0 || s.rfind("Q4_0", 0) == 0) &&
+      const bool leanable = (s.rfind("Q4_K", 0) == 0 || s.rfind("Q4_0", 0) == 0 || s.rfind("Q6_K", 0) == 0) &&
                             (s.find("_min_blocks0") != std::string::npos || s.find("_min_blocks6") != std::string::npos);
       EXPECT_EQ(ends_with(s, "_lean"), r == 2 && leanable) << s;
       lean_seen += ends_with(s, "_lean");
