@@ -203,24 +203,27 @@ cudaError_t launch_t(const Args& a, int glu, int min_blocks, bool lean, cudaStre
   return launch_m<T, 8>(a, glu, s);
 }
 
-template <QType T, int GLU, int MINB>
+template <QType T, int GLU, int MINB, bool LEAN>
 cudaError_t cap_spills_k(bool* spills) {
   cudaFuncAttributes fa{};
-  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB>);
+  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB, LEAN>);
   if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
   return e;
 }
 template <QType T, int GLU>
-cudaError_t cap_spills_g(int min_blocks, bool* spills) {
-  if (min_blocks == 6) return cap_spills_k<T, GLU, 6>(spills);
-  if (min_blocks == 8) return cap_spills_k<T, GLU, 8>(spills);
-  return cap_spills_k<T, GLU, 12>(spills);
+cudaError_t cap_spills_g(int min_blocks, bool lean, bool* spills) {
+  if constexpr (mmvs::has_lean(T)) {
+    if (lean && min_blocks == 6) return cap_spills_k<T, GLU, 6, true>(spills);  // the instance launch_t takes
+  }
+  if (min_blocks == 6) return cap_spills_k<T, GLU, 6, false>(spills);
+  if (min_blocks == 8) return cap_spills_k<T, GLU, 8, false>(spills);
+  return cap_spills_k<T, GLU, 12, false>(spills);
 }
 template <QType T>
-cudaError_t cap_spills_t(int glu, int min_blocks, bool* spills) {
-  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, spills);
-  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, spills);
-  return cap_spills_g<T, 2>(min_blocks, spills);
+cudaError_t cap_spills_t(int glu, int min_blocks, bool lean, bool* spills) {
+  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, lean, spills);
+  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, lean, spills);
+  return cap_spills_g<T, 2>(min_blocks, lean, spills);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -311,19 +314,19 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   }
 }
 
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills) {
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool lean, bool* spills) {
   if (!spills || glu < 0 || glu > 2 || !mmvs_min_blocks_valid(min_blocks)) return cudaErrorInvalidValue;
   *spills = false;
 #ifdef MEMRA_REDUCED_INSTANCES
-  (void)t;
+  (void)t, (void)lean;
   return cudaSuccess;  // no capped instances in this build (launch_t takes the m = 8 one)
 #else
   if (min_blocks == 0) return cudaSuccess;
   switch (t) {
-    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, spills);
-    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, spills);
-    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, spills);
-    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, spills);
+    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, lean, spills);
+    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, lean, spills);
+    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, lean, spills);
+    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, lean, spills);
     default: return cudaSuccess;
   }
 #endif

@@ -89,8 +89,9 @@ bool mmvs_lean_instance(QType t, int m, int min_blocks);
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
-// attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills);
+// attributes (cudaFuncGetAttributes); with lean, of the instance a lean launch takes (the lean one
+// where mmvs_lean_instance has it). min_blocks 0 or a build without the instance: *spills = false.
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool lean, bool* spills);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);

@@ -372,7 +372,7 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   ASSERT_TRUE(vr.count("mmvs_m1"));
   for (int glu : {0, 1}) {  // the model's Q4_K matrices: q, k, o, ... and the gate/up pairs
     bool spills = true;
-    ASSERT_EQ(cuda::mmvs_cap_spills(QType::Q4_K, glu, 12, &spills), cudaSuccess);
+    ASSERT_EQ(cuda::mmvs_cap_spills(QType::Q4_K, glu, 12, false, &spills), cudaSuccess);
     const std::string taken = std::string("Q4_K") + (glu ? "_glu" : "") + "_min_blocks" + (spills ? "0" : "12");
     if (glu) {
       EXPECT_TRUE(spills) << "Q4_K GLU at 40 registers reported no local memory";
