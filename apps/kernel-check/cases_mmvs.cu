@@ -343,9 +343,11 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
-// The register-capped instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1) vs
-// the default instance: byte-identical rows for a plain matrix, the fused GLU pair and three
-// matrices in one launch. One row per warp, 2 and 4 warps per row (k = 2304, 5120, 12288).
+// Every other instance and switch of the same order vs the default launch: the register-capped
+// instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only), preload off, the
+// lean tasks (alone, capped, with preload off): byte-identical rows for a plain matrix, the fused
+// GLU pair and three matrices in one launch, at m = 1 and m = 3. One row per warp, 2 and 4 warps
+// per row (k = 2304, 5120, 12288).
 class MmvsInstIdCase : public Case {
  public:
   MmvsInstIdCase(QType t, int64_t n, int64_t k, int m) : t_(t), n_(n), k_(k), m_(m) {}

@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
 // min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
-// operation or order, so the same bits (kernel-check mmvs_id mmvs_cap*/vs_plain_bytes).
+// operation or order, so the same bits (kernel-check mmvs_id mmvs_inst/*/vs_default_bytes).
 template <QType T, int MM, int GLU, int MINB, bool LEAN = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args a) {
   mmvs_body<T, MM, GLU, LEAN>(a);
