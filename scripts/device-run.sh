@@ -23,6 +23,7 @@
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   lean   : the lean Q4_K / Q4_0 / Q6_K mmvs tasks (kernels.mmvs_lean): gates, --perf, tg128 arms
+#   lean32 : the same two arms on qwen3-32b q4_k_m tg128
 #   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
 #   splitw32: the same arms on qwen3-32b q4_k_m tg128
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
@@ -288,6 +289,16 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
+  lean32)
+    # The lean tasks on qwen3-32b q4_k_m tg128 (~4 minutes; two arms: each resident arm of the
+    # 32B file holds ~38 GB): CUDA-vs-CPU, then interleaved arms base / lean.
+    gpu_info
+    cuda_vs_cpu "" 4
+    synth qwen3-32b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-lean.toml \
+      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
   splitw)
