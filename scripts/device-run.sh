@@ -22,8 +22,7 @@
 #   cap2   : the plain-matrix cap alone (q4_k_m, q8_0 tg128 at d0)
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
-#   lean   : the lean Q4_K / Q4_0 / Q6_K mmvs tasks (kernels.mmvs_lean): gates, --perf, tg128 arms
-#   lean32 : the same two arms on qwen3-32b q4_k_m tg128
+#   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
 #   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
 #   splitw32: the same arms on qwen3-32b q4_k_m tg128
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
@@ -269,37 +268,32 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
-  lean)
-    # The lean Q4_K / Q4_0 / Q6_K tasks (kernels.mmvs_lean; ~8 minutes): kernel-check mmvs_id (the lean
-    # instances byte-identical to the default, m = 1 and 3, with and without cap 6) and the lean
-    # f64 rows with --perf beside the plain ones, CUDA-vs-CPU, then tg128 on qwen3-8b q4_0 and
-    # q4_k_m (d0, 4096), interleaved arms base / lean.
+  resid)
+    # The residual add in the o / down matvec epilogue and the split decode norm (kernels.fuse_residual,
+    # kernels.norm_split; ~7 minutes): mmvs_id gates (mmvs_residual/*, rms_norm_q8s_split*/*) and
+    # the split norm's --perf rows, CUDA-vs-CPU, then tg128 on qwen3-8b q4_k_m (d0, 4096) and q4_0,
+    # q8_0 (d0), interleaved arms base / residual / residual + split 2, 4, 8; a trace of the
+    # residual + split 4 arm at d0.
     gpu_info
-    "$bin/kernel-check" --section mmvs_id --seed 20261204 --receipt "$out/kernel-check.jsonl" | tail -n 2
-    for shp in Q4_0/4096x4096/m1 Q4_0/12288x4096/m1 Q4_K/4096x4096/m1 Q4_K/12288x4096/m1 Q6_K/4096x12288/m1 Q6_K/151936x4096/m1; do
-      timeout 100 "$bin/kernel-check" --section mmvs --filter "$shp" --perf --seed 7 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "us" | grep -v -E "cap(8|12)" | sed -E 's/norm_err [^|]*\| //'
-    done
+    "$bin/kernel-check" --section mmvs_id --seed 20261205 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter rms_norm_q8s --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "1x4096" | sed -E 's/ bytes:.*//'
     cuda_vs_cpu "" 4
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-lean.toml"
-    synth qwen3-8b q4_0
-    timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    arms="--arm configs/arm-base.toml --arm configs/arm-fuse-residual.toml --arm configs/arm-fuse-residual-split2.toml"
+    arms="$arms --arm configs/arm-fuse-residual-split4.toml --arm configs/arm-fuse-residual-split8.toml"
     synth qwen3-8b q4_k_m
-    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false --set kernels.fuse_residual=true \
+      --set kernels.norm_split=4 --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" \
+      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^\||^trace" | grep -E "trace|rms_norm|mmvs|kernel \|" | head -n 14
     rm -f "$f"
-    ;;
-  lean32)
-    # The lean tasks on qwen3-32b q4_k_m tg128 (~4 minutes; two arms: each resident arm of the
-    # 32B file holds ~38 GB): CUDA-vs-CPU, then interleaved arms base / lean.
-    gpu_info
-    cuda_vs_cpu "" 4
-    synth qwen3-32b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-mmvs-lean.toml \
-      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
     ;;
   splitw)
     # The warps per long mmvs row (~7 minutes): kernel-check mmvs + mmvs_id (f64 references and

@@ -101,9 +101,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool lean = false)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        lean_(lean) {}
+           int max_warps = 4)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -138,7 +137,6 @@ class MmvsCase : public Case {
     p.min_blocks = p.min_blocks_glu = cap_;
     p.preload = preload_;
     p.split_max_warps = max_warps_;
-    p.lean = lean_;
     return p;
   }
   QType t_;
@@ -148,7 +146,6 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool lean_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -344,10 +341,9 @@ class MmvsSegCase : public Case {
 };
 
 // Every other instance and switch of the same order vs the default launch: the register-capped
-// instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only), preload off, the
-// lean tasks (alone, capped, with preload off): byte-identical rows for a plain matrix, the fused
-// GLU pair and three matrices in one launch, at m = 1 and m = 3. One row per warp, 2 and 4 warps
-// per row (k = 2304, 5120, 12288).
+// instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only) and preload off:
+// byte-identical rows for a plain matrix, the fused GLU pair and three matrices in one launch, at
+// m = 1 and m = 3. One row per warp, 2 and 4 warps per row (k = 2304, 5120, 12288).
 class MmvsInstIdCase : public Case {
  public:
   MmvsInstIdCase(QType t, int64_t n, int64_t k, int m) : t_(t), n_(n), k_(k), m_(m) {}
@@ -378,30 +374,27 @@ class MmvsInstIdCase : public Case {
       Verdict r = ref::all_of({{"plain vs default bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
                                {"GLU vs default bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
                                {"x3 vs default bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
-      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, " lean ", kV[v].lean, ": ", r.detail);
+      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, ": ", r.detail);
       if (!r.pass) return r;
       last = r;
     }
-    last.detail = "min_blocks 6, 8, 12, preload off and the lean tasks (alone and with cap 6) identical to the default";
+    last.detail = "min_blocks 6, 8, 12 and preload off (alone and with a cap) identical to the default";
     return last;
   }
 
  private:
   struct Variant {
     int cap;
-    bool preload, lean;
+    bool preload;
   };
-  static constexpr int kN = 9;
-  static constexpr Variant kV[kN] = {{0, true, false}, {6, true, false},  {8, true, false},
-                                     {12, true, false}, {0, false, false}, {6, false, false},
-                                     {0, true, true},  {6, true, true},   {6, false, true}};
+  static constexpr int kN = 6;
+  static constexpr Variant kV[kN] = {{0, true}, {6, true}, {8, true}, {12, true}, {0, false}, {6, false}};
   size_t outs() const { return (size_t)((3 * n_ + xr_[0] + xr_[1]) * m_); }
   // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
   cuda::MmvsParams params(int kind, Variant v, float* y) const {
     auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, y);
     p.min_blocks = p.min_blocks_glu = v.cap;
     p.preload = v.preload;
-    p.lean = v.lean;
     if (kind == 2) {
       p.n_extra = 2;
       int64_t off = n_ * m_;
@@ -428,9 +421,65 @@ class MmvsInstIdCase : public Case {
 
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
+// kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
+// followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
+// byte-identical; a GLU launch with a residual is refused.
+class MmvsResidualCase : public Case {
+ public:
+  MmvsResidualCase(QType t, int64_t n, int64_t k, int m) : t_(t), n_(n), k_(k), m_(m) {}
+  void generate(Env& env) override {
+    const auto w = random_weight_bytes(env, t_, n_, k_);
+    dw_ = upload_split(env, t_, w, n_, k_, true);
+    random_q8s_input(env, m_, k_, &dxq_, &dxds_);
+    res_ = env.normal((size_t)(m_ * n_), 2.0f);
+    dres_ = env.upload(res_);
+    dy_ = env.alloc_output<float>((size_t)(m_ * n_));
+  }
+  cudaError_t launch(Env& env) override {
+    auto p = mmvs_params(t_, dw_, nullptr, n_, k_, m_, dxq_, dxds_, dy_);
+    p.residual = dres_;
+    return cuda::launch_mmvs(p, env.stream());
+  }
+  void reference(Env& env) override {
+    const size_t n = (size_t)(m_ * n_);
+    float* y0 = env.alloc<float>(n);
+    ref::check(cuda::launch_mmvs(mmvs_params(t_, dw_, nullptr, n_, k_, m_, dxq_, dxds_, y0), env.stream()), "plain mmvs");
+    const auto y = env.download(y0, n);
+    want_.resize(n);
+    for (size_t i = 0; i < n; ++i) want_[i] = res_[i] + y[i];
+    float* ip = env.upload(res_);  // in place: y = residual
+    auto p = mmvs_params(t_, dw_, nullptr, n_, k_, m_, dxq_, dxds_, ip);
+    p.residual = ip;
+    ref::check(cuda::launch_mmvs(p, env.stream()), "mmvs with the residual in place");
+    in_place_ = env.download(ip, n);
+    p.w2 = dw_.w, p.w2_d = dw_.w_d, p.w2_aux = dw_.w_aux, p.glu = 1;
+    glu_refused_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorInvalidValue;
+  }
+  Verdict compare(Env& env) override {
+    const size_t n = (size_t)(m_ * n_);
+    const auto got = env.download(dy_, n);
+    Verdict v = ref::all_of({{"epilogue vs matvec + add bytes", compare_bytes(got.data(), want_.data(), n * 4)},
+                             {"in place vs matvec + add bytes", compare_bytes(in_place_.data(), want_.data(), n * 4)}});
+    if (v.pass && !glu_refused_) return ref::fail("a GLU launch with a residual was not refused");
+    return v;
+  }
+
+ private:
+  QType t_;
+  int64_t n_, k_;
+  int m_;
+  DeviceWeight dw_;
+  std::vector<float> res_, want_, in_place_;
+  bool glu_refused_ = false;
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float *dres_ = nullptr, *dy_ = nullptr;
+};
+
 class NormQ8sEmitCase : public Case {
  public:
-  NormQ8sEmitCase(bool add, int rows, int cols) : add_(add), rows_(rows), cols_(cols) {}
+  // split > 1 (rms_norm only): that many blocks per row against the one-block launch with planes.
+  NormQ8sEmitCase(bool add, int rows, int cols, int split = 1) : add_(add), rows_(rows), cols_(cols), split_(split) {}
   void generate(Env& env) override {
     const size_t n = (size_t)rows_ * cols_;
     const auto res = env.normal(n, 2.0f), dl = env.normal(n), w = env.normal((size_t)cols_, 0.2f, 1.0f);
@@ -445,7 +494,7 @@ class NormQ8sEmitCase : public Case {
     dxq2_ = env.alloc<int8_t>(n);
     dxds2_ = env.alloc<float>(n / 16);
   }
-  cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds) {
+  cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds, int split = 1) {
     if (add_) {
       cuda::AddRmsNormParams p;
       p.residual = res;
@@ -473,10 +522,15 @@ class NormQ8sEmitCase : public Case {
     p.cols = cols_;
     p.q8s_xq = xq;
     p.q8s_xds = xds;
+    p.split = split;
     return cuda::launch_rms_norm(p, env.stream());
   }
-  cudaError_t launch(Env& env) override { return run(env, dres_, dout_, dxq_, dxds_); }
+  cudaError_t launch(Env& env) override { return run(env, dres_, dout_, dxq_, dxds_, split_); }
   void reference(Env& env) override {
+    if (split_ > 1) {  // the one-block launch, planes included
+      ref::check(run(env, dres2_, dout2_, dxq2_, dxds2_, 1), "norm, one block per row");
+      return;
+    }
     ref::check(run(env, dres2_, dout2_, nullptr, nullptr), "norm without planes");
     cuda::QuantizeQ8sParams qp;
     qp.x = dout2_;
@@ -487,12 +541,22 @@ class NormQ8sEmitCase : public Case {
     ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
   }
   Verdict compare(Env& env) override {
-    return ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_);
+    Verdict v = ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_);
+    if (split_ > 1 && v.pass) {
+      // The blocks of a row read all of x while others store: out over x is refused.
+      const cudaError_t e = run(env, dres2_, dres2_, dxq2_, dxds2_, split_);
+      if (e != cudaErrorInvalidValue)
+        return ref::fail(ref::cat("split ", split_, " with out == x: expected cudaErrorInvalidValue, got ",
+                                      cudaGetErrorName(e)));
+      v.detail += "; out == x refused";
+    }
+    return v;
   }
+  PerfCount perf_count() const override { return {(double)rows_ * cols_ * (add_ ? 12.0 : 8.0) + 4.0 * cols_, 0}; }
 
  private:
   bool add_;
-  int rows_, cols_;
+  int rows_, cols_, split_;
   float *dres_ = nullptr, *dres2_ = nullptr, *ddl_ = nullptr, *dw_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
   float *dxds_ = nullptr, *dxds2_ = nullptr;
@@ -567,17 +631,6 @@ void add_mmvs_cases(Registry& r) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}})
       r.add("mmvs", ref::cat("mmvs_nopreload/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, false); });
-    // The lean tasks (kernels.mmvs_lean; Q4_K / Q4_0, elsewhere the plain form runs): the f64
-    // reference and --perf rows beside "mmvs/..." (their bytes: mmvs_inst/* above).
-    if (cuda::mmvs_lean_instance(t, 1, 0)) {
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
-        for (int cap : {0, 6})
-          r.add("mmvs", ref::cat("mmvs_lean", cap ? "_cap6" : "", "/", tn, "/", n, "x", k, "/m1"),
-                [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 4, true); });
-      for (int cap : {0, 6})
-        r.add("mmvs", ref::cat("mmvs_lean", cap ? "_cap6" : "", "_glu/", tn, "/12288x4096/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, cap, true, 4, true); });
-    }
     // At most 2 warps per row (kernels.mmvs_split_max_warps = 2): rows over 128 tasks (the
     // 12288 / 25600-weight downs) take another fixed order; f64 reference, the m-independence of
     // its bits, the fused GLU, both body orders, and --perf rows beside "mmvs/...".
@@ -605,7 +658,17 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<NormQ8sEmitCase>(true, rows, cols); });
     r.add("mmvs_id", ref::cat("rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
           [=] { return std::make_unique<NormQ8sEmitCase>(false, rows, cols); });
+    // kernels.norm_split: 2..8 blocks per row, byte-identical to one (rows past 32 x 256
+    // columns take the re-read path too: 16384).
+    for (int split : {2, 3, 4, 8})
+      r.add("mmvs_id", ref::cat("rms_norm_q8s_split", split, "/", rows, "x", cols, "/vs_one_block_bytes"),
+            [=] { return std::make_unique<NormQ8sEmitCase>(false, rows, cols, split); });
   }
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {1031, 2304}})
+      for (int m : {1, 3})
+        r.add("mmvs_id", ref::cat("mmvs_residual/", qtype_name(t), "/", n, "x", k, "/m", m, "/vs_matvec_then_add_bytes"),
+              [=] { return std::make_unique<MmvsResidualCase>(t, n, k, m); });
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
     r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
           [=] { return std::make_unique<QuantizeQ8sCase>(rows, n); });

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/cuda_check.h"
@@ -57,6 +58,15 @@ std::string cat(const T&... parts) {
   std::ostringstream os;
   (os << ... << parts);
   return os.str();
+}
+
+// A failed verdict of a check that is neither a norm nor a byte comparison (a refused launch).
+inline Verdict fail(std::string why) {
+  Verdict v;
+  v.kind = "check";
+  v.error = 1;
+  v.detail = std::move(why);
+  return v;
 }
 
 // A Verdict from a launcher status of a chain the reference runs on the device.

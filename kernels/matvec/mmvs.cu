@@ -39,6 +39,8 @@ struct Args {
   int64_t k;
   float* y;
   int64_t ldy;
+  const float* res;  // MmvsParams::residual (segment 0 only) or null
+  int64_t ldres;
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -51,15 +53,7 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
-// The task's contribution: its dot, or (LEAN, kernels.mmvs_lean) dot_lean, the same bits in fewer
-// instructions (mmvs_task.cuh).
-template <bool LEAN, class TaskT>
-__device__ __forceinline__ float task_dot(const TaskT& w, int t, const int8_t* xq, const float2* xds) {
-  if constexpr (LEAN) return w.dot_lean(t, xq, xds);
-  else return w.dot(t, xq, xds);
-}
-
-template <QType T, int MM, int GLU, bool LEAN = false>
+template <QType T, int MM, int GLU>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
@@ -109,8 +103,8 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
         for (int d = 0; d < kDepth; ++d) {
           if (t0 + step * d < n_tasks) {
-            acc[j] = __fadd_rn(acc[j], task_dot<LEAN>(wt[d], t0 + step * d, xq, xds));
-            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], task_dot<LEAN>(ut[d], t0 + step * d, xq, xds));
+            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
+            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
           }
         }
       }
@@ -150,80 +144,71 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // As launch_glu computes it: __fmul_rn(act(gate), up).
         if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
+        if (a.res) v = __fadd_rn(a.res[j * a.ldres + row], v);  // launch_mmvs: plain launches only
         y[j * ldy + row] = v;
       }
     }
   }
 }
 
-template <QType T, int MM, int GLU, bool LEAN = false>
+template <QType T, int MM, int GLU>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
-  mmvs_body<T, MM, GLU, LEAN>(a);
+  mmvs_body<T, MM, GLU>(a);
 }
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
 // min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
 // operation or order, so the same bits (kernel-check mmvs_id mmvs_inst/*/vs_default_bytes).
-template <QType T, int MM, int GLU, int MINB, bool LEAN = false>
+template <QType T, int MM, int GLU, int MINB>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args a) {
-  mmvs_body<T, MM, GLU, LEAN>(a);
+  mmvs_body<T, MM, GLU>(a);
 }
 
-template <QType T, int MM, int MINB = 1, bool LEAN = false>
+template <QType T, int MM, int MINB = 1>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
   if constexpr (MINB > 1) {
-    if (glu == 0) return launch_kernel(mmvs_kernel_cap<T, MM, 0, MINB, LEAN>, grid, block, 0, s, a);
-    if (glu == 1) return launch_kernel(mmvs_kernel_cap<T, MM, 1, MINB, LEAN>, grid, block, 0, s, a);
-    return launch_kernel(mmvs_kernel_cap<T, MM, 2, MINB, LEAN>, grid, block, 0, s, a);
+    if (glu == 0) return launch_kernel(mmvs_kernel_cap<T, MM, 0, MINB>, grid, block, 0, s, a);
+    if (glu == 1) return launch_kernel(mmvs_kernel_cap<T, MM, 1, MINB>, grid, block, 0, s, a);
+    return launch_kernel(mmvs_kernel_cap<T, MM, 2, MINB>, grid, block, 0, s, a);
   }
-  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0, LEAN>, grid, block, 0, s, a);
-  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1, LEAN>, grid, block, 0, s, a);
-  return launch_kernel(mmvs_kernel<T, MM, 2, LEAN>, grid, block, 0, s, a);
+  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, int min_blocks, bool lean, cudaStream_t s) {
+cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
-  if constexpr (mmvs::has_lean(T)) {
-    // The lean instances (m = 1, uncapped or capped at 6: the defaults; mmvs_lean_instance).
-    if (lean && a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6, true>(a, glu, s);
-    if (lean && a.m == 1 && min_blocks == 0) return launch_m<T, 1, 1, true>(a, glu, s);
-  }
   if (a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6>(a, glu, s);
   if (a.m == 1 && min_blocks == 8) return launch_m<T, 1, 8>(a, glu, s);
   if (a.m == 1 && min_blocks == 12) return launch_m<T, 1, 12>(a, glu, s);
   if (a.m == 1) return launch_m<T, 1>(a, glu, s);
   if (a.m == 2) return launch_m<T, 2>(a, glu, s);
   if (a.m <= 4) return launch_m<T, 4>(a, glu, s);
-#else
-  (void)lean;
 #endif
   return launch_m<T, 8>(a, glu, s);
 }
 
-template <QType T, int GLU, int MINB, bool LEAN>
+template <QType T, int GLU, int MINB>
 cudaError_t cap_spills_k(bool* spills) {
   cudaFuncAttributes fa{};
-  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB, LEAN>);
+  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB>);
   if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
   return e;
 }
 template <QType T, int GLU>
-cudaError_t cap_spills_g(int min_blocks, bool lean, bool* spills) {
-  if constexpr (mmvs::has_lean(T)) {
-    if (lean && min_blocks == 6) return cap_spills_k<T, GLU, 6, true>(spills);  // the instance launch_t takes
-  }
-  if (min_blocks == 6) return cap_spills_k<T, GLU, 6, false>(spills);
-  if (min_blocks == 8) return cap_spills_k<T, GLU, 8, false>(spills);
-  return cap_spills_k<T, GLU, 12, false>(spills);
+cudaError_t cap_spills_g(int min_blocks, bool* spills) {
+  if (min_blocks == 6) return cap_spills_k<T, GLU, 6>(spills);
+  if (min_blocks == 8) return cap_spills_k<T, GLU, 8>(spills);
+  return cap_spills_k<T, GLU, 12>(spills);
 }
 template <QType T>
-cudaError_t cap_spills_t(int glu, int min_blocks, bool lean, bool* spills) {
-  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, lean, spills);
-  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, lean, spills);
-  return cap_spills_g<T, 2>(min_blocks, lean, spills);
+cudaError_t cap_spills_t(int glu, int min_blocks, bool* spills) {
+  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, spills);
+  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, spills);
+  return cap_spills_g<T, 2>(min_blocks, spills);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -240,15 +225,6 @@ __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, i
 }
 
 }  // namespace
-
-bool mmvs_lean_instance(QType t, int m, int min_blocks) {
-#ifdef MEMRA_REDUCED_INSTANCES
-  (void)t, (void)m, (void)min_blocks;
-  return false;
-#else
-  return mmvs::has_lean(t) && m == 1 && (min_blocks == 0 || min_blocks == 6);
-#endif
-}
 
 bool mmvs_supported(QType t, int64_t n_cols) {
   const sp::Layout L = sp::layout(t, false);
@@ -303,30 +279,34 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.k = p.n_cols;
   a.y = p.y;
   a.ldy = ldy;
+  if (p.residual && (p.glu != 0 || p.n_extra != 0 || (p.ld_residual && p.ld_residual < p.n_rows)))
+    return cudaErrorInvalidValue;
+  a.res = p.residual;
+  a.ldres = p.ld_residual ? p.ld_residual : ldy;
   const int mb = p.glu ? p.min_blocks_glu : p.min_blocks;
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, p.lean, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, p.lean, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, mb, p.lean, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, p.lean, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, mb, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
 }
 
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool lean, bool* spills) {
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills) {
   if (!spills || glu < 0 || glu > 2 || !mmvs_min_blocks_valid(min_blocks)) return cudaErrorInvalidValue;
   *spills = false;
 #ifdef MEMRA_REDUCED_INSTANCES
-  (void)t, (void)lean;
+  (void)t;
   return cudaSuccess;  // no capped instances in this build (launch_t takes the m = 8 one)
 #else
   if (min_blocks == 0) return cudaSuccess;
   switch (t) {
-    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, lean, spills);
-    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, lean, spills);
-    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, lean, spills);
-    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, lean, spills);
+    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, spills);
+    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, spills);
+    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, spills);
+    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, spills);
     default: return cudaSuccess;
   }
 #endif

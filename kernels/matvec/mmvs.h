@@ -75,23 +75,20 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
-  // The tasks' dot_lean forms (mmvs_task.cuh: Q4_K, Q4_0, Q6_K; the same bits in fewer
-  // instructions) where this build has the instance (mmvs_lean_instance), else the plain forms.
-  bool lean = false;
+  // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
+  // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
+  // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual
+  // (the residual stream updated in place: each element is read and written by one lane).
+  const float* residual = nullptr;
+  int64_t ld_residual = 0;  // 0 = ldy
 };
-
-// Whether launch_mmvs has a lean instance for this type, m and min_blocks (Q4_K / Q4_0 / Q6_K, m = 1,
-// min_blocks 0 or 6; none in a reduced-instance build). Elsewhere MmvsParams::lean is ignored
-// (the plain form runs: the same bits).
-bool mmvs_lean_instance(QType t, int m, int min_blocks);
 
 // The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
-// attributes (cudaFuncGetAttributes); with lean, of the instance a lean launch takes (the lean one
-// where mmvs_lean_instance has it). min_blocks 0 or a build without the instance: *spills = false.
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool lean, bool* spills);
+// attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);

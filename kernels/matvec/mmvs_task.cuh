@@ -2,7 +2,6 @@
 // The 64-weight tasks of the mmvs matvec (mmvs.h): load() fetches a task's weight bytes with
 // aligned 16-byte loads from either body order of split_layout.h, dot() is its contribution against one q8s activation row. __host__
 // __device__ so tests/backend_cuda/test_mmvs_emul.cpp replays them on the CPU on real layouts.
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -72,42 +71,6 @@ MEMRA_HD float fsub_rn(float a, float b) {
 }
 using wq::fadd_rn;
 using wq::fmul_rn;
-
-// dp4a with the weight bytes unsigned (0..255) and the activations signed: the lean tasks feed it
-// high nibbles in place (bytes 16 * q, no shift).
-MEMRA_HD int dp4a_us(uint32_t a, int b, int c) {
-#ifdef __CUDA_ARCH__
-  int d;
-  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-#else
-  for (int i = 0; i < 4; ++i) c += (int)(uint8_t)(a >> (8 * i)) * (int)(int8_t)(b >> (8 * i));
-  return c;
-#endif
-}
-MEMRA_HD int dot4_us(uint4 w, int4 x, int acc) {
-  acc = dp4a_us(w.x, x.x, acc);
-  acc = dp4a_us(w.y, x.y, acc);
-  acc = dp4a_us(w.z, x.z, acc);
-  return dp4a_us(w.w, x.w, acc);
-}
-MEMRA_HD uint4 and4(uint4 v, uint32_t m) { return make_uint4(v.x & m, v.y & m, v.z & m, v.w & m); }
-// Exactly representable operands and result (the lean tasks' integer identities): any rounding
-// mode gives the same float.
-MEMRA_HD float fma_rn(float a, float b, float c) {
-#ifdef __CUDA_ARCH__
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-MEMRA_HD float i2f_rn(int v) {
-#ifdef __CUDA_ARCH__
-  return __int2float_rn(v);
-#else
-  return (float)v;
-#endif
-}
 
 MEMRA_HD int dot4(uint4 w, int4 x, int acc) {
   acc = wq::dp4a((int)w.x, x.x, acc);
@@ -183,18 +146,7 @@ struct Task<QType::Q4_K> {
     q0 = ldw16(sb + 16 + 32 * j);
     q1 = ldw16(sb + 32 + 32 * j);
   }
-  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot_impl<false>(t, xq, xds); }
-  // The same value in fewer instructions (kernels.mmvs_lean): the high nibbles stay in place
-  // (bytes 16 * q, unsigned dp4a: sb16 = 16 * sb exactly, |sb16| < 2^20) and the 1/16 goes into
-  // the scale (dsb16 = (d / 16) * sc = dsb / 16 exactly: powers of two commute with rounding in
-  // the normal range, and d / 16 >= 2^-28). dsb16 * sb16 is the real number dsb * sb, so the
-  // rounded product and everything after it are the same bits (CPU check: test_mmvs_emul
-  // MmvsLean.*; GPU: kernel-check mmvs_inst/* vs_default_bytes).
-  MEMRA_HD float dot_lean(int t, const int8_t* xq, const float2* xds) const { return dot_impl<true>(t, xq, xds); }
-
- private:
-  template <bool LEAN>
-  MEMRA_HD float dot_impl(int t, const int8_t* xq, const float2* xds) const {
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int j = t & 3;
     // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
     const uint32_t scw = j < 2 ? (h.y & 0x3F3F3F3Fu) : ((h.w & 0x0F0F0F0Fu) | ((h.y >> 2) & 0x30303030u));
@@ -202,8 +154,7 @@ struct Task<QType::Q4_K> {
     const int sh = 16 * (j & 1);
     const float d = half_lo(h.x), dmin = half_hi(h.x);
     const float dsa = fmul_rn(d, (float)((scw >> sh) & 0xFFu));
-    // LEAN: dsb / 16 and 16 * sb (see dot_lean).
-    const float dsb = fmul_rn(LEAN ? fmul_rn(d, 0.0625f) : d, (float)((scw >> (sh + 8)) & 0xFFu));
+    const float dsb = fmul_rn(d, (float)((scw >> (sh + 8)) & 0xFFu));
     const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
     const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
     const int8_t* xp = xq + 64 * t;
@@ -211,8 +162,7 @@ struct Task<QType::Q4_K> {
     const float4 ds = ldds16((xds + 2 * t));
     // q0 = qs bytes 32j..32j+15: low nibbles elements 0..15, high 32..47; q1: 16..31 / 48..63.
     const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
-    const int sb = LEAN ? dot4_us(and4(q1, 0xF0F0F0F0u), x3, dot4_us(and4(q0, 0xF0F0F0F0u), x2, 0))
-                        : dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
+    const int sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
     const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
     const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
     return fadd_rn(ra, rb);
@@ -243,27 +193,7 @@ struct Task<QType::Q6_K> {
     hh = ldw16(b + 128 + 32 * n + 16 * lh);
     sc = ldw8(b + 192 + 8 * n);
   }
-  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot_impl<false>(t, xq, xds); }
-  // The same value in fewer instructions (kernels.mmvs_lean): sum (q - 32) x = sum q x +
-  // sum (-32) x, the second term one dp4a per word with the bytes -32 (0xE0), instead of the
-  // per-byte subtract (__vsub4 on 16 words per task). Both sums are exact int32, so s is the same
-  // integer and everything after it the same bits (CPU check: test_mmvs_emul MmvsLean.*; GPU:
-  // kernel-check mmvs_inst/* vs_default_bytes).
-  MEMRA_HD float dot_lean(int t, const int8_t* xq, const float2* xds) const { return dot_impl<true>(t, xq, xds); }
-
- private:
-  // ql low/high nibbles | two qh bits: quadrant i's q in 0..63 (ggml dequantize_row_q6_K).
-  MEMRA_HD uint4 quad(int i) const {
-    const uint4 l = i & 1 ? lb : la;
-    const int lsh = i < 2 ? 0 : 4, hsh = i == 0 ? 4 : i == 1 ? 2 : i == 2 ? 0 : -2;
-    const auto w = [&](uint32_t lw, uint32_t hw) {
-      const uint32_t h = hsh >= 0 ? hw << hsh : hw >> -hsh;
-      return ((lw >> lsh) & 0x0F0F0F0Fu) | (h & 0x30303030u);
-    };
-    return make_uint4(w(l.x, hh.x), w(l.y, hh.y), w(l.z, hh.z), w(l.w, hh.w));
-  }
-  template <bool LEAN>
-  MEMRA_HD float dot_impl(int t, const int8_t* xq, const float2* xds) const {
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
     // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
     const uint64_t s64 = (((uint64_t)sc.y << 32) | sc.x) >> (8 * lh);
@@ -272,21 +202,25 @@ struct Task<QType::Q6_K> {
     const float4 dsa = ldds16((xds + 8 * sbi + 4 * n));
     const float4 dsb = ldds16((xds + 8 * sbi + 4 * n + 2));
     const float dx[4] = {dsa.x, dsa.z, dsb.x, dsb.z};
-    constexpr int kM32 = (int)0xE0E0E0E0u;  // four bytes of -32
+    // ql low/high nibbles | two qh bits -> q - 32 (ggml dequantize_row_q6_K).
+    const uint4 q[4] = {
+        sub4(make_uint4((la.x & 0x0F0F0F0Fu) | ((hh.x << 4) & 0x30303030u), (la.y & 0x0F0F0F0Fu) | ((hh.y << 4) & 0x30303030u),
+                        (la.z & 0x0F0F0F0Fu) | ((hh.z << 4) & 0x30303030u), (la.w & 0x0F0F0F0Fu) | ((hh.w << 4) & 0x30303030u)),
+             0x20202020u),
+        sub4(make_uint4((lb.x & 0x0F0F0F0Fu) | ((hh.x << 2) & 0x30303030u), (lb.y & 0x0F0F0F0Fu) | ((hh.y << 2) & 0x30303030u),
+                        (lb.z & 0x0F0F0F0Fu) | ((hh.z << 2) & 0x30303030u), (lb.w & 0x0F0F0F0Fu) | ((hh.w << 2) & 0x30303030u)),
+             0x20202020u),
+        sub4(make_uint4(((la.x >> 4) & 0x0F0F0F0Fu) | (hh.x & 0x30303030u), ((la.y >> 4) & 0x0F0F0F0Fu) | (hh.y & 0x30303030u),
+                        ((la.z >> 4) & 0x0F0F0F0Fu) | (hh.z & 0x30303030u), ((la.w >> 4) & 0x0F0F0F0Fu) | (hh.w & 0x30303030u)),
+             0x20202020u),
+        sub4(make_uint4(((lb.x >> 4) & 0x0F0F0F0Fu) | ((hh.x >> 2) & 0x30303030u), ((lb.y >> 4) & 0x0F0F0F0Fu) | ((hh.y >> 2) & 0x30303030u),
+                        ((lb.z >> 4) & 0x0F0F0F0Fu) | ((hh.z >> 2) & 0x30303030u), ((lb.w >> 4) & 0x0F0F0F0Fu) | ((hh.w >> 2) & 0x30303030u)),
+             0x20202020u)};
     float r = 0.0f;
 #pragma unroll
     for (int qd = 0; qd < 4; ++qd) {
       const int4 x = ldx16(xq + base + 32 * qd);
-      int s;
-      if constexpr (LEAN) {
-        s = dot4(quad(qd), x, 0);
-        s = wq::dp4a(kM32, x.x, s);
-        s = wq::dp4a(kM32, x.y, s);
-        s = wq::dp4a(kM32, x.z, s);
-        s = wq::dp4a(kM32, x.w, s);
-      } else {
-        s = dot4(sub4(quad(qd), 0x20202020u), x, 0);
-      }
+      const int s = dot4(q[qd], x, 0);
       const float dsc = fmul_rn(dd, (float)(int8_t)(s64 >> (16 * qd)));
       r = fadd_rn(r, fmul_rn(dx[qd], fmul_rn(dsc, (float)s)));
     }
@@ -351,27 +285,6 @@ struct Task<QType::Q4_0> {
     const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
     return fadd_rn(r0, r1);
   }
-  // The same value in fewer instructions (kernels.mmvs_lean): sum (q - 8) x = sum q x - 8 sum x
-  // with the block's exact quant sum from the q8s planes (ds.y, ds.w), so no per-byte subtract
-  // (__vsub4 is 7 instructions per word on sm_90); the high nibbles in place (16 * q, unsigned
-  // dp4a). Every intermediate is an integer below 2^20 in magnitude, exact in f32, so
-  // lo + hi16 / 16 - 8 sum is exactly (float)s0 and the products after it are the same bits
-  // (CPU check: test_mmvs_emul MmvsLean.*; GPU: kernel-check mmvs_inst/* vs_default_bytes).
-  MEMRA_HD float dot_lean(int t, const int8_t* xq, const float2* xds) const {
-    const int8_t* xp = xq + 64 * t;
-    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
-    const float4 ds = ldds16((xds + 2 * t));
-    const int lo0 = dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0), hi0 = dot4_us(and4(q0, 0xF0F0F0F0u), x1, 0);
-    const int lo1 = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0), hi1 = dot4_us(and4(q1, 0xF0F0F0F0u), x3, 0);
-    const float s0 = fma_rn(ds.y, -8.0f, fma_rn(i2f_rn(hi0), 0.0625f, i2f_rn(lo0)));
-    const float s1 = fma_rn(ds.w, -8.0f, fma_rn(i2f_rn(hi1), 0.0625f, i2f_rn(lo1)));
-    const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), s0);
-    const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), s1);
-    return fadd_rn(r0, r1);
-  }
 };
-
-// Types with a dot_lean form (kernels.mmvs_lean).
-constexpr bool has_lean(QType t) { return t == QType::Q4_K || t == QType::Q4_0 || t == QType::Q6_K; }
 
 }  // namespace memra::cuda::mmvs

@@ -92,10 +92,15 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) { return make_float4(
 // EMIT 0: f32 out; 1: q8_1 blocks only; 2: f32 out and its q8s planes (mmvs.h), the planes
 // byte-identical to launch_quantize_q8s(out) (same quantization of the same values); 3: f32 out
 // and its f16 rounding (the next GEMM's input, byte-identical to launch_convert_f32(out)).
+// Grid (rows, S): with S > 1 (RmsNormParams::split, MODE 0 with out not overlapping x) each of a
+// row's S blocks computes the same sum of squares in the same order (every block loads the whole
+// row), then writes only its share of the outputs: the register-held chunk index j with
+// j % S == blockIdx.y (and the same rule past them). Same bits as S = 1 by construction.
 template <int MODE, int EMIT>
 __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   __shared__ float smem[32];
   const int64_t r = blockIdx.x;
+  const int S = (int)gridDim.y, slice = (int)blockIdx.y;
   const int cols = a.cols, T = blockDim.x, t = threadIdx.x, lane = t & 31;
   const int n_chunks = (cols + 3) / 4;
   const int n_j = (n_chunks + T - 1) / T;  // warp-uniform: the emits' shuffles run on every lane
@@ -168,9 +173,10 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
     }
   };
 #pragma unroll
-  for (int j = 0; j < kJ; ++j)
-    if (j < n_j) emit(t + T * j, v[j], wv[j]);  // n_j is warp-uniform: the shuffles see every lane
+  for (int j = 0; j < kJ; ++j)  // n_j and j % S are block-uniform: the shuffles see every lane
+    if (j < n_j && j % S == slice) emit(t + T * j, v[j], wv[j]);
   for (int j = kJ; j < n_j; ++j) {
+    if (j % S != slice) continue;
     const int c = t + T * j;
     emit(c, load4(src, c, cols, a.vec), has_w ? load4(a.w, c, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f));
   }
@@ -228,12 +234,20 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps,
                    p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec};
   const dim3 block(norm_threads(p.cols));
+  // Split rows: the blocks of a row read all of x while others write out, so out must not overlap x.
+  if (p.split < 1 || p.split > kMaxNormSplit) return cudaErrorInvalidValue;
+  if (p.split > 1) {
+    const auto lo = [](const float* q) { return reinterpret_cast<uintptr_t>(q); };
+    const auto hi = [&](const float* q, int64_t ld) { return lo(q) + ((size_t)(p.rows - 1) * ld + p.cols) * sizeof(float); };
+    if (lo(p.x) < hi(p.out, p.ld_out) && lo(p.out) < hi(p.x, p.ld_x)) return cudaErrorInvalidValue;
+  }
+  const dim3 grid(p.rows, p.split);
   if (p.out_f16) {
     if (!rms_norm_f16_copy_supported(p) || reinterpret_cast<uintptr_t>(p.out_f16) % 8) return cudaErrorInvalidValue;
-    return launch_kernel(rms_norm_kernel<0, 3>, dim3(p.rows), block, 0, s, a);
+    return launch_kernel(rms_norm_kernel<0, 3>, grid, block, 0, s, a);
   }
-  if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, dim3(p.rows), block, 0, s, a);
-  return launch_kernel(rms_norm_kernel<0, 0>, dim3(p.rows), block, 0, s, a);
+  if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, grid, block, 0, s, a);
+  return launch_kernel(rms_norm_kernel<0, 0>, grid, block, 0, s, a);
 }
 
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {

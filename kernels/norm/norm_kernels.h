@@ -15,7 +15,7 @@ struct RmsNormParams {
   const float* x = nullptr;  // [rows, cols], leading dimension ld_x
   int64_t ld_x = 0;
   const float* w = nullptr;  // [cols] or null (= ones)
-  float* out = nullptr;      // [rows, cols]; may alias x
+  float* out = nullptr;      // [rows, cols]; may alias x (split 1 only)
   int64_t ld_out = 0;
   int rows = 0;
   int cols = 0;
@@ -28,7 +28,12 @@ struct RmsNormParams {
   // rows x cols: the next GEMM's input, byte-identical to launch_convert_f32(out). Needs the
   // 16-byte path (rms_norm_f16_copy_supported).
   void* out_f16 = nullptr;
+  // Blocks per row (1 .. kMaxNormSplit): each computes the row's sum of squares in full (same
+  // order, same bits) and writes 1/split of the outputs, so the quantize-and-store half of a
+  // one-row decode norm is spread over split SMs. > 1 needs out not to overlap x.
+  int split = 1;
 };
+inline constexpr int kMaxNormSplit = 8;
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 
 // residual_out = residual + delta, then out = rms_norm(residual_out) * w. residual_out may alias

@@ -51,6 +51,10 @@ void Backend::matmul_glu(const Weight& gate, const Weight& up, View x, Activatio
   glu(out, up_tmp, act, out);
 }
 
+void Backend::matmul_residual(const Weight& w, View, View) {
+  MEMRA_FAIL("internal: matmul_residual('{}') on the {} backend, which does not fuse the residual add", w.name, name());
+}
+
 void Backend::layer_norm(View, const Weight*, const Weight*, float, View) {
   MEMRA_FAIL("layer_norm is not implemented on the {} backend yet", name());
 }

@@ -209,6 +209,14 @@ class Backend {
   // a backend may batch them (the CUDA decode path: same-type matrices in one launch, each row's
   // arithmetic unchanged, so the results are bit-identical to the separate products).
   virtual void matmul_n(View x, std::span<const MatmulOut> outs);
+  // Whether matmul_residual takes this product (x * W^T, bias as given) on this backend. The
+  // default: never (the caller runs matmul into a delta and add_rms_norm).
+  virtual bool fuses_residual(const Weight& w, View x, const Weight* bias) { return false; }
+  // residual += x * W^T, one rounded f32 add per element of the same two values add_rms_norm
+  // would add, so the same bits as matmul then add_rms_norm's add. Only where fuses_residual
+  // (the default throws). The CUDA decode path: the add in the matvec's epilogue, so the next
+  // norm reads the residual alone.
+  virtual void matmul_residual(const Weight& w, View x, View residual);
   // out = x / rms(x) * w (w may be null = ones). out may alias x.
   virtual void rms_norm(View x, const Weight* w, float eps, View out) = 0;
   // residual += delta; out = rms_norm(residual) * w. The fused form of the residual stream.

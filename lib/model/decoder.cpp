@@ -47,21 +47,29 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
   backend::StepScope step(be, {ids, pos0, &kv, this, s.buf.mem.get(), logits});
   if (step.replayed()) return step.finish();
   be.embed(*tok_embd_, ids, s.x);
+  // A sublayer's output is added to the stream fused with the next norm (add_rms_norm), or, where
+  // the backend fuses the add into the projection (Backend::fuses_residual), already added (the
+  // same bits): then the norm reads the stream alone.
+  const auto norm = [&](bool added, backend::View delta, const backend::Weight* w) {
+    if (added)
+      be.rms_norm(s.x, w, hp_.rms_eps, s.h);
+    else
+      be.add_rms_norm(s.x, delta, w, hp_.rms_eps, s.h);
+  };
+  bool d_added = true;  // layer 0: the embedding alone
   for (int l = 0; l < hp_.n_layer; ++l) {
     const Layer& L = layers_[(size_t)l];
-    // The FFN output of the previous layer is added to the stream fused with this norm.
-    if (l == 0)
-      be.rms_norm(s.x, L.attn.norm, hp_.rms_eps, s.h);
-    else
-      be.add_rms_norm(s.x, s.d, L.attn.norm, hp_.rms_eps, s.h);
-    attention_forward(be, kv, hp_, L.attn, rope_, l, pos0, s);
-    be.add_rms_norm(s.x, s.o, spec_.moe ? L.moe.norm : L.ffn.norm, hp_.rms_eps, s.h);
-    if (spec_.moe)
+    norm(d_added, s.d, L.attn.norm);
+    const bool o_added = attention_forward(be, kv, hp_, L.attn, rope_, l, pos0, s);
+    norm(o_added, s.o, spec_.moe ? L.moe.norm : L.ffn.norm);
+    if (spec_.moe) {
       moe_forward(be, L.moe, moe_, s);
-    else
-      ffn_forward(be, L.ffn, spec_.act, s);
+      d_added = false;
+    } else {
+      d_added = ffn_forward(be, L.ffn, spec_.act, s);
+    }
   }
-  be.add_rms_norm(s.x, s.d, out_norm_, hp_.rms_eps, s.h);
+  norm(d_added, s.d, out_norm_);
   be.matmul(*output_, s.h.rows_slice(n - n_out, n_out), logits, nullptr);
   if (hp_.logit_softcap > 0.0f) be.softcap(logits, hp_.logit_softcap);
   step.finish();

@@ -112,7 +112,7 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
   g = take(ff); u = take(ff);
 }
 
-void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
+bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
                        const AttentionWeights& w, const backend::RopeParams& rope, int layer, int pos0,
                        Scratch& s) {
   const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
@@ -125,15 +125,25 @@ void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   ap.head_dim_v = hp.head_dim_v;
   ap.scale = 1.0f / std::sqrt((float)hp.head_dim_k);
   be.attention(s.q, kv, layer, pos0, ap, s.attn);
+  if (be.fuses_residual(*w.wo, s.attn, w.bo)) {
+    be.matmul_residual(*w.wo, s.attn, s.x);
+    return true;
+  }
   be.matmul(*w.wo, s.attn, s.o, w.bo);
+  return false;
 }
 
-void ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s) {
+bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s) {
   const int64_t ff = w.gate->ne[1];
   View g = s.g.cols_slice(0, ff), u = s.u.cols_slice(0, ff);
   g.ld = u.ld = ff;  // packed [n, ff] in the front of the scratch slot
   be.matmul_glu(*w.gate, *w.up, s.h, act, g, u);
+  if (be.fuses_residual(*w.down, g, nullptr)) {
+    be.matmul_residual(*w.down, g, s.x);
+    return true;
+  }
   be.matmul(*w.down, g, s.d, nullptr);
+  return false;
 }
 
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,

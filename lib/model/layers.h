@@ -51,12 +51,13 @@ struct Scratch {
   void ensure(backend::Backend& be, const HParams& hp, int64_t n);
 };
 
-// s.h (normed input, [n, n_embd]) -> s.o (attention output projected, [n, n_embd]).
-void attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
+// s.h (normed input, [n, n_embd]) -> s.o (attention output projected, [n, n_embd]); or, where the
+// backend fuses the residual add (Backend::fuses_residual), added to s.x in place: returns true.
+bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
                        const AttentionWeights& w, const backend::RopeParams& rope, int layer,
                        int pos0, Scratch& s);
-// s.h -> s.d: down(act(gate h) * up h).
-void ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s);
+// s.h -> s.d: down(act(gate h) * up h); or added to s.x in place as above (returns true).
+bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s);
 // s.h -> s.d: routed experts.
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);

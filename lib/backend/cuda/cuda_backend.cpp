@@ -112,7 +112,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       const int want = glu ? cfg_.kernels.mmvs_min_blocks_glu : cfg_.kernels.mmvs_min_blocks;
       bool spills = false;
       if (want && cfg_.kernels.mmvs_cap_no_spill)
-        MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, cfg_.kernels.mmvs_lean, &spills));
+        MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills));
       mmvs_cap_[ti][glu] = spills ? 0 : want;
     }
   const auto& info = ctx().info();

@@ -71,6 +71,8 @@ class CudaBackend final : public Backend {
 
   void embed(const Weight& table, std::span<const int32_t> ids, View out) override;
   void matmul(const Weight& w, View x, View y, const Weight* bias) override;
+  bool fuses_residual(const Weight& w, View x, const Weight* bias) override;
+  void matmul_residual(const Weight& w, View x, View residual) override;
   void rms_norm(View x, const Weight* w, float eps, View out) override;
   void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) override;
   void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) override;
@@ -155,8 +157,9 @@ class CudaBackend final : public Backend {
   void kv_appended(CudaKv& c, int pos0, int rows, const char* how);
   // The append parameters of kv_write (its checks included) for K and V of layer.
   void kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v, cuda::KvAppendParams (&kv)[2]);
+  // residual: y += the product (MmvsParams::residual = y; plain launches only).
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                           std::span<const MatmulOut> extra = {});
+                           std::span<const MatmulOut> extra = {}, bool residual = false);
 
   // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0) and GLU kind (none, SiLU,
   // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and

@@ -228,7 +228,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
 }
 
 void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                                      std::span<const MatmulOut> extra) {
+                                      std::span<const MatmulOut> extra, bool residual) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   const Q8s q = q8s_input(x);
@@ -250,7 +250,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload;
   p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
-  p.lean = cfg_.kernels.mmvs_lean;
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
@@ -264,6 +263,10 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.xds = q.xds;
   p.y = y.data;
   p.ldy = y.ld;
+  if (residual) {
+    p.residual = y.data;
+    p.ld_residual = y.ld;
+  }
   MEMRA_CHECK(extra.size() <= 2, "internal: mmvs takes at most 3 matrices per launch");
   p.n_extra = (int)extra.size();
   for (size_t i = 0; i < extra.size(); ++i) {
@@ -273,12 +276,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
   }
-  if (p.m == 1) {  // the instance taken (receipts' variants: which caps the spill rule kept)
-    const int mb = glu ? p.min_blocks_glu : p.min_blocks;
-    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}{}", qtype_name(w.type), glu ? "_glu" : "", mb,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload",
-                                p.lean && cuda::mmvs_lean_instance(w.type, 1, mb) ? "_lean" : ""));
-  }
+  if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
+    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
@@ -327,6 +327,24 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
   note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
 }
 
+bool CudaBackend::fuses_residual(const Weight& w, View x, const Weight* bias) {
+  // The decode and verify rows (the mmvs path) of a bias-free product.
+  if (!cfg_.kernels.fuse || !cfg_.kernels.fuse_residual || bias || x.rows < 1 || x.rows > cuda::kMmvsMaxM ||
+      x.cols != w.ne[0])
+    return false;
+  return matmul_variant(w, x.rows).kind == cuda::MatmulKind::kMatvecSplit;
+}
+
+void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
+  MEMRA_CHECK(fuses_residual(w, x, nullptr), "internal: matmul_residual('{}') where the add is not fused", w.name);
+  MEMRA_CHECK(residual.rows == x.rows && residual.cols == w.n_rows(),
+              "matmul_residual '{}': residual [{} x {}] must be [{} x {}]", w.name, residual.rows, residual.cols,
+              x.rows, w.n_rows());
+  launch_split_matvec(w, nullptr, 0, x, residual, {}, /*residual=*/true);
+  forget_q8s_if_overlaps(residual);
+  note("matvec", fmt::format("mmvs+residual.{}", qtype_name(w.type)));
+}
+
 void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   forget_q8s();
   check_same_shape("rms_norm", x, out);
@@ -346,6 +364,9 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     const Q8s q = q8s_planes(out.rows, out.cols);
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
+    // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
+    const bool overlap = x.data < out.data + out.rows * out.ld && out.data < x.data + x.rows * x.ld;
+    if (!overlap) p.split = cfg_.kernels.norm_split;
   }
   // Prefill: the f16 rounding of out for the next GEMMs (kernels.gemm_x_reuse, as the GLU's).
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
@@ -353,7 +374,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
   if (emit) q8s_src_ = out;
   if (f16) set_x16_src(out);
-  note("norm", emit ? "rms+q8s" : f16 ? "rms+f16" : "rms");
+  note("norm", emit ? fmt::format("rms+q8s{}", p.split > 1 ? fmt::format("_split{}", p.split) : "") : f16 ? "rms+f16" : "rms");
 }
 
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
