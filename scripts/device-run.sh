@@ -270,23 +270,16 @@ case "$phase" in
     ;;
   resid)
     # The residual add in the o / down matvec epilogue and the split decode norm (kernels.fuse_residual,
-    # kernels.norm_split; ~7 minutes): mmvs_id gates (mmvs_residual/*, rms_norm_q8s_split*/*) and
-    # the split norm's --perf rows, CUDA-vs-CPU, then tg128 on qwen3-8b q4_k_m (d0, 4096) and q4_0,
-    # q8_0 (d0), interleaved arms base / residual / residual + split 2, 4, 8; a trace of the
-    # residual + split 4 arm at d0.
+    # kernels.norm_split; measured at f2b5035 with five arms, now the defaults): mmvs_id gates
+    # (mmvs_residual/*, rms_norm_q8s_split*/*), CUDA-vs-CPU, then tg128 on qwen3-8b q4_k_m (d0,
+    # 4096), q4_0 and q8_0, interleaved arms base / the norm as before (configs/arm-norm-unfused.toml).
     gpu_info
     "$bin/kernel-check" --section mmvs_id --seed 20261205 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
-    timeout 60 "$bin/kernel-check" --section mmvs_id --filter rms_norm_q8s --perf --seed 7 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "1x4096" | sed -E 's/ bytes:.*//'
     cuda_vs_cpu "" 4
-    arms="--arm configs/arm-base.toml --arm configs/arm-fuse-residual.toml --arm configs/arm-fuse-residual-split2.toml"
-    arms="$arms --arm configs/arm-fuse-residual-split4.toml --arm configs/arm-fuse-residual-split8.toml"
+    arms="--arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml"
     synth qwen3-8b q4_k_m
     timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false --set kernels.fuse_residual=true \
-      --set kernels.norm_split=4 --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" \
-      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^\||^trace" | grep -E "trace|rms_norm|mmvs|kernel \|" | head -n 14
     rm -f "$f"
     for mix in q4_0 q8_0; do
       synth qwen3-8b $mix

@@ -93,6 +93,15 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // during a step, so they stream in while the previous kernel drains (a.preload = false: after).
   if (a.preload && first < n_tasks) issue(first);
   pdl_wait();
+  // The residual epilogue's inputs are requested now (earlier kernels write them), so their load
+  // overlaps the row's dot products instead of adding a round trip to every CTA's end. Plain
+  // launches only (launch_mmvs), and compiled out of the GLU ones: there the register would have
+  // made the Q4_K cap-6 instance spill.
+  float resv[MM] = {};
+  if (GLU == 0 && a.res && live && sub == 0 && lane == 0) {
+#pragma unroll
+    for (int j = 0; j < MM; ++j) resv[j] = j < a.m ? a.res[j * a.ldres + row] : 0.0f;
+  }
   for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
     if (t0 != first || !a.preload) issue(t0);
 #pragma unroll
@@ -144,7 +153,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // As launch_glu computes it: __fmul_rn(act(gate), up).
         if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
-        if (a.res) v = __fadd_rn(a.res[j * a.ldres + row], v);  // launch_mmvs: plain launches only
+        if (GLU == 0 && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
       }
     }
