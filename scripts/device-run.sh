@@ -23,6 +23,8 @@
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
+#   rows2  : today's defaults vs the norm as before on the qwen3-8b rows (+ gates, a d0 trace)
+#   rows32 : the same on qwen3-32b q4_k_m tg128
 #   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
 #   splitw32: the same arms on qwen3-32b q4_k_m tg128
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
@@ -287,6 +289,38 @@ case "$phase" in
         --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
       rm -f "$f"
     done
+    ;;
+  rows2)
+    # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q
+    # prologue through shared memory) against the norm as before (configs/arm-norm-unfused.toml),
+    # ~8 minutes: kernel-check mmvs_id + attn_decode gates, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at
+    # 0 / 4096 / 16384 and q4_0, q8_0 at 0 (interleaved arms), a d0 trace of the defaults.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id,attn --seed 20261206 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    cuda_vs_cpu "" 4
+    arms="--arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml"
+    synth qwen3-8b q4_k_m
+    timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
+      grep -E "^\||^trace" | head -n 20
+    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    ;;
+  rows32)
+    # qwen3-32b q4_k_m with today's defaults vs the norm as before: tg128, two resident arms (~4
+    # minutes; the prefill path is not touched by either).
+    gpu_info
+    synth qwen3-32b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml \
+      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
     ;;
   splitw)
     # The warps per long mmvs row (~7 minutes): kernel-check mmvs + mmvs_id (f64 references and

@@ -336,9 +336,20 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
   if constexpr (KP == KP_Q8I) {
-    // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)).
-    for (int blk = warp; blk < G * D / 32; blk += kWarps) {
-      const float x = qrow[blk * 32 + lane];
+    // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)). A warp's
+    // blocks are all copied to shared memory before the first is quantized: one global round trip
+    // instead of one per block (the loop had kept each load behind the previous block's
+    // shuffles); through shared memory, not registers, which made the default instance spill.
+    constexpr int kNb = G * D / 32, kPer = (kNb + kWarps - 1) / kWarps;
+    __shared__ float qf[kNb * 32];
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int blk = warp + i * kWarps;
+      if (blk < kNb) qf[blk * 32 + lane] = qrow[blk * 32 + lane];
+    }
+    __syncwarp();
+    for (int blk = warp; blk < kNb; blk += kWarps) {
+      const float x = qf[blk * 32 + lane];
       float amax = fabsf(x);
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
