@@ -25,6 +25,7 @@
 #   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
 #   rows2  : today's defaults vs the norm as before on the qwen3-8b rows (+ gates, a d0 trace)
 #   rows32 : the same on qwen3-32b q4_k_m tg128
+#   attnpre: the attention / combine split-0 loads beside the pos load: attn gates, tg128 rows, a trace
 #   splitw : warps per long mmvs row (mmvs_split_max_warps 2 vs 4 vs split off): gates, --perf, tg128 arms
 #   splitw32: the same arms on qwen3-32b q4_k_m tg128
 #   final5 : today's defaults vs the capped head: CUDA-vs-CPU, tg128 rows of qwen3-8b and qwen3-32b
@@ -320,6 +321,21 @@ case "$phase" in
     synth qwen3-32b q4_k_m
     timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml \
       --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
+  attnpre)
+    # The decode attention's split-0 q load and the combine's split-0 loads issued beside the pos
+    # load (same bits; ~4 minutes): kernel-check attn, CUDA-vs-CPU, qwen3-8b q4_k_m tg128 at 0 /
+    # 4096 with the defaults (to compare with rows2's base arm: cross-run), a d0 trace.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section attn --seed 20261207 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
+      grep -E "^trace|attn|norm|kernel \|"
     rm -f "$f"
     ;;
   splitw)

@@ -72,14 +72,22 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 struct CombineSmem {
   float m[1024], f[1024], l[1024];
 };
-template <int D, bool SM>
-__device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, int used,
+// `used` is a callable giving the row's split count (it reads pos): the SM form requests split
+// 0's values (every row has it) before calling it, so those loads overlap the pos load.
+template <int D, bool SM, class Used>
+__device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, Used used_of,
                                                 CombineSmem* cs) {
   const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
   float mx = -INFINITY;
   float l = 0.0f, o = 0.0f;
   if constexpr (SM) {
-    for (int p = d; p < used; p += D) {
+    const float o0 = w[2 + d];
+    if (d == 0) {
+      cs->m[0] = w[0];
+      cs->l[0] = w[1];
+    }
+    const int used = used_of();
+    for (int p = d == 0 ? D : d; p < used; p += D) {
       cs->m[p] = w[(int64_t)p * (D + 2)];
       cs->l[p] = w[(int64_t)p * (D + 2) + 1];
     }
@@ -90,14 +98,20 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
     }
     __syncthreads();
     if (mx != -INFINITY) {
+      {  // p = 0 from the value requested first: the same terms in the same order
+        const float f = cs->f[0];
+        l += cs->l[0] * f;
+        o += o0 * f;
+      }
 #pragma unroll 16
-      for (int p = 0; p < used; ++p) {
+      for (int p = 1; p < used; ++p) {
         const float f = cs->f[p];
         l += cs->l[p] * f;
         o += w[(int64_t)p * (D + 2) + 2 + d] * f;
       }
     }
   } else {
+    const int used = used_of();
 #pragma unroll 8
     for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
     if (mx != -INFINITY) {
@@ -333,7 +347,10 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   attn::key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
   const int used = attn::splits_used(len, a.n_splits);
-  if (s >= used) return;  // block-uniform: the combine reads only the used splits
+  // Block-uniform: the combine reads only the used splits. Split 0 is always used (a decode row
+  // attends to at least its own key), so it does not wait for pos before loading q: the two
+  // loads overlap (one round trip less on the one-split rows of short contexts).
+  if (s != 0 && s >= used) return;
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
   if constexpr (KP == KP_Q8I) {
     // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)). A warp's
@@ -454,12 +471,15 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   __shared__ CombineSmem cs;
   pdl_wait();
   const int h = blockIdx.x, i = blockIdx.y;
-  int lo, hi;
-  attn::key_range(*a.pos0 + i, a.window, lo, hi);
+  const auto used = [&] {
+    int lo, hi;
+    attn::key_range(*a.pos0 + i, a.window, lo, hi);
+    return attn::splits_used(max(0, hi - lo), a.n_splits);
+  };
   if (a.combine_direct)
-    combine_element<D, false>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits), &cs);
+    combine_element<D, false>(a, i, h, threadIdx.x, used, &cs);
   else
-    combine_element<D, true>(a, i, h, threadIdx.x, attn::splits_used(max(0, hi - lo), a.n_splits), &cs);
+    combine_element<D, true>(a, i, h, threadIdx.x, used, &cs);
 }
 
 // Which cache reads the GQA kernel uses (from the types and the alignment of the cache).
