@@ -126,13 +126,14 @@ class CudaBackend final : public Backend {
     q8s_src_.data = nullptr;
     x16_src_.data = nullptr;
   }
+  // Whether two views' spans of memory (rows x ld floats from data) intersect; a null view none.
+  static bool overlaps(const View& a, const View& b) {
+    return a.data && b.data && a.data < b.data + b.rows * b.ld && b.data < a.data + a.rows * a.ld;
+  }
   // A matmul output that overlaps the planes' (or the rounded input's) source invalidates them.
   void forget_q8s_if_overlaps(View y) {
-    const auto overlaps = [&](const View& s) {
-      return s.data && y.data < s.data + s.rows * s.ld && s.data < y.data + y.rows * y.ld;
-    };
-    if (overlaps(q8s_src_)) q8s_src_.data = nullptr;
-    if (overlaps(x16_src_)) x16_src_.data = nullptr;
+    if (overlaps(y, q8s_src_)) q8s_src_.data = nullptr;
+    if (overlaps(y, x16_src_)) x16_src_.data = nullptr;
   }
   // x rounded to the prefill GEMM's operand type (f16, bf16 if `bf16`) in the kX16 slot: converted
   // here, or reused when the last converted input is the same view and nothing has written memory

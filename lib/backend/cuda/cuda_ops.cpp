@@ -365,8 +365,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
     // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
-    const bool overlap = x.data < out.data + out.rows * out.ld && out.data < x.data + x.rows * x.ld;
-    if (!overlap) p.split = cfg_.kernels.norm_split;
+    if (!overlaps(x, out)) p.split = cfg_.kernels.norm_split;
   }
   // Prefill: the f16 rounding of out for the next GEMMs (kernels.gemm_x_reuse, as the GLU's).
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
