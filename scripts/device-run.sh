@@ -67,6 +67,13 @@ synth() {  # preset mix: a gguf-synth file in $synth_dir, its path in $f (delete
   f="$synth_dir/$1-$2.gguf"
   timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
 }
+tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of a gguf-synth file, deleted after
+  local preset=$1 mix=$2 depths=$3 reps=$4 limit=$5; shift 5
+  synth "$preset" "$mix"
+  timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" --set receipt.hash_model=false \
+    --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+  rm -f "$f"
+}
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
   mkdir -p "$synth_dir"
@@ -280,16 +287,8 @@ case "$phase" in
     "$bin/kernel-check" --section mmvs_id --seed 20261205 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
     cuda_vs_cpu "" 4
     arms="--arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml"
-    synth qwen3-8b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
+    tg qwen3-8b q4_k_m 0,4096 6 200 $arms
+    for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 $arms; done
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q
@@ -307,21 +306,13 @@ case "$phase" in
       --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
       grep -E "^\||^trace" | head -n 20
     rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
+    for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 $arms; done
     ;;
   rows32)
     # qwen3-32b q4_k_m with today's defaults vs the norm as before: tg128, two resident arms (~4
     # minutes; the prefill path is not touched by either).
     gpu_info
-    synth qwen3-32b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 --arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml \
-      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    tg qwen3-32b q4_k_m 0 5 200 --arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml
     ;;
   attnpre)
     # The decode attention's split-0 q load and the combine's split-0 loads issued beside the pos
@@ -352,12 +343,7 @@ case "$phase" in
     done
     cuda_vs_cpu "" 4
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-no-split-k.toml"
-    for mix in q4_k_m q8_0; do
-      synth qwen3-8b $mix
-      timeout 80 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
+    for mix in q4_k_m q8_0; do tg qwen3-8b $mix 0 6 80 $arms; done
     ;;
   splitw32)
     # The same arms on qwen3-32b q4_k_m tg128 (~5 minutes; at ef2c9a2 the splitw phase ran out of
@@ -365,10 +351,7 @@ case "$phase" in
     gpu_info
     cuda_vs_cpu "" 4
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-no-split-k.toml"
-    synth qwen3-32b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    tg qwen3-32b q4_k_m 0 5 200 $arms
     ;;
   remeasure)
     # The small levers again, now with interleaved arms (bench.interleave, every arm resident,
@@ -379,16 +362,8 @@ case "$phase" in
     cuda_vs_cpu "" 6
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-no-cap.toml --arm configs/arm-mmvs-cap-plain-only.toml \
       --arm configs/arm-mmvs-head-capped.toml --arm configs/arm-probe-boundaries-1.toml --arm configs/arm-probe-boundaries-4.toml"
-    synth qwen3-8b q4_k_m
-    timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 6 $arms --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
+    tg qwen3-8b q4_k_m 0,4096 6 240 $arms
+    for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 $arms; done
     ;;
   final5)
     # The session's closing rows with today's defaults (GLU cap 6 no-spill, uncapped head), each
@@ -401,16 +376,8 @@ case "$phase" in
     timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 70 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
-    synth qwen3-32b q4_k_m
-    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -r 5 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 5 70 $arms; done
+    tg qwen3-32b q4_k_m 0 5 120 $arms
     ;;
   first)
     # A session's first call (~7 minutes): every kernel-check section and the CUDA-vs-CPU model
