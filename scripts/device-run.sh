@@ -23,6 +23,7 @@
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
+#   l2s    : the L2 weight stream (kernels.l2_stream_mib): gates, tg128 arms (16/32/48 MiB, line, evict_last), a trace
 #   rows2  : today's defaults vs the norm as before on the qwen3-8b rows (+ gates, a d0 trace)
 #   rows32 : the same on qwen3-32b q4_k_m tg128
 #   attnpre: the attention / combine split-0 loads beside the pos load: attn gates, tg128 rows, a trace
@@ -289,6 +290,26 @@ case "$phase" in
     arms="--arm configs/arm-base.toml --arm configs/arm-norm-unfused.toml"
     tg qwen3-8b q4_k_m 0,4096 6 200 $arms
     for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 $arms; done
+    ;;
+  l2s)
+    # The decode weight stream requested into L2 after every matvec launch (kernels.l2_stream_mib;
+    # bench/notes/l2-stream.md), ~7 minutes: kernel-check l2_stream, CUDA-vs-CPU (L2StreamSameBytes
+    # among them), tg128 on qwen3-8b q4_k_m at 0 / 4096 with six interleaved arms (base, 16 / 32 /
+    # 48 MiB bulk, 32 MiB per line, 32 MiB evict_last), q4_0 and q8_0 at 0 (base vs 32 MiB), and a
+    # d0 trace of the 32 MiB arm.
+    gpu_info
+    timeout 60 "$bin/kernel-check" --section l2_stream --seed 20261207 --receipt "$out/kernel-check.jsonl" | tail -n 10
+    cuda_vs_cpu "L2Stream" 6
+    arms="--arm configs/arm-base.toml --arm configs/arm-l2s-16.toml --arm configs/arm-l2s-32.toml --arm configs/arm-l2s-48.toml"
+    arms="$arms --arm configs/arm-l2s-32-line.toml --arm configs/arm-l2s-32-last.toml"
+    synth qwen3-8b q4_k_m
+    timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false --set kernels.l2_stream_mib=32 \
+      --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
+      grep -E "^\||^trace" | head -n 24
+    rm -f "$f"
+    for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 --arm configs/arm-base.toml --arm configs/arm-l2s-32.toml; done
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

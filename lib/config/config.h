@@ -91,6 +91,10 @@ struct KernelsSection {
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
+  int l2_stream_mib = 0;          // decode graph: request the next weights into L2 this far ahead (0 = off)
+  std::string l2_stream_op = "bulk";  // how: bulk (cp.async.bulk.prefetch.L2) | line (prefetch.global.L2)
+  bool l2_stream_evict_last = false;  // the requests with the L2 evict_last priority
+  int l2_stream_ctas = 32;        // blocks of the request kernel
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

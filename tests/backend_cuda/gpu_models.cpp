@@ -408,3 +408,55 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
     EXPECT_NE(vr.at("mmvs_m1").find(taken), std::string::npos) << taken << " not in " << vr.at("mmvs_m1");
   }
 }
+
+// kernels.l2_stream_mib (the decode graph requests the next weights into L2 after each matvec)
+// changes no byte: five decode steps (eager + record, capture, three replays) after a prefill,
+// every step's logits the same bytes as without it, for both request forms; the receipts'
+// variant names the form, and the recorded stream matched the capture (no "diverged").
+TEST(CudaModels, L2StreamSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* rel : {"synth/qwen3-q4_k_m.gguf", "synth/llama-q8_0.gguf"}) {
+    const std::string path = shared_dir() + "/models/" + rel;
+    if (!std::filesystem::exists(path)) {
+      ADD_FAILURE() << "missing fixture " << path;
+      continue;
+    }
+    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    c[1].kernels.l2_stream_mib = 1;  // the synthetic files are small: a window shorter than a layer
+    c[2].kernels.l2_stream_mib = 64;
+    c[2].kernels.l2_stream_op = "line";
+    c[2].kernels.l2_stream_evict_last = true;
+    c[2].kernels.l2_stream_ctas = 3;
+    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko),
+                        open_run(backend::make_cuda_backend(c[1]), path, ko),
+                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    const int64_t nv = runs[0].model->hparams().n_vocab;
+    std::vector<int32_t> ids(kPrompt);
+    for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 29 + 3) % nv);
+    std::vector<std::vector<float>> ref;
+    for (int r = 0; r < 3; ++r) {
+      (void)step(runs[r], ids, 0, true);
+      for (int t = 0; t < 5; ++t) {
+        const int32_t one[1] = {(int32_t)((t * 7 + 1) % nv)};
+        const auto d = step(runs[r], one, kPrompt + t, false);
+        if (r == 0) {
+          ref.push_back(d);
+          continue;
+        }
+        ASSERT_EQ(d.size(), ref[(size_t)t].size());
+        EXPECT_EQ(0, std::memcmp(d.data(), ref[(size_t)t].data(), d.size() * 4))
+            << rel << ": decode logits differ, run " << r << ", step " << t;
+      }
+      EXPECT_TRUE(runs[r].be->decode_graph()) << rel << ": the decode steps did not run as a graph";
+    }
+    EXPECT_FALSE(runs[0].be->variants().count("l2_stream")) << rel;
+    const char* want[3] = {"", "1mib.bulk.ctas32", "64mib.line.evict_last.ctas3"};
+    for (int r = 1; r < 3; ++r) {
+      const auto v = runs[r].be->variants();
+      ASSERT_TRUE(v.count("l2_stream")) << rel << ": run " << r << " requested nothing";
+      EXPECT_EQ(v.at("l2_stream"), want[r]) << rel << ": run " << r;
+    }
+  }
+}

@@ -177,6 +177,7 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
 void CudaBackend::drop_graphs() {
   for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
   seen_.clear();
+  l2_streams_.clear();
   if (!capturing_) retired_.clear();
 }
 
@@ -408,8 +409,13 @@ bool CudaBackend::begin_step(const Step& s) {
   step_ids_.assign(s.ids.begin(), s.ids.end());
   cur_key_ = key;
   cur_kv_ = kv;
+  l2_recording_ = false;
+  l2_plan_.reset();
   if (mode == cuda::StepMode::Eager) {
     stage_step_eager(s.ids, s.pos0);
+    // The eager run before a capture: record its weight stream for the capture's L2 requests.
+    l2_recording_ = cfg_.kernels.l2_stream_mib > 0 && s.ids.size() == 1 && cfg_.kernels.cuda_graph && kv && s.owner;
+    l2_rec_.clear();
     if (s.ids.size() == 1) {
       if (cfg_.kernels.cuda_graph && kv && s.owner) seen_.add(key);
       else note("decode_step", "eager");
@@ -434,6 +440,11 @@ bool CudaBackend::begin_step(const Step& s) {
     in_step_ = true;
     return true;
   }
+  if (cfg_.kernels.l2_stream_mib > 0)
+    if (auto* rec = l2_streams_.find(key)) {
+      l2_plan_ = std::make_unique<cuda::l2s::Planner>(**rec, (uint64_t)cfg_.kernels.l2_stream_mib << 20);
+      l2_next_ = 0;
+    }
   MEMRA_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeRelaxed));
   capturing_ = true;
   in_step_ = true;
@@ -450,6 +461,13 @@ bool CudaBackend::begin_step(const Step& s) {
 void CudaBackend::end_step(bool ok) {
   forget_q8s();
   in_step_ = false;
+  if (l2_recording_ && ok && !l2_rec_.empty()) {
+    auto rec = std::make_shared<const std::vector<cuda::l2s::Launch>>(std::move(l2_rec_));
+    l2_streams_.insert(cur_key_, std::move(rec));
+  }
+  l2_recording_ = false;
+  l2_rec_.clear();
+  l2_plan_.reset();
   if (!capturing_) return;
   capturing_ = false;
   cudaGraph_t graph = nullptr;
