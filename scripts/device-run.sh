@@ -24,6 +24,7 @@
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
 #   l2s    : the L2 weight stream (kernels.l2_stream_mib): gates, tg128 arms (16/32/48 MiB, line, evict_last), a trace
+#   depth  : mmvs_depth (3/4/6 tasks per lane in flight) + the L2 request branch: gates, --perf, tg128 arms
 #   rows2  : today's defaults vs the norm as before on the qwen3-8b rows (+ gates, a d0 trace)
 #   rows32 : the same on qwen3-32b q4_k_m tg128
 #   attnpre: the attention / combine split-0 loads beside the pos load: attn gates, tg128 rows, a trace
@@ -310,6 +311,27 @@ case "$phase" in
       grep -E "^\||^trace" | head -n 24
     rm -f "$f"
     for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 --arm configs/arm-base.toml --arm configs/arm-l2s-32.toml; done
+    ;;
+  depth)
+    # The one-token plain matvecs with 3 / 4 / 6 tasks per lane in flight (kernels.mmvs_depth,
+    # bench/notes/mmvs-depth.md) and the L2 request kernels on a graph branch (kernels.l2_stream_*,
+    # bench/notes/l2-stream.md), ~7 minutes: kernel-check mmvs_depth (identity + f64) and
+    # l2_stream gates, --perf on the 4096x12288 rows, CUDA-vs-CPU (MmvsDepthSameBytes,
+    # L2StreamSameBytes), tg128 interleaved arms on qwen3-8b q4_k_m (0 / 4096), q4_0, q8_0.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section mmvs,mmvs_id,l2_stream --filter mmvs_depth --seed 20261208 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+    timeout 60 "$bin/kernel-check" --section l2_stream --seed 20261208 --receipt "$out/kernel-check.jsonl" | tail -n 2
+    timeout 90 "$bin/kernel-check" --section mmvs --filter 4096x12288/m1 --perf --seed 7 --receipt "$out/kernel-check-perf.jsonl" |
+      sed -E 's/ norm_err .*\| / | /' | cut -c9-130 | head -n 50
+    cuda_vs_cpu "Depth|L2Stream" 8
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-w2-depth3.toml"
+    arms="$arms --arm configs/arm-l2s-16.toml --arm configs/arm-l2s-32.toml --arm configs/arm-l2s-32-line.toml"
+    tg qwen3-8b q4_k_m 0,4096 6 240 $arms
+    tg qwen3-8b q4_0 0 6 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-depth3.toml --arm configs/arm-mmvs-depth4.toml \
+      --arm configs/arm-mmvs-depth6.toml --arm configs/arm-l2s-32.toml
+    tg qwen3-8b q8_0 0 6 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-w2-depth3.toml \
+      --arm configs/arm-l2s-32.toml
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

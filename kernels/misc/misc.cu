@@ -126,6 +126,10 @@ cudaError_t launch_l2_prefetch(const L2PrefetchParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   for (int r = 0; r < p.n; ++r)
     if (!p.p[r] || reinterpret_cast<uintptr_t>(p.p[r]) % 16) return cudaErrorInvalidValue;
+  if (!p.chained) {
+    l2_prefetch_kernel<<<(unsigned)p.ctas, 128, 0, stream>>>(p);
+    return cudaGetLastError();
+  }
   return launch_kernel(l2_prefetch_kernel, dim3((unsigned)p.ctas), dim3(128), 0, stream, p);
 }
 

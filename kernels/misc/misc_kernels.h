@@ -68,6 +68,9 @@ struct L2PrefetchParams {
   int op = 0;
   bool evict_last = false;  // requests with the L2 evict_last priority instead of normal
   int ctas = 32;            // blocks of 128 threads
+  // true: launched like the decode kernels (launch_kernel, PDL where on); false: a plain launch
+  // (a graph branch of its own: the PDL instructions are then no-ops).
+  bool chained = true;
 };
 cudaError_t launch_l2_prefetch(const L2PrefetchParams& p, cudaStream_t stream);
 

@@ -80,6 +80,7 @@ struct KernelsSection {
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
+  int mmvs_depth = 2;             // mmvs m = 1 plain launches: tasks per lane requested together (2, 3, 4, 6)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
@@ -95,6 +96,7 @@ struct KernelsSection {
   std::string l2_stream_op = "bulk";  // how: bulk (cp.async.bulk.prefetch.L2) | line (prefetch.global.L2)
   bool l2_stream_evict_last = false;  // the requests with the L2 evict_last priority
   int l2_stream_ctas = 32;        // blocks of the request kernel
+  bool l2_stream_branch = true;   // the request kernels on a graph branch (false: in the kernel chain)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

@@ -174,11 +174,17 @@ class CudaBackend final : public Backend {
   cuda::StepCache<std::shared_ptr<const std::vector<cuda::l2s::Launch>>> l2_streams_{8};
   std::unique_ptr<cuda::l2s::Planner> l2_plan_;  // during a capture with a recorded stream
   size_t l2_next_ = 0;
+  // kernels.l2_stream_branch: the side stream of the graph branch, its fork and join events.
+  cudaStream_t l2_side_ = nullptr;
+  cudaEvent_t l2_fork_ = nullptr, l2_join_ = nullptr;
+  bool l2_side_used_ = false;
 
   // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0) and GLU kind (none, SiLU,
   // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
   int mmvs_cap_[4][3] = {};
+  // kernels.mmvs_depth: whether the plain instance of that depth capped at 6 spills, per type.
+  bool mmvs_deep_spills_[4] = {};
   int mmvs_cap(QType t, int glu) const;
 
   Config cfg_;
