@@ -25,6 +25,7 @@
 #   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
 #   l2s    : the L2 weight stream (kernels.l2_stream_mib): gates, tg128 arms (16/32/48 MiB, line, evict_last), a trace
 #   depth  : mmvs_depth (3/4/6 tasks per lane in flight) + the L2 request branch: gates, --perf, tg128 arms
+#   w2     : kernels.mmvs_split_max_warps 2 vs 4 on qwen3-8b q4_k_m (3 depths) and qwen3-32b q4_k_m tg128
 #   rows2  : today's defaults vs the norm as before on the qwen3-8b rows (+ gates, a d0 trace)
 #   rows32 : the same on qwen3-32b q4_k_m tg128
 #   attnpre: the attention / combine split-0 loads beside the pos load: attn gates, tg128 rows, a trace
@@ -332,6 +333,15 @@ case "$phase" in
       --arm configs/arm-mmvs-depth6.toml --arm configs/arm-l2s-32.toml
     tg qwen3-8b q8_0 0 6 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-w2-depth3.toml \
       --arm configs/arm-l2s-32.toml
+    ;;
+  w2)
+    # Rows over 128 tasks on 2 warps (kernels.mmvs_split_max_warps = 2) against 4, the default
+    # candidate from the depth call (q4_k_m 1.028x / 1.022x at 0 / 4096, q8_0 0.990x): qwen3-8b
+    # q4_k_m tg128 at 0 / 4096 / 16384 and qwen3-32b q4_k_m (its 25600-weight downs: 400 tasks,
+    # 6-7 per lane on 2 warps), interleaved, ~7 minutes.
+    gpu_info
+    tg qwen3-8b q4_k_m 0,4096,16384 6 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml
+    tg qwen3-32b q4_k_m 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q
