@@ -23,9 +23,8 @@
 #   confirm: the register-cap default vs uncapped vs the no-spill GLU cap on q4_0, q4_k_m, qwen3-32b
 #   remeasure: the small levers with interleaved arms + the cost of a kernel boundary (probe arms)
 #   resid  : the residual add in the o/down matvec epilogue + the split decode norm: gates, --perf, tg128 arms
-#   l2s    : the L2 weight stream (kernels.l2_stream_mib): gates, tg128 arms (16/32/48 MiB, line, evict_last), a trace
-#   depth  : mmvs_depth (3/4/6 tasks per lane in flight) + the L2 request branch: gates, --perf, tg128 arms
-#   w2     : kernels.mmvs_split_max_warps 2 vs 4 on qwen3-8b q4_k_m (3 depths) and qwen3-32b q4_k_m tg128
+#   w2     : kernels.mmvs_split_max_warps 2 (the default since 2026-12-02) vs 4 on qwen3-8b q4_k_m (3 depths) and
+#            qwen3-32b q4_k_m tg128 (ran at 1bce27b, when 4 was the default and the arms were the other way round)
 #   rows2  : today's defaults vs the norm as before on the qwen3-8b rows (+ gates, a d0 trace)
 #   rows32 : the same on qwen3-32b q4_k_m tg128
 #   attnpre: the attention / combine split-0 loads beside the pos load: attn gates, tg128 rows, a trace
@@ -293,55 +292,15 @@ case "$phase" in
     tg qwen3-8b q4_k_m 0,4096 6 200 $arms
     for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 $arms; done
     ;;
-  l2s)
-    # The decode weight stream requested into L2 after every matvec launch (kernels.l2_stream_mib;
-    # bench/notes/l2-stream.md), ~7 minutes: kernel-check l2_stream, CUDA-vs-CPU (L2StreamSameBytes
-    # among them), tg128 on qwen3-8b q4_k_m at 0 / 4096 with six interleaved arms (base, 16 / 32 /
-    # 48 MiB bulk, 32 MiB per line, 32 MiB evict_last), q4_0 and q8_0 at 0 (base vs 32 MiB), and a
-    # d0 trace of the 32 MiB arm.
-    gpu_info
-    timeout 60 "$bin/kernel-check" --section l2_stream --seed 20261207 --receipt "$out/kernel-check.jsonl" | tail -n 10
-    cuda_vs_cpu "L2Stream" 6
-    arms="--arm configs/arm-base.toml --arm configs/arm-l2s-16.toml --arm configs/arm-l2s-32.toml --arm configs/arm-l2s-48.toml"
-    arms="$arms --arm configs/arm-l2s-32-line.toml --arm configs/arm-l2s-32-last.toml"
-    synth qwen3-8b q4_k_m
-    timeout 240 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096 -r 6 $arms --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false --set kernels.l2_stream_mib=32 \
-      --set kernels.prefill_f16_weights=false --trace "$out/trace.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
-      grep -E "^\||^trace" | head -n 24
-    rm -f "$f"
-    for mix in q4_0 q8_0; do tg qwen3-8b $mix 0 6 100 --arm configs/arm-base.toml --arm configs/arm-l2s-32.toml; done
-    ;;
-  depth)
-    # The one-token plain matvecs with 3 / 4 / 6 tasks per lane in flight (kernels.mmvs_depth,
-    # bench/notes/mmvs-depth.md) and the L2 request kernels on a graph branch (kernels.l2_stream_*,
-    # bench/notes/l2-stream.md), ~7 minutes: kernel-check mmvs_depth (identity + f64) and
-    # l2_stream gates, --perf on the 4096x12288 rows, CUDA-vs-CPU (MmvsDepthSameBytes,
-    # L2StreamSameBytes), tg128 interleaved arms on qwen3-8b q4_k_m (0 / 4096), q4_0, q8_0.
-    gpu_info
-    timeout 120 "$bin/kernel-check" --section mmvs,mmvs_id,l2_stream --filter mmvs_depth --seed 20261208 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-    timeout 60 "$bin/kernel-check" --section l2_stream --seed 20261208 --receipt "$out/kernel-check.jsonl" | tail -n 2
-    timeout 90 "$bin/kernel-check" --section mmvs --filter 4096x12288/m1 --perf --seed 7 --receipt "$out/kernel-check-perf.jsonl" |
-      sed -E 's/ norm_err .*\| / | /' | cut -c9-130 | head -n 50
-    cuda_vs_cpu "Depth|L2Stream" 8
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-w2-depth3.toml"
-    arms="$arms --arm configs/arm-l2s-16.toml --arm configs/arm-l2s-32.toml --arm configs/arm-l2s-32-line.toml"
-    tg qwen3-8b q4_k_m 0,4096 6 240 $arms
-    tg qwen3-8b q4_0 0 6 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-depth3.toml --arm configs/arm-mmvs-depth4.toml \
-      --arm configs/arm-mmvs-depth6.toml --arm configs/arm-l2s-32.toml
-    tg qwen3-8b q8_0 0 6 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-w2-depth3.toml \
-      --arm configs/arm-l2s-32.toml
-    ;;
   w2)
-    # Rows over 128 tasks on 2 warps (kernels.mmvs_split_max_warps = 2) against 4, the default
-    # candidate from the depth call (q4_k_m 1.028x / 1.022x at 0 / 4096, q8_0 0.990x): qwen3-8b
-    # q4_k_m tg128 at 0 / 4096 / 16384 and qwen3-32b q4_k_m (its 25600-weight downs: 400 tasks,
-    # 6-7 per lane on 2 warps), interleaved, ~7 minutes.
+    # Rows over 128 tasks on 2 warps (kernels.mmvs_split_max_warps = 2, the default since this
+    # call's figures) against 4 (configs/arm-mmvs-split-w4.toml): qwen3-8b q4_k_m tg128 at 0 /
+    # 4096 / 16384 and qwen3-32b q4_k_m (its 25600-weight downs: 400 tasks, 6-7 per lane on 2
+    # warps), interleaved, ~7 minutes. (Ran at 1bce27b with 4 as the default and the arms base /
+    # w2; bench/notes/mmvs.md.)
     gpu_info
-    tg qwen3-8b q4_k_m 0,4096,16384 6 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml
-    tg qwen3-32b q4_k_m 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml
+    tg qwen3-8b q4_k_m 0,4096,16384 6 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w4.toml
+    tg qwen3-32b q4_k_m 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w4.toml
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q
@@ -395,7 +354,7 @@ case "$phase" in
         --receipt "$out/kernel-check-perf.jsonl" | grep -E "us" | grep -v cap | sed -E 's/norm_err [^|]*\| //'
     done
     cuda_vs_cpu "" 4
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-no-split-k.toml"
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w4.toml --arm configs/arm-mmvs-no-split-k.toml"
     for mix in q4_k_m q8_0; do tg qwen3-8b $mix 0 6 80 $arms; done
     ;;
   splitw32)
@@ -403,7 +362,7 @@ case "$phase" in
     # its 600 s in this row, so it stands alone): CUDA-vs-CPU, then the interleaved arms.
     gpu_info
     cuda_vs_cpu "" 4
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w2.toml --arm configs/arm-mmvs-no-split-k.toml"
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w4.toml --arm configs/arm-mmvs-no-split-k.toml"
     tg qwen3-32b q4_k_m 0 5 200 $arms
     ;;
   remeasure)

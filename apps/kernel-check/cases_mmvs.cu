@@ -101,9 +101,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, int depth = 2)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        depth_(depth) {}
+           int max_warps = 4)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -138,7 +137,6 @@ class MmvsCase : public Case {
     p.min_blocks = p.min_blocks_glu = cap_;
     p.preload = preload_;
     p.split_max_warps = max_warps_;
-    p.depth = depth_;
     return p;
   }
   QType t_;
@@ -148,7 +146,6 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  int depth_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -422,77 +419,6 @@ class MmvsInstIdCase : public Case {
   float* dy_[kN] = {};
 };
 
-// kernels.mmvs_depth: the m = 1 plain launches with 3, 4 or 6 tasks per lane in flight (at the
-// compiler's register choice and capped at 6 CTAs per SM, preload on and off, with and without
-// the residual epilogue) against depth 2: byte-identical rows. Shapes where lanes hold more than
-// two tasks: one warp per row (split off, or Q4_0), two warps per row (max_warps 2) and four
-// (k = 25600); n_rows not a multiple of 4, a row length that leaves lanes with unequal counts.
-class MmvsDepthIdCase : public Case {
- public:
-  MmvsDepthIdCase(QType t, int64_t n, int64_t k, bool split, int max_warps, bool residual)
-      : t_(t), n_(n), k_(k), split_(split), max_warps_(max_warps), residual_(residual) {}
-  void generate(Env& env) override {
-    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_);
-    if (residual_) dres_ = env.upload(env.normal((size_t)n_, 2.0f));
-    for (int v = 0; v < kN; ++v) dy_[v] = env.alloc_output<float>((size_t)n_);
-    // A depth outside {2, 3, 4, 6} is refused.
-    auto bad = params(kV[1], dy_[0]);
-    bad.depth = 5;
-    refused_ = cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
-  }
-  cudaError_t launch(Env& env) override {
-    for (int v = 0; v < kN; ++v)
-      if (const cudaError_t e = cuda::launch_mmvs(params(kV[v], dy_[v]), env.stream()); e != cudaSuccess) return e;
-    return cudaSuccess;
-  }
-  void reference(Env&) override {}
-  Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("depth 5 was not refused");
-    const auto p0 = env.download(dy_[0], (size_t)n_);
-    Verdict last;
-    for (int v = 1; v < kN; ++v) {
-      const auto pv = env.download(dy_[v], (size_t)n_);
-      Verdict r = compare_bytes(pv.data(), p0.data(), (size_t)n_ * 4);
-      r.detail = ref::cat("depth ", kV[v].depth, " min_blocks ", kV[v].cap, " preload ", kV[v].preload, ": ", r.detail);
-      if (!r.pass) return r;
-      last = r;
-    }
-    last.detail = "depths 3, 4, 6 (min_blocks 0 and 6; preload off at 3) identical to depth 2";
-    return last;
-  }
-
- private:
-  struct Variant {
-    int depth, cap;
-    bool preload;
-  };
-  static constexpr int kN = 8;
-  static constexpr Variant kV[kN] = {{2, 0, true}, {3, 0, true}, {3, 6, true}, {4, 0, true},
-                                     {4, 6, true}, {6, 0, true}, {6, 6, true}, {3, 6, false}};
-  cuda::MmvsParams params(Variant v, float* y) const {
-    auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_, dxds_, y);
-    p.split_k = split_;
-    p.split_max_warps = max_warps_;
-    p.min_blocks = v.cap;
-    p.depth = v.depth;
-    p.preload = v.preload;
-    if (residual_) p.residual = dres_;
-    return p;
-  }
-  QType t_;
-  int64_t n_, k_;
-  bool split_;
-  int max_warps_;
-  bool residual_;
-  bool refused_ = false;
-  DeviceWeight dw_;
-  int8_t* dxq_ = nullptr;
-  float* dxds_ = nullptr;
-  float* dres_ = nullptr;
-  float* dy_[kN] = {};
-};
-
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
@@ -743,27 +669,6 @@ void add_mmvs_cases(Registry& r) {
       for (int m : {1, 3})
         r.add("mmvs_id", ref::cat("mmvs_residual/", qtype_name(t), "/", n, "x", k, "/m", m, "/vs_matvec_then_add_bytes"),
               [=] { return std::make_unique<MmvsResidualCase>(t, n, k, m); });
-  // kernels.mmvs_depth: byte identity with depth 2 where a lane holds more than two tasks, and
-  // the f64 reference / --perf rows of the deeper launches on the downs' shapes.
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
-    const std::string tn(qtype_name(t));
-    struct Shape {
-      int64_t n, k;
-      bool split;
-      int max_warps;
-      bool residual;
-    };
-    for (const Shape s : {Shape{1031, 12288, true, 2, true}, Shape{1033, 12544, true, 2, false},
-                          Shape{517, 25600, true, 4, true}, Shape{1031, 12288, false, 4, false},
-                          Shape{1029, 8192, true, 4, true}})
-      r.add("mmvs_id", ref::cat("mmvs_depth/", tn, "/", s.n, "x", s.k, s.split ? "" : "/nosplit", "/w", s.max_warps,
-                                s.residual ? "/residual" : "", "/vs_depth2_bytes"),
-            [=] { return std::make_unique<MmvsDepthIdCase>(t, s.n, s.k, s.split, s.max_warps, s.residual); });
-    for (int depth : {3, 4, 6})
-      for (int mw : {2, 4})
-        r.add("mmvs", ref::cat("mmvs_depth", depth, "_w", mw, "/", tn, "/4096x12288/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, 4096, 12288, 1, 0, true, true, 6, true, mw, depth); });
-  }
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
     r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
           [=] { return std::make_unique<QuantizeQ8sCase>(rows, n); });

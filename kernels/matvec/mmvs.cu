@@ -43,11 +43,9 @@ struct Args {
   int64_t ldres;
 };
 
-// Tasks per lane whose loads are in flight together (t0, t0 + step, ...): kDepth everywhere but
-// the m = 1 plain launches, which may take 3, 4 or 6 (MmvsParams::depth, kernels.mmvs_depth):
-// the depth decides when a lane's loads are issued, never what it sums or in which order, so the
-// bits are the same at every depth. (4 for every launch was measured 2.2% slower end to end in an
-// early form, qwen3-8b q4_k_m tg128 267.3 vs 273.4 tok/s, bench/notes/mmvs.md.)
+// Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
+// end to end on the H200 (qwen3-8b q4_k_m tg128: 267.3 vs 273.4 tok/s, bench/notes/mmvs.md) and
+// removed.
 constexpr int kDepth = 2;
 
 // GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). A row is served by a.wpr
@@ -55,7 +53,7 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
-template <QType T, int MM, int GLU, int DEPTH = kDepth>
+template <QType T, int MM, int GLU>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
@@ -79,12 +77,12 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
   const int64_t kb = a.k / 32;
-  Task<T> wt[DEPTH], ut[DEPTH];
+  Task<T> wt[kDepth], ut[kDepth];
   const int first = lane + 32 * sub, step = 32 * wpr;  // a lane's tasks: first, first + step, ...
   const int n_tasks = live ? a.n_tasks : 0;
   auto issue = [&](int t0) {
 #pragma unroll
-    for (int d = 0; d < DEPTH; ++d) {
+    for (int d = 0; d < kDepth; ++d) {
       if (t0 + step * d < n_tasks) {
         wt[d].load(w, row, t0 + step * d, g);
         if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
@@ -104,7 +102,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) resv[j] = j < a.m ? a.res[j * a.ldres + row] : 0.0f;
   }
-  for (int t0 = first; t0 < n_tasks; t0 += step * DEPTH) {
+  for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
     if (t0 != first || !a.preload) issue(t0);
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
@@ -112,7 +110,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         const int8_t* xq = a.xq + j * a.k;
         const float2* xds = a.xds + j * kb;
 #pragma unroll
-        for (int d = 0; d < DEPTH; ++d) {
+        for (int d = 0; d < kDepth; ++d) {
           if (t0 + step * d < n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
             if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
@@ -175,13 +173,6 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
   mmvs_body<T, MM, GLU>(a);
 }
 
-// The m = 1 plain body with DEPTH tasks per lane in flight (MmvsParams::depth 3, 4, 6), at the
-// compiler's register choice (MINB 0) or capped like mmvs_kernel_cap. Same bits as depth 2.
-template <QType T, int DEPTH, int MINB>
-__global__ void __launch_bounds__(32 * kWarps, MINB > 0 ? MINB : 1) mmvs_kernel_deep(const Args a) {
-  mmvs_body<T, 1, 0, DEPTH>(a);
-}
-
 template <QType T, int MM, int MINB = 1>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
@@ -196,22 +187,8 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
-template <QType T, int DEPTH>
-cudaError_t launch_deep(const Args& a, int min_blocks, cudaStream_t s) {
-  const dim3 grid((unsigned)((a.n_rows + kWarps / a.wpr - 1) / (kWarps / a.wpr))), block(32 * kWarps);
-  if (min_blocks == 6) return launch_kernel(mmvs_kernel_deep<T, DEPTH, 6>, grid, block, 0, s, a);
-  return launch_kernel(mmvs_kernel_deep<T, DEPTH, 0>, grid, block, 0, s, a);
-}
-
 template <QType T>
-cudaError_t launch_t(const Args& a, int glu, int min_blocks, int depth, cudaStream_t s) {
-  // The deeper instances exist for m = 1 plain launches at the compiler's choice or cap 6 (in
-  // the reduced CI build too, so the family compiles there); other caps keep depth 2.
-  if (a.m == 1 && glu == 0 && depth != kDepth && (min_blocks == 0 || min_blocks == 6)) {
-    if (depth == 3) return launch_deep<T, 3>(a, min_blocks, s);
-    if (depth == 4) return launch_deep<T, 4>(a, min_blocks, s);
-    return launch_deep<T, 6>(a, min_blocks, s);
-  }
+cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
   if (a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6>(a, glu, s);
   if (a.m == 1 && min_blocks == 8) return launch_m<T, 1, 8>(a, glu, s);
@@ -317,12 +294,11 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.ldres = p.ld_residual ? p.ld_residual : ldy;
   const int mb = p.glu ? p.min_blocks_glu : p.min_blocks;
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
-  if (!mmvs_depth_valid(p.depth)) return cudaErrorInvalidValue;
   switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, p.depth, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, p.depth, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, mb, p.depth, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, p.depth, stream);
+    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
+    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
+    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, mb, stream);
+    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
 }
@@ -343,31 +319,6 @@ cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills) {
     default: return cudaSuccess;
   }
 #endif
-}
-
-namespace {
-template <QType T>
-cudaError_t depth_spills_t(int depth, bool* spills) {
-  cudaFuncAttributes fa{};
-  const cudaError_t e = cudaFuncGetAttributes(&fa, depth == 3   ? mmvs_kernel_deep<T, 3, 6>
-                                                   : depth == 4 ? mmvs_kernel_deep<T, 4, 6>
-                                                                : mmvs_kernel_deep<T, 6, 6>);
-  if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
-  return e;
-}
-}  // namespace
-
-cudaError_t mmvs_depth_spills(QType t, int depth, bool* spills) {
-  if (!spills || !mmvs_depth_valid(depth)) return cudaErrorInvalidValue;
-  if (depth == kDepth) return mmvs_cap_spills(t, 0, 6, spills);
-  *spills = false;
-  switch (t) {
-    case QType::Q4_K: return depth_spills_t<QType::Q4_K>(depth, spills);
-    case QType::Q6_K: return depth_spills_t<QType::Q6_K>(depth, spills);
-    case QType::Q8_0: return depth_spills_t<QType::Q8_0>(depth, spills);
-    case QType::Q4_0: return depth_spills_t<QType::Q4_0>(depth, spills);
-    default: return cudaSuccess;
-  }
 }
 
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream) {

@@ -75,12 +75,6 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
-  // Tasks per lane whose weights are requested together in the m = 1 plain launches (glu = 0):
-  // 2, 3, 4 or 6 (other launches always 2). A lane with more tasks than this waits one more
-  // memory round trip per `depth` tasks (a row of n tasks: ceil(n / (32 * warps per row) /
-  // depth) rounds). Timing only: the same bits. Depths other than 2 run at min_blocks 0 or 6
-  // (8 and 12 keep depth 2).
-  int depth = 2;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual
@@ -91,15 +85,10 @@ struct MmvsParams {
 
 // The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
-// The depth values launch_mmvs has instances for (2, 3, 4, 6).
-inline bool mmvs_depth_valid(int v) { return v == 2 || v == 3 || v == 4 || v == 6; }
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
 // attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills);
-// The same question for the m = 1 plain instance of `depth` (3, 4, 6) tasks per lane capped at 6
-// CTAs per SM (MmvsParams::depth with min_blocks 6). depth 2 asks mmvs_cap_spills.
-cudaError_t mmvs_depth_spills(QType t, int depth, bool* spills);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);

@@ -72,44 +72,6 @@ unsigned grid_for(int64_t n) { return (unsigned)((n + kThreads - 1) / kThreads);
 // A kernel boundary and nothing else: wait for the previous grid (and let the next one launch).
 __global__ void boundary_probe_kernel() { pdl_wait(); }
 
-constexpr uint32_t kBulkUnit = 16384;  // bytes per cp.async.bulk.prefetch request
-constexpr uint32_t kLine = 128;
-
-// Thread t takes the units t, t + T, ... of the ranges laid end to end (units: kBulkUnit bytes
-// for bulk, one line for line), so consecutive threads request consecutive bytes.
-__global__ void __launch_bounds__(128) l2_prefetch_kernel(L2PrefetchParams P) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  const uint32_t unit = P.op == 0 ? kBulkUnit : kLine;
-  const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-  uint64_t pol = 0;
-  if (P.evict_last) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  uint64_t g = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x, base = 0;
-  for (int r = 0; r < P.n; ++r) {
-    const uint64_t bytes = P.op == 0 ? P.bytes[r] & ~uint64_t{15} : P.bytes[r];
-    const uint64_t units = (bytes + unit - 1) / unit;
-    for (; g < base + units; g += stride) {
-      const uint64_t off = (g - base) * unit;
-      const char* a = static_cast<const char*>(P.p[r]) + off;
-      if (P.op == 0) {
-        const uint32_t n = (uint32_t)min((uint64_t)unit, bytes - off);
-        if (P.evict_last)
-          asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(a), "r"(n), "l"(pol)
-                       : "memory");
-        else
-          asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(n) : "memory");
-      } else if (P.evict_last) {
-        asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(a) : "memory");
-      } else {
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(a) : "memory");
-      }
-    }
-    base += units;
-  }
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
 }  // namespace
 
 cudaError_t launch_boundary_probe(int n, cudaStream_t stream) {
@@ -119,18 +81,6 @@ cudaError_t launch_boundary_probe(int n, cudaStream_t stream) {
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
-}
-
-cudaError_t launch_l2_prefetch(const L2PrefetchParams& p, cudaStream_t stream) {
-  if (p.n < 0 || p.n > L2PrefetchParams::kMaxRanges || (p.op != 0 && p.op != 1) || p.ctas < 1 || p.ctas > 4096)
-    return cudaErrorInvalidValue;
-  for (int r = 0; r < p.n; ++r)
-    if (!p.p[r] || reinterpret_cast<uintptr_t>(p.p[r]) % 16) return cudaErrorInvalidValue;
-  if (!p.chained) {
-    l2_prefetch_kernel<<<(unsigned)p.ctas, 128, 0, stream>>>(p);
-    return cudaGetLastError();
-  }
-  return launch_kernel(l2_prefetch_kernel, dim3((unsigned)p.ctas), dim3(128), 0, stream, p);
 }
 
 cudaError_t launch_embed(const EmbedParams& p, cudaStream_t stream) {

@@ -52,28 +52,6 @@ cudaError_t launch_ewise(const EwiseParams& p, cudaStream_t stream);
 // runs (kernels.probe_boundaries): what n extra kernel boundaries cost end to end.
 cudaError_t launch_boundary_probe(int n, cudaStream_t stream);
 
-// Requests byte ranges of device memory into L2 and writes nothing (a cache hint: the decode
-// step's weight stream, kernels.l2_stream_mib, lib/backend/cuda/l2_stream.h). Launched like every
-// decode kernel (launch_kernel): it lets the next kernel launch at once, issues its requests,
-// then waits for the previous grid before it exits, so the completion order of the stream is
-// unchanged (a dependent's wait on this grid still implies the one before it). ranges: 16-byte
-// aligned starts; bytes are rounded down to 16 (bulk) or covered per 128-byte line (line).
-struct L2PrefetchParams {
-  static constexpr int kMaxRanges = 32;
-  int n = 0;
-  const void* p[kMaxRanges] = {};
-  uint64_t bytes[kMaxRanges] = {};
-  // 0 (bulk): cp.async.bulk.prefetch.L2 of up to 16 KiB per request (sm_90, the copy engine);
-  // 1 (line): prefetch.global.L2 per 128-byte line (the load/store path).
-  int op = 0;
-  bool evict_last = false;  // requests with the L2 evict_last priority instead of normal
-  int ctas = 32;            // blocks of 128 threads
-  // true: launched like the decode kernels (launch_kernel, PDL where on); false: a plain launch
-  // (a graph branch of its own: the PDL instructions are then no-ops).
-  bool chained = true;
-};
-cudaError_t launch_l2_prefetch(const L2PrefetchParams& p, cudaStream_t stream);
-
 // Plain attention over the device KV cache (kernels/kv layout) for any head dims (K and V may
 // differ): one block per (query row, head), f32 scores in chunks of 256 keys with an online
 // softmax, f32 accumulation. Same visibility rules as kernels/attn (causal from (*pos0) + i,

@@ -74,13 +74,12 @@ struct KernelsSection {
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K (and interleaved Q4_K) matrices for mmvs
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
-  int mmvs_split_max_warps = 4; // the most warps per row with mmvs_split_k (2 or 4)
+  int mmvs_split_max_warps = 2; // the most warps per row with mmvs_split_k (2 or 4)
   int mmvs_min_blocks = 6;       // mmvs m = 1 plain launches: register cap for >= 6 CTAs per SM (0 / 8 / 12)
   int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
-  int mmvs_depth = 2;             // mmvs m = 1 plain launches: tasks per lane requested together (2, 3, 4, 6)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
@@ -92,11 +91,6 @@ struct KernelsSection {
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
-  int l2_stream_mib = 0;          // decode graph: request the next weights into L2 this far ahead (0 = off)
-  std::string l2_stream_op = "bulk";  // how: bulk (cp.async.bulk.prefetch.L2) | line (prefetch.global.L2)
-  bool l2_stream_evict_last = false;  // the requests with the L2 evict_last priority
-  int l2_stream_ctas = 32;        // blocks of the request kernel
-  bool l2_stream_branch = true;   // the request kernels on a graph branch (false: in the kernel chain)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

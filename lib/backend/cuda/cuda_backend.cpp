@@ -103,8 +103,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
                                {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
-  if (!cuda::mmvs_depth_valid(cfg_.kernels.mmvs_depth))
-    throw Error(fmt::format("kernels.mmvs_depth = {}: must be 2, 3, 4 or 6", cfg_.kernels.mmvs_depth));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
@@ -117,9 +115,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
         MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills));
       mmvs_cap_[ti][glu] = spills ? 0 : want;
     }
-  if (cfg_.kernels.mmvs_depth != 2 && cfg_.kernels.mmvs_cap_no_spill)
-    for (int ti = 0; ti < 4; ++ti)
-      MEMRA_CUDA_CHECK(cuda::mmvs_depth_spills(cap_types[ti], cfg_.kernels.mmvs_depth, &mmvs_deep_spills_[ti]));
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)
@@ -127,11 +122,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   KernelsSection probe = cfg_.kernels;
   probe.matvec = "auto";
   (void)cuda::choose_matmul_variant(info.cc(), info.sm_count, {1, 32, 32, QType::F16}, probe);
-  if (cfg_.kernels.l2_stream_mib > 0 && cfg_.kernels.l2_stream_branch) {
-    MEMRA_CUDA_CHECK(cudaStreamCreateWithFlags(&l2_side_, cudaStreamNonBlocking));
-    MEMRA_CUDA_CHECK(cudaEventCreateWithFlags(&l2_fork_, cudaEventDisableTiming));
-    MEMRA_CUDA_CHECK(cudaEventCreateWithFlags(&l2_join_, cudaEventDisableTiming));
-  }
   d_step_cap_ = 1;
   d_step_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t) * 2, "step ids");
   d_adhoc_pos_ = cuda::DeviceBuffer(ctx().pool(), sizeof(int32_t), "step pos");
@@ -156,9 +146,6 @@ CudaBackend::~CudaBackend() {
   if (step_t0_) cudaEventDestroy(step_t0_);
   if (step_t1_) cudaEventDestroy(step_t1_);
   if (h_step_) cudaFreeHost(h_step_);
-  if (l2_fork_) cudaEventDestroy(l2_fork_);
-  if (l2_join_) cudaEventDestroy(l2_join_);
-  if (l2_side_) cudaStreamDestroy(l2_side_);
 }
 
 std::map<std::string, std::string> CudaBackend::variants() const {
@@ -190,7 +177,6 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
 void CudaBackend::drop_graphs() {
   for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
   seen_.clear();
-  l2_streams_.clear();
   if (!capturing_) retired_.clear();
 }
 
@@ -422,13 +408,8 @@ bool CudaBackend::begin_step(const Step& s) {
   step_ids_.assign(s.ids.begin(), s.ids.end());
   cur_key_ = key;
   cur_kv_ = kv;
-  l2_recording_ = false;
-  l2_plan_.reset();
   if (mode == cuda::StepMode::Eager) {
     stage_step_eager(s.ids, s.pos0);
-    // The eager run before a capture: record its weight stream for the capture's L2 requests.
-    l2_recording_ = cfg_.kernels.l2_stream_mib > 0 && s.ids.size() == 1 && cfg_.kernels.cuda_graph && kv && s.owner;
-    l2_rec_.clear();
     if (s.ids.size() == 1) {
       if (cfg_.kernels.cuda_graph && kv && s.owner) seen_.add(key);
       else note("decode_step", "eager");
@@ -453,11 +434,6 @@ bool CudaBackend::begin_step(const Step& s) {
     in_step_ = true;
     return true;
   }
-  if (cfg_.kernels.l2_stream_mib > 0)
-    if (auto* rec = l2_streams_.find(key)) {
-      l2_plan_ = std::make_unique<cuda::l2s::Planner>(**rec, (uint64_t)cfg_.kernels.l2_stream_mib << 20);
-      l2_next_ = 0;
-    }
   MEMRA_CUDA_CHECK(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeRelaxed));
   capturing_ = true;
   in_step_ = true;
@@ -474,22 +450,8 @@ bool CudaBackend::begin_step(const Step& s) {
 void CudaBackend::end_step(bool ok) {
   forget_q8s();
   in_step_ = false;
-  if (l2_recording_ && ok && !l2_rec_.empty()) {
-    auto rec = std::make_shared<const std::vector<cuda::l2s::Launch>>(std::move(l2_rec_));
-    l2_streams_.insert(cur_key_, std::move(rec));
-  }
-  l2_recording_ = false;
-  l2_rec_.clear();
-  l2_plan_.reset();
   if (!capturing_) return;
   capturing_ = false;
-  // The L2 request branch joins the step's end (a capture must end with every stream joined).
-  cudaError_t je = cudaSuccess;
-  if (l2_side_used_) {
-    l2_side_used_ = false;
-    je = cudaEventRecord(l2_join_, l2_side_);
-    if (je == cudaSuccess) je = cudaStreamWaitEvent(stream(), l2_join_, 0);
-  }
   cudaGraph_t graph = nullptr;
   const cudaError_t e = cudaStreamEndCapture(stream(), &graph);
   if (!ok) {  // an op threw: its error is the one the caller sees; this must not throw
@@ -497,8 +459,6 @@ void CudaBackend::end_step(bool ok) {
     cudaGetLastError();
     return;
   }
-  if (je != cudaSuccess && graph) cudaGraphDestroy(graph);
-  cuda::check_status(je, "joining the L2 request branch (decode step)");
   cuda::check_status(e, "cudaStreamEndCapture (decode step)");
   cudaGraphExec_t exec = nullptr;
   const cudaError_t ie = cudaGraphInstantiate(&exec, graph, 0);

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend/cuda/l2_stream.h"
 #include "backend/cuda/runtime.h"
 #include "backend/cuda/step_graph.h"
 #include "backend/cuda/variant.h"
@@ -163,28 +162,10 @@ class CudaBackend final : public Backend {
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                            std::span<const MatmulOut> extra = {}, bool residual = false);
 
-  // kernels.l2_stream_mib: the weight stream of an eager single-token step is recorded (every
-  // mmvs launch's planes, in order) and kept per step key; the capture of that key requests the
-  // next window of it into L2 after each mmvs launch (l2_stream.h). A launch that differs from the
-  // record ends the requests for the rest of that capture (a hint only: nothing else changes).
-  void l2_stream_after(const cuda::l2s::Launch& launch);
-  cuda::l2s::Launch l2_launch_of(const Weight& w, const Weight* w2, std::span<const MatmulOut> extra) const;
-  bool l2_recording_ = false;
-  std::vector<cuda::l2s::Launch> l2_rec_;
-  cuda::StepCache<std::shared_ptr<const std::vector<cuda::l2s::Launch>>> l2_streams_{8};
-  std::unique_ptr<cuda::l2s::Planner> l2_plan_;  // during a capture with a recorded stream
-  size_t l2_next_ = 0;
-  // kernels.l2_stream_branch: the side stream of the graph branch, its fork and join events.
-  cudaStream_t l2_side_ = nullptr;
-  cudaEvent_t l2_fork_ = nullptr, l2_join_ = nullptr;
-  bool l2_side_used_ = false;
-
   // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0) and GLU kind (none, SiLU,
   // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
   int mmvs_cap_[4][3] = {};
-  // kernels.mmvs_depth: whether the plain instance of that depth capped at 6 spills, per type.
-  bool mmvs_deep_spills_[4] = {};
   int mmvs_cap(QType t, int glu) const;
 
   Config cfg_;

@@ -253,11 +253,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
-  p.depth = cfg_.kernels.mmvs_depth;
-  if (p.depth != 2 && glu == 0 && p.min_blocks == 6) {  // a deep instance that spills runs uncapped
-    const int ti = w.type == QType::Q4_K ? 0 : w.type == QType::Q6_K ? 1 : w.type == QType::Q8_0 ? 2 : 3;
-    if (mmvs_deep_spills_[ti]) p.min_blocks = 0;
-  }
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
@@ -282,71 +277,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.ldy = extra[i].y.ld;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload",
-                                glu == 0 && p.depth != 2 ? fmt::format("_depth{}", p.depth) : std::string()));
+    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
-  if (p.m == 1 && (l2_recording_ || l2_plan_)) l2_stream_after(l2_launch_of(w, w2, extra));
-}
-
-cuda::l2s::Launch CudaBackend::l2_launch_of(const Weight& w, const Weight* w2, std::span<const MatmulOut> extra) const {
-  // The planes of each matrix as the mmvs launch reads them (split copy, or the GGUF rows of a
-  // Q4_K matrix read in place).
-  cuda::l2s::Launch l;
-  const bool il = w.decode_data != nullptr && cfg_.kernels.mmvs_interleave;
-  const auto add = [&](const Weight& wt) {
-    if (!wt.decode_data) {
-      l.ranges.push_back({wt.data, (uint64_t)wt.n_rows() * wt.row_bytes});
-      return;
-    }
-    const auto L = cuda::sp::layout(wt.type, il);
-    const auto pl = cuda::sp::plan(wt.type, wt.n_rows(), wt.ne[0], il);
-    const auto* base = static_cast<const uint8_t*>(wt.decode_data);
-    const uint64_t rows = (uint64_t)wt.n_rows(), blocks = rows * (uint64_t)pl.blocks_per_row;
-    l.ranges.push_back({base, pl.body_row_bytes * rows});
-    if (L.aux_src >= 0) l.ranges.push_back({base + pl.aux_offset, blocks * 16});
-    if (L.d_src >= 0) l.ranges.push_back({base + pl.d_offset, blocks * 2});
-  };
-  add(w);
-  if (w2) add(*w2);
-  for (const auto& e : extra) add(*e.w);
-  return l;
-}
-
-void CudaBackend::l2_stream_after(const cuda::l2s::Launch& launch) {
-  if (l2_recording_) {
-    l2_rec_.push_back(launch);
-    return;
-  }
-  if (!capturing_ || !l2_plan_) return;
-  if (l2_next_ >= l2_plan_->size() || !(l2_plan_->launch(l2_next_) == launch)) {
-    l2_plan_.reset();  // this step's matvecs differ from the recorded ones: no more requests
-    note("l2_stream", "diverged");
-    return;
-  }
-  const auto ranges = l2_plan_->after(l2_next_++);
-  cuda::L2PrefetchParams p;
-  p.op = cfg_.kernels.l2_stream_op == "line" ? 1 : 0;
-  p.evict_last = cfg_.kernels.l2_stream_evict_last;
-  p.ctas = cfg_.kernels.l2_stream_ctas;
-  p.chained = !l2_side_;
-  cudaStream_t s = stream();
-  if (l2_side_ && !ranges.empty()) {  // a branch: after this matvec completes, beside the chain
-    cuda::check_status(cudaEventRecord(l2_fork_, stream()), "cudaEventRecord (L2 request fork)");
-    cuda::check_status(cudaStreamWaitEvent(l2_side_, l2_fork_, 0), "cudaStreamWaitEvent (L2 request fork)");
-    s = l2_side_;
-    l2_side_used_ = true;
-  }
-  for (size_t i = 0; i < ranges.size();) {  // kMaxRanges per launch (one launch in the models)
-    p.n = 0;
-    for (; i < ranges.size() && p.n < cuda::L2PrefetchParams::kMaxRanges; ++i, ++p.n) {
-      p.p[p.n] = ranges[i].p;
-      p.bytes[p.n] = ranges[i].bytes;
-    }
-    cuda::check_status(cuda::launch_l2_prefetch(p, s), "launch_l2_prefetch");
-  }
-  note("l2_stream", fmt::format("{}mib.{}{}.ctas{}{}", cfg_.kernels.l2_stream_mib, cfg_.kernels.l2_stream_op,
-                                p.evict_last ? ".evict_last" : "", p.ctas, l2_side_ ? ".branch" : ".chain"));
 }
 
 void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
