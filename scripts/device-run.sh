@@ -39,6 +39,10 @@
 #   gates2 : CUDA-vs-CPU tests, run-gen both backends, kernel-check all (a final commit's gates)
 #   combine: attn_decode gates, qwen3-8b q4_k_m tg128 at 3 depths with the old-combine arm
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
+#   w3     : 3 warps per 12288-weight row in 6-warp CTAs (kernels.mmvs_split_max_warps 3) vs the default
+#            2 on qwen3-8b q4_k_m (3 depths) and q8_0, + gates (mmvs, mmvs_id, rope, attn), a d0
+#            trace of each (the pos / norm-weight / RoPE trig reads before the PDL wait: same bits)
+#   w6_32  : qwen3-32b q4_k_m tg128: 6 warps per 25600-weight row vs the default 2
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -301,6 +305,32 @@ case "$phase" in
     gpu_info
     tg qwen3-8b q4_k_m 0,4096,16384 6 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w4.toml
     tg qwen3-32b q4_k_m 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w4.toml
+    ;;
+  w3)
+    # ~9 minutes. Gates first (the new 6-warp instances, the pre-wait reads of RoPE and attention),
+    # then interleaved tg128 arms, then two short d0 traces (defaults; w3) for per-kernel times.
+    gpu_info
+    timeout 200 "$bin/kernel-check" --section mmvs,mmvs_id,rope,attn --seed 20261208 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 12
+    timeout 60 "$bin/kernel-check" --section mmvs --filter "splitw" --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "4096x12288/m1|5120x25600/m1" | tail -n 12
+    cuda_vs_cpu "" 4
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-split-w3.toml"
+    synth qwen3-8b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    for w in 2 3; do
+      timeout 40 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --set kernels.mmvs_split_max_warps=$w --trace "$out/trace-w$w.jsonl" \
+        --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|mmvs|rope|attn|norm" | head -n 16
+    done
+    gzip -f "$out"/trace-w*.jsonl
+    rm -f "$f"
+    tg qwen3-8b q8_0 0 6 100 $arms
+    ;;
+  w6_32)
+    gpu_info
+    tg qwen3-32b q4_k_m 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w6.toml
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

@@ -72,8 +72,8 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 struct CombineSmem {
   float m[1024], f[1024], l[1024];
 };
-// `used` is a callable giving the row's split count (it reads pos): the SM form requests split
-// 0's values (every row has it) before calling it, so those loads overlap the pos load.
+// `used` is a callable giving the row's split count (the kernel reads pos before its dependency
+// wait); the SM form requests split 0's values (every row has it) before calling it.
 template <int D, bool SM, class Used>
 __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, Used used_of,
                                                 CombineSmem* cs) {
@@ -334,7 +334,6 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 
 template <int D, int G, int KP, bool VS = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
-  pdl_wait();
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   __shared__ __align__(16) uint8_t vt[VS ? kWarps : 1][VS ? 32 : 1][VS ? kVsSlice : 16];
   constexpr int N = D / 32;
@@ -342,15 +341,16 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   __shared__ QInt8<D, KP == KP_Q8I ? G : 1> qi;
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // The position is staged by the step's copy before its first kernel and no kernel writes it,
+  // so it is read before the dependency wait: the splits a row does not use exit while the
+  // previous kernel drains, and the others know their key range when the wait returns.
   const int pos = *a.pos0 + i;
   int lo, hi;
   attn::key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
   const int used = attn::splits_used(len, a.n_splits);
-  // Block-uniform: the combine reads only the used splits. Split 0 is always used (a decode row
-  // attends to at least its own key), so it does not wait for pos before loading q: the two
-  // loads overlap (one round trip less on the one-split rows of short contexts).
-  if (s != 0 && s >= used) return;
+  if (s >= used) return;  // block-uniform: the combine reads only the used splits
+  pdl_wait();
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
   if constexpr (KP == KP_Q8I) {
     // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)). A warp's
@@ -469,13 +469,13 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 template <int D>
 __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   __shared__ CombineSmem cs;
-  pdl_wait();
   const int h = blockIdx.x, i = blockIdx.y;
-  const auto used = [&] {
-    int lo, hi;
-    attn::key_range(*a.pos0 + i, a.window, lo, hi);
-    return attn::splits_used(max(0, hi - lo), a.n_splits);
-  };
+  // pos is read before the dependency wait (no kernel of the step writes it: AttnParams::pos0).
+  int lo, hi;
+  attn::key_range(*a.pos0 + i, a.window, lo, hi);
+  const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits);
+  pdl_wait();
+  const auto used = [&] { return n_used; };
   if (a.combine_direct)
     combine_element<D, false>(a, i, h, threadIdx.x, used, &cs);
   else

@@ -30,7 +30,7 @@ struct AttnParams {
   int n_head = 0;
   int n_head_kv = 0;
   int head_dim = 0;
-  const int32_t* pos0 = nullptr;  // device
+  const int32_t* pos0 = nullptr;  // device; no kernel of the step may write it (read before the PDL wait)
   float scale = 1.0f;
   int window = 0;
   float softcap = 0.0f;

@@ -123,14 +123,31 @@ __device__ __forceinline__ void put_head(const KvOut& c, int64_t pos, int head, 
 template <bool NEOX, int N>
 __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_head_kv, const float* wq,
                                     const float* wk, float eps, KvOut kc, KvOut vc) {
-  pdl_wait();
   const int64_t gw = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   const int heads = a.n_head + n_head_kv + (kc.cache ? n_head_kv : 0);
   if (gw >= (int64_t)a.rows * heads) return;
   const int64_t r = gw / heads;
   const int h = (int)(gw % heads);
-  if (h >= a.n_head + n_head_kv) {  // a V head: straight to the cache
+  const bool is_q = h < a.n_head, is_v = h >= a.n_head + n_head_kv;
+  // Before the dependency wait: what no kernel of the step writes. The norm weights, and the
+  // rotation's cos/sin, which depend only on the position (staged by the step's copy before its
+  // first kernel; the same values as computed after the wait, so the same bits). Their round trip
+  // and the powf/sincosf chains overlap the q/k/v matvec's tail instead of following it.
+  const float* w = is_q ? wq : wk;
+  float wv[N], cs[N], sn[N];
+  if (!is_v) {
+#pragma unroll
+    for (int t = 0; t < N; ++t) wv[t] = w ? w[lane + 32 * t] : 0.0f;
+    const float pos = (float)(*a.pos0 + r);
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+      if (NEOX && t >= N / 2) break;
+      rope_cs(a, NEOX ? lane + 32 * t : (lane + 32 * t) >> 1, pos, cs[t], sn[t]);
+    }
+  }
+  pdl_wait();
+  if (is_v) {  // a V head: straight to the cache
     const int hv = h - a.n_head - n_head_kv;
     const float* vp = vc.src + r * vc.ld_src + (int64_t)hv * a.head_dim;
     float v[N];
@@ -139,9 +156,7 @@ __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_he
     put_head<N>(vc, (int64_t)*a.pos0 + r, hv, a.head_dim, v, lane);
     return;
   }
-  const bool is_q = h < a.n_head;
   float* hp = is_q ? a.out + r * a.ld_out + (int64_t)h * a.head_dim : k + r * ld_k + (int64_t)(h - a.n_head) * a.head_dim;
-  const float* w = is_q ? wq : wk;
   float v[N];
 #pragma unroll
   for (int t = 0; t < N; ++t) v[t] = hp[lane + 32 * t];
@@ -151,27 +166,20 @@ __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_he
     for (int t = 0; t < N; ++t) ss += __fmul_rn(v[t], v[t]);
     const float inv = norm_scale(warp_sum_f32(ss), a.head_dim, eps);
 #pragma unroll
-    for (int t = 0; t < N; ++t) v[t] = normed(v[t], inv, w, lane + 32 * t);
+    for (int t = 0; t < N; ++t) v[t] = normed_by(v[t], inv, true, wv[t]);
   }
-  const float pos = (float)(*a.pos0 + r);
   float o[N];
   if constexpr (NEOX) {
 #pragma unroll
-    for (int t = 0; t < N / 2; ++t) {
-      float cs, sn;
-      rope_cs(a, lane + 32 * t, pos, cs, sn);
-      rope_rotate(v[t], v[t + N / 2], cs, sn, o[t], o[t + N / 2]);
-    }
+    for (int t = 0; t < N / 2; ++t) rope_rotate(v[t], v[t + N / 2], cs[t], sn[t], o[t], o[t + N / 2]);
   } else {
     const bool first = (lane & 1) == 0;
 #pragma unroll
     for (int t = 0; t < N; ++t) {
       const float other = __shfl_xor_sync(0xffffffffu, v[t], 1);
-      float cs, sn;
-      rope_cs(a, (lane + 32 * t) >> 1, pos, cs, sn);
       float y0, y1;
-      if (first) rope_rotate(v[t], other, cs, sn, y0, y1);
-      else rope_rotate(other, v[t], cs, sn, y0, y1);
+      if (first) rope_rotate(v[t], other, cs[t], sn[t], y0, y1);
+      else rope_rotate(other, v[t], cs[t], sn[t], y0, y1);
       o[t] = first ? y0 : y1;
     }
   }

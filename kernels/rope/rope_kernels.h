@@ -30,7 +30,7 @@ struct RopeParams {
   int head_dim = 0;
   int n_rot = 0;  // even, <= head_dim
   RopeKind kind = RopeKind::Normal;
-  const int32_t* pos0 = nullptr;  // device: position of row 0
+  const int32_t* pos0 = nullptr;  // device: position of row 0; no kernel of the step may write it (read before the PDL wait)
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
   const float* freq_factors = nullptr;  // device [n_rot/2] or null
