@@ -39,10 +39,8 @@
 #   gates2 : CUDA-vs-CPU tests, run-gen both backends, kernel-check all (a final commit's gates)
 #   combine: attn_decode gates, qwen3-8b q4_k_m tg128 at 3 depths with the old-combine arm
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
-#   w3     : 3 warps per 12288-weight row in 6-warp CTAs (kernels.mmvs_split_max_warps 3) vs the default
-#            2 on qwen3-8b q4_k_m (3 depths) and q8_0, + gates (mmvs, mmvs_id, rope, attn), a d0
-#            trace of each (the pos / norm-weight / RoPE trig reads before the PDL wait: same bits)
-#   w6_32  : qwen3-32b q4_k_m tg128: 6 warps per 25600-weight row vs the default 2
+#   w3     : 3 warps per 12288-weight row in 6-warp CTAs vs the default 2 (ran at 8fefe6b; the w3 value
+#            and its arm are removed, bench/notes/mmvs.md), + gates (mmvs, mmvs_id, rope, attn), d0 traces
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -327,10 +325,6 @@ case "$phase" in
     gzip -f "$out"/trace-w*.jsonl
     rm -f "$f"
     tg qwen3-8b q8_0 0 6 100 $arms
-    ;;
-  w6_32)
-    gpu_info
-    tg qwen3-32b q4_k_m 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-w6.toml
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

@@ -631,29 +631,20 @@ void add_mmvs_cases(Registry& r) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}})
       r.add("mmvs", ref::cat("mmvs_nopreload/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, false); });
-    // 2, 3 or 6 warps per row over 128 tasks (kernels.mmvs_split_max_warps; 3 and 6 in 6-warp
-    // CTAs): rows over 128 tasks (the 12288 / 25600-weight downs) take another fixed order each;
-    // f64 reference, the m-independence of its bits, the fused GLU, both body orders, and --perf
-    // rows beside "mmvs/...". With 3 and 6 also the register-capped m = 1 instances (their 6-warp
-    // forms) at the f64 reference.
-    for (int mw : {2, 3, 6}) {
-      const std::string sw = ref::cat("mmvs_splitw", mw);
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}, {1033, 12288}})
-        r.add("mmvs", ref::cat(sw, "/", tn, "/", n, "x", k, "/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, mw); });
-      r.add("mmvs", ref::cat(sw, "/", tn, "/1033x12288/m5"),
-            [=] { return std::make_unique<MmvsCase>(t, 1033, 12288, 5, 0, true, true, 0, true, mw); });
-      r.add("mmvs_id", ref::cat(sw, "/", tn, "/1031x12288/m1_vs_m4_m8_bytes"),
-            [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kM, mw); });
-      r.add("mmvs_id", ref::cat(sw, "_glu/", tn, "/1031x12288/fused_vs_unfused_bytes"),
-            [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kGlu, mw); });
-      r.add("mmvs_id", ref::cat(sw, "/", tn, "/1031x12288/interleaved_vs_blocked_bytes"),
-            [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kLayouts, mw); });
-      if (mw != 2)
-        for (int cap : {6, 8, 12})
-          r.add("mmvs", ref::cat(sw, "_cap", cap, "/", tn, "/1033x12288/m1"),
-                [=] { return std::make_unique<MmvsCase>(t, 1033, 12288, 1, 0, true, true, cap, true, mw); });
-    }
+    // At most 2 warps per row (kernels.mmvs_split_max_warps = 2): rows over 128 tasks (the
+    // 12288 / 25600-weight downs) take another fixed order; f64 reference, the m-independence of
+    // its bits, the fused GLU, both body orders, and --perf rows beside "mmvs/...".
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}, {1033, 12288}})
+      r.add("mmvs", ref::cat("mmvs_splitw2/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2); });
+    r.add("mmvs", ref::cat("mmvs_splitw2/", tn, "/1033x12288/m5"),
+          [=] { return std::make_unique<MmvsCase>(t, 1033, 12288, 5, 0, true, true, 0, true, 2); });
+    r.add("mmvs_id", ref::cat("mmvs_splitw2/", tn, "/1031x12288/m1_vs_m4_m8_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kM, 2); });
+    r.add("mmvs_id", ref::cat("mmvs_splitw2_glu/", tn, "/1031x12288/fused_vs_unfused_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kGlu, 2); });
+    r.add("mmvs_id", ref::cat("mmvs_splitw2/", tn, "/1031x12288/interleaved_vs_blocked_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kLayouts, 2); });
     for (int cap : {6, 8, 12}) {
       for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
         r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

@@ -13,7 +13,7 @@ namespace {
 
 using mmvs::Geo;
 using mmvs::Task;
-// Warps per CTA (CW, a template parameter): 4, or 6 for rows of 3 or 6 warps (mmvs::cta_warps).
+constexpr int kWarps = 4;  // rows per CTA
 
 struct Seg {
   mmvs::Src src;
@@ -31,7 +31,7 @@ struct Args {
   int n_seg;
   Seg seg[3];
   int n_tasks;
-  int wpr;  // warps per row (mmvs::warps_per_row): 1, 2, 3, 4 or 6
+  int wpr;  // warps per row (mmvs::warps_per_row): 1, 2 or 4
   int m;
   bool preload;  // MmvsParams::preload
   const int8_t* xq;
@@ -53,11 +53,11 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
-template <QType T, int MM, int GLU, int CW>
+template <QType T, int MM, int GLU>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
-  int64_t row = (int64_t)blockIdx.x * (CW / wpr) + warp / wpr;
+  int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
   const bool live = row < a.n_rows;
   if (wpr == 1 && !live) return;  // with wpr > 1 every warp reaches the partials' barrier
   // Which matrix (segment) the row belongs to; segment 0 is the plain case.
@@ -128,7 +128,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     }
   }
   if (wpr > 1) {  // the row's partials, summed by its first warp in sub-warp order
-    __shared__ float part[CW][2][MM];
+    __shared__ float part[kWarps][2][MM];
     if (lane == 0) {
 #pragma unroll
       for (int j = 0; j < MM; ++j) {
@@ -160,38 +160,31 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   }
 }
 
-template <QType T, int MM, int GLU, int CW>
-__global__ void __launch_bounds__(32 * CW) mmvs_kernel(const Args a) {
-  mmvs_body<T, MM, GLU, CW>(a);
+template <QType T, int MM, int GLU>
+__global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
+  mmvs_body<T, MM, GLU>(a);
 }
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
 // min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
 // operation or order, so the same bits (kernel-check mmvs_id mmvs_inst/*/vs_default_bytes).
-// MINB counts 4-warp CTAs; the 6-warp form is compiled for the same warps per SM (cap_cw).
-constexpr int cap_cw(int minb, int cw) { return cw == 4 ? minb : minb * 4 / cw; }
-template <QType T, int MM, int GLU, int MINB, int CW>
-__global__ void __launch_bounds__(32 * CW, cap_cw(MINB, CW)) mmvs_kernel_cap(const Args a) {
-  mmvs_body<T, MM, GLU, CW>(a);
+template <QType T, int MM, int GLU, int MINB>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args a) {
+  mmvs_body<T, MM, GLU>(a);
 }
 
-template <QType T, int MM, int MINB, int CW>
-cudaError_t launch_cw(const Args& a, int glu, cudaStream_t s) {
-  const int rows_per_cta = CW / a.wpr;
-  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * CW);
-  if constexpr (MINB > 1) {
-    if (glu == 0) return launch_kernel(mmvs_kernel_cap<T, MM, 0, MINB, CW>, grid, block, 0, s, a);
-    if (glu == 1) return launch_kernel(mmvs_kernel_cap<T, MM, 1, MINB, CW>, grid, block, 0, s, a);
-    return launch_kernel(mmvs_kernel_cap<T, MM, 2, MINB, CW>, grid, block, 0, s, a);
-  }
-  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0, CW>, grid, block, 0, s, a);
-  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1, CW>, grid, block, 0, s, a);
-  return launch_kernel(mmvs_kernel<T, MM, 2, CW>, grid, block, 0, s, a);
-}
 template <QType T, int MM, int MINB = 1>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
-  if (mmvs::cta_warps(a.wpr) == 6) return launch_cw<T, MM, MINB, 6>(a, glu, s);
-  return launch_cw<T, MM, MINB, 4>(a, glu, s);
+  const int rows_per_cta = kWarps / a.wpr;
+  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
+  if constexpr (MINB > 1) {
+    if (glu == 0) return launch_kernel(mmvs_kernel_cap<T, MM, 0, MINB>, grid, block, 0, s, a);
+    if (glu == 1) return launch_kernel(mmvs_kernel_cap<T, MM, 1, MINB>, grid, block, 0, s, a);
+    return launch_kernel(mmvs_kernel_cap<T, MM, 2, MINB>, grid, block, 0, s, a);
+  }
+  if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
 template <QType T>
@@ -207,14 +200,11 @@ cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   return launch_m<T, 8>(a, glu, s);
 }
 
-// Either CTA form spilling counts (the 6-warp one serves only the longest rows, but the rule is
-// per type and GLU kind).
 template <QType T, int GLU, int MINB>
 cudaError_t cap_spills_k(bool* spills) {
-  cudaFuncAttributes fa{}, fa6{};
-  cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB, 4>);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa6, mmvs_kernel_cap<T, 1, GLU, MINB, 6>);
-  if (e == cudaSuccess) *spills = fa.localSizeBytes > 0 || fa6.localSizeBytes > 0;
+  cudaFuncAttributes fa{};
+  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB>);
+  if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
   return e;
 }
 template <QType T, int GLU>
@@ -287,10 +277,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)pl.body_row_bytes, rows, e.y, eldy};
   }
   a.n_tasks = (int)(p.n_cols / 64);
-  if (!mmvs_max_warps_valid(p.split_max_warps)) return cudaErrorInvalidValue;
+  if (p.split_max_warps != 2 && p.split_max_warps != 4) return cudaErrorInvalidValue;
   a.wpr = mmvs::warps_per_row(p.w_type, a.n_tasks, p.split_k, p.split_max_warps);
-  const int rows_per_cta = mmvs::cta_warps(a.wpr) / a.wpr;
-  if ((rows + rows_per_cta - 1) / rows_per_cta > 0x7fffffff) return cudaErrorInvalidValue;
+  if ((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr) > 0x7fffffff) return cudaErrorInvalidValue;
   a.n_rows = rows;
   a.m = p.m;
   a.preload = p.preload;

@@ -14,8 +14,8 @@
 // so each load instruction of a warp reads one contiguous 512-byte run (split_layout.h).
 // Lane l of a row's warp takes tasks l, l+32, ... in increasing order, two tasks' loads in flight
 // at once; one warp per row, 4 rows per CTA, except rows longer than 64 tasks (Q4_K/Q6_K/Q8_0,
-// split_k): 2, 3, 4 or 6 warps per row (3 and 6 in CTAs of 6 warps), sub-warp s taking the task
-// groups s, s + wpr, ... and the partials summed in sub-warp order. The per-row arithmetic (exact int dp4a sums per 16 or 32
+// split_k): 2 or 4 warps per row, sub-warp s taking the task groups s, s + wpr, ... and the
+// partials summed in sub-warp order. The per-row arithmetic (exact int dp4a sums per 16 or 32
 // weights, then explicitly rounded f32 scale products and sums, the row's partition a function
 // of k) does not depend on m, so a row's result is bit-identical at every m (decode == verify;
 // gated in kernel-check "mmvs_id").
@@ -41,7 +41,7 @@ struct MmvsParams {
   QType w_type = QType::Q4_K;
   bool interleaved = true;    // body order of every matrix of the launch (split_layout.h)
   bool split_k = true;        // rows over 64 tasks served by 2-4 warps, not Q4_0 (mmvs_task.cuh warps_per_row)
-  int split_max_warps = 4;    // 2, 3, 4 or 6: the warps of a row over 128 tasks (3, 6: 6-warp CTAs)
+  int split_max_warps = 4;    // 2 or 4: the most warps per row (rows over 128 tasks take this many)
   const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
   const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
   const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K), 16-byte aligned
@@ -83,8 +83,6 @@ struct MmvsParams {
   int64_t ld_residual = 0;  // 0 = ldy
 };
 
-// The split_max_warps values launch_mmvs takes (2, 3, 4, 6).
-inline bool mmvs_max_warps_valid(int v) { return v == 2 || v == 3 || v == 4 || v == 6; }
 // The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu

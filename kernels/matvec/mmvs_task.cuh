@@ -98,16 +98,11 @@ struct Geo {
 // length only (and the switch), so a row's bits do not depend on m. split = false: always 1.
 // Not for Q4_0, where it measured slower end to end (qwen3-8b q4_0 tg128 328.8 split vs 339.0
 // one warp per row, against 1.030x q4_k_m and 1.063x q8_0 in the same run, bench/notes/mmvs.md).
-// max_warps (2, 3, 4 or 6) is the count for rows over 128 tasks (kernels.mmvs_split_max_warps):
-// a 192-task row (12288 weights) has 6 groups of 32 tasks, which 3 warps take 2 each (one round
-// of kDepth = 2 loads per lane) where 2 warps take 3 (two rounds) and 4 warps 2, 2, 1, 1.
+// max_warps (2 or 4) caps it for rows over 128 tasks (kernels.mmvs_split_max_warps).
 MEMRA_HD int warps_per_row(QType type, int64_t n_tasks, bool split, int max_warps = 4) {
   if (!split || type == QType::Q4_0 || n_tasks <= 64) return 1;
-  return n_tasks <= 128 ? 2 : max_warps;
+  return n_tasks <= 128 || max_warps < 4 ? 2 : 4;
 }
-// Warps of the CTA that serves rows of wpr warps each: 4 (rows of 1, 2 or 4 warps: 4, 2 or 1 rows
-// per CTA) or 6 (rows of 3 or 6 warps: 2 or 1 rows).
-MEMRA_HD int cta_warps(int wpr) { return wpr == 3 || wpr == 6 ? 6 : 4; }
 
 // One matrix's planes: body, d plane (Q4_0/Q8_0/Q6_K), aux plane (interleaved Q4_K/Q6_K).
 struct Src {

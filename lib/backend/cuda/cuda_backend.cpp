@@ -103,8 +103,8 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
                                {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
-  if (!cuda::mmvs_max_warps_valid(cfg_.kernels.mmvs_split_max_warps))
-    throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2, 3, 4 or 6", cfg_.kernels.mmvs_split_max_warps));
+  if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
+    throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
   const QType cap_types[4] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0};
   for (int ti = 0; ti < 4; ++ti)

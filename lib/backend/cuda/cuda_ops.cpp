@@ -278,7 +278,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? std::string() : fmt::format("_splitw{}", p.split_max_warps), p.preload ? "" : "_nopreload"));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
