@@ -41,6 +41,9 @@
 #   arms   : norm/mmvs_id gates, then the split_k arm on q4_k_m, q4_0, q8_0 (tg128, pp512)
 #   w3     : 3 warps per 12288-weight row in 6-warp CTAs vs the default 2 (ran at 8fefe6b; the w3 value
 #            and its arm are removed, bench/notes/mmvs.md), + gates (mmvs, mmvs_id, rope, attn), d0 traces
+#   fold   : kernels.attn_rope_fold (q/k norm + RoPE + K/V append inside the decode attention):
+#            gates (fused, attn, rope; CUDA-vs-CPU incl. CudaModels.AttnRopeFoldSameBytes), tg128
+#            arms on qwen3-8b q4_k_m at 3 depths, a d0 trace with the fold, q8_0 arms if time is left
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -325,6 +328,25 @@ case "$phase" in
     gzip -f "$out"/trace-w*.jsonl
     rm -f "$f"
     tg qwen3-8b q8_0 0 6 100 $arms
+    ;;
+  fold)
+    # ~9.5 minutes, each step time-boxed (the 600 s call limit).
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section fused,attn,rope --seed 20261209 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 12
+    timeout 40 "$bin/kernel-check" --section fused --filter attn_decode_rope --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "n1@(0|4096|16383)/" | tail -n 6
+    cuda_vs_cpu "AttnRopeFold" 6
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-rope-fold.toml"
+    synth qwen3-8b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 40 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --set kernels.attn_rope_fold=true --trace "$out/trace-fold.jsonl" \
+      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|attn|rope|norm" | head -n 8
+    gzip -f "$out"/trace-fold.jsonl
+    rm -f "$f"
+    tg qwen3-8b q8_0 0 5 90 $arms
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

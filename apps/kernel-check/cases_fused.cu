@@ -3,9 +3,12 @@
 //   qk_norm_rope      == head_rms_norm(q), head_rms_norm(k), rope(q), rope(k)
 //   kv_append_pair    == kv_append(K), kv_append(V)
 //   qk_norm_rope_kv   == qk_norm_rope, kv_append_pair (the append fused into the rotation kernel)
+//   attn_decode_rope  == qk_norm_rope_kv, then the split decode attention (AttnParams::rope: the
+//                        norm, rotation and append done by the attention kernel)
 // Inputs are fresh random values; the fused outputs are poisoned before each launch.
 #include <memory>
 
+#include "attn/attn_kernels.h"
 #include "cases_ref.h"
 #include "kv/kv_kernels.h"
 #include "norm/norm_kernels.h"
@@ -214,6 +217,157 @@ class KvPairCase : public Case {
   int32_t* dpos_ = nullptr;
 };
 
+// The decode attention with the q/k norm + RoPE + K/V append folded in (AttnParams::rope) against
+// launch_qk_norm_rope with the append followed by the plain decode attention: the attention
+// output, its q8s planes and both whole caches byte-identical. The caches start with the same
+// random rows (the row at pos is replaced by both paths); int8 scores with V staged (the path the
+// fold exists for), one token.
+struct FoldCfg {
+  cuda::RopeKind kind;
+  int n_head, n_kv, len;  // pos = len - 1
+  bool norm, yarn;
+  int window = 0;
+};
+class AttnRopeFoldCase : public Case {
+ public:
+  static constexpr int kD = 128;
+  explicit AttnRopeFoldCase(FoldCfg c) : c_(c) {}
+  void generate(Env& env) override {
+    pos_ = c_.len - 1;
+    ctx_ = c_.len + 3;
+    row_ = c_.n_kv * kD;
+    nq_ = (size_t)c_.n_head * kD;
+    rbk_ = (int64_t)*qtype_row_bytes(QType::Q8_0, row_);
+    rbv_ = (int64_t)*qtype_row_bytes(QType::Q5_1, row_);
+    const auto kf = env.normal((size_t)ctx_ * row_, 1.0f), vf = env.normal((size_t)ctx_ * row_, 1.0f);
+    std::vector<uint8_t> kc((size_t)(ctx_ * rbk_)), vc((size_t)(ctx_ * rbv_));
+    for (int j = 0; j < ctx_; ++j) {
+      quantize_row(QType::Q8_0, kf.data() + (size_t)j * row_, kc.data() + (size_t)j * rbk_, row_);
+      quantize_row(QType::Q5_1, vf.data() + (size_t)j * row_, vc.data() + (size_t)j * rbv_, row_);
+    }
+    ck_ = env.upload(kc);
+    cv_ = env.upload(vc);
+    ck2_ = env.upload(kc);
+    cv2_ = env.upload(vc);
+    const auto q = env.normal(nq_, 2.0f), k = env.normal((size_t)row_, 2.0f);
+    dq_ = env.upload(q);
+    dk_ = env.upload(k);
+    dq2_ = env.upload(q);
+    dk2_ = env.upload(k);
+    dv_ = env.upload(env.normal((size_t)row_, 1.5f));
+    wq_ = env.upload(env.normal((size_t)kD, 0.3f, 1.0f));
+    wk_ = env.upload(env.normal((size_t)kD, 0.3f, 1.0f));
+    dpos_ = env.upload(std::vector<int32_t>{pos_});
+    splits_ = cuda::attn_decode_splits(ctx_, c_.n_head, c_.n_kv, env.ctx().info().sm_count);
+    const size_t ws = cuda::attn_decode_workspace_floats(1, c_.n_head, kD, splits_);
+    dws_ = env.alloc<float>(ws);
+    dws2_ = env.alloc<float>(ws);
+    dout_ = env.alloc_output<float>(nq_);
+    dxq_ = env.alloc_output<int8_t>(nq_);
+    dxds_ = env.alloc_output<float>(nq_ / 16);
+    dout2_ = env.alloc<float>(nq_);
+    dxq2_ = env.alloc<int8_t>(nq_);
+    dxds2_ = env.alloc<float>(nq_ / 16);
+  }
+  cuda::RopeParams rope(float* x, int n_head) const {
+    cuda::RopeParams p;
+    p.x = p.out = x;
+    p.ld_x = p.ld_out = (int64_t)n_head * kD;
+    p.rows = 1;
+    p.n_head = n_head;
+    p.head_dim = p.n_rot = kD;
+    p.kind = c_.kind;
+    p.pos0 = dpos_;
+    p.freq_base = 1e6f;
+    if (c_.yarn) {
+      p.freq_scale = 0.25f;
+      p.ext_factor = 1.0f;
+      p.n_ctx_orig = 4096;
+    }
+    return p;
+  }
+  cuda::AttnParams attn(const float* q, uint8_t* k, uint8_t* v, float* ws, float* out, int8_t* xq, float* xds) const {
+    cuda::AttnParams p;
+    p.q = q;
+    p.ld_q = (int64_t)nq_;
+    p.k_cache = k;
+    p.type_k = QType::Q8_0;
+    p.k_row_bytes = rbk_;
+    p.v_cache = v;
+    p.type_v = QType::Q5_1;
+    p.v_row_bytes = rbv_;
+    p.out = out;
+    p.ld_out = (int64_t)nq_;
+    p.n_tokens = 1;
+    p.n_head = c_.n_head;
+    p.n_head_kv = c_.n_kv;
+    p.head_dim = kD;
+    p.pos0 = dpos_;
+    p.scale = 1.0f / std::sqrt((float)kD);
+    p.window = c_.window;
+    p.n_splits = splits_;
+    p.workspace = ws;
+    p.q8s_xq = xq;
+    p.q8s_xds = xds;
+    p.q8_scores = true;
+    p.v_stage = true;
+    return p;
+  }
+  cuda::AttnParams folded() const {
+    cuda::AttnParams p = attn(dq_, ck_, cv_, dws_, dout_, dxq_, dxds_);
+    p.rope.on = true;
+    p.rope.k_src = dk_;
+    p.rope.v_src = dv_;
+    p.rope.q_norm = c_.norm ? wq_ : nullptr;
+    p.rope.k_norm = c_.norm ? wk_ : nullptr;
+    p.rope.eps = 1e-6f;
+    p.rope.neox = c_.kind == cuda::RopeKind::Neox;
+    p.rope.ang = cuda::rope_angles(rope(dq_, c_.n_head));
+    return p;
+  }
+  // q and k are only read: a --perf replay repeats the same work (the same bytes to row pos).
+  cudaError_t launch(Env& env) override { return cuda::launch_attn_decode(folded(), env.stream()); }
+  void reference(Env& env) override {
+    cuda::QkNormRopeParams p;
+    p.rope = rope(dq2_, c_.n_head);
+    p.k = dk2_;
+    p.ld_k = row_;
+    p.n_head_kv = c_.n_kv;
+    p.q_norm = c_.norm ? wq_ : nullptr;
+    p.k_norm = c_.norm ? wk_ : nullptr;
+    p.eps = 1e-6f;
+    p.kv_k = kv_side(nullptr, 1, row_, ck2_, QType::Q8_0, rbk_, dpos_, ctx_);
+    p.kv_v = kv_side(dv_, 1, row_, cv2_, QType::Q5_1, rbv_, dpos_, ctx_);
+    ref::check(cuda::launch_qk_norm_rope(p, env.stream()), "launch_qk_norm_rope (+kv append)");
+    ref::check(cuda::launch_attn_decode(attn(dq2_, ck2_, cv2_, dws2_, dout2_, dxq2_, dxds2_), env.stream()),
+               "launch_attn_decode (unfolded)");
+  }
+  Verdict compare(Env& env) override {
+    const auto a = env.download(ck_, (size_t)(rbk_ * ctx_)), b = env.download(ck2_, (size_t)(rbk_ * ctx_));
+    const auto c = env.download(cv_, (size_t)(rbv_ * ctx_)), d = env.download(cv2_, (size_t)(rbv_ * ctx_));
+    Verdict v = ref::all_of({{"attention", ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, nq_)},
+                             {"K cache", compare_bytes(a.data(), b.data(), a.size())},
+                             {"V cache", compare_bytes(c.data(), d.data(), c.size())}});
+    if (!cuda::attn_decode_rope_fold_applies(folded())) {
+      v.pass = false;
+      v.detail += " (the fold does not apply to this configuration)";
+    }
+    return v;
+  }
+
+ private:
+  FoldCfg c_;
+  int pos_ = 0, ctx_ = 0, row_ = 0, splits_ = 1;
+  size_t nq_ = 0;
+  int64_t rbk_ = 0, rbv_ = 0;
+  uint8_t *ck_ = nullptr, *cv_ = nullptr, *ck2_ = nullptr, *cv2_ = nullptr;
+  float *dq_ = nullptr, *dk_ = nullptr, *dq2_ = nullptr, *dk2_ = nullptr, *dv_ = nullptr, *wq_ = nullptr,
+        *wk_ = nullptr;
+  float *dws_ = nullptr, *dws2_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr, *dxds_ = nullptr, *dxds2_ = nullptr;
+  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
+  int32_t* dpos_ = nullptr;
+};
+
 void add_fused_cases(Registry& r) {
   using K = cuda::RopeKind;
   for (const QkCfg c : {QkCfg{K::Neox, 1, 32, 8, 128, 4100, true, false}, QkCfg{K::Neox, 3, 32, 8, 128, 77, true, false},
@@ -237,6 +391,21 @@ void add_fused_cases(Registry& r) {
     for (int n : {1, 4})
       r.add("fused", ref::cat("kv_append_pair/", qtype_name(tk), "-", qtype_name(tv), "/n", n, "x1024/vs_two_launches_bytes"),
             [=] { return std::make_unique<KvPairCase>(tk, tv, n, 1024); });
+  // The RoPE fold: one split (1, 17, 128 keys), the first two-split row (129: the new key opens
+  // nothing, it ends the second split), several tiles and splits (4097, 16384), G = 4 and 8, both
+  // pair layouts, with and without the head norms, YaRN, a sliding window.
+  for (const FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false}, FoldCfg{K::Neox, 32, 8, 17, true, false},
+                          FoldCfg{K::Neox, 32, 8, 128, true, false}, FoldCfg{K::Neox, 32, 8, 129, true, false},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false}, FoldCfg{K::Neox, 32, 8, 16384, true, false},
+                          FoldCfg{K::Normal, 32, 8, 4097, false, false}, FoldCfg{K::Normal, 32, 8, 33, true, true},
+                          FoldCfg{K::Neox, 64, 8, 4097, true, false}, FoldCfg{K::Neox, 64, 8, 300, false, true},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000}}) {
+    if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
+    r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
+          [=] { return std::make_unique<AttnRopeFoldCase>(c); });
+  }
 }
 
 }  // namespace

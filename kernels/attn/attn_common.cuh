@@ -33,13 +33,14 @@ struct Args {
   bool q8_scores;   // AttnParams::q8_scores
   bool v_stage;     // AttnParams::v_stage
   bool combine_direct;  // AttnParams::combine_direct
+  AttnParams::RopeFold rf;  // AttnParams::rope
 };
 
 inline Args make_args(const AttnParams& p) {
   return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
-          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct};
+          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.rope};
 }
 
 // Key range [lo, hi) visible from position pos.

@@ -9,6 +9,8 @@
 #include "attn/attn_common.cuh"
 #include "common/launch.cuh"
 #include "norm/q8_1_emit.cuh"
+#include "kv/kv_quant.cuh"
+#include "rope/rope_math.cuh"
 
 namespace memra::cuda {
 namespace {
@@ -202,19 +204,21 @@ struct QInt8 {
 };
 
 // A chunk of CB bytes of a q8_0 key slice (CB/34 blocks) as aligned words: 8-byte loads where
-// CB is a multiple of 8 (136 bytes at head_dim >= 128), else 4-byte (68 bytes at 64).
-template <int CB>
+// CB is a multiple of 8 (136 bytes at head_dim >= 128), else 4-byte (68 bytes at 64). SM: src is
+// in shared memory (the fold's new key, AttnParams::rope): the same words through plain loads.
+template <int CB, bool SM = false>
 __device__ __forceinline__ void load_k_words(const uint8_t* src, uint32_t (&w)[CB / 4]) {
   if constexpr (CB % 8 == 0) {
 #pragma unroll
     for (int x = 0; x < CB / 8; ++x) {
-      const uint2 v = __ldg(reinterpret_cast<const uint2*>(src) + x);
+      const uint2 v = SM ? reinterpret_cast<const uint2*>(src)[x] : __ldg(reinterpret_cast<const uint2*>(src) + x);
       w[2 * x] = v.x;
       w[2 * x + 1] = v.y;
     }
   } else {
 #pragma unroll
-    for (int x = 0; x < CB / 4; ++x) w[x] = __ldg(reinterpret_cast<const uint32_t*>(src) + x);
+    for (int x = 0; x < CB / 4; ++x)
+      w[x] = SM ? reinterpret_cast<const uint32_t*>(src)[x] : __ldg(reinterpret_cast<const uint32_t*>(src) + x);
   }
 }
 
@@ -222,7 +226,7 @@ __device__ __forceinline__ void load_k_words(const uint8_t* src, uint32_t (&w)[C
 // int8 dot product of key and query quants is exact (dp4a), then scaled by d_k * d_q and summed
 // over the blocks in order in f32. A block's quants start 2 bytes past its f16 scale, so on
 // every other block (offset 2 mod 4) a word is assembled from two loaded words (byte_perm).
-template <int D, int G>
+template <int D, int G, bool SM = false>
 __device__ __forceinline__ void score_key_q8i(const uint8_t* krow, int hk, const QInt8<D, G>& qi, float (&dot)[G]) {
   constexpr int CE = D < 128 ? D : 128;
   constexpr int CB = CE / 32 * 34;
@@ -232,7 +236,7 @@ __device__ __forceinline__ void score_key_q8i(const uint8_t* krow, int hk, const
   for (int c0 = 0; c0 < D; c0 += CE) {
     const uint8_t* src = head + c0 / 32 * 34;
     uint32_t w[NW];
-    load_k_words<CB>(src, w);
+    load_k_words<CB, SM>(src, w);
 #pragma unroll
     for (int bb = 0; bb < CE / 32; ++bb) {
       const int pd = bb * 34;
@@ -332,13 +336,20 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
-template <int D, int G, int KP, bool VS = false>
+// RF: the fold of the q/k norm + RoPE + K/V append (AttnParams::rope; NEOX its pair layout):
+// int8 scores with V staged only.
+template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
+  static_assert(!RF || (KP == KP_Q8I && VS), "the RoPE fold: int8 scores with V staged");
   __shared__ __align__(16) uint8_t vt[VS ? kWarps : 1][VS ? 32 : 1][VS ? kVsSlice : 16];
   constexpr int N = D / 32;
   __shared__ float qs[KP == KP_Q8I ? 1 : G][KP == KP_Q8I ? 1 : D];
   __shared__ QInt8<D, KP == KP_Q8I ? G : 1> qi;
+  // RF: the new key's q8_0 head slice, the new value's q5_1 slice, and the key's G scores.
+  __shared__ __align__(16) uint8_t knew[RF ? D / 32 * 34 : 16];
+  __shared__ __align__(16) uint8_t vnew[RF ? kVsSlice : 16];
+  __shared__ float dnew[RF ? G : 1];
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // The position is staged by the step's copy before its first kernel and no kernel writes it,
@@ -350,6 +361,15 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   const int len = max(0, hi - lo);
   const int used = attn::splits_used(len, a.n_splits);
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
+  // RF, before the wait (nothing a kernel writes): the head norms' weights and the cos/sin of
+  // this lane's pairs at pos (the same helpers and values as qk_norm_rope_kernel).
+  [[maybe_unused]] float wq[RF ? N : 1], wk[RF ? N : 1], cs[RF ? N : 1], sn[RF ? N : 1];
+  [[maybe_unused]] const bool last = s == used - 1;  // RF: this block's keys end at pos, the new key
+  if constexpr (RF) {
+    head_norm_weights<N>(a.rf.q_norm, lane, wq);
+    head_norm_weights<N>(a.rf.k_norm, lane, wk);
+    head_rope_cs<NEOX, N>(a.rf.ang, lane, (float)pos, cs, sn);
+  }
   pdl_wait();
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
   if constexpr (KP == KP_Q8I) {
@@ -359,12 +379,44 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     // shuffles); through shared memory, not registers, which made the default instance spill.
     constexpr int kNb = G * D / 32, kPer = (kNb + kWarps - 1) / kWarps;
     __shared__ float qf[kNb * 32];
+    if constexpr (RF) {
+      // Warp w prepares heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
+      // in the last split warp 0 also the new K head and warp 1 the new V head, their loads
+      // issued with the q loads.
+      float kv[N];
+      const bool kv_warp = last && warp < 2;
+      if (kv_warp) {
+        const float* src = (warp == 0 ? a.rf.k_src : a.rf.v_src) + (int64_t)hk * D;
 #pragma unroll
-    for (int i = 0; i < kPer; ++i) {
-      const int blk = warp + i * kWarps;
-      if (blk < kNb) qf[blk * 32 + lane] = qrow[blk * 32 + lane];
+        for (int t = 0; t < N; ++t) kv[t] = src[lane + 32 * t];
+      }
+      for (int g = warp; g < G; g += kWarps) {
+        float v[N], o[N];
+#pragma unroll
+        for (int t = 0; t < N; ++t) v[t] = qrow[g * D + lane + 32 * t];
+        norm_rope_head<NEOX, N>(v, a.rf.q_norm != nullptr, wq, D, a.rf.eps, cs, sn, lane, o);
+#pragma unroll
+        for (int t = 0; t < N; ++t) qf[g * D + lane + 32 * t] = o[t];
+      }
+      if (kv_warp && warp == 0) {  // as put_head: block t of the head from element lane + 32 t
+        float o[N];
+        norm_rope_head<NEOX, N>(kv, a.rf.k_norm != nullptr, wk, D, a.rf.eps, cs, sn, lane, o);
+#pragma unroll
+        for (int t = 0; t < N; ++t) kvq::quantize_block(a.type_k, o[t], lane, knew + t * 34);
+      }
+      if (kv_warp && warp == 1) {
+#pragma unroll
+        for (int t = 0; t < N; ++t) kvq::quantize_block(a.type_v, kv[t], lane, vnew + t * (kVsSlice / N));
+      }
+      __syncthreads();  // a warp quantizes blocks of other warps' heads below
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        const int blk = warp + i * kWarps;
+        if (blk < kNb) qf[blk * 32 + lane] = qrow[blk * 32 + lane];
+      }
+      __syncwarp();
     }
-    __syncwarp();
     for (int blk = warp; blk < kNb; blk += kWarps) {
       const float x = qf[blk * 32 + lane];
       float amax = fabsf(x);
@@ -380,6 +432,30 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
   }
   __syncthreads();
+  if constexpr (RF) {
+    if (last) {  // block-uniform
+      // The new key and value to the caches at pos (same bytes as the RoPE kernel's append), and
+      // the key's scores from the shared copy (score_key_q8i on the same bytes: the same bits).
+      if (warp == 0) {
+        uint16_t* kd = reinterpret_cast<uint16_t*>(const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes +
+                                                   (int64_t)hk * (D / 32) * 34);
+        for (int c = lane; c < D / 32 * 17; c += 32) kd[c] = reinterpret_cast<const uint16_t*>(knew)[c];
+        float dn[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) dn[g] = 0.0f;
+        score_key_q8i<D, G, true>(knew, 0, qi, dn);
+        if (lane == 0)
+#pragma unroll
+          for (int g = 0; g < G; ++g) dnew[g] = dn[g];
+      }
+      if (warp == 1) {
+        uint32_t* vd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes +
+                                                   (int64_t)hk * kVsSlice);
+        if (lane < kVsSlice / 4) vd[lane] = reinterpret_cast<const uint32_t*>(vnew)[lane];
+      }
+      __syncthreads();
+    }
+  }
   const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
 
@@ -406,7 +482,12 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
     if constexpr (KP == KP_Q8I) {
-      if (valid) score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
+      if (RF && j == pos) {  // the fold's new key (last split only): scored from its shared copy
+#pragma unroll
+        for (int g = 0; g < G; ++g) dot[g] = dnew[g];
+      } else if (valid) {
+        score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
+      }
     } else {
       if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
     }
@@ -432,6 +513,13 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     if constexpr (VS) {
       cp_async_wait_all();
       __syncwarp();
+      if constexpr (RF) {
+        if (pos >= base && pos < base + nk) {  // warp-uniform: the fold's new value replaces the copy
+          if (lane < kVsSlice / 4)
+            reinterpret_cast<uint32_t*>(&vt[warp][pos - base][0])[lane] = reinterpret_cast<const uint32_t*>(vnew)[lane];
+          __syncwarp();
+        }
+      }
     }
     for (int k0 = 0; k0 < nk; k0 += 8) {
       float vv[8][N];
@@ -517,10 +605,18 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   b.v_words = w.v;
   if constexpr (D == 128) {
     if (v_stage_applies(a, D) && w.k == KP_Q8) {
+      if (a.q8_scores && a.rf.on) {
+        if constexpr (G == 4 || G == 8) {
+          if (a.rf.neox) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true>, grid, block, 0, s, b);
+          return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, false>, grid, block, 0, s, b);
+        }
+      }
+      if (a.rf.on) return cudaErrorInvalidValue;  // attn_decode_rope_fold_applies says no
       if (w.k == KP_Q8 && a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true>, grid, block, 0, s, b);
       if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8, true>, grid, block, 0, s, b);
     }
   }
+  if (a.rf.on) return cudaErrorInvalidValue;  // attn_decode_rope_fold_applies says no
   if (w.k == KP_Q8 && a.q8_scores) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I>, grid, block, 0, s, b);
   if (w.k == KP_Q8) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8>, grid, block, 0, s, b);
   if (w.k == KP_F16) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_F16>, grid, block, 0, s, b);
@@ -594,6 +690,17 @@ bool attn_decode_q8_scores(const AttnParams& p) {
   return word_loads(attn::make_args(p), p.head_dim).k == KP_Q8;
 }
 
+bool attn_decode_rope_fold_applies(const AttnParams& p) {
+  if (p.n_tokens != 1 || p.head_dim != 128 || !p.rope.k_src || !p.rope.v_src || !attn::valid(p)) return false;
+  const int g = p.n_head / p.n_head_kv;
+#ifdef MEMRA_REDUCED_INSTANCES
+  if (g != 4) return false;
+#else
+  if (g != 4 && g != 8) return false;
+#endif
+  return attn_decode_q8_scores(p) && attn_decode_v_stage(p);
+}
+
 bool attn_decode_v_stage(const AttnParams& p) {
   if (!attn::valid(p)) return false;
   const int g = p.n_head / p.n_head_kv;
@@ -606,6 +713,7 @@ cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
   if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace) return cudaErrorInvalidValue;
   if (p.n_tokens == 0) return cudaSuccess;
   if (p.n_tokens > 65535 || p.n_head > 65535) return cudaErrorInvalidValue;
+  if (p.rope.on && !attn_decode_rope_fold_applies(p)) return cudaErrorInvalidValue;
   const attn::Args a = attn::make_args(p);
   switch (p.head_dim) {
 #ifndef MEMRA_REDUCED_INSTANCES

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "quant/types.h"
+#include "rope/rope_kernels.h"
 
 namespace memra::cuda {
 
@@ -64,6 +65,24 @@ struct AttnParams {
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
   bool combine_direct = false;
+  // Split-K decode of one token (n_tokens == 1) where attn_decode_rope_fold_applies(p): the work
+  // of launch_qk_norm_rope with its K/V append done by this kernel. q is the q projection before
+  // its per-head RMSNorm and rotation; every block normalizes and rotates its query heads itself,
+  // and the block of the row's last split (the one whose keys end at pos) also normalizes and
+  // rotates the new K head (k_src) and quantizes it and the V head (v_src) into the caches at pos,
+  // taking that key's score and values from those bytes. Same bytes out (attention, q8s planes,
+  // cache rows) as launch_qk_norm_rope with the append followed by this kernel without the fold
+  // (kernel-check fused attn_decode_rope/*).
+  struct RopeFold {
+    bool on = false;
+    const float* k_src = nullptr;  // [1, n_head_kv * head_dim]: the K projection before norm and RoPE
+    const float* v_src = nullptr;  // [1, n_head_kv * head_dim]
+    const float* q_norm = nullptr;  // [head_dim] or null (no head norm)
+    const float* k_norm = nullptr;
+    float eps = 1e-6f;
+    bool neox = true;
+    RopeAngles ang;  // full rotation (n_rot == head_dim)
+  } rope;
 };
 
 // Head dims this build has kernels for.
@@ -77,6 +96,9 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.
 bool attn_decode_word_loads(const AttnParams& p);
+// Whether launch_attn_decode(p) can take p.rope (the fold of q/k norm + RoPE + K/V append): one
+// token, the int8-score path with V staged (q8_0 K, q5_1 V, head_dim 128), GQA group of 4 or 8.
+bool attn_decode_rope_fold_applies(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).

@@ -2,6 +2,7 @@
 #include "common/launch.cuh"
 
 #include "rope/rope_kernels.h"
+#include "rope/rope_math.cuh"
 #include "kv/kv_quant.cuh"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
@@ -22,35 +23,8 @@ struct RopeArgs {
   int64_t ld_out;
   int rows, n_head, head_dim, n_rot;
   const int32_t* pos0;
-  float theta_scale;  // freq_base^(-2/n_rot)
-  float freq_scale;
-  const float* freq_factors;
-  float ext_factor, attn_factor, corr_lo, corr_hi;
+  RopeAngles ang;
 };
-
-// cos/sin (times mscale) of pair j at position pos (the formula of rope_kernels.h).
-__device__ __forceinline__ void rope_cs(const RopeArgs& a, int j, float pos, float& cs, float& sn) {
-  float theta_extrap = pos * powf(a.theta_scale, (float)j);
-  if (a.freq_factors) theta_extrap /= a.freq_factors[j];
-  const float theta_interp = a.freq_scale * theta_extrap;
-  float theta = theta_interp, mscale = a.attn_factor;
-  if (a.ext_factor != 0.0f) {
-    const float y = ((float)j - a.corr_lo) / fmaxf(0.001f, a.corr_hi - a.corr_lo);
-    const float mix = (1.0f - fminf(1.0f, fmaxf(0.0f, y))) * a.ext_factor;
-    theta = theta_interp * (1.0f - mix) + theta_extrap * mix;
-    mscale *= 1.0f + 0.1f * logf(1.0f / a.freq_scale);
-  }
-  sincosf(theta, &sn, &cs);
-  cs *= mscale;
-  sn *= mscale;
-}
-
-// The rotation, every product and sum rounded on its own (no FMA contraction), so every kernel
-// that rotates gives the same bits.
-__device__ __forceinline__ void rope_rotate(float x0, float x1, float cs, float sn, float& y0, float& y1) {
-  y0 = __fsub_rn(__fmul_rn(x0, cs), __fmul_rn(x1, sn));
-  y1 = __fadd_rn(__fmul_rn(x0, sn), __fmul_rn(x1, cs));
-}
 
 // One thread per rotated pair; grid-stride over rows * n_head * n_rot/2.
 template <bool NEOX>
@@ -66,7 +40,7 @@ __global__ void rope_kernel(RopeArgs a) {
     const int h = (int)(hr % a.n_head);
     const int64_t r = hr / a.n_head;
     float sn, cs;
-    rope_cs(a, j, (float)(pos0 + r), cs, sn);
+    rope_cs(a.ang, j, (float)(pos0 + r), cs, sn);
     const float* hp = a.x + r * a.ld_x + (int64_t)h * a.head_dim;
     float* op = a.out + r * a.ld_out + (int64_t)h * a.head_dim;
     const int i0 = NEOX ? j : 2 * j;
@@ -137,14 +111,8 @@ __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_he
   const float* w = is_q ? wq : wk;
   float wv[N], cs[N], sn[N];
   if (!is_v) {
-#pragma unroll
-    for (int t = 0; t < N; ++t) wv[t] = w ? w[lane + 32 * t] : 0.0f;
-    const float pos = (float)(*a.pos0 + r);
-#pragma unroll
-    for (int t = 0; t < N; ++t) {
-      if (NEOX && t >= N / 2) break;
-      rope_cs(a, NEOX ? lane + 32 * t : (lane + 32 * t) >> 1, pos, cs[t], sn[t]);
-    }
+    head_norm_weights<N>(w, lane, wv);
+    head_rope_cs<NEOX, N>(a.ang, lane, (float)(*a.pos0 + r), cs, sn);
   }
   pdl_wait();
   if (is_v) {  // a V head: straight to the cache
@@ -160,29 +128,8 @@ __global__ void qk_norm_rope_kernel(RopeArgs a, float* k, int64_t ld_k, int n_he
   float v[N];
 #pragma unroll
   for (int t = 0; t < N; ++t) v[t] = hp[lane + 32 * t];
-  if (w) {
-    float ss = 0.0f;
-#pragma unroll
-    for (int t = 0; t < N; ++t) ss += __fmul_rn(v[t], v[t]);
-    const float inv = norm_scale(warp_sum_f32(ss), a.head_dim, eps);
-#pragma unroll
-    for (int t = 0; t < N; ++t) v[t] = normed_by(v[t], inv, true, wv[t]);
-  }
   float o[N];
-  if constexpr (NEOX) {
-#pragma unroll
-    for (int t = 0; t < N / 2; ++t) rope_rotate(v[t], v[t + N / 2], cs[t], sn[t], o[t], o[t + N / 2]);
-  } else {
-    const bool first = (lane & 1) == 0;
-#pragma unroll
-    for (int t = 0; t < N; ++t) {
-      const float other = __shfl_xor_sync(0xffffffffu, v[t], 1);
-      float y0, y1;
-      if (first) rope_rotate(v[t], other, cs[t], sn[t], y0, y1);
-      else rope_rotate(other, v[t], cs[t], sn[t], y0, y1);
-      o[t] = first ? y0 : y1;
-    }
-  }
+  norm_rope_head<NEOX, N>(v, w != nullptr, wv, a.head_dim, eps, cs, sn, lane, o);
 #pragma unroll
   for (int t = 0; t < N; ++t) hp[lane + 32 * t] = o[t];
   if (!is_q && kc.cache) put_head<N>(kc, (int64_t)*a.pos0 + r, h - a.n_head, a.head_dim, o, lane);
@@ -195,18 +142,25 @@ void rope_yarn_corr_dims(int n_rot, int n_ctx_orig, float freq_base, float beta_
 
 namespace {
 RopeArgs make_args(const RopeParams& p, const float* x, int64_t ld_x) {
-  RopeArgs a{x, ld_x, p.out, p.ld_out, p.rows, p.n_head, p.head_dim, p.n_rot, p.pos0,
-             powf(p.freq_base, -2.0f / (float)p.n_rot), p.freq_scale, p.freq_factors,
-             p.ext_factor, p.attn_factor, 0.0f, 0.0f};
+  return RopeArgs{x, ld_x, p.out, p.ld_out, p.rows, p.n_head, p.head_dim, p.n_rot, p.pos0, rope_angles(p)};
+}
+}  // namespace
+
+RopeAngles rope_angles(const RopeParams& p) {
+  RopeAngles g;
+  g.theta_scale = powf(p.freq_base, -2.0f / (float)p.n_rot);
+  g.freq_scale = p.freq_scale;
+  g.freq_factors = p.freq_factors;
+  g.ext_factor = p.ext_factor;
+  g.attn_factor = p.attn_factor;
   if (p.ext_factor != 0.0f) {
     float dims[2];
     rope_yarn_corr_dims(p.n_rot, p.n_ctx_orig, p.freq_base, p.beta_fast, p.beta_slow, dims);
-    a.corr_lo = dims[0];
-    a.corr_hi = dims[1];
+    g.corr_lo = dims[0];
+    g.corr_hi = dims[1];
   }
-  return a;
+  return g;
 }
-}  // namespace
 
 void rope_yarn_corr_dims(int n_rot, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
                          float dims[2]) {

@@ -42,6 +42,19 @@ struct RopeParams {
 };
 cudaError_t launch_rope(const RopeParams& p, cudaStream_t stream);
 
+// The angle parameters of the formula above, derived on the host from RopeParams (theta_scale =
+// freq_base^(-2/n_rot), the YaRN corr dims): what a kernel needs to rotate (rope_math.cuh).
+struct RopeAngles {
+  float theta_scale = 1.0f;
+  float freq_scale = 1.0f;
+  const float* freq_factors = nullptr;  // device [n_rot/2] or null
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  float corr_lo = 0.0f;
+  float corr_hi = 0.0f;
+};
+RopeAngles rope_angles(const RopeParams& p);
+
 // The q/k preparation of one attention layer in one launch, in place: q heads (rope.out, rows x
 // n_head x head_dim, stride rope.ld_out; rope.x is ignored) and k heads (k, n_head_kv heads,
 // stride ld_k) each RMS-normed over the head (when q_norm / k_norm is set; qwen3) and rotated.

@@ -41,6 +41,13 @@ void Backend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head_kv,
   kv_write(kv, layer, pos0, k, v);
 }
 
+void Backend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                                        const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kv,
+                                        int layer, const AttnParams& ap, View out) {
+  qk_norm_rope_kv(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kv, layer);
+  attention(q, kv, layer, pos0, ap, out);
+}
+
 void Backend::matmul_n(View x, std::span<const MatmulOut> outs) {
   for (const auto& o : outs) matmul(*o.w, x, o.y, o.bias);
 }

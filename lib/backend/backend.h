@@ -242,6 +242,13 @@ class Backend {
   // (causal, optionally windowed); out: [n, n_head * head_dim_v].
   virtual void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,
                          View out) = 0;
+  // qk_norm_rope_kv, then attention(q, kv, layer, pos0, ap, out): an attention layer from its
+  // q/k/v projections. The default is those two calls; a backend may fold them (CUDA decode,
+  // kernels.attn_rope_fold: the attention kernel prepares q and appends K/V itself, the same
+  // bytes). q and k are left unspecified (normed and rotated, or not).
+  virtual void qk_norm_rope_kv_attention(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                                         const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kv,
+                                         int layer, const AttnParams& ap, View out);
   // out = act(gate) * up (SwiGLU / GEGLU). out may alias gate.
   virtual void glu(View gate, View up, Activation act, View out) = 0;
   // out = act(x * gate^T) * (x * up^T), the first half of a gated FFN. up_tmp ([n, n_ff]) is

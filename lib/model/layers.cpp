@@ -117,14 +117,14 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
                        Scratch& s) {
   const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
   be.matmul_n(s.h, qkv);
-  be.qk_norm_rope_kv(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope, kv, layer);
   backend::AttnParams ap;
   ap.n_head = hp.n_head;
   ap.n_head_kv = hp.n_head_kv;
   ap.head_dim_k = hp.head_dim_k;
   ap.head_dim_v = hp.head_dim_v;
   ap.scale = 1.0f / std::sqrt((float)hp.head_dim_k);
-  be.attention(s.q, kv, layer, pos0, ap, s.attn);
+  be.qk_norm_rope_kv_attention(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope, kv,
+                               layer, ap, s.attn);
   if (be.fuses_residual(*w.wo, s.attn, w.bo)) {
     be.matmul_residual(*w.wo, s.attn, s.x);
     return true;

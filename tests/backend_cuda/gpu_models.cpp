@@ -13,6 +13,7 @@
 // CPU's on every quantized model (e.g. qwen3 q4_k_m 0.038 vs 0.089).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <span>
 
@@ -23,6 +24,8 @@
 #include "kv/kv.h"
 #include "matvec/mmvs.h"
 #include "model/model.h"
+#include "synth/plan.h"
+#include "synth/synth.h"
 
 using namespace memra;
 using namespace memra::gputest;
@@ -408,3 +411,50 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
     EXPECT_NE(vr.at("mmvs_m1").find(taken), std::string::npos) << taken << " not in " << vr.at("mmvs_m1");
   }
 }
+
+// kernels.attn_rope_fold (the q/k norm + RoPE + K/V append done by the decode attention kernel)
+// changes no byte of the decode logits over a prompt and decode steps that cross from one split
+// to two (n_ctx 256: 2 splits of >= 128 keys): qwen3 (NeoX, head norms, 4 query heads per kv
+// head), llama (Normal pairs, no head norm), qwen3-32b's group of 8; and the fold is taken.
+TEST(CudaModels, AttnRopeFoldSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
+    synth::Dims d = synth::find_preset(preset).dims;
+    d.n_layer = 2;
+    const std::string path = ::testing::TempDir() + "memra-rope-fold-" + preset + ".gguf";
+    synth::WriteOptions wo;
+    wo.path = path;
+    wo.hash = false;
+    synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
+    const kv::KvOptions ko{256, QType::Q8_0, QType::Q5_1};
+    Config c[2] = {gpu_config(true), gpu_config(true)};
+    c[0].kernels.attn_rope_fold = false;
+    c[1].kernels.attn_rope_fold = true;
+    std::vector<std::vector<float>> ref;
+    for (int r = 0; r < 2; ++r) {
+      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
+      const int64_t nv = run.model->hparams().n_vocab;
+      constexpr int kLong = 120;
+      std::vector<int32_t> ids(kLong);
+      for (int i = 0; i < kLong; ++i) ids[(size_t)i] = (int32_t)((i * 17 + 3) % nv);
+      (void)step(run, ids, 0, true);
+      for (int t = 0; t < 16; ++t) {  // positions 120 .. 135: the second split opens at 128 keys
+        const int32_t one[1] = {(int32_t)((t * 7 + 1) % nv)};
+        const auto got = step(run, one, kLong + t, false);
+        if (r == 0) {
+          ref.push_back(got);
+          continue;
+        }
+        EXPECT_EQ(0, std::memcmp(got.data(), ref[(size_t)t].data(), got.size() * 4))
+            << preset << ": decode logits differ with the fold at position " << kLong + t;
+      }
+      EXPECT_TRUE(run.be->decode_graph()) << preset;
+      const auto v = run.be->variants();
+      ASSERT_TRUE(v.count("qk_norm_rope")) << preset;
+      const bool folded = v.at("qk_norm_rope").find("in_attention") != std::string::npos;
+      EXPECT_EQ(folded, r == 1) << preset << ": " << v.at("qk_norm_rope");
+    }
+    std::remove(path.c_str());
+  }
+}
+

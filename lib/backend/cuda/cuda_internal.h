@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/attn_kernels.h"
 #include "backend/backend.h"
 #include "backend/cuda/runtime.h"
 #include "backend/cuda/step_graph.h"
@@ -83,6 +84,9 @@ class CudaBackend final : public Backend {
                        float eps, int pos0, const RopeParams& p, KvStore& kv, int layer) override;
   void attention(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p,
                  View out) override;
+  void qk_norm_rope_kv_attention(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                                 const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kv, int layer,
+                                 const AttnParams& ap, View out) override;
   void glu(View gate, View up, Activation act, View out) override;
   void matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) override;
   void matmul_n(View x, std::span<const MatmulOut> outs) override;
@@ -150,6 +154,10 @@ class CudaBackend final : public Backend {
     x16_bf16_ = false;
   }
   // One mmvs launch: w (and its GLU partner w2), or w plus up to two same-type matrices `extra`.
+  // attention(); rf (or null): the q/k norm + RoPE + K/V append folded into the decode kernel
+  // (qk_norm_rope_kv_attention, which has appended the cache bookkeeping already).
+  void attention_impl(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p, View out,
+                      const cuda::AttnParams::RopeFold* rf);
   // qk_norm_rope's fused form: whether it applies, and its launch parameters (no append).
   bool qk_norm_rope_fusable(View q, View k, int n_head_kv, const RopeParams& rp) const;
   cuda::QkNormRopeParams qk_norm_rope_params(View q, View k, int n_head, int n_head_kv, const Weight* q_norm,

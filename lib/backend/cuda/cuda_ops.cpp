@@ -523,6 +523,68 @@ void CudaBackend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head
 }
 
 void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
+  attention_impl(q, kvs, layer, pos0, ap, out, nullptr);
+}
+
+void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                                            const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kvs,
+                                            int layer, const AttnParams& ap, View out) {
+  auto* c = dynamic_cast<CudaKv*>(&kvs);
+  // The fold (kernels.attn_rope_fold): one decode token on the path of the fused q/k norm + RoPE
+  // + append kernel, whose work the split attention kernel then does (attn_decode_rope_fold_applies
+  // says whether the kernel instance exists for the cache types, head size and group).
+  const bool candidate = cfg_.kernels.attn_rope_fold && cfg_.kernels.fuse_kv_append && c && q.rows == 1 &&
+                         qk_norm_rope_fusable(q, k, n_head_kv, rp) && q.rows == v.rows && k.cols == v.cols &&
+                         ap.head_dim_k == ap.head_dim_v && ap.head_dim_k == rp.head_dim && rp.n_rot == rp.head_dim &&
+                         ap.n_head == n_head && ap.n_head_kv == n_head_kv && 1 < cfg_.kernels.gemm_min_batch;
+  cuda::AttnParams::RopeFold rf;
+  if (candidate) {
+    const cuda::QkNormRopeParams qp = qk_norm_rope_params(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
+    rf.on = true;
+    rf.k_src = k.data;
+    rf.v_src = v.data;
+    rf.q_norm = qp.q_norm;
+    rf.k_norm = qp.k_norm;
+    rf.eps = eps;
+    rf.neox = rp.mode != RopeMode::Normal;
+    rf.ang = cuda::rope_angles(qp.rope);
+    // Whether the kernel takes it: the same parameters attention_impl builds, asked beforehand.
+    const auto& L = c->layers.at((size_t)layer);
+    cuda::AttnParams t;
+    t.q = q.data;
+    t.ld_q = q.ld;
+    t.k_cache = L.k.get();
+    t.type_k = c->opts_.type_k;
+    t.k_row_bytes = L.k_row_bytes;
+    t.v_cache = L.v.get();
+    t.type_v = c->opts_.type_v;
+    t.v_row_bytes = L.v_row_bytes;
+    t.out = out.data;
+    t.ld_out = out.ld;
+    t.n_tokens = 1;
+    t.n_head = ap.n_head;
+    t.n_head_kv = ap.n_head_kv;
+    t.head_dim = ap.head_dim_k;
+    t.pos0 = qp.rope.pos0;
+    t.q8_scores = cfg_.kernels.attn_q8_scores;
+    t.v_stage = cfg_.kernels.attn_v_stage;
+    t.rope = rf;
+    rf.on = cuda::attn_decode_rope_fold_applies(t);
+  }
+  if (!rf.on)
+    return Backend::qk_norm_rope_kv_attention(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kvs, layer, ap,
+                                              out);
+  forget_q8s();
+  cuda::KvAppendParams kv[2];
+  kv_append_params(kvs, layer, pos0, k, v, kv);  // throws on a bad layer / a full cache
+  kv_appended(*c, pos0, 1, "in_attention_");
+  attention_impl(q, kvs, layer, pos0, ap, out, &rf);
+  note("qk_norm_rope", fmt::format("in_attention_{}{}", rp.mode == RopeMode::Normal ? "normal" : "neox",
+                                    q_norm || k_norm ? "_norm" : ""));
+}
+
+void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out,
+                                 const cuda::AttnParams::RopeFold* rf) {
   forget_q8s();
   const auto& c = dynamic_cast<const CudaKv&>(kvs);
   MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "attention: layer {} out of range [0, {})", layer,
@@ -549,6 +611,7 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
   // Decode and speculative-verify batches take the split-K kernel with n_splits fixed by the
   // cache capacity, so a row's result never depends on the batch (decode == verify).
   const bool decode = n < cfg_.kernels.gemm_min_batch && n <= cuda::kMatvecMaxM;
+  MEMRA_CHECK(!rf || (decode && fast && n == 1), "internal: the RoPE fold outside the one-token decode path");
   if (!fast) {
     cuda::AttnNaiveParams p;
     p.q = q.data;
@@ -606,16 +669,18 @@ void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, con
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
+    if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
       cuda::check_status(cuda::launch_boundary_probe(cfg_.kernels.probe_boundaries, stream()), "launch_boundary_probe");
       note("probe_boundaries", std::to_string(cfg_.kernels.probe_boundaries));
     }
     if (emit) q8s_src_ = out;
-    note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}", p.n_splits,
+    note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : "")));
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : ""),
+                                    rf ? "+rope" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
