@@ -347,6 +347,7 @@ case "$phase" in
     gzip -f "$out"/trace-fold.jsonl
     rm -f "$f"
     tg qwen3-8b q8_0 0 5 90 $arms
+    [ "${3:-}" = 32 ] && tg qwen3-32b q4_k_m 0 4 200 $arms
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

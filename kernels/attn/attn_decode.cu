@@ -341,7 +341,7 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
-  static_assert(!RF || (KP == KP_Q8I && VS), "the RoPE fold: int8 scores with V staged");
+  static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
   __shared__ __align__(16) uint8_t vt[VS ? kWarps : 1][VS ? 32 : 1][VS ? kVsSlice : 16];
   constexpr int N = D / 32;
   __shared__ float qs[KP == KP_Q8I ? 1 : G][KP == KP_Q8I ? 1 : D];
@@ -380,15 +380,17 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     constexpr int kNb = G * D / 32, kPer = (kNb + kWarps - 1) / kWarps;
     __shared__ float qf[kNb * 32];
     if constexpr (RF) {
-      // Warp w prepares heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
-      // in the last split warp 0 also the new K head and warp 1 the new V head, their loads
-      // issued with the q loads.
-      float kv[N];
-      const bool kv_warp = last && warp < 2;
-      if (kv_warp) {
-        const float* src = (warp == 0 ? a.rf.k_src : a.rf.v_src) + (int64_t)hk * D;
+      // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE
+      // kernel). In the last split every warp also normalizes and rotates the new K head (the
+      // same values in every warp) and quantizes block w of it and of the V head (4 blocks at
+      // head_dim 128, one per warp, as put_head: block t from elements lane + 32 t); all loads
+      // are issued before the first use.
+      float kraw[N], vraw = 0.0f;
+      if (last) {
+        const float* ks = a.rf.k_src + (int64_t)hk * D;
 #pragma unroll
-        for (int t = 0; t < N; ++t) kv[t] = src[lane + 32 * t];
+        for (int t = 0; t < N; ++t) kraw[t] = ks[lane + 32 * t];
+        vraw = a.rf.v_src[(int64_t)hk * D + lane + 32 * warp];
       }
       for (int g = warp; g < G; g += kWarps) {
         float v[N], o[N];
@@ -398,15 +400,15 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 #pragma unroll
         for (int t = 0; t < N; ++t) qf[g * D + lane + 32 * t] = o[t];
       }
-      if (kv_warp && warp == 0) {  // as put_head: block t of the head from element lane + 32 t
+      if (last) {  // block-uniform
         float o[N];
-        norm_rope_head<NEOX, N>(kv, a.rf.k_norm != nullptr, wk, D, a.rf.eps, cs, sn, lane, o);
+        norm_rope_head<NEOX, N>(kraw, a.rf.k_norm != nullptr, wk, D, a.rf.eps, cs, sn, lane, o);
+        float mine = o[0];
 #pragma unroll
-        for (int t = 0; t < N; ++t) kvq::quantize_block(a.type_k, o[t], lane, knew + t * 34);
-      }
-      if (kv_warp && warp == 1) {
-#pragma unroll
-        for (int t = 0; t < N; ++t) kvq::quantize_block(a.type_v, kv[t], lane, vnew + t * (kVsSlice / N));
+        for (int t = 1; t < N; ++t)
+          if (t == warp) mine = o[t];
+        kvq::quantize_block(a.type_k, mine, lane, knew + warp * 34);
+        kvq::quantize_block(a.type_v, vraw, lane, vnew + warp * (kVsSlice / N));
       }
       __syncthreads();  // a warp quantizes blocks of other warps' heads below
     } else {
@@ -432,14 +434,16 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
   }
   __syncthreads();
+  const int chunk = (len + used - 1) / used;
+  const int b = lo + s * chunk, e = min(hi, b + chunk);
   if constexpr (RF) {
     if (last) {  // block-uniform
-      // The new key and value to the caches at pos (same bytes as the RoPE kernel's append), and
-      // the key's scores from the shared copy (score_key_q8i on the same bytes: the same bits).
-      if (warp == 0) {
-        uint16_t* kd = reinterpret_cast<uint16_t*>(const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes +
-                                                   (int64_t)hk * (D / 32) * 34);
-        for (int c = lane; c < D / 32 * 17; c += 32) kd[c] = reinterpret_cast<const uint16_t*>(knew)[c];
+      // The warp whose tiles hold pos scores the new key from the shared copy (score_key_q8i on
+      // the same bytes: the same bits) before its tiles, for its lane of that key; two other
+      // warps copy the new key and value to the caches at pos (same bytes as the RoPE kernel's
+      // append). No block barrier: nothing else in the kernel reads these.
+      const int pw = ((pos - b) / 32) % kWarps;
+      if (warp == pw) {
         float dn[G];
 #pragma unroll
         for (int g = 0; g < G; ++g) dn[g] = 0.0f;
@@ -447,17 +451,18 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         if (lane == 0)
 #pragma unroll
           for (int g = 0; g < G; ++g) dnew[g] = dn[g];
-      }
-      if (warp == 1) {
+        __syncwarp();
+      } else if (warp == (pw + 1) % kWarps) {
+        uint16_t* kd = reinterpret_cast<uint16_t*>(const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes +
+                                                   (int64_t)hk * (D / 32) * 34);
+        for (int c = lane; c < D / 32 * 17; c += 32) kd[c] = reinterpret_cast<const uint16_t*>(knew)[c];
+      } else if (warp == (pw + 2) % kWarps) {
         uint32_t* vd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes +
                                                    (int64_t)hk * kVsSlice);
         if (lane < kVsSlice / 4) vd[lane] = reinterpret_cast<const uint32_t*>(vnew)[lane];
       }
-      __syncthreads();
     }
   }
-  const int chunk = (len + used - 1) / used;
-  const int b = lo + s * chunk, e = min(hi, b + chunk);
 
   float m[G], l[G], acc[G][N];
 #pragma unroll
