@@ -44,6 +44,7 @@
 #   fold   : kernels.attn_rope_fold (q/k norm + RoPE + K/V append inside the decode attention):
 #            gates (fused, attn, rope; CUDA-vs-CPU incl. CudaModels.AttnRopeFoldSameBytes), tg128
 #            arms on qwen3-8b q4_k_m at 3 depths, a d0 trace with the fold, q8_0 arms if time is left
+#   gates6 : CUDA-vs-CPU model tests + kernel-check fused, attn, rope (the closing commit's gates)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -337,7 +338,9 @@ case "$phase" in
     timeout 40 "$bin/kernel-check" --section fused --filter attn_decode_rope --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "n1@(0|4096|16383)/" | tail -n 6
     cuda_vs_cpu "AttnRopeFold" 6
-    arms="--arm configs/arm-base.toml --arm configs/arm-attn-rope-fold.toml"
+    # (ran at 62a0e21 and c6cb30a with the fold off by default and the arm turning it on; the
+    # default is on since, and configs/arm-attn-rope-fold-off.toml is the other arm now)
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-rope-fold-off.toml"
     synth qwen3-8b q4_k_m
     timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
@@ -348,6 +351,12 @@ case "$phase" in
     rm -f "$f"
     tg qwen3-8b q8_0 0 5 90 $arms
     [ "${3:-}" = 32 ] && tg qwen3-32b q4_k_m 0 4 200 $arms
+    ;;
+  gates6)
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section fused,attn,rope --seed 20261210 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+    cuda_vs_cpu "AttnRopeFold" 8
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

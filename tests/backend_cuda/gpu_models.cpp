@@ -421,6 +421,8 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
     synth::Dims d = synth::find_preset(preset).dims;
     d.n_layer = 2;
+    d.head_dim = 128;  // the tiny presets have 32; the fold exists for 128
+    d.n_embd = d.n_head * 128;
     const std::string path = ::testing::TempDir() + "memra-rope-fold-" + preset + ".gguf";
     synth::WriteOptions wo;
     wo.path = path;
