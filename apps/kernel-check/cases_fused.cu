@@ -34,6 +34,27 @@ cuda::KvAppendParams kv_side(const float* src, int n_tokens, int row_elems, void
   return p;
 }
 
+// In-place rotation of rows x n_head heads of head_dim at *pos (full rotation, freq_base 1e6;
+// yarn: a YaRN context extension).
+cuda::RopeParams rope_in_place(float* x, int rows, int n_head, int head_dim, cuda::RopeKind kind, const int32_t* pos,
+                               bool yarn) {
+  cuda::RopeParams p;
+  p.x = p.out = x;
+  p.ld_x = p.ld_out = (int64_t)n_head * head_dim;
+  p.rows = rows;
+  p.n_head = n_head;
+  p.head_dim = p.n_rot = head_dim;
+  p.kind = kind;
+  p.pos0 = pos;
+  p.freq_base = 1e6f;
+  if (yarn) {
+    p.freq_scale = 0.25f;
+    p.ext_factor = 1.0f;
+    p.n_ctx_orig = 4096;
+  }
+  return p;
+}
+
 struct QkCfg {
   cuda::RopeKind kind;
   int rows, n_head, n_kv, head_dim, pos0;
@@ -57,24 +78,7 @@ class QkNormRopeCase : public Case {
     nk_ = nk;
   }
   cuda::RopeParams rope(float* x, int n_head) const {
-    cuda::RopeParams p;
-    p.x = x;
-    p.ld_x = (int64_t)n_head * c_.head_dim;
-    p.out = x;
-    p.ld_out = p.ld_x;
-    p.rows = c_.rows;
-    p.n_head = n_head;
-    p.head_dim = c_.head_dim;
-    p.n_rot = c_.head_dim;
-    p.kind = c_.kind;
-    p.pos0 = dpos_;
-    p.freq_base = 1e6f;
-    if (c_.yarn) {
-      p.freq_scale = 0.25f;
-      p.ext_factor = 1.0f;
-      p.n_ctx_orig = 4096;
-    }
-    return p;
+    return rope_in_place(x, c_.rows, n_head, c_.head_dim, c_.kind, dpos_, c_.yarn);
   }
   cudaError_t launch(Env& env) override {
     // In place on q and k (a --perf replay keeps rotating them: only the first launch is compared).
@@ -269,23 +273,7 @@ class AttnRopeFoldCase : public Case {
     dxq2_ = env.alloc<int8_t>(nq_);
     dxds2_ = env.alloc<float>(nq_ / 16);
   }
-  cuda::RopeParams rope(float* x, int n_head) const {
-    cuda::RopeParams p;
-    p.x = p.out = x;
-    p.ld_x = p.ld_out = (int64_t)n_head * kD;
-    p.rows = 1;
-    p.n_head = n_head;
-    p.head_dim = p.n_rot = kD;
-    p.kind = c_.kind;
-    p.pos0 = dpos_;
-    p.freq_base = 1e6f;
-    if (c_.yarn) {
-      p.freq_scale = 0.25f;
-      p.ext_factor = 1.0f;
-      p.n_ctx_orig = 4096;
-    }
-    return p;
-  }
+  cuda::RopeParams rope(float* x, int n_head) const { return rope_in_place(x, 1, n_head, kD, c_.kind, dpos_, c_.yarn); }
   cuda::AttnParams attn(const float* q, uint8_t* k, uint8_t* v, float* ws, float* out, int8_t* xq, float* xds) const {
     cuda::AttnParams p;
     p.q = q;

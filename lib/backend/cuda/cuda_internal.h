@@ -158,6 +158,10 @@ class CudaBackend final : public Backend {
   // (qk_norm_rope_kv_attention, which has appended the cache bookkeeping already).
   void attention_impl(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p, View out,
                       const cuda::AttnParams::RopeFold* rf);
+  // The fast attention kernels' parameters of a layer (cache, q, out, heads, scale, window);
+  // the path-specific fields are the caller's.
+  cuda::AttnParams attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos, const AttnParams& ap,
+                               View out) const;
   // qk_norm_rope's fused form: whether it applies, and its launch parameters (no append).
   bool qk_norm_rope_fusable(View q, View k, int n_head_kv, const RopeParams& rp) const;
   cuda::QkNormRopeParams qk_norm_rope_params(View q, View k, int n_head, int n_head_kv, const Weight* q_norm,

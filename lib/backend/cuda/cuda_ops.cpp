@@ -548,24 +548,10 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.eps = eps;
     rf.neox = rp.mode != RopeMode::Normal;
     rf.ang = cuda::rope_angles(qp.rope);
-    // Whether the kernel takes it: the same parameters attention_impl builds, asked beforehand.
-    const auto& L = c->layers.at((size_t)layer);
-    cuda::AttnParams t;
-    t.q = q.data;
-    t.ld_q = q.ld;
-    t.k_cache = L.k.get();
-    t.type_k = c->opts_.type_k;
-    t.k_row_bytes = L.k_row_bytes;
-    t.v_cache = L.v.get();
-    t.type_v = c->opts_.type_v;
-    t.v_row_bytes = L.v_row_bytes;
-    t.out = out.data;
-    t.ld_out = out.ld;
-    t.n_tokens = 1;
-    t.n_head = ap.n_head;
-    t.n_head_kv = ap.n_head_kv;
-    t.head_dim = ap.head_dim_k;
-    t.pos0 = qp.rope.pos0;
+    // Whether the kernel takes it: the parameters attention_impl builds, asked beforehand.
+    MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
+                c->layers.size());
+    cuda::AttnParams t = attn_params(q, *c, layer, qp.rope.pos0, ap, out);
     t.q8_scores = cfg_.kernels.attn_q8_scores;
     t.v_stage = cfg_.kernels.attn_v_stage;
     t.rope = rf;
@@ -581,6 +567,31 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
   attention_impl(q, kvs, layer, pos0, ap, out, &rf);
   note("qk_norm_rope", fmt::format("in_attention_{}{}", rp.mode == RopeMode::Normal ? "normal" : "neox",
                                     q_norm || k_norm ? "_norm" : ""));
+}
+
+cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos,
+                                          const AttnParams& ap, View out) const {
+  const auto& L = c.layers[(size_t)layer];
+  cuda::AttnParams p;
+  p.q = q.data;
+  p.ld_q = q.ld;
+  p.k_cache = L.k.get();
+  p.type_k = c.opts_.type_k;
+  p.k_row_bytes = L.k_row_bytes;
+  p.v_cache = L.v.get();
+  p.type_v = c.opts_.type_v;
+  p.v_row_bytes = L.v_row_bytes;
+  p.out = out.data;
+  p.ld_out = out.ld;
+  p.n_tokens = (int)q.rows;
+  p.n_head = ap.n_head;
+  p.n_head_kv = ap.n_head_kv;
+  p.head_dim = ap.head_dim_k;
+  p.pos0 = dpos;
+  p.scale = ap.scale;
+  p.window = ap.window;
+  p.softcap = ap.softcap;
+  return p;
 }
 
 void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out,
@@ -637,25 +648,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     note(decode ? "attn_decode" : "attn_prefill", fmt::format("naive_hd{}", ap.head_dim_k));
     return;
   }
-  cuda::AttnParams p;
-  p.q = q.data;
-  p.ld_q = q.ld;
-  p.k_cache = L.k.get();
-  p.type_k = c.opts_.type_k;
-  p.k_row_bytes = L.k_row_bytes;
-  p.v_cache = L.v.get();
-  p.type_v = c.opts_.type_v;
-  p.v_row_bytes = L.v_row_bytes;
-  p.out = out.data;
-  p.ld_out = out.ld;
-  p.n_tokens = n;
-  p.n_head = ap.n_head;
-  p.n_head_kv = ap.n_head_kv;
-  p.head_dim = ap.head_dim_k;
-  p.pos0 = dpos;
-  p.scale = ap.scale;
-  p.window = ap.window;
-  p.softcap = ap.softcap;
+  cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
   if (decode) {
     p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count);
     p.workspace = static_cast<float*>(workspace(
