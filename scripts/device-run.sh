@@ -44,6 +44,8 @@
 #   fold   : kernels.attn_rope_fold (q/k norm + RoPE + K/V append inside the decode attention):
 #            gates (fused, attn, rope; CUDA-vs-CPU incl. CudaModels.AttnRopeFoldSameBytes), tg128
 #            arms on qwen3-8b q4_k_m at 3 depths, a d0 trace with the fold, q8_0 arms if time is left
+#   pv     : kernels.attn_pv_mma (the decode attention's P x V on tensor cores): gates, --perf at 16383
+#            keys, tg128 arms on qwen3-8b q4_k_m at 3 depths, d16384 traces, qwen3-32b arms
 #   gates6 : CUDA-vs-CPU model tests + kernel-check fused, attn, rope (the closing commit's gates)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -351,6 +353,30 @@ case "$phase" in
     rm -f "$f"
     tg qwen3-8b q8_0 0 5 90 $arms
     [ "${3:-}" = 32 ] && tg qwen3-32b q4_k_m 0 4 200 $arms
+    ;;
+  pv)
+    # kernels.attn_pv_mma (P x V on tensor cores) as an arm: gates (attn + fused attn_decode_rope,
+    # CUDA-vs-CPU incl. AttnPvMmaAgainstOracle / AttnRopeFoldSameBytes), kernel-level --perf at
+    # 16383 keys, tg128 arms on qwen3-8b q4_k_m at 3 depths, a d16384 trace of each arm,
+    # qwen3-32b (G = 8) at 4096 if time is left. ~9.5 minutes, each step time-boxed.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section attn,fused --seed 20261211 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 12
+    timeout 40 "$bin/kernel-check" --section attn --filter "n1@16383" --perf --seed 7 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | tail -n 8
+    cuda_vs_cpu "AttnPv|AttnRopeFold|pv16" 14
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-pv-mma.toml"
+    synth qwen3-8b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    for pv in false true; do
+      timeout 40 "$bin/pp-bench" -m "$f" -p 0 -n 32 -d 16384 -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --set kernels.attn_pv_mma=$pv --trace "$out/trace-d16384-pv-$pv.jsonl" \
+        --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|attn" | head -n 5
+      gzip -f "$out/trace-d16384-pv-$pv.jsonl"
+    done
+    rm -f "$f"
+    tg qwen3-32b q4_k_m 4096 3 170 $arms
     ;;
   gates6)
     gpu_info

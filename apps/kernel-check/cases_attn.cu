@@ -47,6 +47,7 @@ struct AttnCfg {
   int window;
   float softcap;
   bool q8i = false;  // decode: AttnParams::q8_scores (int8 q . k per block; q8_0 K only)
+  bool pv = false;   // decode: AttnParams::pv_mma (P and V rounded to f16, f32 sums; with q8i)
 };
 
 class AttnCase : public Case {
@@ -109,6 +110,8 @@ class AttnCase : public Case {
     p.n_splits = splits_;
     p.workspace = dws_;
     p.q8_scores = c_.q8i;
+    p.pv_mma = c_.pv;
+    if (c_.pv) p.v_stage = true;
     return p;
   }
   cudaError_t launch(Env& env) override {
@@ -125,6 +128,7 @@ class AttnCase : public Case {
     const float scale = 1.0f / std::sqrt((float)D);
     const bool h16 = c_.kern == Kern::Mma || c_.kern == Kern::Staged;  // the naive twin rounds what the kernel rounds
     auto rn = [h16](float x) { return h16 ? to_f16(x) : x; };
+    auto rnv = [h16, this](float x) { return h16 || c_.pv ? to_f16(x) : x; };  // P and V (pv: only those)
     ref_.assign((size_t)c_.n_tokens * q_width_, 0.0);
     naive_.assign(ref_.size(), 0.0f);
     // One (row, head) per work item, on all cores: every item writes only its own outputs.
@@ -197,10 +201,10 @@ class AttnCase : public Case {
         float* o32 = naive_.data() + (size_t)i * q_width_ + (size_t)h * D;
         for (int j = lo; j < hi; ++j) {
           const float* v = vf_.data() + (size_t)j * kv_row_ + koff;
-          const float p32 = rn(s32[j - lo]);
+          const float p32 = rnv(s32[j - lo]);
           for (int d = 0; d < D; ++d) {
             o64[d] += s64[j - lo] * v[d];
-            o32[d] += p32 * rn(v[d]);
+            o32[d] += p32 * rnv(v[d]);
           }
         }
         for (int d = 0; d < D; ++d) {
@@ -215,10 +219,15 @@ class AttnCase : public Case {
     const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
     const double e_naive = ref::norm_err(naive_, ref_);
     Verdict v = ref::norm(got, ref_, 4 * e_naive + 1e-6);
-    v.detail += ref::cat(" (naive ", c_.q8i ? "q8 scores" : "f32", " error ", e_naive, ", splits ", splits_, ")");
+    v.detail += ref::cat(" (naive ", c_.q8i ? "q8 scores" : "f32", c_.pv ? " + f16 P, V" : "", " error ", e_naive,
+                         ", splits ", splits_, ")");
     if (c_.q8i && !cuda::attn_decode_q8_scores(params())) {
       v.pass = false;
       v.detail += " (the int8 score path was not taken)";
+    }
+    if (c_.pv && !cuda::attn_decode_pv_mma(params())) {
+      v.pass = false;
+      v.detail += " (the tensor-core P x V path was not taken)";
     }
     return v;
   }
@@ -374,7 +383,7 @@ void add_attn_cases(Registry& r) {
   };
   const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
   auto name = [](const AttnCfg& c) {
-    return ref::cat(c.kern == Kern::Decode ? (c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+    return ref::cat(c.kern == Kern::Decode ? (c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "");
   };
@@ -448,6 +457,24 @@ void add_attn_cases(Registry& r) {
       r.add("attn", ref::cat("attn_decode_q8i/verify_identity/q8_0-q5_1/32-8x", hd, "/n5@2000"),
             [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
     }
+  // P x V on tensor cores (AttnParams::pv_mma: f16 P and V, f32 sums) with its naive twin's
+  // tolerance: G = 4 and 8, one and several tiles and splits (partial last tiles at 17, 33, 4097,
+  // 16383 keys), a window, softcap, a verify batch; and its decode == verify identity.
+  const bool g8 = cuda::attn_head_dim_supported(64);  // reduced builds: G = 4 only
+  for (Heads h : {Heads{32, 8}, Heads{64, 8}})
+    for (int len : {1, 17, 33, 129, 4097, 16383})
+      if (h.n_head == 32 || g8)
+        add({Kern::Decode, 1, len - 1, h.n_head, h.n_head_kv, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true});
+  add({Kern::Decode, 1, 4096, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f, true, true});
+  add({Kern::Decode, 1, 600, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 50.0f, true, true});
+  add({Kern::Decode, 4, 900, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true});
+  if (g8) add({Kern::Decode, 3, 2000, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true});
+  for (Heads h : {Heads{32, 8}, Heads{64, 8}}) {
+    if (h.n_head != 32 && !g8) continue;
+    const AttnCfg c{Kern::Decode, 5, 2000, h.n_head, h.n_head_kv, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true};
+    r.add("attn", ref::cat("attn_decode_pv16/verify_identity/q8_0-q5_1/", h.n_head, "-", h.n_head_kv, "x128/n5@2000"),
+          [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
+  }
   // V staged through shared memory == direct loads (bytes), f32 and int8 scores, partial tiles
   // (17, 33 keys), several tiles per warp (4097, 16383), a verify batch.
   for (bool q8i : {false, true})

@@ -231,6 +231,7 @@ struct FoldCfg {
   int n_head, n_kv, len;  // pos = len - 1
   bool norm, yarn;
   int window = 0;
+  bool pv = false;  // AttnParams::pv_mma on both sides
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -299,6 +300,7 @@ class AttnRopeFoldCase : public Case {
     p.q8s_xds = xds;
     p.q8_scores = true;
     p.v_stage = true;
+    p.pv_mma = c_.pv;
     return p;
   }
   cuda::AttnParams folded() const {
@@ -336,6 +338,10 @@ class AttnRopeFoldCase : public Case {
     Verdict v = ref::all_of({{"attention", ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, nq_)},
                              {"K cache", compare_bytes(a.data(), b.data(), a.size())},
                              {"V cache", compare_bytes(c.data(), d.data(), c.size())}});
+    if (c_.pv && !cuda::attn_decode_pv_mma(folded())) {
+      v.pass = false;
+      v.detail += " (the tensor-core P x V path was not taken)";
+    }
     if (!cuda::attn_decode_rope_fold_applies(folded())) {
       v.pass = false;
       v.detail += " (the fold does not apply to this configuration)";
@@ -387,10 +393,14 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Neox, 32, 8, 4097, true, false}, FoldCfg{K::Neox, 32, 8, 16384, true, false},
                           FoldCfg{K::Normal, 32, 8, 4097, false, false}, FoldCfg{K::Normal, 32, 8, 33, true, true},
                           FoldCfg{K::Neox, 64, 8, 4097, true, false}, FoldCfg{K::Neox, 64, 8, 300, false, true},
-                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000}}) {
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000},
+                          // with P x V on tensor cores (AttnParams::pv_mma) on both sides
+                          FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true}, FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true},
+                          FoldCfg{K::Neox, 32, 8, 16384, true, false, 0, true}, FoldCfg{K::Normal, 32, 8, 33, true, true, 0, true},
+                          FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   }

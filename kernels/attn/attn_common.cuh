@@ -33,6 +33,7 @@ struct Args {
   bool q8_scores;   // AttnParams::q8_scores
   bool v_stage;     // AttnParams::v_stage
   bool combine_direct;  // AttnParams::combine_direct
+  bool pv_mma;          // AttnParams::pv_mma
   AttnParams::RopeFold rf;  // AttnParams::rope
 };
 
@@ -40,7 +41,7 @@ inline Args make_args(const AttnParams& p) {
   return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
-          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.rope};
+          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.rope};
 }
 
 // Key range [lo, hi) visible from position pos.
@@ -63,6 +64,19 @@ __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
+}
+
+// D += A B on tensor cores, m16n8k16, f16 inputs, f32 accumulators. Fragments (lane = 4 g + t):
+// A (16 x 16, row-major) a0 = (row g, cols 2t, 2t + 1), a1 = (row g + 8, the same cols), a2 / a3 =
+// the same rows at cols + 8; B (16 x 8) b0 = (rows 2t, 2t + 1, col g), b1 = rows + 8; C (16 x 8)
+// c0, c1 = (row g, cols 2t, 2t + 1), c2, c3 = row g + 8. Each pair: lower index in the low half.
+__device__ __forceinline__ void mma16816(float* c, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ float finish_score(float dot, float scale, float softcap) {

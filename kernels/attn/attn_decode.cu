@@ -26,11 +26,10 @@ struct MergeSmem {
   float acc[kWarps][G][D];
 };
 
-template <int D, int G>
-__device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
-                                                const float (&acc)[G][D / 32], const attn::Args& a, int i,
-                                                int h0, int s) {
-  constexpr int N = D / 32;
+// put_acc(sm.acc[warp]) writes the warp's unnormalized outputs of its G heads.
+template <int D, int G, class PutAcc>
+__device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
+                                                     PutAcc put_acc, const attn::Args& a, int i, int h0, int s) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
@@ -38,9 +37,8 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
       sm.m[warp][g] = m[g];
       sm.l[warp][g] = l[g];
     }
-#pragma unroll
-    for (int n = 0; n < N; ++n) sm.acc[warp][g][lane * N + n] = acc[g][n];
   }
+  put_acc(sm.acc[warp]);
   __syncthreads();
   for (int t = threadIdx.x; t < G * D; t += kWarps * 32) {
     const int g = t / D, d = t % D;
@@ -63,6 +61,22 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
     }
     part[2 + d] = o;
   }
+}
+template <int D, int G>
+__device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
+                                                const float (&acc)[G][D / 32], const attn::Args& a, int i,
+                                                int h0, int s) {
+  constexpr int N = D / 32;
+  const int lane = threadIdx.x & 31;
+  merge_and_store_with<D, G>(
+      sm, m, l,
+      [&](float (&w)[G][D]) {
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+          for (int n = 0; n < N; ++n) w[g][lane * N + n] = acc[g][n];
+      },
+      a, i, h0, s);
 }
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
@@ -336,11 +350,68 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
+// PV (AttnParams::pv_mma): P x V of a warp's 32-key tile on tensor cores. A = V^T (rows: the
+// head's 128 elements as 8 m-tiles of 16, cols: keys), B = P^T (keys x the G heads as n = 8
+// columns, zero past G), C = the G heads' unnormalized outputs. Lane (g, t) = (lane / 4, lane % 4)
+// builds A from keys 2t, 2t + 1 (+ 8, + 16, + 24) and elements g + 8 e of each q5_1 block: one
+// f16 pair per (element, key pair), the two keys' quants as the f16 values 1024 + q (exact),
+// minus 1024 (exact), times d plus m in one f16 fma.
+// The quant pairs (key k0 low half, key k1 high half) of elements g, g + 8, g + 16, g + 24 of one
+// q5_1 block: x / y = qs[g] / qs[g + 8] (zero-extended), qh the block's high bits.
+__device__ __forceinline__ void q5_1_pairs(uint32_t qh0, uint32_t qh1, uint32_t x0, uint32_t x1, uint32_t y0,
+                                           uint32_t y1, int g, uint32_t (&q)[4]) {
+  const uint32_t xp = __byte_perm(x0, x1, 0x5410), yp = __byte_perm(y0, y1, 0x5410);
+  const uint32_t s0 = qh0 >> g, s1 = qh1 >> g;
+  const uint32_t ha = __byte_perm(s0, s1, 0x5410), hb = __byte_perm(s0, s1, 0x7632);  // bits g, g + 8 | g + 16, g + 24
+  constexpr uint32_t kLo = 0x000F000Fu, kHi = 0x00100010u, kMagic = 0x64006400u;
+  q[0] = (xp & kLo) | ((ha << 4) & kHi) | kMagic;
+  q[1] = (yp & kLo) | ((ha >> 4) & kHi) | kMagic;
+  q[2] = ((xp >> 4) & kLo) | ((hb << 4) & kHi) | kMagic;
+  q[3] = ((yp >> 4) & kLo) | ((hb >> 4) & kHi) | kMagic;
+}
+__device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *reinterpret_cast<const uint32_t*>(&h); }
+__device__ __forceinline__ __half2 bits_h2(uint32_t u) { return *reinterpret_cast<const __half2*>(&u); }
+
+// One warp's tile: C[mt] += V^T P^T over keys 0 .. 31 of vt (keys >= nk contribute 0: their d and m
+// are masked to 0, and their probabilities in ph are 0). ph: [8 heads][40] f16, keys in cols 0..31.
+__device__ __forceinline__ void pv_tile_mma(const uint8_t (&vt)[32][kVsSlice], const __half (&ph)[8][40], int nk,
+                                            float (&c)[8][4]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const __half2 k1024 = __half2half2(__ushort_as_half((unsigned short)0x6400u));
+#pragma unroll
+  for (int ks = 0; ks < 2; ++ks) {
+    const uint32_t b0 = *reinterpret_cast<const uint32_t*>(&ph[g][16 * ks + 2 * t]);
+    const uint32_t b1 = *reinterpret_cast<const uint32_t*>(&ph[g][16 * ks + 2 * t + 8]);
+#pragma unroll
+    for (int blk = 0; blk < 4; ++blk) {
+      uint32_t af[2][4];  // m-tiles 2 blk, 2 blk + 1
+#pragma unroll
+      for (int kp = 0; kp < 2; ++kp) {
+        const int k = 16 * ks + 2 * t + 8 * kp;
+        const uint8_t* r0 = &vt[k][24 * blk];
+        const uint8_t* r1 = &vt[k + 1][24 * blk];
+        const uint2 h0 = *reinterpret_cast<const uint2*>(r0), h1 = *reinterpret_cast<const uint2*>(r1);  // {d, m}, qh
+        uint32_t q[4];
+        q5_1_pairs(h0.y, h1.y, r0[8 + g], r1[8 + g], r0[16 + g], r1[16 + g], g, q);
+        const uint32_t vmask = (k < nk ? 0x0000ffffu : 0u) | (k + 1 < nk ? 0xffff0000u : 0u);
+        const __half2 d2 = bits_h2(__byte_perm(h0.x, h1.x, 0x5410) & vmask);
+        const __half2 m2 = bits_h2(__byte_perm(h0.x, h1.x, 0x7632) & vmask);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)  // element g + 8 e: m-tile 2 blk + e / 2, row g + 8 (e % 2)
+          af[e >> 1][2 * kp + (e & 1)] = h2_bits(__hfma2(__hsub2(bits_h2(q[e]), k1024), d2, m2));
+      }
+#pragma unroll
+      for (int u = 0; u < 2; ++u) attn::mma16816(c[2 * blk + u], af[u][0], af[u][1], af[u][2], af[u][3], b0, b1);
+    }
+  }
+}
+
 // RF: the fold of the q/k norm + RoPE + K/V append (AttnParams::rope; NEOX its pair layout):
 // int8 scores with V staged only.
-template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true>
+template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
+  static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
   __shared__ __align__(16) uint8_t vt[VS ? kWarps : 1][VS ? 32 : 1][VS ? kVsSlice : 16];
   constexpr int N = D / 32;
@@ -350,6 +421,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   __shared__ __align__(16) uint8_t knew[RF ? D / 32 * 34 : 16];
   __shared__ __align__(16) uint8_t vnew[RF ? kVsSlice : 16];
   __shared__ float dnew[RF ? G : 1];
+  // PV: each warp's tile probabilities as f16 (heads x keys; rows past G stay 0), and its C fragments.
+  __shared__ __align__(16) __half ph[PV ? kWarps : 1][8][40];
+  [[maybe_unused]] float cacc[PV ? 8 : 1][4] = {};
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // The position is staged by the step's copy before its first kernel and no kernel writes it,
@@ -464,7 +538,11 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     }
   }
 
-  float m[G], l[G], acc[G][N];
+  if constexpr (PV) {
+#pragma unroll
+    for (int g = G; g < 8; ++g) ph[warp][g][lane] = __float2half_rn(0.0f);
+  }
+  float m[G], l[G], acc[G][N], corr[G];
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -504,11 +582,13 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
       const float m_new = fmaxf(m[g], mx);  // finite: lane 0's key is always valid
-      const float corr = expf(m[g] - m_new);
+      corr[g] = expf(m[g] - m_new);
       p[g] = valid ? expf(sc - m_new) : 0.0f;
-      l[g] = l[g] * corr + attn::warp_sum(p[g]);
+      l[g] = l[g] * corr[g] + attn::warp_sum(p[g]);
+      if constexpr (!PV) {
 #pragma unroll
-      for (int n = 0; n < N; ++n) acc[g][n] *= corr;
+        for (int n = 0; n < N; ++n) acc[g][n] *= corr[g];
+      }
       m[g] = m_new;
     }
     // V rows in batches of 8 whose loads are all issued before the first use (one memory
@@ -526,7 +606,28 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         }
       }
     }
-    for (int k0 = 0; k0 < nk; k0 += 8) {
+    if constexpr (PV) {
+#pragma unroll
+      for (int g = 0; g < G; ++g) ph[warp][g][lane] = __float2half_rn(p[g]);
+      // This lane's C columns are heads 2t and 2t + 1 (columns past G hold zeros).
+      const int t2 = 2 * (lane & 3);
+      float c0 = 1.0f, c1 = 1.0f;
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        if (g == t2) c0 = corr[g];
+        if (g == t2 + 1) c1 = corr[g];
+      }
+#pragma unroll
+      for (int mt = 0; mt < 8; ++mt) {
+        cacc[mt][0] *= c0;
+        cacc[mt][1] *= c1;
+        cacc[mt][2] *= c0;
+        cacc[mt][3] *= c1;
+      }
+      __syncwarp();
+      pv_tile_mma(vt[warp], ph[warp], nk, cacc);
+    }
+    for (int k0 = 0; !PV && k0 < nk; k0 += 8) {
       float vv[8][N];
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
@@ -552,10 +653,26 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
           for (int n = 0; n < N; ++n) acc[g][n] += pk * vv[u][n];
         }
     }
-    if constexpr (VS) __syncwarp();  // the tile's slices are read before the next tile's copies land
+    if constexpr (VS) __syncwarp();  // the tile's slices (and PV: probabilities) are read before the next tile's land
   }
   __shared__ MergeSmem<D, G> sm;
-  merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
+  if constexpr (PV) {
+    const int g8 = lane >> 2, t2 = 2 * (lane & 3);
+    merge_and_store_with<D, G>(
+        sm, m, l,
+        [&](float (&w)[G][D]) {
+#pragma unroll
+          for (int mt = 0; mt < 8; ++mt)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) {
+              const int g = t2 + (x & 1), d = 16 * mt + g8 + 8 * (x >> 1);
+              if (g < G) w[g][d] = cacc[mt][x];
+            }
+        },
+        a, i, hk * G, s);
+  } else {
+    merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
+  }
 }
 
 // grid (n_head, n_tokens), D threads: thread d merges element d over the row's splits.
@@ -610,8 +727,13 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   b.v_words = w.v;
   if constexpr (D == 128) {
     if (v_stage_applies(a, D) && w.k == KP_Q8) {
-      if (a.q8_scores && a.rf.on) {
-        if constexpr (G == 4 || G == 8) {
+      if constexpr (G == 4 || G == 8) {
+        if (a.q8_scores && a.pv_mma) {
+          if (a.rf.on && a.rf.neox) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true>, grid, block, 0, s, b);
+          if (a.rf.on) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, false, true>, grid, block, 0, s, b);
+          return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, false, true, true>, grid, block, 0, s, b);
+        }
+        if (a.q8_scores && a.rf.on) {
           if (a.rf.neox) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true>, grid, block, 0, s, b);
           return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, false>, grid, block, 0, s, b);
         }
@@ -697,6 +819,17 @@ bool attn_decode_q8_scores(const AttnParams& p) {
 
 bool attn_decode_rope_fold_applies(const AttnParams& p) {
   if (p.n_tokens != 1 || p.head_dim != 128 || !p.rope.k_src || !p.rope.v_src || !attn::valid(p)) return false;
+  const int g = p.n_head / p.n_head_kv;
+#ifdef MEMRA_REDUCED_INSTANCES
+  if (g != 4) return false;
+#else
+  if (g != 4 && g != 8) return false;
+#endif
+  return attn_decode_q8_scores(p) && attn_decode_v_stage(p);
+}
+
+bool attn_decode_pv_mma(const AttnParams& p) {
+  if (!p.pv_mma || p.head_dim != 128) return false;
   const int g = p.n_head / p.n_head_kv;
 #ifdef MEMRA_REDUCED_INSTANCES
   if (g != 4) return false;

@@ -65,6 +65,14 @@ struct AttnParams {
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
   bool combine_direct = false;
+  // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
+  // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
+  // (mma.sync m16n8k16, f16 inputs, f32 accumulation): the probabilities and the dequantized V
+  // values rounded to f16 (V as one f16 fma of its q5_1 quant, scale and minimum), the G heads
+  // as the n = 8 columns. A different numeric class from the f32 FFMA sweep (llama.cpp's
+  // tensor-core decode attention's class): gated by tolerance against its naive twin
+  // (kernel-check attn_decode_pv16/*); decode == verify still bit for bit (the same code per row).
+  bool pv_mma = false;
   // Split-K decode of one token (n_tokens == 1) where attn_decode_rope_fold_applies(p): the work
   // of launch_qk_norm_rope with its K/V append done by this kernel. q is the q projection before
   // its per-head RMSNorm and rotation; every block normalizes and rotates its query heads itself,
@@ -103,6 +111,8 @@ bool attn_decode_rope_fold_applies(const AttnParams& p);
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).
 bool attn_decode_v_stage(const AttnParams& p);
+// Whether launch_attn_decode(p) takes P x V on tensor cores (p.pv_mma where it applies).
+bool attn_decode_pv_mma(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

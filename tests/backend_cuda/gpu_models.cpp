@@ -91,12 +91,10 @@ double row_err(const float* got, const float* want, int64_t nv) {
   return norm_err(std::vector<float>(got, got + nv), std::vector<float>(want, want + nv));
 }
 
-void check_model(const std::string& rel) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  const std::string path = shared_dir() + "/models/" + rel;
-  ASSERT_TRUE(std::filesystem::exists(path)) << path;
-  const Config cfg = gpu_config();
+// The three runs on the model at `path` (label `rel`) with the GPU backend configured by cfg; where
+// `variant` is set, the GPU run's decode attention variant must contain it (the path was taken).
+void check_model_file(const std::string& path, const std::string& rel, const Config& cfg,
+                      const char* variant = nullptr) {
   // The GPU's default cache types (kv.type_* = auto) on all three runs, so the comparison is in
   // one numeric configuration. (Before this used parse_kv_type, which rejects "auto": every model
   // case failed at setup on the H200, 2026-12-01, receipts/h200/logs/test_backend_cuda_gpu-20261201.log.)
@@ -149,6 +147,19 @@ void check_model(const std::string& rel) {
   for (const auto& [k, v] : runs[2].be->variants()) vars += " " + k + "=" + v;
   printf("%s: gpu worst normalized logit error %.3g, same-class cpu %.3g, bound %.3g; greedy checked at %d/%d;%s\n",
          rel.c_str(), worst_gpu, worst_cls, bound, greedy_checked, kPrompt + kDecode, vars.c_str());
+  if (variant) {
+    const auto v = runs[2].be->variants();
+    ASSERT_TRUE(v.count("attn_decode")) << rel;
+    EXPECT_NE(v.at("attn_decode").find(variant), std::string::npos) << rel << ": " << v.at("attn_decode");
+  }
+}
+
+void check_model(const std::string& rel) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/" + rel;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  check_model_file(path, rel, gpu_config());
 }
 
 }  // namespace
@@ -412,26 +423,54 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   }
 }
 
+// A synth preset with head_dim 128 (the tiny presets have 32; the fused decode attention paths
+// exist for 128), two layers, q8_0 weights, written to a temporary file.
+std::string write_hd128(const char* preset, const char* tag) {
+  synth::Dims d = synth::find_preset(preset).dims;
+  d.n_layer = 2;
+  d.head_dim = 128;
+  d.n_embd = d.n_head * 128;
+  const std::string path = ::testing::TempDir() + "memra-" + tag + "-" + preset + ".gguf";
+  synth::WriteOptions wo;
+  wo.path = path;
+  wo.hash = false;
+  synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
+  return path;
+}
+
+// kernels.attn_pv_mma (P x V of the decode attention on tensor cores, f16 P and V) against the
+// CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per
+// kv head (qwen3, llama, qwen3-32b shapes), with and without the RoPE fold; the path is taken.
+TEST(CudaModels, AttnPvMmaAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "pv-mma");
+    for (bool fold : {true, false}) {
+      Config c = gpu_config(true);
+      c.kernels.attn_pv_mma = true;
+      c.kernels.attn_rope_fold = fold;
+      c.kv.type_k = "q8_0";
+      c.kv.type_v = "q5_1";
+      check_model_file(path, std::string(preset) + (fold ? " hd128 pv16 fold" : " hd128 pv16"), c, "+pv16");
+    }
+    std::remove(path.c_str());
+  }
+}
+
 // kernels.attn_rope_fold (the q/k norm + RoPE + K/V append done by the decode attention kernel)
 // changes no byte of the decode logits over a prompt and decode steps that cross from one split
 // to two (n_ctx 256: 2 splits of >= 128 keys): qwen3 (NeoX, head norms, 4 query heads per kv
 // head), llama (Normal pairs, no head norm), qwen3-32b's group of 8; and the fold is taken.
 TEST(CudaModels, AttnRopeFoldSameBytes) {
   MEMRA_REQUIRE_GPU();
-  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
-    synth::Dims d = synth::find_preset(preset).dims;
-    d.n_layer = 2;
-    d.head_dim = 128;  // the tiny presets have 32; the fold exists for 128
-    d.n_embd = d.n_head * 128;
-    const std::string path = ::testing::TempDir() + "memra-rope-fold-" + preset + ".gguf";
-    synth::WriteOptions wo;
-    wo.path = path;
-    wo.hash = false;
-    synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"})
+  for (bool pv : {false, true}) {  // with P x V on tensor cores (kernels.attn_pv_mma) on both sides
+    const std::string path = write_hd128(preset, "rope-fold");
     const kv::KvOptions ko{256, QType::Q8_0, QType::Q5_1};
     Config c[2] = {gpu_config(true), gpu_config(true)};
     c[0].kernels.attn_rope_fold = false;
     c[1].kernels.attn_rope_fold = true;
+    c[0].kernels.attn_pv_mma = c[1].kernels.attn_pv_mma = pv;
     std::vector<std::vector<float>> ref;
     for (int r = 0; r < 2; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
@@ -455,6 +494,8 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
       ASSERT_TRUE(v.count("qk_norm_rope")) << preset;
       const bool folded = v.at("qk_norm_rope").find("in_attention") != std::string::npos;
       EXPECT_EQ(folded, r == 1) << preset << ": " << v.at("qk_norm_rope");
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+pv16") != std::string::npos, pv) << preset << ": " << v.at("attn_decode");
     }
     std::remove(path.c_str());
   }

@@ -554,6 +554,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     cuda::AttnParams t = attn_params(q, *c, layer, qp.rope.pos0, ap, out);
     t.q8_scores = cfg_.kernels.attn_q8_scores;
     t.v_stage = cfg_.kernels.attn_v_stage;
+    t.pv_mma = cfg_.kernels.attn_pv_mma;
     t.rope = rf;
     rf.on = cuda::attn_decode_rope_fold_applies(t);
   }
@@ -661,6 +662,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     }
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
+    p.pv_mma = cfg_.kernels.attn_pv_mma;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
@@ -672,7 +674,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (emit ? "+q8s" : ""),
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") +
+                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
                                     rf ? "+rope" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
