@@ -5,15 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean]
+# lean: only kernel-check, pp-bench, gguf-synth and the GPU tests, no CUPTI (no pp-bench --trace):
+# for phases that need nothing else when the pack would not fit the carry limit otherwise.
+lean=${3:-}
+bins="run-gen kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test_backend_cuda_gpu"
+[ "$lean" = lean ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch
-for b in run-gen kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test_backend_cuda_gpu; do
+for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
 done
 cp -L "$build"/lib/libmemra.so .device/lib/
 # CUPTI for pp-bench --trace (scripts/bootstrap.sh installs it; the H200 machine's own copy is not
 # on the run path).
-[ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+[ "$lean" != lean ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
 for m in llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m; do
