@@ -365,7 +365,7 @@ case "$phase" in
     timeout 40 "$bin/kernel-check" --section attn --filter "n1@16383" --perf --seed 7 \
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | tail -n 8
     cuda_vs_cpu "AttnPv|AttnRopeFold|pv16" 14
-    arms="--arm configs/arm-base.toml --arm configs/arm-attn-pv-mma.toml"
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-pv-mma-off.toml"  # (ran at 2eddd34 with pv off by default and the arm turning it on)
     synth qwen3-8b q4_k_m
     timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0,4096,16384 -r 5 $arms --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
