@@ -46,6 +46,8 @@
 #            arms on qwen3-8b q4_k_m at 3 depths, a d0 trace with the fold, q8_0 arms if time is left
 #   pv     : kernels.attn_pv_mma (the decode attention's P x V on tensor cores): gates, --perf at 16383
 #            keys, tg128 arms on qwen3-8b q4_k_m at 3 depths, d16384 traces, qwen3-32b arms
+#   pre    : kernels.attn_fold_prefetch and pv off as arms beside today's defaults: gates, qwen3-8b q4_k_m
+#            tg128 at 3 depths and q8_0 at 0
 #   gates6 : CUDA-vs-CPU model tests + kernel-check fused, attn, rope (the closing commit's gates)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -379,6 +381,18 @@ case "$phase" in
     fi
     rm -f "$f"
     tg qwen3-32b q4_k_m 4096 3 170 $arms
+    ;;
+  pre)
+    # kernels.attn_fold_prefetch (the fold's first tile of K/V before the wait) and the pv default
+    # against pv off, interleaved: gates (attn, fused; CUDA-vs-CPU), qwen3-8b q4_k_m tg128 at 3
+    # depths and q8_0 at 0 with the three arms. ~9.5 minutes, each step time-boxed.
+    gpu_info
+    timeout 110 "$bin/kernel-check" --section attn,fused --seed 20261212 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 12
+    cuda_vs_cpu "AttnPv|AttnRopeFold" 6
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-fold-prefetch.toml --arm configs/arm-attn-pv-mma-off.toml"
+    tg qwen3-8b q4_k_m 0,4096,16384 5 230 $arms
+    tg qwen3-8b q8_0 0 5 100 $arms
     ;;
   gates6)
     gpu_info

@@ -408,8 +408,15 @@ __device__ __forceinline__ void pv_tile_mma(const uint8_t (&vt)[32][kVsSlice], c
 
 // RF: the fold of the q/k norm + RoPE + K/V append (AttnParams::rope; NEOX its pair layout):
 // int8 scores with V staged only.
-template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false>
+// PF (RF with PV only; AttnParams::RopeFold::prefetch): each warp's first tile requested before
+// the dependency wait.
+__device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
+}
+template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
+  static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -439,10 +446,34 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // this lane's pairs at pos (the same helpers and values as qk_norm_rope_kernel).
   [[maybe_unused]] float wq[RF ? N : 1], wk[RF ? N : 1], cs[RF ? N : 1], sn[RF ? N : 1];
   [[maybe_unused]] const bool last = s == used - 1;  // RF: this block's keys end at pos, the new key
+  const int chunk = (len + used - 1) / used;
+  const int b = lo + s * chunk, e = min(hi, b + chunk);
+  // PF: the warp's first tile is requested before the wait too, its V slices and its keys' q8_0
+  // head slices (17 eight-byte cp.async chunks per key, consecutive lanes on consecutive chunks)
+  // into shared memory: every row of it below pos was written by earlier steps, and row pos (the
+  // new key, which no kernel before this one writes in the fold) is taken from this kernel's own
+  // copies (knew, vnew), never from these bytes.
+  constexpr int kKs = D / 32 * 34;  // bytes of a key's q8_0 head slice
+  __shared__ __align__(16) uint8_t kt[PF ? kWarps : 1][PF ? 32 : 1][PF ? kKs : 8];
+  [[maybe_unused]] const bool pre = PF && b + warp * 32 < e;  // warp-uniform
   if constexpr (RF) {
     head_norm_weights<N>(a.rf.q_norm, lane, wq);
     head_norm_weights<N>(a.rf.k_norm, lane, wk);
     head_rope_cs<NEOX, N>(a.rf.ang, lane, (float)pos, cs, sn);
+  }
+  if constexpr (PF) {
+    if (pre) {
+      const int base = b + warp * 32, nk = min(32, e - base);
+      for (int c = lane; c < nk * (kVsSlice / 16); c += 32) {
+        const int r = c / (kVsSlice / 16), part = c % (kVsSlice / 16);
+        cp_async16(&vt[warp][r][part * 16], a.v + (int64_t)(base + r) * a.v_row_bytes + hk * kVsSlice + part * 16);
+      }
+      for (int c = lane; c < nk * (kKs / 8); c += 32) {
+        const int r = c / (kKs / 8), part = c % (kKs / 8);
+        cp_async8(&kt[warp][r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * kKs + part * 8);
+      }
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
   }
   pdl_wait();
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
@@ -508,8 +539,6 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
   }
   __syncthreads();
-  const int chunk = (len + used - 1) / used;
-  const int b = lo + s * chunk, e = min(hi, b + chunk);
   if constexpr (RF) {
     if (last) {  // block-uniform
       // The warp whose tiles hold pos scores the new key from the shared copy (score_key_q8i on
@@ -553,23 +582,36 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   for (int base = b + warp * 32; base < e; base += kWarps * 32) {
     const int j = base + lane;
     const bool valid = j < e;
+    // PF: the first tile's V and K slices were requested before the wait.
+    [[maybe_unused]] const bool first_pre = PF && pre && base == b + warp * 32;
     if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
-      const int nk = min(32, e - base);
-      for (int c = lane; c < nk * (kVsSlice / 16); c += 32) {
-        const int r = c / (kVsSlice / 16), part = c % (kVsSlice / 16);
-        cp_async16(&vt[warp][r][part * 16], a.v + (int64_t)(base + r) * a.v_row_bytes + hk * kVsSlice + part * 16);
+      if (!first_pre) {
+        const int nk = min(32, e - base);
+        for (int c = lane; c < nk * (kVsSlice / 16); c += 32) {
+          const int r = c / (kVsSlice / 16), part = c % (kVsSlice / 16);
+          cp_async16(&vt[warp][r][part * 16], a.v + (int64_t)(base + r) * a.v_row_bytes + hk * kVsSlice + part * 16);
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");
     }
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
+    if constexpr (PF) {
+      if (first_pre) {  // the K slices (and the V slices, requested together) have landed
+        cp_async_wait_all();
+        __syncwarp();
+      }
+    }
     if constexpr (KP == KP_Q8I) {
       if (RF && j == pos) {  // the fold's new key (last split only): scored from its shared copy
 #pragma unroll
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
       } else if (valid) {
-        score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
+        if (first_pre)
+          score_key_q8i<D, G, true>(&kt[warp][lane][0], 0, qi, dot);  // the same words from shared memory
+        else
+          score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
       }
     } else {
       if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
@@ -729,6 +771,12 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
     if (v_stage_applies(a, D) && w.k == KP_Q8) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
+          if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
+            if (a.rf.on && a.rf.prefetch && a.rf.neox)
+              return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true>, grid, block, 0, s, b);
+            if (a.rf.on && a.rf.prefetch)
+              return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, false, true, true>, grid, block, 0, s, b);
+          }
           if (a.rf.on && a.rf.neox) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true>, grid, block, 0, s, b);
           if (a.rf.on) return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, false, true>, grid, block, 0, s, b);
           return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, false, true, true>, grid, block, 0, s, b);

@@ -90,6 +90,11 @@ struct AttnParams {
     float eps = 1e-6f;
     bool neox = true;
     RopeAngles ang;  // full rotation (n_rot == head_dim)
+    // With pv_mma and G = 4: each warp's first 32-key tile (its V slices and its keys' q8_0 head slices,
+    // by cp.async into shared memory) requested before the dependency wait (rows below pos were
+    // written by earlier steps; row pos comes from the kernel's own copies). Same values, same
+    // order: same bytes.
+    bool prefetch = false;
   } rope;
 };
 

@@ -460,19 +460,22 @@ TEST(CudaModels, AttnPvMmaAgainstOracle) {
 // kernels.attn_rope_fold (the q/k norm + RoPE + K/V append done by the decode attention kernel)
 // changes no byte of the decode logits over a prompt and decode steps that cross from one split
 // to two (n_ctx 256: 2 splits of >= 128 keys): qwen3 (NeoX, head norms, 4 query heads per kv
-// head), llama (Normal pairs, no head norm), qwen3-32b's group of 8; and the fold is taken.
+// head), llama (Normal pairs, no head norm), qwen3-32b's group of 8; and the fold is taken. A
+// third run folds with kernels.attn_fold_prefetch (with pv: the first tile before the wait).
 TEST(CudaModels, AttnRopeFoldSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"})
   for (bool pv : {false, true}) {  // with P x V on tensor cores (kernels.attn_pv_mma) on both sides
     const std::string path = write_hd128(preset, "rope-fold");
     const kv::KvOptions ko{256, QType::Q8_0, QType::Q5_1};
-    Config c[2] = {gpu_config(true), gpu_config(true)};
-    c[0].kernels.attn_rope_fold = false;
-    c[1].kernels.attn_rope_fold = true;
-    c[0].kernels.attn_pv_mma = c[1].kernels.attn_pv_mma = pv;
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 3; ++r) {
+      c[r].kernels.attn_rope_fold = r > 0;
+      c[r].kernels.attn_fold_prefetch = r == 2;
+      c[r].kernels.attn_pv_mma = pv;
+    }
     std::vector<std::vector<float>> ref;
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < 3; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
       const int64_t nv = run.model->hparams().n_vocab;
       constexpr int kLong = 120;
@@ -487,15 +490,18 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
           continue;
         }
         EXPECT_EQ(0, std::memcmp(got.data(), ref[(size_t)t].data(), got.size() * 4))
-            << preset << ": decode logits differ with the fold at position " << kLong + t;
+            << preset << ": decode logits differ with the fold (run " << r << ") at position " << kLong + t;
       }
       EXPECT_TRUE(run.be->decode_graph()) << preset;
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("qk_norm_rope")) << preset;
       const bool folded = v.at("qk_norm_rope").find("in_attention") != std::string::npos;
-      EXPECT_EQ(folded, r == 1) << preset << ": " << v.at("qk_norm_rope");
+      EXPECT_EQ(folded, r > 0) << preset << ": " << v.at("qk_norm_rope");
       ASSERT_TRUE(v.count("attn_decode")) << preset;
       EXPECT_EQ(v.at("attn_decode").find("+pv16") != std::string::npos, pv) << preset << ": " << v.at("attn_decode");
+      const bool g4 = std::string(preset) != "qwen3-32b-tiny";  // the prefetch form exists for 4 query heads per kv head
+      EXPECT_EQ(v.at("attn_decode").find("+pre") != std::string::npos, pv && g4 && r == 2)
+          << preset << ": " << v.at("attn_decode");
     }
     std::remove(path.c_str());
   }
