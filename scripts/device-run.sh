@@ -48,6 +48,7 @@
 #            keys, tg128 arms on qwen3-8b q4_k_m at 3 depths, d16384 traces, qwen3-32b arms
 #   pre    : kernels.attn_fold_prefetch and pv off as arms beside today's defaults: gates, qwen3-8b q4_k_m
 #            tg128 at 3 depths and q8_0 at 0
+#   final6 : gates (attn, fused, CUDA-vs-CPU) and the README decode rows with the defaults
 #   gates6 : CUDA-vs-CPU model tests + kernel-check fused, attn, rope (the closing commit's gates)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -390,9 +391,23 @@ case "$phase" in
     timeout 110 "$bin/kernel-check" --section attn,fused --seed 20261212 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 12
     cuda_vs_cpu "AttnPv|AttnRopeFold" 6
-    arms="--arm configs/arm-base.toml --arm configs/arm-attn-fold-prefetch.toml --arm configs/arm-attn-pv-mma-off.toml"
+    # (ran at 12001cf with the prefetch off by default and the arm turning it on)
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-fold-prefetch-off.toml --arm configs/arm-attn-pv-mma-off.toml"
     tg qwen3-8b q4_k_m 0,4096,16384 5 230 $arms
     tg qwen3-8b q8_0 0 5 100 $arms
+    ;;
+  final6)
+    # The closing call of 2026-12-02 (thirteenth session): gates at the final commit (attn, fused,
+    # CUDA-vs-CPU) and the README rows with today's defaults: qwen3-8b q4_k_m at 3 depths, q4_0 and
+    # q8_0 at 0, qwen3-32b q4_k_m at 0.
+    gpu_info
+    timeout 110 "$bin/kernel-check" --section attn,fused --seed 20261213 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+    cuda_vs_cpu "AttnPv|AttnRopeFold" 6
+    tg qwen3-8b q4_k_m 0,4096,16384 5 120
+    tg qwen3-8b q4_0 0 5 70
+    tg qwen3-8b q8_0 0 5 70
+    tg qwen3-32b q4_k_m 0 5 150
     ;;
   gates6)
     gpu_info

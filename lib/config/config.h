@@ -91,7 +91,7 @@ struct KernelsSection {
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
   bool attn_rope_fold = true;     // decode: q/k norm + RoPE + K/V append inside the split attention kernel
   bool attn_pv_mma = true;        // decode attention: P x V on tensor cores (f16 P and V, f32 sums)
-  bool attn_fold_prefetch = false;  // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
+  bool attn_fold_prefetch = true;   // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
