@@ -865,8 +865,11 @@ bool attn_decode_q8_scores(const AttnParams& p) {
   return word_loads(attn::make_args(p), p.head_dim).k == KP_Q8;
 }
 
-bool attn_decode_rope_fold_applies(const AttnParams& p) {
-  if (p.n_tokens != 1 || p.head_dim != 128 || !p.rope.k_src || !p.rope.v_src || !attn::valid(p)) return false;
+namespace {
+// The int8-score, V-staged path at head_dim 128 with a group of 4 or 8 query heads (4 only in
+// reduced builds): where the fold and the tensor-core P x V have kernels.
+bool q8i_staged_g48(const AttnParams& p) {
+  if (p.head_dim != 128 || !attn::valid(p)) return false;
   const int g = p.n_head / p.n_head_kv;
 #ifdef MEMRA_REDUCED_INSTANCES
   if (g != 4) return false;
@@ -874,18 +877,14 @@ bool attn_decode_rope_fold_applies(const AttnParams& p) {
   if (g != 4 && g != 8) return false;
 #endif
   return attn_decode_q8_scores(p) && attn_decode_v_stage(p);
+}
+}  // namespace
+
+bool attn_decode_rope_fold_applies(const AttnParams& p) {
+  return p.n_tokens == 1 && p.rope.k_src && p.rope.v_src && q8i_staged_g48(p);
 }
 
-bool attn_decode_pv_mma(const AttnParams& p) {
-  if (!p.pv_mma || p.head_dim != 128) return false;
-  const int g = p.n_head / p.n_head_kv;
-#ifdef MEMRA_REDUCED_INSTANCES
-  if (g != 4) return false;
-#else
-  if (g != 4 && g != 8) return false;
-#endif
-  return attn_decode_q8_scores(p) && attn_decode_v_stage(p);
-}
+bool attn_decode_pv_mma(const AttnParams& p) { return p.pv_mma && q8i_staged_g48(p); }
 
 bool attn_decode_v_stage(const AttnParams& p) {
   if (!attn::valid(p)) return false;
