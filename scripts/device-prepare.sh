@@ -28,8 +28,9 @@ cp "$shared"/reference/*.jsonl .device/shared/reference/
 cp "$shared"/reference/arch/{llama,qwen2,qwen3}.jsonl .device/shared/reference/arch/
 du -sh .device; du -sh .device/*
 # The carry limit is 64 MiB for the working tree and the carried paths together: carry
-# .device-pack (an xz tar of .device: ~50 MB, where gzip gave ~54 MB and, with the ~13 MB of
-# committed files, went over) and unpack it there first:
+# .device-pack (an xz tar of .device: ~40 MiB since the release preset builds sm_90a machine code
+# without PTX (~47-49 MiB with PTX, which with the ~15 MiB of committed files went over the limit
+# and needed `lean`); gzip gave more) and unpack it there first:
 #   bash scripts/device-unpack.sh && bash scripts/device-run.sh PHASE $OUT
 rm -rf .device-pack && mkdir -p .device-pack && tar cf - .device | xz -6 -T2 > .device-pack/device.txz
 du -sh .device-pack
