@@ -50,6 +50,7 @@
 #            tg128 at 3 depths and q8_0 at 0
 #   final6 : gates (attn, fused, CUDA-vs-CPU) and the README decode rows with the defaults
 #   gates6 : CUDA-vs-CPU model tests + kernel-check fused, attn, rope (the closing commit's gates)
+#   first14: kernel-check all + CUDA-vs-CPU on the sm_90a-only build, d0/d4096/d16384 decode timelines
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -408,6 +409,24 @@ case "$phase" in
     tg qwen3-8b q4_0 0 5 70
     tg qwen3-8b q8_0 0 5 70
     tg qwen3-32b q4_k_m 0 5 150
+    ;;
+  first14)
+    # 2026-12-02 (fourteenth session), the first call: the sm_90a-only release build
+    # (MEMRA_CUDA_ARCH=90a-real) on the H200 for the first time (kernel-check all, CUDA-vs-CPU), then
+    # CUPTI timelines of the qwen3-8b q4_k_m decode step at 0, 4096 and 16384 keys with the defaults
+    # (per-kernel times for choosing the next levers). ~7 minutes.
+    gpu_info
+    timeout 280 "$bin/kernel-check" --section all --seed 20261214 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    for d in 0 4096 16384; do
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -d $d -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
+        grep -E "^\||^trace" | head -n 24
+      gzip -f "$out/trace-d$d.jsonl"
+    done
+    rm -f "$f"
     ;;
   gates6)
     gpu_info
