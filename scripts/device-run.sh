@@ -51,6 +51,8 @@
 #   final6 : gates (attn, fused, CUDA-vs-CPU) and the README decode rows with the defaults
 #   gates6 : CUDA-vs-CPU model tests + kernel-check fused, attn, rope (the closing commit's gates)
 #   first14: kernel-check all + CUDA-vs-CPU on the sm_90a-only build, d0/d4096/d16384 decode timelines
+#   levers14: the fourteenth session's same-bytes levers: gates, tg128 arms at 0 / 4096 / 16384 keys
+#   final14: CUDA-vs-CPU and the README decode rows with the fourteenth session's defaults
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -427,6 +429,38 @@ case "$phase" in
       gzip -f "$out/trace-d$d.jsonl"
     done
     rm -f "$f"
+    ;;
+  levers14)
+    # 2026-12-02 (fourteenth session): the session's levers as arms, each the same bytes as the
+    # default (gates first: kernel-check mmvs_id, attn, fused; CUDA-vs-CPU incl. the new model
+    # tests), then qwen3-8b q4_k_m tg128 at depth 0 (mixed q/k/v launch, Q6_K rows on 4 warps,
+    # one-split rows written directly, plain matrices capped at 8 CTAs per SM, all together) and at 4096 / 16384 (mixed q/k/v, combine
+    # preload, K staged in every tile, all together). Interleaved arms, median of 5. ~8 minutes.
+    gpu_info
+    timeout 170 "$bin/kernel-check" --section mmvs_id,attn,fused --seed 20261215 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    cuda_vs_cpu "MixedTypes|SingleSplit|KStage" 8
+    synth qwen3-8b q4_k_m
+    timeout 110 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-mixed-types.toml --arm configs/arm-mmvs-split-q6k-w4.toml \
+      --arm configs/arm-attn-single-split-direct.toml --arm configs/arm-mmvs-plain-cap8.toml --arm configs/arm-levers14-all.toml \
+      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 200 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096,16384 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-mixed-types.toml --arm configs/arm-attn-combine-preload.toml \
+      --arm configs/arm-attn-fold-k-stage.toml --arm configs/arm-levers14-all.toml \
+      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
+  final14)
+    # The closing call of 2026-12-02 (fourteenth session): CUDA-vs-CPU at the final commit (the
+    # kernels are levers14's; only defaults moved) and the README rows with the new defaults:
+    # qwen3-8b q4_k_m at 3 depths, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. ~7.5 minutes.
+    gpu_info
+    cuda_vs_cpu "MixedTypes|SingleSplit|KStage" 6
+    tg qwen3-8b q4_k_m 0,4096,16384 5 120
+    tg qwen3-8b q4_0 0 5 70
+    tg qwen3-8b q8_0 0 5 70
+    tg qwen3-32b q4_k_m 0 5 150
     ;;
   gates6)
     gpu_info

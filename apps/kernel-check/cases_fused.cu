@@ -233,6 +233,7 @@ struct FoldCfg {
   int window = 0;
   bool pv = false;  // AttnParams::pv_mma on both sides
   bool pre = false;  // AttnParams::RopeFold::prefetch (the folded side only)
+  bool ks = false;   // AttnParams::RopeFold::stage_k (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -315,6 +316,7 @@ class AttnRopeFoldCase : public Case {
     p.rope.neox = c_.kind == cuda::RopeKind::Neox;
     p.rope.ang = cuda::rope_angles(rope(dq_, c_.n_head));
     p.rope.prefetch = c_.pre;
+    p.rope.stage_k = c_.ks;
     return p;
   }
   // q and k are only read: a --perf replay repeats the same work (the same bytes to row pos).
@@ -408,10 +410,20 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Neox, 32, 8, 16384, true, false, 0, true, true},
                           FoldCfg{K::Normal, 32, 8, 4097, false, false, 0, true, true},
                           FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true, true},  // G = 8: no prefetch form, the same bytes
-                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000, true, true}}) {
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000, true, true},
+                          // and every later tile's K staged too (RopeFold::stage_k): two splits, a
+                          // partial second tile (4097: 129 keys per split), two and four tiles per
+                          // warp (16384, 30001), Normal pairs, a window, G = 8 (no prefetch form)
+                          FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true},
+                          FoldCfg{K::Neox, 32, 8, 16384, true, false, 0, true, true, true},
+                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true},
+                          FoldCfg{K::Normal, 32, 8, 16384, false, false, 0, true, true, true},
+                          FoldCfg{K::Neox, 32, 8, 16384, true, false, 3000, true, true, true},
+                          FoldCfg{K::Neox, 64, 8, 16384, true, false, 0, true, true, true}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   }

@@ -340,6 +340,111 @@ class MmvsSegCase : public Case {
   float* dxds_ = nullptr;
 };
 
+// kernels.mmvs_mixed_types: q and k in Q4_K and v in Q6_K (the q4_k_m mix) in one launch
+// (MmvsParams::w_type2) against the two launches it replaces (q and k together, then v), at m = 1
+// and the pair's caps (0, 6): byte-identical outputs; the rows also against the f64 reference on
+// the bytes the GPU reads. The launch is refused where the Q6_K rows would not start a CTA (one
+// q row fewer: 4 rows per CTA at one warp per row, 2 at k = 5120), at m = 3 and with the types
+// swapped.
+class MmvsPairCase : public Case {
+ public:
+  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap) : k_(k), rows_{r0, r1, r2}, cap_(cap) {}
+  void generate(Env& env) override {
+    for (int i = 0; i < 3; ++i) {
+      w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
+      dw_[i] = upload_split(env, type(i), w_[i], rows_[i], k_, true);
+      dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
+    }
+    x_ = random_q8s_input(env, 1, k_, &dxq_, &dxds_);
+  }
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(pair_params(dy_, 1), env.stream()); }
+  void reference(Env& env) override {
+    // The two launches the pair replaces: q and k in one Q4_K launch, v in its own Q6_K launch.
+    float* sep[3];
+    for (int i = 0; i < 3; ++i) sep[i] = env.alloc<float>((size_t)rows_[i]);
+    cuda::MmvsParams qk = base(0, sep[0], 1);
+    qk.n_extra = 1;
+    qk.extra[0] = segment(1, sep[1]);
+    ref::check(cuda::launch_mmvs(qk, env.stream()), "q and k in one launch");
+    ref::check(cuda::launch_mmvs(base(2, sep[2], 1), env.stream()), "v alone");
+    const auto xf = dequantize_rows(QType::Q8_1, x_, 1, k_);
+    for (int i = 0; i < 3; ++i) {
+      sep_[i] = env.download(sep[i], (size_t)rows_[i]);
+      const auto r = matmul_f64(dequantize_rows(type(i), w_[i], rows_[i], k_), xf, rows_[i], k_, 1);
+      ref_.insert(ref_.end(), r.begin(), r.end());
+      w_[i].clear();
+    }
+    // Refusals: swapped types (no such pair), m = 3, and a Q6_K segment that does not start a CTA.
+    cuda::MmvsParams sw = pair_params(sep, 1);
+    std::swap(sw.w_type, sw.w_type2);
+    swapped_refused_ = cuda::launch_mmvs(sw, env.stream()) != cudaSuccess;
+    m3_refused_ = cuda::launch_mmvs(pair_params(sep, 3), env.stream()) != cudaSuccess;
+    cuda::MmvsParams odd = pair_params(sep, 1);
+    odd.n_rows = rows_[0] - 1;
+    odd_status_ = cuda::launch_mmvs(odd, env.stream());
+  }
+  Verdict compare(Env& env) override {
+    std::vector<float> got, sep;
+    for (int i = 0; i < 3; ++i) {
+      const auto g = env.download(dy_[i], (size_t)rows_[i]);
+      got.insert(got.end(), g.begin(), g.end());
+      sep.insert(sep.end(), sep_[i].begin(), sep_[i].end());
+    }
+    Verdict v = ref::all_of({{"one launch vs q+k and v launches bytes", compare_bytes(got.data(), sep.data(), got.size() * 4)},
+                             {"f64 reference", ref::norm(got, ref_, kTol)}});
+    if (!v.pass) return v;
+    if (!swapped_refused_) return ref::fail("the pair with its types swapped was not refused");
+    if (!m3_refused_) return ref::fail("a mixed launch at m = 3 was not refused");
+    if (odd_status_ != cudaErrorInvalidValue)
+      return ref::fail(ref::cat("a Q6_K segment starting at row ", rows_[0] + rows_[1] - 1, ": status ", (int)odd_status_));
+    return v;
+  }
+  PerfCount perf_count() const override {
+    double wb = 0;
+    for (int i = 0; i < 3; ++i) wb += (double)*qtype_row_bytes(type(i), k_) * (double)rows_[i];
+    return {wb + (double)k_ * 1.25 + 4.0 * (double)(rows_[0] + rows_[1] + rows_[2]), 0};
+  }
+
+ private:
+  static QType type(int i) { return i < 2 ? QType::Q4_K : QType::Q6_K; }
+  cuda::MmvsParams base(int i, float* y, int m) const {
+    auto p = mmvs_params(type(i), dw_[i], nullptr, rows_[i], k_, m, dxq_, dxds_, y);
+    p.split_max_warps = 2;
+    p.min_blocks = cap_;
+    return p;
+  }
+  cuda::MmvsParams::Segment segment(int i, float* y) const {
+    cuda::MmvsParams::Segment e;
+    e.w = dw_[i].w;
+    e.w_d = dw_[i].w_d;
+    e.w_aux = dw_[i].w_aux;
+    e.n_rows = rows_[i];
+    e.y = y;
+    e.type2 = type(i) != type(0);
+    return e;
+  }
+  cuda::MmvsParams pair_params(float* const* y, int m) const {
+    cuda::MmvsParams p = base(0, y[0], m);
+    p.n_extra = 2;
+    p.extra[0] = segment(1, y[1]);
+    p.extra[1] = segment(2, y[2]);
+    p.w_type2 = QType::Q6_K;
+    return p;
+  }
+  int64_t k_;
+  int64_t rows_[3];
+  int cap_;
+  std::vector<uint8_t> w_[3], x_;
+  std::vector<float> sep_[3];
+  std::vector<double> ref_;
+  bool swapped_refused_ = false, m3_refused_ = false;
+  cudaError_t odd_status_ = cudaSuccess;
+  DeviceWeight dw_[3];
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dy_[3] = {};
+};
+
 // Every other instance and switch of the same order vs the default launch: the register-capped
 // instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only) and preload off:
 // byte-identical rows for a plain matrix, the fused GLU pair and three matrices in one launch, at
@@ -653,6 +758,19 @@ void add_mmvs_cases(Registry& r) {
             [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, cap); });
     }
   }
+  // kernels.mmvs_mixed_types: the q4_k_m q/k/v (Q4_K q, k; Q6_K v) in one launch. qwen3-8b (one
+  // warp per row) and qwen3-32b shapes (k = 5120: 2 warps, 2 rows per CTA), odd v row counts,
+  // the pair's two instances.
+  for (int cap : {0, 6}) {
+    r.add("mmvs_id", ref::cat("mmvs_pair/Q4_K+Q6_K/cap", cap, "/4096+1024+1024x4096/one_vs_two_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, cap); });
+    r.add("mmvs_id", ref::cat("mmvs_pair/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/one_vs_two_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap); });
+    r.add("mmvs_id", ref::cat("mmvs_pair/Q4_K+Q6_K/cap", cap, "/516+128+131x2304/one_vs_two_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(2304, 516, 128, 131, cap); });
+  }
+  r.add("mmvs", "mmvs_pair/Q4_K+Q6_K/8192+1024+1024x5120/m1",
+        [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });
   for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
           [=] { return std::make_unique<NormQ8sEmitCase>(true, rows, cols); });

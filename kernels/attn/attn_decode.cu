@@ -20,6 +20,18 @@ constexpr int kWarps = 4;
 
 // The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
 // one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
+// Element d of head h of row i's attention output, and its q8s block when the planes are wanted
+// (all 32 lanes of the warp call it for 32 consecutive d of one head: D % 32 == 0).
+template <int D>
+__device__ __forceinline__ void store_element(const attn::Args& a, int i, int h, int d, float v) {
+  const int64_t col = (int64_t)h * D + d;
+  a.out[(int64_t)i * a.ld_out + col] = v;
+  if (a.q8s_xq) {
+    const int64_t row_cols = (int64_t)a.n_head * D;
+    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
+                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
+  }
+}
 template <int D, int G>
 struct MergeSmem {
   float m[kWarps][G];
@@ -28,9 +40,14 @@ struct MergeSmem {
 };
 
 // put_acc(sm.acc[warp]) writes the warp's unnormalized outputs of its G heads.
+// direct (AttnParams::single_split_direct, a row with one used split): the merged values are the
+// row's result; they are normalized and written to out (and its q8s planes) here, by the same
+// expressions the combine kernel would evaluate on this one partial (f = expf(mx - mx) = 1, the
+// sums from 0), so the same bytes, and the combine kernel skips the row.
 template <int D, int G, class PutAcc>
 __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
-                                                     PutAcc put_acc, const attn::Args& a, int i, int h0, int s) {
+                                                     PutAcc put_acc, const attn::Args& a, int i, int h0, int s,
+                                                     bool direct) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
@@ -55,6 +72,16 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
         o += sm.acc[w][g][d] * f;
       }
     }
+    if (direct) {  // block-uniform; every lane of a warp holds one q8 block (32 consecutive d of head g)
+      float lc = 0.0f, oc = 0.0f;
+      if (mx != -INFINITY) {
+        const float f = expf(mx - mx);
+        lc += lsum * f;
+        oc += o * f;
+      }
+      store_element<D>(a, i, h0 + g, d, lc > 0.0f ? oc / lc : 0.0f);
+      continue;
+    }
     float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
     if (d == 0) {
       part[0] = mx;
@@ -66,7 +93,7 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                 const float (&acc)[G][D / 32], const attn::Args& a, int i,
-                                                int h0, int s) {
+                                                int h0, int s, bool direct) {
   constexpr int N = D / 32;
   const int lane = threadIdx.x & 31;
   merge_and_store_with<D, G>(
@@ -77,7 +104,7 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 #pragma unroll
           for (int n = 0; n < N; ++n) w[g][lane * N + n] = acc[g][n];
       },
-      a, i, h0, s);
+      a, i, h0, s, direct);
 }
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
@@ -104,6 +131,15 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
       cs->l[0] = w[1];
     }
     const int used = used_of();
+    // AttnParams::combine_preload: the element's values of splits 1 .. kPre - 1 requested now, with
+    // the maxima and sums, so the sum below waits on one round trip instead of one per 16 splits
+    // (the same values summed in the same order: the same bits).
+    constexpr int kPre = 64;
+    float ov[kPre];
+    if (a.combine_preload) {
+#pragma unroll
+      for (int p = 1; p < kPre; ++p) ov[p] = p < used ? w[(int64_t)p * (D + 2) + 2 + d] : 0.0f;
+    }
     for (int p = d == 0 ? D : d; p < used; p += D) {
       cs->m[p] = w[(int64_t)p * (D + 2)];
       cs->l[p] = w[(int64_t)p * (D + 2) + 1];
@@ -120,8 +156,20 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
         l += cs->l[0] * f;
         o += o0 * f;
       }
+      int p = 1;
+      if (a.combine_preload) {
+#pragma unroll
+        for (int q = 1; q < kPre; ++q) {
+          if (q < used) {
+            const float f = cs->f[q];
+            l += cs->l[q] * f;
+            o += ov[q] * f;
+          }
+        }
+        p = kPre;
+      }
 #pragma unroll 16
-      for (int p = 1; p < used; ++p) {
+      for (; p < used; ++p) {
         const float f = cs->f[p];
         l += cs->l[p] * f;
         o += w[(int64_t)p * (D + 2) + 2 + d] * f;
@@ -141,15 +189,8 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
       }
     }
   }
-  const float v = l > 0.0f ? o / l : 0.0f;
-  const int64_t col = (int64_t)h * D + d;
-  a.out[(int64_t)i * a.ld_out + col] = v;
-  if (a.q8s_xq) {
-    // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
-    const int64_t row_cols = (int64_t)a.n_head * D;
-    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
-                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
-  }
+  // The warp holds elements 32w..32w+31 of head h: one q8 block.
+  store_element<D>(a, i, h, d, l > 0.0f ? o / l : 0.0f);
 }
 
 template <int D>
@@ -199,7 +240,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
   float aa[1][N];
 #pragma unroll
   for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
-  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s);
+  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s, a.single_direct && used == 1);
 }
 
 // How the GQA kernel reads a key's head slice for the scores (one lane per key): KP_BYTES the
@@ -368,9 +409,24 @@ __device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
 }
-template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false>
+// Waits until at most N of this thread's most recent cp.async groups are pending.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+// A warp's copies of the q8_0 K head slices (kv head hk, KS bytes each) of keys base .. base + nk - 1
+// into its tile (8-byte cp.async chunks, consecutive lanes on consecutive chunks: a load instruction
+// of the warp touches ~3 lines instead of one line per lane); not committed.
+template <int KS>
+__device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::Args& a, int base, int nk, int hk) {
+  for (int c = threadIdx.x & 31; c < nk * (KS / 8); c += 32) {
+    const int r = c / (KS / 8), part = c % (KS / 8);
+    cp_async8(&kt[r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * KS + part * 8);
+  }
+}
+template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
+          bool KS = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
+  static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -419,10 +475,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     if (pre) {
       const int base = b + warp * 32, nk = min(32, e - base);
       stage_v_tile(vt[warp], a, base, nk, hk);
-      for (int c = lane; c < nk * (kKs / 8); c += 32) {
-        const int r = c / (kKs / 8), part = c % (kKs / 8);
-        cp_async8(&kt[warp][r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * kKs + part * 8);
-      }
+      stage_k_tile(kt[warp], a, base, nk, hk);
       asm volatile("cp.async.commit_group;" ::: "memory");
     }
   }
@@ -530,6 +583,12 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 #pragma unroll
     for (int n = 0; n < N; ++n) acc[g][n] = 0.0f;
   }
+  // KS (PF with AttnParams::RopeFold::stage_k): every later tile's K slices are staged in shared
+  // memory too, each requested while the tile before it is finished (after its scores, when its
+  // slices have been read), and scored from there: the same words (the same bits), coalesced.
+  // cp.async groups per thread, oldest first: [K, V of the first tile], then per tile the next
+  // tile's K (empty past the last) and, from the second tile on, the tile's own V before it.
+  constexpr bool ks = KS;
   for (int base = b + warp * 32; base < e; base += kWarps * 32) {
     const int j = base + lane;
     const bool valid = j < e;
@@ -548,6 +607,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       if (first_pre) {  // the K slices (and the V slices, requested together) have landed
         cp_async_wait_all();
         __syncwarp();
+      } else if constexpr (KS) {  // this tile's K (requested during the previous tile) has landed; its V may not
+        cp_async_wait_group<1>();
+        __syncwarp();
       }
     }
     if constexpr (KP == KP_Q8I) {
@@ -555,13 +617,21 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 #pragma unroll
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
       } else if (valid) {
-        if (first_pre)
+        if (first_pre || ks)
           score_key_q8i<D, G, true>(&kt[warp][lane][0], 0, qi, dot);  // the same words from shared memory
         else
           score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
       }
     } else {
       if (valid) score_key<D, G, KP>(a.k + (int64_t)j * a.k_row_bytes, hk, a.type_k, qs, dot);
+    }
+    if constexpr (KS) {
+      {  // the next tile's K slices into the tile just read
+        __syncwarp();
+        const int nb = base + kWarps * 32;
+        if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+      }
     }
     float p[G];
 #pragma unroll
@@ -585,7 +655,10 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     // where the fixed per-call cost dominates: kept as the form with fewer round trips).
     const int nk = min(32, e - base);
     if constexpr (VS) {
-      cp_async_wait_all();
+      if constexpr (KS)
+        cp_async_wait_group<1>();  // this tile's V (the next tile's K may still be in flight)
+      else
+        cp_async_wait_all();
       __syncwarp();
       if constexpr (RF) {
         if (pos >= base && pos < base + nk) {  // warp-uniform: the fold's new value replaces the copy
@@ -658,9 +731,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
               if (g < G) w[g][d] = cacc[mt][x];
             }
         },
-        a, i, hk * G, s);
+        a, i, hk * G, s, a.single_direct && used == 1);
   } else {
-    merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
+    merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s, a.single_direct && used == 1);
   }
 }
 
@@ -673,7 +746,8 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
   const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits);
-  pdl_wait();
+  pdl_wait();  // also where the row is skipped: the next kernel's wait must cover the split kernel
+  if (a.single_direct && n_used == 1) return;  // the split kernel wrote the row (merge_and_store_with)
   const auto used = [&] { return n_used; };
   if (a.combine_direct)
     combine_element<D, false>(a, i, h, threadIdx.x, used, &cs);
@@ -719,6 +793,10 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
+              return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k)
+              return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, false, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch)

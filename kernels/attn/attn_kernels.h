@@ -65,6 +65,16 @@ struct AttnParams {
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
   bool combine_direct = false;
+  // Split-K decode: a row whose keys fit one split (attn::splits_used == 1, fewer than 129 keys
+  // or one split configured) is normalized and written, with its q8s planes, by the split kernel
+  // itself, and the combine kernel only waits and exits for it. The same expressions on the same
+  // values as the combine: the same bytes (kernel-check attn_decode/single_direct_vs_combine).
+  bool single_split_direct = false;
+  // Split-K decode, the shared-memory combine: each thread's values of the first 64 splits
+  // requested together with the splits' maxima and sums (one dependent round trip instead of one
+  // per 16 splits). Same values, same order: same bytes (kernel-check
+  // attn_decode/combine_preload_vs_direct).
+  bool combine_preload = false;
   // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
   // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
   // (mma.sync m16n8k16, f16 inputs, f32 accumulation): the probabilities and the dequantized V
@@ -95,6 +105,10 @@ struct AttnParams {
     // written by earlier steps; row pos comes from the kernel's own copies). Same values, same
     // order: same bytes.
     bool prefetch = false;
+    // With prefetch taken: every later tile's q8_0 K head slices staged in shared memory as well
+    // (coalesced cp.async, each tile's requested while the tile before it is finished) and scored
+    // from there instead of one key row per lane from global memory. Same words: same bytes.
+    bool stage_k = false;
   } rope;
 };
 

@@ -41,6 +41,7 @@ struct Args {
   int64_t ldy;
   const float* res;  // MmvsParams::residual (segment 0 only) or null
   int64_t ldres;
+  int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -173,6 +174,17 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
   mmvs_body<T, MM, GLU>(a);
 }
 
+// One launch of two weight types (MmvsParams::w_type2): a CTA's rows are all of one type (the
+// launcher checks that the type-T2 rows start a CTA), and each runs the body of its own type, so
+// every row gets the operations, order and bits of a launch of that type alone. m = 1, plain.
+template <QType T, QType T2, int MINB>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
+  if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
+    mmvs_body<T2, 1, 0>(a);
+  else
+    mmvs_body<T, 1, 0>(a);
+}
+
 template <QType T, int MM, int MINB = 1>
 cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
@@ -222,6 +234,9 @@ cudaError_t cap_spills_t(int glu, int min_blocks, bool* spills) {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// The compiled pairs (w_type, w_type2): the q4_k_m mix's q/k/v (Q4_K q and k, Q6_K v).
+bool pair_compiled(QType t, QType t2) { return t == QType::Q4_K && t2 == QType::Q6_K; }
+
 // One warp per 32-element block (as launch_quantize_q8_1).
 __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
                                     int8_t* __restrict__ xq, float2* __restrict__ xds) {
@@ -244,12 +259,18 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || !p.xq || !p.xds || p.n_rows <= 0 || p.m < 1 || p.m > kMmvsMaxM) return cudaErrorInvalidValue;
   if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
   const sp::Layout L = sp::layout(p.w_type, p.interleaved);
+  int n_type2 = 0;
+  for (int i = 0; i < p.n_extra && i < 2; ++i) n_type2 += p.extra[i].type2 ? 1 : 0;
+  const bool mixed = n_type2 > 0;
+  if (mixed && !mmvs_supported(p.w_type2, p.n_cols)) return cudaErrorNotSupported;
+  const sp::Layout L2 = sp::layout(mixed ? p.w_type2 : p.w_type, p.interleaved);
   // A matrix's planes: the body 16-byte aligned, the d plane (if the layout has one) 4-byte, the
   // aux plane 16-byte.
-  const auto planes_ok = [&](const void* w, const void* d, const void* aux) {
-    return w && aligned16(w) && (L.d_src < 0 || (d && reinterpret_cast<uintptr_t>(d) % 4 == 0)) &&
-           (L.aux_src < 0 || (aux && aligned16(aux)));
+  const auto planes_ok_in = [&](const sp::Layout& Lt, const void* w, const void* d, const void* aux) {
+    return w && aligned16(w) && (Lt.d_src < 0 || (d && reinterpret_cast<uintptr_t>(d) % 4 == 0)) &&
+           (Lt.aux_src < 0 || (aux && aligned16(aux)));
   };
+  const auto planes_ok = [&](const void* w, const void* d, const void* aux) { return planes_ok_in(L, w, d, aux); };
   if (!planes_ok(p.w, p.w_d, p.w_aux)) return cudaErrorInvalidValue;
   if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && !planes_ok(p.w2, p.w2_d, p.w2_aux)))
     return cudaErrorInvalidValue;
@@ -257,6 +278,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
   if (ldy < p.n_rows || p.n_extra < 0 || p.n_extra > 2 || (p.n_extra > 0 && p.glu != 0)) return cudaErrorInvalidValue;
   const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols, p.interleaved);
+  const sp::Plan pl2 = sp::plan(mixed ? p.w_type2 : p.w_type, p.n_rows, p.n_cols, p.interleaved);
   const auto src = [](const void* w, const void* d, const void* aux) {
     return mmvs::Src{static_cast<const uint8_t*>(w), static_cast<const uint8_t*>(d), static_cast<const uint8_t*>(aux)};
   };
@@ -267,14 +289,19 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.n_seg = 1 + p.n_extra;
   a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
+  a.t2_begin = -1;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
-    if (!planes_ok(e.w, e.w_d, e.w_aux) || !e.y || e.n_rows <= 0 || eldy < e.n_rows) return cudaErrorInvalidValue;
+    // The type-w_type2 segments come last (the pair kernel splits the grid in two).
+    if (e.type2 && a.t2_begin < 0) a.t2_begin = rows;
+    if (a.t2_begin >= 0 && !e.type2) return cudaErrorInvalidValue;
+    if (!planes_ok_in(e.type2 ? L2 : L, e.w, e.w_d, e.w_aux) || !e.y || e.n_rows <= 0 || eldy < e.n_rows)
+      return cudaErrorInvalidValue;
     rows += e.n_rows;
-    // The d and aux planes are indexed by (row, block) with the same blocks per row: only the
-    // bases differ between segments.
-    a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)pl.body_row_bytes, rows, e.y, eldy};
+    // The d and aux planes are indexed by (row, block) with the same blocks per row (checked
+    // below for a pair): only the bases differ between segments.
+    a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)(e.type2 ? pl2 : pl).body_row_bytes, rows, e.y, eldy};
   }
   a.n_tasks = (int)(p.n_cols / 64);
   if (p.split_max_warps != 2 && p.split_max_warps != 4) return cudaErrorInvalidValue;
@@ -294,6 +321,15 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.ldres = p.ld_residual ? p.ld_residual : ldy;
   const int mb = p.glu ? p.min_blocks_glu : p.min_blocks;
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
+  if (mixed) {
+    if (p.glu != 0 || p.residual || pl2.blocks_per_row != pl.blocks_per_row) return cudaErrorInvalidValue;
+    if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps))
+      return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
+    const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
+    if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
+    if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
+    return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
+  }
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
@@ -301,6 +337,25 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
+}
+
+bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps) {
+  if (!pair_compiled(t, t2) || m != 1 || rows_before <= 0 || !mmvs_supported(t, n_cols) || !mmvs_supported(t2, n_cols))
+    return false;
+  const int64_t n_tasks = n_cols / 64;
+  const int wpr = mmvs::warps_per_row(t, n_tasks, split_k, max_warps);
+  return wpr == mmvs::warps_per_row(t2, n_tasks, split_k, max_warps) && rows_before % (kWarps / wpr) == 0 &&
+         sp::plan(t, 1, n_cols, true).blocks_per_row == sp::plan(t2, 1, n_cols, true).blocks_per_row;
+}
+
+cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills) {
+  if (!spills || !pair_compiled(t, t2) || (min_blocks != 0 && min_blocks != 6)) return cudaErrorInvalidValue;
+  *spills = false;
+  if (min_blocks == 0) return cudaSuccess;
+  cudaFuncAttributes fa{};
+  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>);
+  if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
+  return e;
 }
 
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills) {

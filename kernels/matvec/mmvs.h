@@ -66,7 +66,14 @@ struct MmvsParams {
     int64_t n_rows = 0;
     float* y = nullptr;
     int64_t ldy = 0;  // 0 = n_rows
+    bool type2 = false;  // a matrix of w_type2 (see below), not w_type
   } extra[2];
+  // Mixed weight types in one launch (kernels.mmvs_mixed_types; the q/k/v of a layer whose v is
+  // Q6_K and q, k Q4_K): the extra segments flagged type2 hold w_type2 matrices. Each row runs
+  // the Task code and warps per row of its own type, the same operations in the same order as a
+  // launch of that type alone, so the same bits. Only m = 1 plain launches of the pairs
+  // mmvs_pair_ok() accepts; the flagged segments come last and the first of them starts a CTA.
+  QType w_type2 = QType::Q6_K;
   // Register cap of the m = 1 launches: the kernel instance compiled for at least this many
   // 4-warp CTAs per SM (0 = the compiler's choice; 6, 8 or 12), for plain / GLU launches. Same
   // operations in the same order: the same bits; only the registers (and spills) differ.
@@ -92,6 +99,12 @@ cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);
+// Whether one launch can serve matrices of type t (the first rows_before rows) followed by
+// matrices of type t2 (MmvsParams::w_type2) at m rows of n_cols: a compiled pair (Q4_K then Q6_K),
+// m = 1, the same warps per row for both types, and the type-t2 rows starting a CTA.
+bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps);
+// As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
+cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.

@@ -379,6 +379,72 @@ TEST(CudaModels, ResidualAddAndNormSplitSameBytes) {
   }
 }
 
+// kernels.mmvs_mixed_types (one launch for the q/k/v of a layer whose v is Q6_K and q, k Q4_K)
+// changes no byte of the decode logits; the receipts' matvec variant shows the mixed launch ran
+// (the synth q4_k_m file has such layers) in that run only, with the default cap and without.
+TEST(CudaModels, MmvsMixedTypesSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+  c[0].kernels.mmvs_mixed_types = false;
+  c[1].kernels.mmvs_mixed_types = true;
+  c[2].kernels.mmvs_mixed_types = true;
+  c[2].kernels.mmvs_min_blocks = 0;
+  ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                      open_run(backend::make_cuda_backend(c[2]), path, ko)};
+  expect_same_decode_bytes(runs, 43, 6, 19);
+  for (int r = 0; r < 3; ++r) {
+    const auto& v = runs[r].be->variants();
+    const bool mixed = v.count("matvec") && v.at("matvec").find("mmvs_x3.Q4_K+Q6_K") != std::string::npos;
+    EXPECT_EQ(mixed, r > 0) << "run " << r << ": " << (v.count("matvec") ? v.at("matvec") : "");
+  }
+}
+
+// kernels.attn_single_split_direct (rows of one split written by the split kernel, the combine
+// skipping them) changes no byte of the decode logits, with the RoPE fold and P x V defaults and
+// with both off, on the qwen3 file (20-token prompt: one split) and with a 3-token batch after
+// it; the attention variant names the path in the runs that took it.
+TEST(CudaModels, AttnSingleSplitDirectSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+  c[1].kernels.attn_single_split_direct = true;
+  for (int r : {2, 3}) {
+    c[r].kernels.attn_rope_fold = false;
+    c[r].kernels.attn_pv_mma = false;
+  }
+  c[3].kernels.attn_single_split_direct = true;
+  ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                      open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 7) % runs[0].model->hparams().n_vocab);
+  std::vector<float> ref1[2], ref3[2];
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    (void)step(runs[r], ids, 0, true);
+    const int32_t one[1] = {23};
+    const auto d = step(runs[r], one, kPrompt, false);
+    const int32_t three[3] = {4, 8, 15};
+    const auto t = step(runs[r], three, kPrompt + 1, true);
+    const int pair = r / 2;  // runs 0, 1 and 2, 3 share their other switches
+    if (r % 2 == 0) {
+      ref1[pair] = d;
+      ref3[pair] = t;
+    }
+    ASSERT_EQ(d.size(), ref1[pair].size());
+    ASSERT_EQ(t.size(), ref3[pair].size());
+    EXPECT_EQ(0, std::memcmp(d.data(), ref1[pair].data(), d.size() * 4)) << "decode logits differ";
+    EXPECT_EQ(0, std::memcmp(t.data(), ref3[pair].data(), t.size() * 4)) << "3-token logits differ";
+    const auto& v = runs[r].be->variants();
+    const bool single = v.count("attn_decode") && v.at("attn_decode").find("+single") != std::string::npos;
+    EXPECT_EQ(single, r % 2 == 1) << (v.count("attn_decode") ? v.at("attn_decode") : "");
+  }
+}
+
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
 // logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
 // (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and
@@ -502,6 +568,48 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
       const bool g4 = std::string(preset) != "qwen3-32b-tiny";  // the prefetch form exists for 4 query heads per kv head
       EXPECT_EQ(v.at("attn_decode").find("+pre") != std::string::npos, pv && g4 && r == 2)
           << preset << ": " << v.at("attn_decode");
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_fold_k_stage (every later tile's K slices staged in shared memory in the fold's
+// prefetch form) changes no byte of the decode logits. A 160-row cache gives one split, so from
+// 129 keys on warp 0 has a second 32-key tile: positions 120 .. 135 cross it. With and without the
+// switch, fold + prefetch + P x V on both sides, 4 query heads per kv head (the prefetch form).
+TEST(CudaModels, AttnFoldKStageSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
+    const std::string path = write_hd128(preset, "fold-k-stage");
+    const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
+    Config c[2] = {gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 2; ++r) {
+      c[r].kernels.attn_rope_fold = true;
+      c[r].kernels.attn_fold_prefetch = true;
+      c[r].kernels.attn_pv_mma = true;
+      c[r].kernels.attn_fold_k_stage = r == 1;
+    }
+    std::vector<std::vector<float>> ref;
+    for (int r = 0; r < 2; ++r) {
+      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
+      const int64_t nv = run.model->hparams().n_vocab;
+      constexpr int kLong = 120;
+      std::vector<int32_t> ids(kLong);
+      for (int i = 0; i < kLong; ++i) ids[(size_t)i] = (int32_t)((i * 13 + 5) % nv);
+      (void)step(run, ids, 0, false);
+      for (int t = 0; t < 16; ++t) {
+        const int32_t one[1] = {(int32_t)((t * 11 + 2) % nv)};
+        const auto got = step(run, one, kLong + t, false);
+        if (r == 0) {
+          ref.push_back(got);
+          continue;
+        }
+        EXPECT_EQ(0, std::memcmp(got.data(), ref[(size_t)t].data(), got.size() * 4))
+            << preset << ": decode logits differ with the K stage at position " << kLong + t;
+      }
+      const auto v = run.be->variants();
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+pre+ks") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
     }
     std::remove(path.c_str());
   }

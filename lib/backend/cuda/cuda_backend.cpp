@@ -105,6 +105,8 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
+  if (const int q6 = cfg_.kernels.mmvs_split_max_warps_q6_k; q6 != 0 && q6 != 2 && q6 != 4)
+    throw Error(fmt::format("kernels.mmvs_split_max_warps_q6_k = {}: must be 0 (as kernels.mmvs_split_max_warps), 2 or 4", q6));
   sh_->ctx = cuda::Context::create();
   const QType cap_types[4] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0};
   for (int ti = 0; ti < 4; ++ti)
@@ -115,6 +117,14 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
         MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills));
       mmvs_cap_[ti][glu] = spills ? 0 : want;
     }
+  {
+    // The pair instance exists uncapped and at 6 CTAs per SM; other caps take it uncapped.
+    const int want = cfg_.kernels.mmvs_min_blocks == 6 ? 6 : 0;
+    bool spills = false;
+    if (want && cfg_.kernels.mmvs_cap_no_spill)
+      MEMRA_CUDA_CHECK(cuda::mmvs_pair_cap_spills(QType::Q4_K, QType::Q6_K, want, &spills));
+    mmvs_pair_cap_ = spills ? 0 : want;
+  }
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)

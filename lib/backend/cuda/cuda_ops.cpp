@@ -2,6 +2,7 @@
 // then launches the kernels of kernels/<family> on the compute stream.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "act/act_kernels.h"
@@ -249,9 +250,11 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload;
-  p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
+  p.split_max_warps = mmvs_split_max_warps(w.type);
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
-  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_cap(w.type, 0);
+  // A launch with matrices of a second type (kernels.mmvs_mixed_types) takes the pair instance.
+  const bool mixed = std::any_of(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
+  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mixed ? mmvs_pair_cap_ : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
@@ -275,9 +278,12 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.n_rows = extra[i].w->n_rows();
     e.y = extra[i].y.data;
     e.ldy = extra[i].y.ld;
+    e.type2 = extra[i].w->type != w.type;
+    if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}_min_blocks{}{}{}", qtype_name(w.type), glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
+    note("mmvs_m1", fmt::format("{}{}{}_min_blocks{}{}{}", qtype_name(w.type), mixed ? "+" + std::string(qtype_name(p.w_type2)) : "",
+                                glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
                                 p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
@@ -297,18 +303,33 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
       ++i;
       continue;
     }
+    const auto same_layout = [&](size_t t) {
+      return (outs[t].w->decode_data != nullptr) == (outs[i].w->decode_data != nullptr);
+    };
     size_t j = i + 1;
-    while (j < outs.size() && j - i < 3 && groupable(outs[j]) && outs[j].w->type == outs[i].w->type &&
-           (outs[j].w->decode_data != nullptr) == (outs[i].w->decode_data != nullptr))
+    while (j < outs.size() && j - i < 3 && groupable(outs[j]) && outs[j].w->type == outs[i].w->type && same_layout(j))
       ++j;
-    if (j == i + 1) {
+    // kernels.mmvs_mixed_types: the products that follow in a second weight type join the launch
+    // (one-token decode, the pairs mmvs_pair_ok accepts: q and k Q4_K, v Q6_K).
+    size_t j2 = j;
+    if (cfg_.kernels.mmvs_mixed_types && m == 1 && j < outs.size() && j - i < 3 && groupable(outs[j]) && same_layout(j)) {
+      int64_t rows_before = 0;
+      for (size_t t = i; t < j; ++t) rows_before += outs[t].w->n_rows();
+      const QType t1 = outs[i].w->type, t2 = outs[j].w->type;
+      // One launch has one warps-per-row cap (the first type's): only where both types have it.
+      if (mmvs_split_max_warps(t1) == mmvs_split_max_warps(t2) &&
+          cuda::mmvs_pair_ok(t1, t2, x.cols, rows_before, 1, cfg_.kernels.mmvs_split_k, mmvs_split_max_warps(t1)))
+        while (j2 < outs.size() && j2 - i < 3 && groupable(outs[j2]) && outs[j2].w->type == t2 && same_layout(j2)) ++j2;
+    }
+    if (j2 == i + 1) {
       matmul(*outs[i].w, x, outs[i].y, nullptr);
     } else {
-      launch_split_matvec(*outs[i].w, nullptr, 0, x, outs[i].y, outs.subspan(i + 1, j - i - 1));
-      note("matvec", fmt::format("mmvs_x{}.{}", j - i, qtype_name(outs[i].w->type)));
-      for (size_t t = i; t < j; ++t) forget_q8s_if_overlaps(outs[t].y);
+      launch_split_matvec(*outs[i].w, nullptr, 0, x, outs[i].y, outs.subspan(i + 1, j2 - i - 1));
+      note("matvec", j2 == j ? fmt::format("mmvs_x{}.{}", j - i, qtype_name(outs[i].w->type))
+                             : fmt::format("mmvs_x{}.{}+{}", j2 - i, qtype_name(outs[i].w->type), qtype_name(outs[j].w->type)));
+      for (size_t t = i; t < j2; ++t) forget_q8s_if_overlaps(outs[t].y);
     }
-    i = j;
+    i = j2;
   }
 }
 
@@ -549,6 +570,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.neox = rp.mode != RopeMode::Normal;
     rf.ang = cuda::rope_angles(qp.rope);
     rf.prefetch = cfg_.kernels.attn_fold_prefetch;
+    rf.stage_k = cfg_.kernels.attn_fold_k_stage;
     // Whether the kernel takes it: the parameters attention_impl builds, asked beforehand.
     MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
                 c->layers.size());
@@ -665,6 +687,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.pv_mma = cfg_.kernels.attn_pv_mma;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
+    p.single_split_direct = cfg_.kernels.attn_single_split_direct;
+    p.combine_preload = cfg_.kernels.attn_combine_preload;
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
@@ -676,8 +700,9 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
                                     std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") +
-                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
-                                    rf ? (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? "+rope+pre" : "+rope")
+                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : "") +
+                                        (p.single_split_direct ? "+single" : ""),
+                                    rf ? (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
                                        : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
