@@ -436,6 +436,9 @@ case "$phase" in
     # tests), then qwen3-8b q4_k_m tg128 at depth 0 (mixed q/k/v launch, Q6_K rows on 4 warps,
     # one-split rows written directly, plain matrices capped at 8 CTAs per SM, all together) and at 4096 / 16384 (mixed q/k/v, combine
     # preload, K staged in every tile, all together). Interleaved arms, median of 5. ~8 minutes.
+    # (Ran at b381530 with every lever off by default. The dropped levers' arms are gone with them
+    # (one-split rows written directly, Q6_K rows on 4 warps, the plain cap at 8, the all-levers arm);
+    # the kept ones are default now, their files the -off arms: bench/notes/attn-decode.md, mmvs.md.)
     gpu_info
     timeout 170 "$bin/kernel-check" --section mmvs_id,attn,fused --seed 20261215 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
@@ -452,12 +455,15 @@ case "$phase" in
     rm -f "$f"
     ;;
   final14)
-    # The closing call of 2026-12-02 (fourteenth session): CUDA-vs-CPU at the final commit (the
-    # kernels are levers14's; only defaults moved) and the README rows with the new defaults:
-    # qwen3-8b q4_k_m at 3 depths, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. ~7.5 minutes.
+    # The closing call of 2026-12-02 (fourteenth session): gates at the final commit (kernel-check
+    # attn, fused, mmvs_id; CUDA-vs-CPU) and the README rows with the new defaults: qwen3-8b q4_k_m
+    # at 3 depths (with the mixed q/k/v launch off as a second arm: its d0 ratio again), q4_0 and
+    # q8_0 at 0, qwen3-32b q4_k_m at 0. ~9 minutes.
     gpu_info
-    cuda_vs_cpu "MixedTypes|SingleSplit|KStage" 6
-    tg qwen3-8b q4_k_m 0,4096,16384 5 120
+    timeout 120 "$bin/kernel-check" --section attn,fused,mmvs_id --seed 20261216 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+    cuda_vs_cpu "MixedTypes|KStage" 6
+    tg qwen3-8b q4_k_m 0,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-mixed-types-off.toml
     tg qwen3-8b q4_0 0 5 70
     tg qwen3-8b q8_0 0 5 70
     tg qwen3-32b q4_k_m 0 5 150

@@ -11,7 +11,6 @@
 // same n_splits, byte for byte.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <tuple>
 
@@ -336,64 +335,6 @@ class AttnPathPairCase : public AttnCase {
   std::vector<float> base_;
 };
 
-// AttnParams::single_split_direct: rows with one used split written by the split kernel (the
-// combine skips them) against the default path (split partial, then the combine): out and the q8s
-// planes byte-identical. Where every row has one split (<= 128 keys), the alternative launch must
-// also leave its workspace untouched (poisoned before it), which shows the direct path ran.
-class AttnSingleDirectCase : public AttnCase {
- public:
-  using AttnCase::AttnCase;
-  void generate(Env& env) override {
-    AttnCase::generate(env);
-    const size_t n = (size_t)c_.n_tokens * q_width_;
-    ws_floats_ = cuda::attn_decode_workspace_floats(c_.n_tokens, c_.n_head, c_.head_dim, splits_);
-    dws_alt_ = env.alloc_output<float>(ws_floats_);
-    ws_poison_ = env.download(dws_alt_, ws_floats_);
-    dxq_ = env.alloc_output<int8_t>(n);
-    dxds_ = env.alloc_output<float>(n / 32 * 2);
-    dbase_ = env.alloc<float>(n);
-    dxq2_ = env.alloc<int8_t>(n);
-    dxds2_ = env.alloc<float>(n / 32 * 2);
-  }
-  cudaError_t launch(Env& env) override {
-    cuda::AttnParams p = params();
-    p.single_split_direct = true;
-    p.workspace = dws_alt_;
-    p.q8s_xq = dxq_;
-    p.q8s_xds = dxds_;
-    return cuda::launch_attn_decode(p, env.stream());
-  }
-  void reference(Env& env) override {
-    cuda::AttnParams p = params();
-    p.out = dbase_;
-    p.q8s_xq = dxq2_;
-    p.q8s_xds = dxds2_;
-    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (split partials and the combine)");
-  }
-  Verdict compare(Env& env) override {
-    const size_t n = (size_t)c_.n_tokens * q_width_;
-    const auto out = env.download(dout_, n), base = env.download(dbase_, n);
-    const auto xq = env.download(dxq_, n), xq2 = env.download(dxq2_, n);
-    const auto ds = env.download(dxds_, n / 32 * 2), ds2 = env.download(dxds2_, n / 32 * 2);
-    Verdict v = ref::all_of({{"out bytes", compare_bytes(out.data(), base.data(), n * 4)},
-                             {"q8s quants", compare_bytes(xq.data(), xq2.data(), n)},
-                             {"q8s scales", compare_bytes(ds.data(), ds2.data(), ds.size() * 4)}});
-    if (v.pass && c_.pos0 + c_.n_tokens <= 128) {  // every row: one split of <= 128 keys
-      const auto ws = env.download(dws_alt_, ws_floats_);
-      if (std::memcmp(ws.data(), ws_poison_.data(), ws.size() * 4) != 0)
-        return ref::fail("a row of one split wrote its partial (the direct path was not taken)");
-      v.detail += "; workspace untouched";
-    }
-    return v;
-  }
-
- private:
-  size_t ws_floats_ = 0;
-  std::vector<float> ws_poison_;
-  float *dws_alt_ = nullptr, *dbase_ = nullptr, *dxds_ = nullptr, *dxds2_ = nullptr;
-  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
-};
-
 // The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
 // launch_quantize_q8s of its own f32 output: identical bytes (and the f32 output identical to a
 // launch without the planes).
@@ -566,19 +507,6 @@ void add_attn_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode/combine_preload_vs_direct/q8_0-q5_1/32-8x", hd, "/n", n, "@", len - 1),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombinePreload); });
   }
-  // One-split rows written by the split kernel (AttnParams::single_split_direct) == the split
-  // partial and the combine (out and q8s bytes): 1 to 128 keys (direct), 129 and 4097 (two and
-  // more splits: the flag must change nothing), a verify batch across the 128-key edge, f32 /
-  // int8 scores / P x V on tensor cores, G 4 and 8, head dims 64 and 128.
-  for (auto [q8i, pv] : {std::pair<bool, bool>{false, false}, {true, false}, {true, true}})
-    for (auto [heads, hd] : {std::pair<Heads, int>{{32, 8}, 128}, {{64, 8}, 128}, {{32, 8}, 64}})
-      for (auto [n, len] : {std::pair<int, int>{1, 1}, {1, 17}, {1, 128}, {1, 129}, {3, 127}, {1, 4097}}) {
-        if (!cuda::attn_head_dim_supported(hd) || (pv && hd != 128)) continue;
-        AttnCfg c{Kern::Decode, n, len - 1, heads.n_head, heads.n_head_kv, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i, pv};
-        r.add("attn", ref::cat("attn_decode", pv ? "_pv16" : q8i ? "_q8i" : "", "/single_direct_vs_combine/q8_0-q5_1/",
-                               heads.n_head, "-", heads.n_head_kv, "x", hd, "/n", n, "@", len - 1),
-              [=] { return std::make_unique<AttnSingleDirectCase>(c); });
-      }
   // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {

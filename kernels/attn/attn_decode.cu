@@ -20,18 +20,6 @@ constexpr int kWarps = 4;
 
 // The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
 // one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
-// Element d of head h of row i's attention output, and its q8s block when the planes are wanted
-// (all 32 lanes of the warp call it for 32 consecutive d of one head: D % 32 == 0).
-template <int D>
-__device__ __forceinline__ void store_element(const attn::Args& a, int i, int h, int d, float v) {
-  const int64_t col = (int64_t)h * D + d;
-  a.out[(int64_t)i * a.ld_out + col] = v;
-  if (a.q8s_xq) {
-    const int64_t row_cols = (int64_t)a.n_head * D;
-    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
-                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
-  }
-}
 template <int D, int G>
 struct MergeSmem {
   float m[kWarps][G];
@@ -40,14 +28,9 @@ struct MergeSmem {
 };
 
 // put_acc(sm.acc[warp]) writes the warp's unnormalized outputs of its G heads.
-// direct (AttnParams::single_split_direct, a row with one used split): the merged values are the
-// row's result; they are normalized and written to out (and its q8s planes) here, by the same
-// expressions the combine kernel would evaluate on this one partial (f = expf(mx - mx) = 1, the
-// sums from 0), so the same bytes, and the combine kernel skips the row.
 template <int D, int G, class PutAcc>
 __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
-                                                     PutAcc put_acc, const attn::Args& a, int i, int h0, int s,
-                                                     bool direct) {
+                                                     PutAcc put_acc, const attn::Args& a, int i, int h0, int s) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
@@ -72,16 +55,6 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
         o += sm.acc[w][g][d] * f;
       }
     }
-    if (direct) {  // block-uniform; every lane of a warp holds one q8 block (32 consecutive d of head g)
-      float lc = 0.0f, oc = 0.0f;
-      if (mx != -INFINITY) {
-        const float f = expf(mx - mx);
-        lc += lsum * f;
-        oc += o * f;
-      }
-      store_element<D>(a, i, h0 + g, d, lc > 0.0f ? oc / lc : 0.0f);
-      continue;
-    }
     float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
     if (d == 0) {
       part[0] = mx;
@@ -93,7 +66,7 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                 const float (&acc)[G][D / 32], const attn::Args& a, int i,
-                                                int h0, int s, bool direct) {
+                                                int h0, int s) {
   constexpr int N = D / 32;
   const int lane = threadIdx.x & 31;
   merge_and_store_with<D, G>(
@@ -104,7 +77,7 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 #pragma unroll
           for (int n = 0; n < N; ++n) w[g][lane * N + n] = acc[g][n];
       },
-      a, i, h0, s, direct);
+      a, i, h0, s);
 }
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
@@ -189,8 +162,15 @@ __device__ __forceinline__ void combine_element(const attn::Args& a, int i, int 
       }
     }
   }
-  // The warp holds elements 32w..32w+31 of head h: one q8 block.
-  store_element<D>(a, i, h, d, l > 0.0f ? o / l : 0.0f);
+  const float v = l > 0.0f ? o / l : 0.0f;
+  const int64_t col = (int64_t)h * D + d;
+  a.out[(int64_t)i * a.ld_out + col] = v;
+  if (a.q8s_xq) {
+    // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
+    const int64_t row_cols = (int64_t)a.n_head * D;
+    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
+                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
+  }
 }
 
 template <int D>
@@ -240,7 +220,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
   float aa[1][N];
 #pragma unroll
   for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
-  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s, a.single_direct && used == 1);
+  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s);
 }
 
 // How the GQA kernel reads a key's head slice for the scores (one lane per key): KP_BYTES the
@@ -731,9 +711,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
               if (g < G) w[g][d] = cacc[mt][x];
             }
         },
-        a, i, hk * G, s, a.single_direct && used == 1);
+        a, i, hk * G, s);
   } else {
-    merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s, a.single_direct && used == 1);
+    merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
   }
 }
 
@@ -746,8 +726,7 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
   const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits);
-  pdl_wait();  // also where the row is skipped: the next kernel's wait must cover the split kernel
-  if (a.single_direct && n_used == 1) return;  // the split kernel wrote the row (merge_and_store_with)
+  pdl_wait();
   const auto used = [&] { return n_used; };
   if (a.combine_direct)
     combine_element<D, false>(a, i, h, threadIdx.x, used, &cs);

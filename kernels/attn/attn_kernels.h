@@ -65,11 +65,6 @@ struct AttnParams {
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
   bool combine_direct = false;
-  // Split-K decode: a row whose keys fit one split (attn::splits_used == 1, fewer than 129 keys
-  // or one split configured) is normalized and written, with its q8s planes, by the split kernel
-  // itself, and the combine kernel only waits and exits for it. The same expressions on the same
-  // values as the combine: the same bytes (kernel-check attn_decode/single_direct_vs_combine).
-  bool single_split_direct = false;
   // Split-K decode, the shared-memory combine: each thread's values of the first 64 splits
   // requested together with the splits' maxima and sums (one dependent round trip instead of one
   // per 16 splits). Same values, same order: same bytes (kernel-check

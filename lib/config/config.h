@@ -75,8 +75,7 @@ struct KernelsSection {
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
   int mmvs_split_max_warps = 2; // the most warps per row with mmvs_split_k (2 or 4)
-  int mmvs_split_max_warps_q6_k = 0; // Q6_K rows: 0 = as mmvs_split_max_warps, else 2 or 4
-  bool mmvs_mixed_types = false; // one-token q/k/v in one mmvs launch across weight types (Q4_K + Q6_K)
+  bool mmvs_mixed_types = true;  // one-token q/k/v in one mmvs launch across weight types (Q4_K + Q6_K)
   int mmvs_min_blocks = 6;       // mmvs m = 1 plain launches: register cap for >= 6 CTAs per SM (0 / 8 / 12)
   int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
@@ -93,10 +92,9 @@ struct KernelsSection {
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)
   bool attn_rope_fold = true;     // decode: q/k norm + RoPE + K/V append inside the split attention kernel
   bool attn_pv_mma = true;        // decode attention: P x V on tensor cores (f16 P and V, f32 sums)
-  bool attn_fold_k_stage = false;   // with attn_fold_prefetch: every later tile's K staged in shared memory
+  bool attn_fold_k_stage = true;    // with attn_fold_prefetch: every later tile's K staged in shared memory
   bool attn_fold_prefetch = true;   // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
-  bool attn_single_split_direct = false;  // decode attention: one-split rows written by the split kernel
-  bool attn_combine_preload = false;  // decode attention combine: the first 64 splits' values requested at once
+  bool attn_combine_preload = true;   // decode attention combine: the first 64 splits' values requested at once
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel

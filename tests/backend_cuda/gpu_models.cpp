@@ -402,49 +402,6 @@ TEST(CudaModels, MmvsMixedTypesSameBytes) {
   }
 }
 
-// kernels.attn_single_split_direct (rows of one split written by the split kernel, the combine
-// skipping them) changes no byte of the decode logits, with the RoPE fold and P x V defaults and
-// with both off, on the qwen3 file (20-token prompt: one split) and with a 3-token batch after
-// it; the attention variant names the path in the runs that took it.
-TEST(CudaModels, AttnSingleSplitDirectSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
-  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-  Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
-  c[1].kernels.attn_single_split_direct = true;
-  for (int r : {2, 3}) {
-    c[r].kernels.attn_rope_fold = false;
-    c[r].kernels.attn_pv_mma = false;
-  }
-  c[3].kernels.attn_single_split_direct = true;
-  ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                      open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
-  std::vector<int32_t> ids(kPrompt);
-  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 7) % runs[0].model->hparams().n_vocab);
-  std::vector<float> ref1[2], ref3[2];
-  for (int r = 0; r < 4; ++r) {
-    SCOPED_TRACE(r);
-    (void)step(runs[r], ids, 0, true);
-    const int32_t one[1] = {23};
-    const auto d = step(runs[r], one, kPrompt, false);
-    const int32_t three[3] = {4, 8, 15};
-    const auto t = step(runs[r], three, kPrompt + 1, true);
-    const int pair = r / 2;  // runs 0, 1 and 2, 3 share their other switches
-    if (r % 2 == 0) {
-      ref1[pair] = d;
-      ref3[pair] = t;
-    }
-    ASSERT_EQ(d.size(), ref1[pair].size());
-    ASSERT_EQ(t.size(), ref3[pair].size());
-    EXPECT_EQ(0, std::memcmp(d.data(), ref1[pair].data(), d.size() * 4)) << "decode logits differ";
-    EXPECT_EQ(0, std::memcmp(t.data(), ref3[pair].data(), t.size() * 4)) << "3-token logits differ";
-    const auto& v = runs[r].be->variants();
-    const bool single = v.count("attn_decode") && v.at("attn_decode").find("+single") != std::string::npos;
-    EXPECT_EQ(single, r % 2 == 1) << (v.count("attn_decode") ? v.at("attn_decode") : "");
-  }
-}
-
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
 // logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
 // (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and

@@ -105,8 +105,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
-  if (const int q6 = cfg_.kernels.mmvs_split_max_warps_q6_k; q6 != 0 && q6 != 2 && q6 != 4)
-    throw Error(fmt::format("kernels.mmvs_split_max_warps_q6_k = {}: must be 0 (as kernels.mmvs_split_max_warps), 2 or 4", q6));
   sh_->ctx = cuda::Context::create();
   const QType cap_types[4] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0};
   for (int ti = 0; ti < 4; ++ti)

@@ -179,11 +179,6 @@ class CudaBackend final : public Backend {
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
   int mmvs_cap_[4][3] = {};
   int mmvs_cap(QType t, int glu) const;
-  // kernels.mmvs_split_max_warps, or kernels.mmvs_split_max_warps_q6_k for Q6_K where set.
-  int mmvs_split_max_warps(QType t) const {
-    return t == QType::Q6_K && cfg_.kernels.mmvs_split_max_warps_q6_k ? cfg_.kernels.mmvs_split_max_warps_q6_k
-                                                                     : cfg_.kernels.mmvs_split_max_warps;
-  }
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
   int mmvs_pair_cap_ = 0;
 

@@ -250,7 +250,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload;
-  p.split_max_warps = mmvs_split_max_warps(w.type);
+  p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   // A launch with matrices of a second type (kernels.mmvs_mixed_types) takes the pair instance.
   const bool mixed = std::any_of(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
@@ -282,8 +282,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}_min_blocks{}{}{}", qtype_name(w.type), mixed ? "+" + std::string(qtype_name(p.w_type2)) : "",
-                                glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+                                mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
                                 p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
@@ -315,10 +315,9 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
     if (cfg_.kernels.mmvs_mixed_types && m == 1 && j < outs.size() && j - i < 3 && groupable(outs[j]) && same_layout(j)) {
       int64_t rows_before = 0;
       for (size_t t = i; t < j; ++t) rows_before += outs[t].w->n_rows();
-      const QType t1 = outs[i].w->type, t2 = outs[j].w->type;
-      // One launch has one warps-per-row cap (the first type's): only where both types have it.
-      if (mmvs_split_max_warps(t1) == mmvs_split_max_warps(t2) &&
-          cuda::mmvs_pair_ok(t1, t2, x.cols, rows_before, 1, cfg_.kernels.mmvs_split_k, mmvs_split_max_warps(t1)))
+      const QType t2 = outs[j].w->type;
+      if (cuda::mmvs_pair_ok(outs[i].w->type, t2, x.cols, rows_before, 1, cfg_.kernels.mmvs_split_k,
+                             cfg_.kernels.mmvs_split_max_warps))
         while (j2 < outs.size() && j2 - i < 3 && groupable(outs[j2]) && outs[j2].w->type == t2 && same_layout(j2)) ++j2;
     }
     if (j2 == i + 1) {
@@ -687,7 +686,6 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.pv_mma = cfg_.kernels.attn_pv_mma;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
-    p.single_split_direct = cfg_.kernels.attn_single_split_direct;
     p.combine_preload = cfg_.kernels.attn_combine_preload;
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
@@ -700,8 +698,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
                                     std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") +
-                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : "") +
-                                        (p.single_split_direct ? "+single" : ""),
+                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
                                     rf ? (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
                                        : ""));
   } else {
