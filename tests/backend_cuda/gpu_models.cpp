@@ -448,6 +448,23 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
 
 // A synth preset with head_dim 128 (the tiny presets have 32; the fused decode attention paths
 // exist for 128), two layers, q8_0 weights, written to a temporary file.
+// A kAcross128-token prompt (its last row's logits only: the runs' buffers hold kPrompt rows), then
+// 16 one-token decode steps at positions kAcross128 .. + 15 (across the 128-key edge): each step's
+// decode logits. Prompt token i is (i * mul + add) mod n_vocab, step t's (t * mul1 + add1).
+constexpr int kAcross128 = 120;
+std::vector<std::vector<float>> decode_across_128(ModelRun& run, int mul, int add, int mul1, int add1) {
+  const int64_t nv = run.model->hparams().n_vocab;
+  std::vector<int32_t> ids(kAcross128);
+  for (int i = 0; i < kAcross128; ++i) ids[(size_t)i] = (int32_t)((i * mul + add) % nv);
+  (void)step(run, ids, 0, false);
+  std::vector<std::vector<float>> out;
+  for (int t = 0; t < 16; ++t) {
+    const int32_t one[1] = {(int32_t)((t * mul1 + add1) % nv)};
+    out.push_back(step(run, one, kAcross128 + t, false));
+  }
+  return out;
+}
+
 std::string write_hd128(const char* preset, const char* tag) {
   synth::Dims d = synth::find_preset(preset).dims;
   d.n_layer = 2;
@@ -500,21 +517,11 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
     std::vector<std::vector<float>> ref;
     for (int r = 0; r < 3; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
-      const int64_t nv = run.model->hparams().n_vocab;
-      constexpr int kLong = 120;
-      std::vector<int32_t> ids(kLong);
-      for (int i = 0; i < kLong; ++i) ids[(size_t)i] = (int32_t)((i * 17 + 3) % nv);
-      (void)step(run, ids, 0, false);  // the last row's logits only (the runs' buffers hold kPrompt rows)
-      for (int t = 0; t < 16; ++t) {  // positions 120 .. 135: the second split opens at 128 keys
-        const int32_t one[1] = {(int32_t)((t * 7 + 1) % nv)};
-        const auto got = step(run, one, kLong + t, false);
-        if (r == 0) {
-          ref.push_back(got);
-          continue;
-        }
-        EXPECT_EQ(0, std::memcmp(got.data(), ref[(size_t)t].data(), got.size() * 4))
-            << preset << ": decode logits differ with the fold (run " << r << ") at position " << kLong + t;
-      }
+      const auto got = decode_across_128(run, 17, 3, 7, 1);  // the second split opens at 128 keys
+      if (r == 0) ref = got;
+      for (size_t t = 0; t < got.size(); ++t)
+        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
+            << preset << ": decode logits differ with the fold (run " << r << ") at position " << kAcross128 + t;
       EXPECT_TRUE(run.be->decode_graph()) << preset;
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("qk_norm_rope")) << preset;
@@ -549,21 +556,11 @@ TEST(CudaModels, AttnFoldKStageSameBytes) {
     std::vector<std::vector<float>> ref;
     for (int r = 0; r < 2; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
-      const int64_t nv = run.model->hparams().n_vocab;
-      constexpr int kLong = 120;
-      std::vector<int32_t> ids(kLong);
-      for (int i = 0; i < kLong; ++i) ids[(size_t)i] = (int32_t)((i * 13 + 5) % nv);
-      (void)step(run, ids, 0, false);
-      for (int t = 0; t < 16; ++t) {
-        const int32_t one[1] = {(int32_t)((t * 11 + 2) % nv)};
-        const auto got = step(run, one, kLong + t, false);
-        if (r == 0) {
-          ref.push_back(got);
-          continue;
-        }
-        EXPECT_EQ(0, std::memcmp(got.data(), ref[(size_t)t].data(), got.size() * 4))
-            << preset << ": decode logits differ with the K stage at position " << kLong + t;
-      }
+      const auto got = decode_across_128(run, 13, 5, 11, 2);
+      if (r == 0) ref = got;
+      for (size_t t = 0; t < got.size(); ++t)
+        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
+            << preset << ": decode logits differ with the K stage at position " << kAcross128 + t;
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("attn_decode")) << preset;
       EXPECT_EQ(v.at("attn_decode").find("+pre+ks") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
