@@ -53,6 +53,7 @@
 #   first14: kernel-check all + CUDA-vs-CPU on the sm_90a-only build, d0/d4096/d16384 decode timelines
 #   levers14: the fourteenth session's same-bytes levers: gates, tg128 arms at 0 / 4096 / 16384 keys
 #   final14: CUDA-vs-CPU and the README decode rows with the fourteenth session's defaults
+#   tests14: the CUDA-vs-CPU model tests alone
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -467,6 +468,12 @@ case "$phase" in
     tg qwen3-8b q4_0 0 5 70
     tg qwen3-8b q8_0 0 5 70
     tg qwen3-32b q4_k_m 0 5 150
+    ;;
+  tests14)
+    # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
+    # in those tests). ~1 minute.
+    gpu_info
+    cuda_vs_cpu "AttnRopeFold|KStage|MixedTypes" 8
     ;;
   gates6)
     gpu_info
