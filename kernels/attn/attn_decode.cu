@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "attn/attn_common.cuh"
+#include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
 #include "common/launch.cuh"
 #include "norm/q8_1_emit.cuh"
@@ -16,162 +17,12 @@
 namespace memra::cuda {
 namespace {
 
-constexpr int kWarps = 4;
-
-// The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
-// one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
-template <int D, int G>
-struct MergeSmem {
-  float m[kWarps][G];
-  float l[kWarps][G];
-  float acc[kWarps][G][D];
-};
-
-// put_acc(sm.acc[warp]) writes the warp's unnormalized outputs of its G heads.
-template <int D, int G, class PutAcc>
-__device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
-                                                     PutAcc put_acc, const attn::Args& a, int i, int h0, int s) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    if (lane == 0) {
-      sm.m[warp][g] = m[g];
-      sm.l[warp][g] = l[g];
-    }
-  }
-  put_acc(sm.acc[warp]);
-  __syncthreads();
-  for (int t = threadIdx.x; t < G * D; t += kWarps * 32) {
-    const int g = t / D, d = t % D;
-    float mx = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, sm.m[w][g]);
-    float lsum = 0.0f, o = 0.0f;
-    if (mx != -INFINITY) {
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        const float f = expf(sm.m[w][g] - mx);  // an empty warp: m = -inf -> 0
-        lsum += sm.l[w][g] * f;
-        o += sm.acc[w][g][d] * f;
-      }
-    }
-    float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
-    if (d == 0) {
-      part[0] = mx;
-      part[1] = lsum;
-    }
-    part[2 + d] = o;
-  }
-}
-template <int D, int G>
-__device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
-                                                const float (&acc)[G][D / 32], const attn::Args& a, int i,
-                                                int h0, int s) {
-  constexpr int N = D / 32;
-  const int lane = threadIdx.x & 31;
-  merge_and_store_with<D, G>(
-      sm, m, l,
-      [&](float (&w)[G][D]) {
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-#pragma unroll
-          for (int n = 0; n < N; ++n) w[g][lane * N + n] = acc[g][n];
-      },
-      a, i, h0, s);
-}
-
-// Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
-// to out (and its q8s block: all 32 lanes of the warp call this for 32 consecutive d of one head).
-// The partials' maxima and sums go through shared memory (SM): every split's (m, l) is loaded
-// once per block by one thread each, in parallel, instead of by every thread in a chain of
-// dependent rounds; the factors f_p = expf(m_p - mx) are then the same expression as before and
-// the sums run over p in the same order: same bits (AttnParams::combine_direct is the old form).
-struct CombineSmem {
-  float m[1024], f[1024], l[1024];
-};
-// `used` is a callable giving the row's split count (the kernel reads pos before its dependency
-// wait); the SM form requests split 0's values (every row has it) before calling it.
-template <int D, bool SM, class Used>
-__device__ __forceinline__ void combine_element(const attn::Args& a, int i, int h, int d, Used used_of,
-                                                CombineSmem* cs) {
-  const float* w = a.ws + ((int64_t)i * a.n_head + h) * a.n_splits * (D + 2);
-  float mx = -INFINITY;
-  float l = 0.0f, o = 0.0f;
-  if constexpr (SM) {
-    const float o0 = w[2 + d];
-    if (d == 0) {
-      cs->m[0] = w[0];
-      cs->l[0] = w[1];
-    }
-    const int used = used_of();
-    // AttnParams::combine_preload: the element's values of splits 1 .. kPre - 1 requested now, with
-    // the maxima and sums, so the sum below waits on one round trip instead of one per 16 splits
-    // (the same values summed in the same order: the same bits).
-    constexpr int kPre = 64;
-    float ov[kPre];
-    if (a.combine_preload) {
-#pragma unroll
-      for (int p = 1; p < kPre; ++p) ov[p] = p < used ? w[(int64_t)p * (D + 2) + 2 + d] : 0.0f;
-    }
-    for (int p = d == 0 ? D : d; p < used; p += D) {
-      cs->m[p] = w[(int64_t)p * (D + 2)];
-      cs->l[p] = w[(int64_t)p * (D + 2) + 1];
-    }
-    __syncthreads();
-    for (int p = 0; p < used; ++p) mx = fmaxf(mx, cs->m[p]);
-    if (mx != -INFINITY) {
-      for (int p = d; p < used; p += D) cs->f[p] = expf(cs->m[p] - mx);  // empty split: m = -inf -> 0
-    }
-    __syncthreads();
-    if (mx != -INFINITY) {
-      {  // p = 0 from the value requested first: the same terms in the same order
-        const float f = cs->f[0];
-        l += cs->l[0] * f;
-        o += o0 * f;
-      }
-      int p = 1;
-      if (a.combine_preload) {
-#pragma unroll
-        for (int q = 1; q < kPre; ++q) {
-          if (q < used) {
-            const float f = cs->f[q];
-            l += cs->l[q] * f;
-            o += ov[q] * f;
-          }
-        }
-        p = kPre;
-      }
-#pragma unroll 16
-      for (; p < used; ++p) {
-        const float f = cs->f[p];
-        l += cs->l[p] * f;
-        o += w[(int64_t)p * (D + 2) + 2 + d] * f;
-      }
-    }
-  } else {
-    const int used = used_of();
-#pragma unroll 8
-    for (int p = 0; p < used; ++p) mx = fmaxf(mx, w[(int64_t)p * (D + 2)]);
-    if (mx != -INFINITY) {
-#pragma unroll 8
-      for (int p = 0; p < used; ++p) {
-        const float* wp = w + (int64_t)p * (D + 2);
-        const float f = expf(wp[0] - mx);  // empty split: m = -inf -> 0
-        l += wp[1] * f;
-        o += wp[2 + d] * f;
-      }
-    }
-  }
-  const float v = l > 0.0f ? o / l : 0.0f;
-  const int64_t col = (int64_t)h * D + d;
-  a.out[(int64_t)i * a.ld_out + col] = v;
-  if (a.q8s_xq) {
-    // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
-    const int64_t row_cols = (int64_t)a.n_head * D;
-    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
-                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
-  }
-}
+constexpr int kWarps = attn::kDecodeWarps;
+using attn::CombineSmem;
+using attn::combine_element;
+using attn::merge_and_store;
+using attn::merge_and_store_with;
+using attn::MergeSmem;
 
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) {
