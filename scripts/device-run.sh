@@ -54,6 +54,7 @@
 #   levers14: the fourteenth session's same-bytes levers: gates, tg128 arms at 0 / 4096 / 16384 keys
 #   final14: CUDA-vs-CPU and the README decode rows with the fourteenth session's defaults
 #   tests14: the CUDA-vs-CPU model tests alone
+#   levers15: kernels.attn_max_splits gates and arms, ncu stall profiles of the d0 small kernels
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -468,6 +469,61 @@ case "$phase" in
     tg qwen3-8b q4_0 0 5 70
     tg qwen3-8b q8_0 0 5 70
     tg qwen3-32b q4_k_m 0 5 150
+    ;;
+  levers15)
+    # 2026-12-02 (fifteenth session): gates of kernels.attn_max_splits (kernel-check attn, fused:
+    # the >64-split tolerance, combine and fold cases), tg128 arms base (64) vs 96 at 0 / 4096 /
+    # 16384 keys (n_ctx 16512: 64 vs 66 splits), then per-kernel stall profiles (ncu, one launch
+    # each, caches as they are) of the small kernels that bound the d0 step: the decode attention
+    # and its combine, the norm, the quantize and a Q4_K down, from run-gen decode steps; and the
+    # split kernel / combine at 16513 keys from kernel-check. ~9 minutes.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section attn,fused --seed 20261217 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    tg qwen3-8b q4_k_m 0,4096,16384 5 230 --arm configs/arm-base.toml --arm configs/arm-attn-max-splits-96.toml
+    export LD_LIBRARY_PATH=$PWD/.device/lib
+    stalls='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+    mkdir -p "$out/diag"
+    synth qwen3-8b q4_k_m
+    # d0 timelines with the defaults and with the matvecs' early weight loads off: whether the small
+    # kernels' exposed time is their own chain or a wait behind the next matvec's preloaded weights.
+    for arm in base nopreload; do
+      set_arm=""; [ "$arm" = nopreload ] && set_arm="--set kernels.mmvs_preload=false"
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false $set_arm \
+        --set kernels.prefill_f16_weights=false --trace "$out/diag/trace-d0-$arm.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
+        grep -E "^trace|attn|norm|quantize|kernel \|" | head -n 12
+    done
+    timeout 100 ncu --clock-control none --cache-control none --metrics "gpu__time_duration.sum,smsp__average_warp_latency_per_inst_issued.ratio,$stalls" \
+      -k regex:"attn_decode_gqa|attn_decode_combine|rms_norm_kernel|quantize_q8s|mmvs_kernel_cap" --launch-skip 400 --launch-count 12 \
+      "$bin/run-gen" "$f" -p "a" -n 4 --receipt /tmp/ncu-run-gen.jsonl > "$out/diag/ncu-d0-stalls.txt" 2>&1
+    echo "ncu d0 rc=$?"
+    rm -f "$f"
+    timeout 60 ncu --clock-control none --cache-control none --metrics "gpu__time_duration.sum,smsp__average_warp_latency_per_inst_issued.ratio,$stalls" \
+      -k regex:"attn_decode_gqa|attn_decode_combine" \
+      "$bin/kernel-check" --section fused --filter "_ks_ms96/q8_0-q5_1/32-8x128/n1@16512" > "$out/diag/ncu-d16512-stalls.txt" 2>&1
+    echo "ncu d16512 rc=$?"
+    python3 - "$out/diag" <<'PY'
+import re, sys, pathlib
+for f in sorted(pathlib.Path(sys.argv[1]).glob("ncu-*-stalls.txt")):
+    print("##", f.name)
+    kern = None
+    for line in f.read_text().splitlines():
+        m = re.match(r"\s+(\S.*?)\s+\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)", line)
+        if m:
+            kern = m.group(1)[:60]
+            continue
+        t = line.split()
+        if len(t) >= 3 and (t[0].startswith("smsp__average_warps_issue_stalled") or t[0] in ("gpu__time_duration.sum", "smsp__average_warp_latency_per_inst_issued.ratio")):
+            try:
+                v = float(t[-1].replace(",", ""))
+            except ValueError:
+                continue
+            if t[0].startswith("smsp__average_warps") and v < 0.5:
+                continue
+            name = t[0].replace("smsp__average_warps_issue_stalled_", "").replace("_per_issue_active.ratio", "")
+            print(f"  {kern}: {name} {v}")
+PY
+    tar czf "$out/diag.tar.gz" -C "$out" diag && rm -rf "$out/diag"
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is

@@ -48,6 +48,7 @@ struct AttnCfg {
   float softcap;
   bool q8i = false;  // decode: AttnParams::q8_scores (int8 q . k per block; q8_0 K only)
   bool pv = false;   // decode: AttnParams::pv_mma (P and V rounded to f16, f32 sums; with q8i)
+  int max_splits = 64;  // decode: attn_decode_splits' cap (kernels.attn_max_splits)
 };
 
 class AttnCase : public Case {
@@ -79,7 +80,7 @@ class AttnCase : public Case {
     dpos_ = env.upload(std::vector<int32_t>{c_.pos0});
     dout_ = env.alloc_output<float>((size_t)c_.n_tokens * q_width_);
     if (is_decode(c_.kern)) {
-      splits_ = cuda::attn_decode_splits(n_ctx_, c_.n_head, c_.n_head_kv, env.ctx().info().sm_count);
+      splits_ = cuda::attn_decode_splits(n_ctx_, c_.n_head, c_.n_head_kv, env.ctx().info().sm_count, c_.max_splits);
       dws_ = env.alloc<float>(cuda::attn_decode_workspace_floats(c_.n_tokens, c_.n_head, c_.head_dim, splits_));
     }
     if (c_.kern == Kern::Staged) {
@@ -388,7 +389,7 @@ void add_attn_cases(Registry& r) {
   auto name = [](const AttnCfg& c) {
     return ref::cat(c.kern == Kern::Decode ? (c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
-                    c.softcap > 0 ? "/softcap" : "");
+                    c.softcap > 0 ? "/softcap" : "", c.max_splits != 64 ? ref::cat("/max_splits", c.max_splits) : "");
   };
   auto add = [&](const AttnCfg& c) {
     if (!cuda::attn_head_dim_supported(c.head_dim)) return;
@@ -473,6 +474,14 @@ void add_attn_cases(Registry& r) {
     }
   add({Kern::Decode, 1, 4096, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f, true, true});
   add({Kern::Decode, 1, 600, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 50.0f, true, true});
+  // More splits than 64 (kernels.attn_max_splits; 66 at 8 kv heads on the H200's 132 SMs, 128
+  // with 2 kv heads, past the combine's 96 preloaded values): depths past 16384 keys.
+  for (int len : {16513, 16897, 30001}) {
+    add({Kern::Decode, 1, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true, 96});
+    add({Kern::Decode, 1, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true, 64});
+  }
+  add({Kern::Decode, 1, 16512, 4, 1, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true, 128});
+  add({Kern::Decode, 3, 20000, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true, 96});
   add({Kern::Decode, 4, 900, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true});
   if (g8) add({Kern::Decode, 3, 2000, 64, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true});
   for (Heads h : {Heads{32, 8}, Heads{64, 8}}) {
@@ -496,15 +505,22 @@ void add_attn_cases(Registry& r) {
   }
   // The shared-memory combine == the old combine (bytes): 1, 2, 33 and 64 splits, head dims 32
   // (fewer threads than splits) to 256, a verify batch, the q8s emit.
-  for (auto [hd, n, len] : {std::tuple<int, int, int>{128, 1, 17}, {128, 1, 300}, {128, 3, 4097}, {128, 1, 16383},
-                            {64, 5, 2001}, {256, 1, 8191}, {32, 1, 9000}}) {
+  // Past 64 splits (kernels.attn_max_splits): 66 at 32 / 8 heads on the H200, and 128 with 4 / 1
+  // heads (one block per split), past the 96 values the preload requests.
+  for (auto [hd, n, len, nh, kv, ms] :
+       {std::tuple<int, int, int, int, int, int>{128, 1, 17, 32, 8, 64}, {128, 1, 300, 32, 8, 64},
+        {128, 3, 4097, 32, 8, 64}, {128, 1, 16383, 32, 8, 64}, {64, 5, 2001, 32, 8, 64}, {256, 1, 8191, 32, 8, 64},
+        {32, 1, 9000, 32, 8, 64}, {128, 1, 16513, 32, 8, 96}, {128, 2, 30001, 32, 8, 96}, {128, 1, 16513, 4, 1, 128}}) {
     if (!cuda::attn_head_dim_supported(hd)) continue;
-    AttnCfg c{Kern::Decode, n, len - 1, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};
-    r.add("attn", ref::cat("attn_decode/combine_smem_vs_direct/q8_0-q5_1/32-8x", hd, "/n", n, "@", len - 1),
+    AttnCfg c{Kern::Decode, n, len - 1, nh, kv, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f, false};
+    c.max_splits = ms;
+    const std::string tail = ref::cat("/q8_0-q5_1/", nh, "-", kv, "x", hd, "/n", n, "@", len - 1,
+                                      ms != 64 ? ref::cat("/max_splits", ms) : "");
+    r.add("attn", ref::cat("attn_decode/combine_smem_vs_direct", tail),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombine); });
-    // The combine with the first 64 splits' values requested at once (AttnParams::combine_preload)
-    // == the old combine (bytes): the same shapes (1 to 64 splits).
-    r.add("attn", ref::cat("attn_decode/combine_preload_vs_direct/q8_0-q5_1/32-8x", hd, "/n", n, "@", len - 1),
+    // The combine with the first 96 splits' values requested at once (AttnParams::combine_preload)
+    // == the old combine (bytes): the same shapes (1 to 128 splits).
+    r.add("attn", ref::cat("attn_decode/combine_preload_vs_direct", tail),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombinePreload); });
   }
   // Decode == verify identity.

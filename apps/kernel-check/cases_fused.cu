@@ -234,6 +234,7 @@ struct FoldCfg {
   bool pv = false;  // AttnParams::pv_mma on both sides
   bool pre = false;  // AttnParams::RopeFold::prefetch (the folded side only)
   bool ks = false;   // AttnParams::RopeFold::stage_k (the folded side only)
+  int max_splits = 64;  // attn_decode_splits' cap on both sides (kernels.attn_max_splits)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -265,7 +266,7 @@ class AttnRopeFoldCase : public Case {
     wq_ = env.upload(env.normal((size_t)kD, 0.3f, 1.0f));
     wk_ = env.upload(env.normal((size_t)kD, 0.3f, 1.0f));
     dpos_ = env.upload(std::vector<int32_t>{pos_});
-    splits_ = cuda::attn_decode_splits(ctx_, c_.n_head, c_.n_kv, env.ctx().info().sm_count);
+    splits_ = cuda::attn_decode_splits(ctx_, c_.n_head, c_.n_kv, env.ctx().info().sm_count, c_.max_splits);
     const size_t ws = cuda::attn_decode_workspace_floats(1, c_.n_head, kD, splits_);
     dws_ = env.alloc<float>(ws);
     dws2_ = env.alloc<float>(ws);
@@ -420,10 +421,16 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true},
                           FoldCfg{K::Normal, 32, 8, 16384, false, false, 0, true, true, true},
                           FoldCfg{K::Neox, 32, 8, 16384, true, false, 3000, true, true, true},
-                          FoldCfg{K::Neox, 64, 8, 16384, true, false, 0, true, true, true}}) {
+                          FoldCfg{K::Neox, 64, 8, 16384, true, false, 0, true, true, true},
+                          // past 64 splits (kernels.attn_max_splits 96: 66 splits at 8 kv heads
+                          // on the H200), the depths where 64 left warp 0 a third tile
+                          FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96},
+                          FoldCfg{K::Neox, 32, 8, 16897, true, false, 0, true, true, true, 96},
+                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "",
+                            c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   }

@@ -688,10 +688,15 @@ size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int 
   return (size_t)n_tokens * n_head * n_splits * (head_dim + 2);
 }
 
-int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count) {
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits) {
   // Blocks per split: one per kv head on the GQA path (groups of up to 8), else one per query
   // head. Aim for ~2 blocks per SM at full context, but no split shorter than 128 keys (one
-  // 32-key round per warp), capped at 64 so the merge stays short. Measured on the H200
+  // 32-key round per warp), capped at max_splits (64 before kernels.attn_max_splits) so the merge
+  // stays short. Why the cap matters at depth (bench/notes/attn-decode.md, fifteenth section): a
+  // split of c keys gives its 4 warps ceil(ceil(c / 32) / 4) tiles at most, so 64 splits of a
+  // 16385..16896-key row (257..264 keys each) leave warp 0 of every block a third tile of 1-8 keys
+  // while the others have two; 66 splits (4 blocks on each of the H200's 132 SMs with 8 kv heads)
+  // keep every warp at two. Measured on the H200
   // (kernel-check --perf, q8_0 K / q5_1 V, 32/8 heads x 128, 4097 keys): 88 us with 9 splits
   // sized for per-query-head blocks and 4 partials per block, 47 us with this choice and the
   // in-block merge. That is still 0.03 of the 4.8 TB/s floor: a fixed ~20 us per call (33 keys
@@ -702,7 +707,7 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count) {
   // latency-bound kernel); the per-row count actually used is attn::splits_used (>= 128 keys each).
   const int want = (4 * sm_count + per_split - 1) / std::max(1, per_split);
   const int by_len = std::max(1, n_ctx / 128);
-  return std::max(1, std::min({want, by_len, 64}));
+  return std::max(1, std::min({want, by_len, std::clamp(max_splits, 1, 1024)}));
 }
 
 bool attn_decode_word_loads(const AttnParams& p) {

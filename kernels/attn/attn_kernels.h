@@ -65,7 +65,7 @@ struct AttnParams {
   // in dependent rounds) instead of the default (maxima and sums loaded once per block through
   // shared memory). Same bits (kernel-check attn_decode/combine_smem_vs_direct); for A/B runs.
   bool combine_direct = false;
-  // Split-K decode, the shared-memory combine: each thread's values of the first 64 splits
+  // Split-K decode, the shared-memory combine: each thread's values of the first 96 splits
   // requested together with the splits' maxima and sums (one dependent round trip instead of one
   // per 16 splits). Same values, same order: same bytes (kernel-check
   // attn_decode/combine_preload_vs_direct).
@@ -112,8 +112,10 @@ bool attn_head_dim_supported(int head_dim);
 
 // Split-K decode attention (small n_tokens: decode, speculative verify).
 size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int n_splits);
-// Splits so that ~2 blocks per SM run at full context; a pure function of (n_ctx, heads, SMs).
-int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count);
+// Splits so that ~4 blocks per SM run at full context, at most max_splits (clamped to 1 .. 1024;
+// the backend passes kernels.attn_max_splits); a pure function of its arguments. The count fixes
+// how a row's keys are partitioned (attn::splits_used), so the bits of a long row depend on it.
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits = 64);
 // Whether launch_attn_decode(p) reads K or V with aligned word loads (GQA split-K form; K q8_0
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.

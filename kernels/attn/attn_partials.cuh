@@ -100,8 +100,9 @@ __device__ __forceinline__ void combine_element(const Args& a, int i, int h, int
     const int used = used_of();
     // AttnParams::combine_preload: the element's values of splits 1 .. kPre - 1 requested now, with
     // the maxima and sums, so the sum below waits on one round trip instead of one per 16 splits
-    // (the same values summed in the same order: the same bits).
-    constexpr int kPre = 64;
+    // (the same values summed in the same order: the same bits). 96 covers kernels.attn_max_splits
+    // up to 96 (64 before it: the bits of rows with at most 64 splits are unchanged).
+    constexpr int kPre = 96;
     float ov[kPre];
     if (a.combine_preload) {
 #pragma unroll

@@ -673,7 +673,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   }
   cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
   if (decode) {
-    p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count);
+    p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count,
+                                          cfg_.kernels.attn_max_splits);
     p.workspace = static_cast<float*>(workspace(
         kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, ap.n_head, ap.head_dim_k, p.n_splits)));
     const bool emit = emit_q8s_for(out);
