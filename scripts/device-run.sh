@@ -55,6 +55,8 @@
 #   final14: CUDA-vs-CPU and the README decode rows with the fourteenth session's defaults
 #   tests14: the CUDA-vs-CPU model tests alone
 #   levers15: kernels.attn_max_splits gates and arms, ncu stall profiles of the d0 small kernels
+#   levers15b: kernels.early_params gates and arms (q4_k_m at 3 depths, q4_0, q8_0)
+#   rows15 : qwen3-32b q4_k_m base / early params
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -480,7 +482,9 @@ case "$phase" in
     gpu_info
     timeout 150 "$bin/kernel-check" --section attn,fused --seed 20261217 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
-    tg qwen3-8b q4_k_m 0,4096,16384 5 230 --arm configs/arm-base.toml --arm configs/arm-attn-max-splits-96.toml
+    # (ran at abf8b2d with 64 the default and configs/arm-attn-max-splits-96.toml, since renamed to
+    # the -64 arm turning the kept default off)
+    tg qwen3-8b q4_k_m 0,4096,16384 5 230 --arm configs/arm-base.toml --arm configs/arm-attn-max-splits-64.toml
     export LD_LIBRARY_PATH=$PWD/.device/lib
     stalls='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
     mkdir -p "$out/diag"
@@ -524,6 +528,28 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("ncu-*-stalls.txt")):
             print(f"  {kern}: {name} {v}")
 PY
     tar czf "$out/diag.tar.gz" -C "$out" diag && rm -rf "$out/diag"
+    ;;
+  levers15b)
+    # kernels.early_params (the decode attention, combine and quantize read their parameters before
+    # the PDL wait; the same bytes) with attn_max_splits 96 the default: gates (kernel-check attn,
+    # fused, the quantize cases; CUDA-vs-CPU incl. EarlyParamsSameBytes), then tg128 arms base /
+    # early params / the old split cap at 0 / 4096 / 16384 keys, q4_0 and q8_0 base / early at 0.
+    # ~8 minutes.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section attn,fused --seed 20261218 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+    timeout 40 "$bin/kernel-check" --section mmvs --filter quantize_q8s --seed 20261218 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    cuda_vs_cpu "EarlyParams|KStage" 6
+    tg qwen3-8b q4_k_m 0,4096,16384 5 230 --arm configs/arm-base.toml --arm configs/arm-early-params.toml \
+      --arm configs/arm-attn-max-splits-64.toml
+    tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-early-params.toml
+    tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-early-params.toml
+    ;;
+  rows15)
+    # qwen3-32b q4_k_m tg128 base / early params (the README row). ~3 minutes.
+    gpu_info
+    tg qwen3-32b q4_k_m 0 5 200 --arm configs/arm-base.toml --arm configs/arm-early-params.toml
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
