@@ -292,11 +292,10 @@ class AttnVerifyIdentityCase : public AttnCase {
 //    AttnParams::byte_loads;
 //  - V staging: AttnParams::v_stage (V tiles through shared memory) vs the direct loads;
 //  - combine: the default shared-memory combine vs AttnParams::combine_direct;
-//  - combine preload: the shared-memory combine with AttnParams::combine_preload vs combine_direct;
-//  - early params: AttnParams::early_params (the split kernel and the combine) vs without.
+//  - combine preload: the shared-memory combine with AttnParams::combine_preload vs combine_direct.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kEarlyParams };
+  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -317,8 +316,7 @@ class AttnPathPairCase : public AttnCase {
     const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt())
                        : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
                        : pair_ == kCombine ? !alt().combine_direct
-                       : pair_ == kEarlyParams ? alt().early_params
-                                               : alt().combine_preload && !alt().combine_direct;
+                                           : alt().combine_preload && !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
       v.detail += " (the alternative path was not taken)";
@@ -331,7 +329,6 @@ class AttnPathPairCase : public AttnCase {
     cuda::AttnParams p = params();
     if (pair_ == kVStage) p.v_stage = true;
     if (pair_ == kCombinePreload) p.combine_preload = true;
-    if (pair_ == kEarlyParams) p.early_params = true;
     return p;
   }
   Pair pair_;
@@ -525,15 +522,6 @@ void add_attn_cases(Registry& r) {
     // == the old combine (bytes): the same shapes (1 to 128 splits).
     r.add("attn", ref::cat("attn_decode/combine_preload_vs_direct", tail),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombinePreload); });
-  }
-  // Parameters read before the dependency wait (AttnParams::early_params) == without (bytes): the
-  // f32 path, the int8 scores, P x V on tensor cores, one to 66 splits, a verify batch.
-  for (auto [n, len, q8i, pv] : {std::tuple<int, int, bool, bool>{1, 17, false, false}, {1, 129, true, true},
-                                 {3, 4097, true, true}, {1, 16513, true, true}, {1, 9000, true, false}}) {
-    AttnCfg c{Kern::Decode, n, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, q8i, pv, 96};
-    r.add("attn", ref::cat("attn_decode/early_params_vs_plain/q8_0-q5_1/32-8x128/n", n, "@", len - 1, q8i ? "/q8i" : "",
-                           pv ? "/pv16" : ""),
-          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kEarlyParams); });
   }
   // Decode == verify identity.
   for (int hd : {64, 128})

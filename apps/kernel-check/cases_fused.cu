@@ -235,7 +235,6 @@ struct FoldCfg {
   bool pre = false;  // AttnParams::RopeFold::prefetch (the folded side only)
   bool ks = false;   // AttnParams::RopeFold::stage_k (the folded side only)
   int max_splits = 64;  // attn_decode_splits' cap on both sides (kernels.attn_max_splits)
-  bool early = false;   // AttnParams::early_params (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -319,7 +318,6 @@ class AttnRopeFoldCase : public Case {
     p.rope.ang = cuda::rope_angles(rope(dq_, c_.n_head));
     p.rope.prefetch = c_.pre;
     p.rope.stage_k = c_.ks;
-    p.early_params = c_.early;
     return p;
   }
   // q and k are only read: a --perf replay repeats the same work (the same bytes to row pos).
@@ -428,15 +426,11 @@ void add_fused_cases(Registry& r) {
                           // on the H200), the depths where 64 left warp 0 a third tile
                           FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96},
                           FoldCfg{K::Neox, 32, 8, 16897, true, false, 0, true, true, true, 96},
-                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96},
-                          // the parameters read before the wait (kernels.early_params): one split
-                          // (the last block appends), 66 splits
-                          FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, true},
-                          FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96, true}}) {
+                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
                             c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "",
-                            c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", c.early ? "_early" : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   }

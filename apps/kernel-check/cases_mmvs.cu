@@ -157,7 +157,7 @@ class MmvsCase : public Case {
 // launch_quantize_q8s vs the CPU q8_1 quantizer's bytes, converted to planes.
 class QuantizeQ8sCase : public Case {
  public:
-  QuantizeQ8sCase(int64_t rows, int64_t n, bool early = false) : rows_(rows), n_(n), early_(early) {}
+  QuantizeQ8sCase(int64_t rows, int64_t n) : rows_(rows), n_(n) {}
   void generate(Env& env) override {
     x_ = env.normal((size_t)(rows_ * n_), 3.0f);
     for (size_t i = 0; i < x_.size(); i += 97) x_[i] = 0.0f;  // zeros inside blocks
@@ -173,7 +173,6 @@ class QuantizeQ8sCase : public Case {
     p.rows = rows_;
     p.xq = dxq_;
     p.xds = dxds_;
-    p.early = early_;
     return cuda::launch_quantize_q8s(p, env.stream());
   }
   void reference(Env&) override {
@@ -192,7 +191,6 @@ class QuantizeQ8sCase : public Case {
 
  private:
   int64_t rows_, n_;
-  bool early_;  // QuantizeQ8sParams::early (kernels.early_params)
   std::vector<float> x_;
   std::vector<int8_t> xq_;
   std::vector<float> xds_;
@@ -790,9 +788,8 @@ void add_mmvs_cases(Registry& r) {
         r.add("mmvs_id", ref::cat("mmvs_residual/", qtype_name(t), "/", n, "x", k, "/m", m, "/vs_matvec_then_add_bytes"),
               [=] { return std::make_unique<MmvsResidualCase>(t, n, k, m); });
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
-    for (bool early : {false, true})
-      r.add("mmvs", ref::cat(early ? "quantize_q8s_early/" : "quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
-            [=] { return std::make_unique<QuantizeQ8sCase>(rows, n, early); });
+    r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
+          [=] { return std::make_unique<QuantizeQ8sCase>(rows, n); });
 }
 
 }  // namespace

@@ -310,9 +310,6 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       asm volatile("cp.async.commit_group;" ::: "memory");
     }
   }
-  if (a.early_params)
-    touch_params(a.q, a.ld_q, a.type_k == QType::Q8_0, a.type_v == QType::Q5_1, a.scale, a.softcap, a.ws, a.n_head,
-                 a.n_splits, a.rf.k_src, a.rf.v_src, a.rf.eps, a.k, a.k_row_bytes, a.v, a.v_row_bytes);
   pdl_wait();
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
   if constexpr (KP == KP_Q8I) {
@@ -580,7 +577,6 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
   const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits);
-  if (a.early_params) touch_params(a.ws, a.n_head, a.out, a.ld_out, a.q8s_xq, a.q8s_xds, a.combine_preload);
   pdl_wait();
   const auto used = [&] { return n_used; };
   if (a.combine_direct)

@@ -70,10 +70,6 @@ struct AttnParams {
   // per 16 splits). Same values, same order: same bytes (kernel-check
   // attn_decode/combine_preload_vs_direct).
   bool combine_preload = false;
-  // Split-K decode (the split kernel of the GQA path and the combine): the parameters used after
-  // the dependency wait are read before it (touch_params in common/launch.cuh; kernels.early_params).
-  // Same values: same bytes (kernel-check attn_decode/early_params_vs_plain).
-  bool early_params = false;
   // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
   // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
   // (mma.sync m16n8k16, f16 inputs, f32 accumulation): the probabilities and the dequantized V

@@ -8,8 +8,6 @@
 // addresses. Without PDL the wait returns at once. Captured graphs keep the programmatic edges.
 #include <cuda_runtime.h>
 
-#include <cstdint>
-
 #include <utility>
 
 namespace memra::cuda {
@@ -30,31 +28,6 @@ __device__ __forceinline__ void pdl_wait() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
-
-// kernels.early_params: reads the given kernel parameters and stores a fold of them to shared
-// memory (one thread), so that the immediate-constant-cache lines holding them are fetched here,
-// before pdl_wait(), instead of at their first use after it. Why: ncu's stall sampling of the d0
-// decode attention (receipts/h200/logs/ncu-stalls-d0-small-kernels-abf8b2d-20261202.txt) has
-// immediate-constant misses as its largest stall reason (3.5 of ~19 cycles per issued
-// instruction), and the quantize kernel 1.4 of ~15: every block of those small grids meets its
-// parameters cold. No value is changed: the same bits.
-#ifdef __CUDACC__
-__device__ __forceinline__ uint32_t param_word(const void* p) {
-  const auto u = reinterpret_cast<uintptr_t>(p);
-  return (uint32_t)u ^ (uint32_t)((uint64_t)u >> 32);
-}
-__device__ __forceinline__ uint32_t param_word(int64_t v) { return (uint32_t)v ^ (uint32_t)((uint64_t)v >> 32); }
-__device__ __forceinline__ uint32_t param_word(int v) { return (uint32_t)v; }
-__device__ __forceinline__ uint32_t param_word(bool v) { return v ? 1u : 0u; }
-__device__ __forceinline__ uint32_t param_word(float v) { return __float_as_uint(v); }
-template <class... T>
-__device__ __forceinline__ void touch_params(const T&... v) {
-  __shared__ volatile uint32_t sink;
-  uint32_t x = 0;
-  ((x ^= param_word(v)), ...);
-  if (threadIdx.x == 0) sink = x;
-}
-#endif
 
 template <class... KArgs, class... Args>
 cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,

@@ -115,9 +115,6 @@ struct QuantizeQ8sParams {
   int64_t ld_x = 0;  // 0 = n
   int8_t* xq = nullptr;
   void* xds = nullptr;
-  // kernels.early_params: each block's index arithmetic and addresses before the dependency wait
-  // (the same bytes).
-  bool early = false;
 };
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream);
 

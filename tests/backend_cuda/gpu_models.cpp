@@ -541,30 +541,6 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
 // prefetch form) changes no byte of the decode logits. A 160-row cache gives one split, so from
 // 129 keys on warp 0 has a second 32-key tile: positions 120 .. 135 cross it. With and without the
 // switch, fold + prefetch + P x V on both sides, 4 query heads per kv head (the prefetch form).
-// kernels.early_params (the decode attention, its combine and the activation quantize read their
-// parameters before the dependency wait): decode logits the same bytes with and without, across
-// the 128-key edge (one and two splits), qwen3 and llama shapes.
-TEST(CudaModels, EarlyParamsSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
-    const std::string path = write_hd128(preset, "early-params");
-    const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
-    std::vector<std::vector<float>> ref;
-    for (int r = 0; r < 2; ++r) {
-      Config c = gpu_config(true);
-      c.kernels.early_params = r == 1;
-      ModelRun run = open_run(backend::make_cuda_backend(c), path, ko);
-      const auto got = decode_across_128(run, 13, 5, 11, 2);
-      if (r == 0) ref = got;
-      ASSERT_EQ(got.size(), ref.size()) << preset;
-      for (size_t t = 0; t < got.size(); ++t)
-        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": decode logits differ with the early parameters at position " << kAcross128 + t;
-    }
-    std::remove(path.c_str());
-  }
-}
-
 TEST(CudaModels, AttnFoldKStageSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {

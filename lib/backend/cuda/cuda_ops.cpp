@@ -223,7 +223,6 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.ld_x = x.ld;
   qp.xq = const_cast<int8_t*>(q.xq);
   qp.xds = const_cast<void*>(q.xds);
-  qp.early = cfg_.kernels.early_params;
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
   q8s_src_ = x;
   return q;
@@ -689,7 +688,6 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.pv_mma = cfg_.kernels.attn_pv_mma;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     p.combine_preload = cfg_.kernels.attn_combine_preload;
-    p.early_params = cfg_.kernels.early_params;
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
