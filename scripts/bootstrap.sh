@@ -48,4 +48,23 @@ if [ ! -f "$cupti/include/cupti_activity.h" ] && [ ! -f "$cuda/extras/CUPTI/incl
   fi
   rm -rf "$tmp"
 fi
+# cuobjdump and nvdisasm (scripts/check-pdl-loads.py reads the kernels' SASS: no load of an earlier
+# kernel's output may run before a PDL dependency wait) are not in this toolkit install either:
+# NVIDIA's PyPI wheels, into /opt/memra-deps/sass-tools. Optional: without them the check says so.
+sass_tools=/opt/memra-deps/sass-tools
+if [ ! -x "$sass_tools/nvdisasm" ] || [ ! -x "$sass_tools/cuobjdump" ]; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download --no-deps -q -d "$tmp" "nvidia-cuda-cuobjdump==13.5.37" "nvidia-cuda-nvdisasm==13.5.37" >/dev/null 2>&1 &&
+     (cd "$tmp" && for w in ./*.whl; do unzip -q -o "$w" 'nvidia/cu13/bin/*'; done); then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO=sudo
+    $SUDO mkdir -p "$sass_tools"
+    $SUDO cp "$tmp/nvidia/cu13/bin/cuobjdump" "$tmp/nvidia/cu13/bin/nvdisasm" "$sass_tools/"
+    $SUDO chmod +x "$sass_tools/cuobjdump" "$sass_tools/nvdisasm"
+    echo "bootstrap: cuobjdump and nvdisasm 13.5 under $sass_tools"
+  else
+    echo "bootstrap: warning: could not fetch cuobjdump / nvdisasm (pip nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm); scripts/check-pdl-loads.py will be unavailable" >&2
+  fi
+  rm -rf "$tmp"
+fi
 echo "bootstrap: ok ($("$cuda/bin/nvcc" --version | tail -n 2 | head -n 1))"

@@ -19,3 +19,12 @@ done
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j"$jobs"
 ctest --test-dir build/ci -LE gpu --output-on-failure -j"$jobs" --timeout 1500
+# 3. No PDL kernel may read an earlier kernel's output before its dependency wait: the loads each
+#    kernel's SASS issues before griddepcontrol.wait (scripts/check-pdl-loads.py; tools from
+#    scripts/bootstrap.sh).
+sass_tools=/opt/memra-deps/sass-tools
+if [ -x "$sass_tools/cuobjdump" ] && [ -x "$sass_tools/nvdisasm" ]; then
+  python3 scripts/check-pdl-loads.py build/ci --cuobjdump "$sass_tools/cuobjdump" --nvdisasm "$sass_tools/nvdisasm" | tail -n 3
+else
+  echo "test.sh: warning: cuobjdump / nvdisasm missing under $sass_tools; the PDL load check did not run" >&2
+fi
