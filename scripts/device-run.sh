@@ -94,6 +94,16 @@ tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
   rm -f "$f"
 }
+closing_rows() {  # seed test-grep: a closing call's gates (kernel-check attn, fused; CUDA-vs-CPU) and the README decode rows
+  gpu_info
+  timeout 120 "$bin/kernel-check" --section attn,fused --seed "$1" \
+    --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+  cuda_vs_cpu "$2" 6
+  tg qwen3-8b q4_k_m 0,4096,16384 5 120
+  tg qwen3-8b q4_0 0 5 70
+  tg qwen3-8b q8_0 0 5 70
+  tg qwen3-32b q4_k_m 0 5 150
+}
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
   mkdir -p "$synth_dir"
@@ -407,14 +417,7 @@ case "$phase" in
     # The closing call of 2026-12-02 (thirteenth session): gates at the final commit (attn, fused,
     # CUDA-vs-CPU) and the README rows with today's defaults: qwen3-8b q4_k_m at 3 depths, q4_0 and
     # q8_0 at 0, qwen3-32b q4_k_m at 0.
-    gpu_info
-    timeout 110 "$bin/kernel-check" --section attn,fused --seed 20261213 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-    cuda_vs_cpu "AttnPv|AttnRopeFold" 6
-    tg qwen3-8b q4_k_m 0,4096,16384 5 120
-    tg qwen3-8b q4_0 0 5 70
-    tg qwen3-8b q8_0 0 5 70
-    tg qwen3-32b q4_k_m 0 5 150
+    closing_rows 20261213 "AttnPv|AttnRopeFold"
     ;;
   first14)
     # 2026-12-02 (fourteenth session), the first call: the sm_90a-only release build
@@ -553,14 +556,7 @@ PY
     # attn, fused; CUDA-vs-CPU) and the README decode rows with the final defaults (attn_max_splits
     # 96): qwen3-8b q4_k_m at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0.
     # ~7 minutes.
-    gpu_info
-    timeout 120 "$bin/kernel-check" --section attn,fused --seed 20261219 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-    cuda_vs_cpu "KStage|RopeFold" 6
-    tg qwen3-8b q4_k_m 0,4096,16384 5 120
-    tg qwen3-8b q4_0 0 5 60
-    tg qwen3-8b q8_0 0 5 70
-    tg qwen3-32b q4_k_m 0 5 150
+    closing_rows 20261219 "KStage|RopeFold"
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
