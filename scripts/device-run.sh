@@ -94,12 +94,13 @@ tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
   rm -f "$f"
 }
-closing_rows() {  # seed test-grep: a closing call's gates (kernel-check attn, fused; CUDA-vs-CPU) and the README decode rows
+closing_rows() {  # seed test-grep sections [q4_k_m arms...]: a closing call's gates (kernel-check, CUDA-vs-CPU) and the README decode rows
+  local seed=$1 tests=$2 sections=$3; shift 3
   gpu_info
-  timeout 120 "$bin/kernel-check" --section attn,fused --seed "$1" \
+  timeout 120 "$bin/kernel-check" --section "$sections" --seed "$seed" \
     --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-  cuda_vs_cpu "$2" 6
-  tg qwen3-8b q4_k_m 0,4096,16384 5 120
+  cuda_vs_cpu "$tests" 6
+  tg qwen3-8b q4_k_m 0,4096,16384 5 $(($# ? 200 : 120)) "$@"
   tg qwen3-8b q4_0 0 5 70
   tg qwen3-8b q8_0 0 5 70
   tg qwen3-32b q4_k_m 0 5 150
@@ -417,7 +418,7 @@ case "$phase" in
     # The closing call of 2026-12-02 (thirteenth session): gates at the final commit (attn, fused,
     # CUDA-vs-CPU) and the README rows with today's defaults: qwen3-8b q4_k_m at 3 depths, q4_0 and
     # q8_0 at 0, qwen3-32b q4_k_m at 0.
-    closing_rows 20261213 "AttnPv|AttnRopeFold"
+    closing_rows 20261213 "AttnPv|AttnRopeFold" attn,fused
     ;;
   first14)
     # 2026-12-02 (fourteenth session), the first call: the sm_90a-only release build
@@ -466,14 +467,8 @@ case "$phase" in
     # attn, fused, mmvs_id; CUDA-vs-CPU) and the README rows with the new defaults: qwen3-8b q4_k_m
     # at 3 depths (with the mixed q/k/v launch off as a second arm: its d0 ratio again), q4_0 and
     # q8_0 at 0, qwen3-32b q4_k_m at 0. ~9 minutes.
-    gpu_info
-    timeout 120 "$bin/kernel-check" --section attn,fused,mmvs_id --seed 20261216 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-    cuda_vs_cpu "MixedTypes|KStage" 6
-    tg qwen3-8b q4_k_m 0,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-mixed-types-off.toml
-    tg qwen3-8b q4_0 0 5 70
-    tg qwen3-8b q8_0 0 5 70
-    tg qwen3-32b q4_k_m 0 5 150
+    closing_rows 20261216 "MixedTypes|KStage" attn,fused,mmvs_id --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-mixed-types-off.toml
     ;;
   levers15)
     # 2026-12-02 (fifteenth session): gates of kernels.attn_max_splits (kernel-check attn, fused:
@@ -556,7 +551,7 @@ PY
     # attn, fused; CUDA-vs-CPU) and the README decode rows with the final defaults (attn_max_splits
     # 96): qwen3-8b q4_k_m at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0.
     # ~7 minutes.
-    closing_rows 20261219 "KStage|RopeFold"
+    closing_rows 20261219 "KStage|RopeFold" attn,fused
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is

@@ -475,7 +475,7 @@ void add_attn_cases(Registry& r) {
   add({Kern::Decode, 1, 4096, 32, 8, 128, QType::Q8_0, QType::Q5_1, 1000, 0.0f, true, true});
   add({Kern::Decode, 1, 600, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 50.0f, true, true});
   // More splits than 64 (kernels.attn_max_splits; 66 at 8 kv heads on the H200's 132 SMs, 128
-  // with 2 kv heads, past the combine's 96 preloaded values): depths past 16384 keys.
+  // with 4 / 1 heads, past the combine's 96 preloaded values): depths past 16384 keys.
   for (int len : {16513, 16897, 30001}) {
     add({Kern::Decode, 1, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true, 96});
     add({Kern::Decode, 1, len - 1, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true, 64});

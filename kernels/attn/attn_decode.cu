@@ -690,7 +690,7 @@ size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int 
 
 int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits) {
   // Blocks per split: one per kv head on the GQA path (groups of up to 8), else one per query
-  // head. Aim for ~2 blocks per SM at full context, but no split shorter than 128 keys (one
+  // head. Aim for ~4 blocks per SM at full context, but no split shorter than 128 keys (one
   // 32-key round per warp), capped at max_splits (64 before kernels.attn_max_splits) so the merge
   // stays short. Why the cap matters at depth (bench/notes/attn-decode.md, fifteenth section): a
   // split of c keys gives its 4 warps ceil(ceil(c / 32) / 4) tiles at most, so 64 splits of a

@@ -115,7 +115,7 @@ size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int 
 // Splits so that ~4 blocks per SM run at full context, at most max_splits (clamped to 1 .. 1024;
 // the backend passes kernels.attn_max_splits); a pure function of its arguments. The count fixes
 // how a row's keys are partitioned (attn::splits_used), so the bits of a long row depend on it.
-int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits = 64);
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits);
 // Whether launch_attn_decode(p) reads K or V with aligned word loads (GQA split-K form; K q8_0
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.
