@@ -57,6 +57,8 @@
 #   levers15: kernels.attn_max_splits gates and arms, ncu stall profiles of the d0 small kernels
 #   levers15b: kernels.early_params gates and arms (q4_k_m at 3 depths, q4_0, q8_0)
 #   final15: gates and the README decode rows at the fifteenth session's final commit
+#   levers16: kernels.mmvs_stage gates (mmvs, mmvs_id, CUDA-vs-CPU), --perf of the staged vs register
+#            matvecs, tg128 arms off / long / long_glu / all on q4_k_m (3 depths), q4_0, q8_0, qwen3-32b
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -552,6 +554,29 @@ PY
     # 96): qwen3-8b q4_k_m at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0.
     # ~7 minutes.
     closing_rows 20261219 "KStage|RopeFold" attn,fused
+    ;;
+  levers16)
+    # 2026-12-02 (sixteenth session): kernels.mmvs_stage (the one-token matvecs' weight granules
+    # through shared memory, cp.async). Gates: kernel-check mmvs_id (the staged form byte-identical
+    # to the register form: plain, GLU, three matrices, 1-7 tasks per lane), mmvs (f64 rows of the
+    # staged form), CUDA-vs-CPU incl. CudaModels.MmvsStageSameBytes; --perf of the staged and
+    # register forms on the model shapes; tg128 arms (interleaved) base / long / long_glu / all.
+    # ~10 minutes.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section mmvs_id --seed 20261220 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    timeout 120 "$bin/kernel-check" --section mmvs --filter mmvs_stage --seed 20261220 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
+    cuda_vs_cpu "MmvsStage" 8
+    for flt in mmvs_stage mmvs_splitw2/ mmvs_glu/Q4_K/12288x4096 mmvs_glu/Q4_K/25600x5120 /4096x4096/m1 mmvs/Q6_K/151936x4096/m1 \
+        mmvs/Q4_K/151936x4096/m1; do
+      timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20261221 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -v -E "/m[2-8]|_cap|nopreload|nosplit|blocked" | head -n 24
+    done
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-stage-long.toml --arm configs/arm-mmvs-stage-long-glu.toml --arm configs/arm-mmvs-stage-all.toml"
+    tg qwen3-8b q4_k_m 0,4096 5 200 $arms
+    tg qwen3-8b q8_0 0 5 110 $arms
+    tg qwen3-8b q4_0 0 5 100 $arms
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
