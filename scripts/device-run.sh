@@ -58,7 +58,8 @@
 #   levers15b: kernels.early_params gates and arms (q4_k_m at 3 depths, q4_0, q8_0)
 #   final15: gates and the README decode rows at the fifteenth session's final commit
 #   levers16: kernels.mmvs_stage gates (mmvs, mmvs_id, CUDA-vs-CPU), --perf of the staged vs register
-#            matvecs, tg128 arms off / long / long_glu / all on q4_k_m (3 depths), q4_0, q8_0, qwen3-32b
+#            matvecs, tg128 arms off / long / long_glu / all on q4_k_m (d0, d4096), q8_0, q4_0 (ran at
+#            a498746; the lever was dropped and its arms removed: it no longer runs)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -561,7 +562,8 @@ PY
     # to the register form: plain, GLU, three matrices, 1-7 tasks per lane), mmvs (f64 rows of the
     # staged form), CUDA-vs-CPU incl. CudaModels.MmvsStageSameBytes; --perf of the staged and
     # register forms on the model shapes; tg128 arms (interleaved) base / long / long_glu / all.
-    # ~10 minutes.
+    # ~6 minutes. (Ran at a498746; dropped after it, bench/notes/mmvs-stage.md: the key, cases and
+    # arm configs are gone, so this phase no longer runs as written.)
     gpu_info
     timeout 120 "$bin/kernel-check" --section mmvs_id --seed 20261220 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8

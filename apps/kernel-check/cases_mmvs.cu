@@ -101,9 +101,8 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool stage = false)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        stage_(stage) {}
+           int max_warps = 4)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -138,7 +137,6 @@ class MmvsCase : public Case {
     p.min_blocks = p.min_blocks_glu = cap_;
     p.preload = preload_;
     p.split_max_warps = max_warps_;
-    p.stage = stage_;
     return p;
   }
   QType t_;
@@ -148,7 +146,6 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool stage_;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -449,11 +446,9 @@ class MmvsPairCase : public Case {
 };
 
 // Every other instance and switch of the same order vs the default launch: the register-capped
-// instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only), preload off and the
-// staged form (MmvsParams::stage, m = 1 only; alone, with preload off, and with a cap it
-// overrides): byte-identical rows for a plain matrix, the fused GLU pair and three matrices in one
-// launch, at m = 1 and m = 3. One row per warp, 2 warps per row (k = 2304, 5120, 12288, 14336,
-// 25600: 1-2, 3, 3-4 and 7 tasks per lane, the last in two rounds of the staged form).
+// instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only) and preload off:
+// byte-identical rows for a plain matrix, the fused GLU pair and three matrices in one launch, at
+// m = 1 and m = 3. One row per warp, 2 and 4 warps per row (k = 2304, 5120, 12288).
 class MmvsInstIdCase : public Case {
  public:
   MmvsInstIdCase(QType t, int64_t n, int64_t k, int m) : t_(t), n_(n), k_(k), m_(m) {}
@@ -484,12 +479,11 @@ class MmvsInstIdCase : public Case {
       Verdict r = ref::all_of({{"plain vs default bytes", compare_bytes(pv.data(), p0.data(), n * 4)},
                                {"GLU vs default bytes", compare_bytes(pv.data() + n, p0.data() + n, n * 4)},
                                {"x3 vs default bytes", compare_bytes(pv.data() + 2 * n, p0.data() + 2 * n, n3 * 4)}});
-      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, " stage ", kV[v].stage, ": ", r.detail);
+      r.detail = ref::cat("min_blocks ", kV[v].cap, " preload ", kV[v].preload, ": ", r.detail);
       if (!r.pass) return r;
       last = r;
     }
-    last.detail = "min_blocks 6, 8, 12, preload off (alone and with a cap) and stage (alone, preload off, cap) identical "
-                  "to the default";
+    last.detail = "min_blocks 6, 8, 12 and preload off (alone and with a cap) identical to the default";
     return last;
   }
 
@@ -497,20 +491,15 @@ class MmvsInstIdCase : public Case {
   struct Variant {
     int cap;
     bool preload;
-    bool stage;
   };
-  static constexpr int kN = 9;
-  static constexpr Variant kV[kN] = {{0, true, false},  {6, true, false}, {8, true, false},
-                                     {12, true, false}, {0, false, false}, {6, false, false},
-                                     {0, true, true},   {0, false, true}, {6, true, true}};
+  static constexpr int kN = 6;
+  static constexpr Variant kV[kN] = {{0, true}, {6, true}, {8, true}, {12, true}, {0, false}, {6, false}};
   size_t outs() const { return (size_t)((3 * n_ + xr_[0] + xr_[1]) * m_); }
   // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
   cuda::MmvsParams params(int kind, Variant v, float* y) const {
     auto p = mmvs_params(t_, dw_, kind == 1 ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, y);
     p.min_blocks = p.min_blocks_glu = v.cap;
     p.preload = v.preload;
-    p.stage = v.stage;
-    p.split_max_warps = 2;  // the default (kernels.mmvs_split_max_warps)
     if (kind == 2) {
       p.n_extra = 2;
       int64_t off = n_ * m_;
@@ -740,8 +729,7 @@ void add_mmvs_cases(Registry& r) {
     // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]) and the timing switch
     // (MmvsParams::preload; at m = 3 the caps do not apply, the switch does): byte
     // identity with the default, and the f64 reference / --perf rows beside the plain "mmvs/..." ones.
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4097, 2304}, {1031, 5120}, {1033, 12288}, {1031, 14336},
-                        {517, 25600}})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4097, 2304}, {1031, 5120}, {1033, 12288}})
       for (int m : {1, 3})
         r.add("mmvs_id", ref::cat("mmvs_inst/", tn, "/", n, "x", k, "/m", m, "/plain_glu_x3/vs_default_bytes"),
               [=] { return std::make_unique<MmvsInstIdCase>(t, n, k, m); });
@@ -762,15 +750,6 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kGlu, 2); });
     r.add("mmvs_id", ref::cat("mmvs_splitw2/", tn, "/1031x12288/interleaved_vs_blocked_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kLayouts, 2); });
-    // The staged form (kernels.mmvs_stage; split_max_warps 2, the default): f64 reference and --perf
-    // rows beside "mmvs_splitw2/..." and "mmvs/..." on the model shapes, odd ones, the GLU pair.
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {4096, 12288}, {151936, 4096},
-                        {5120, 25600}, {1031, 2304}, {1031, 14336}})
-      r.add("mmvs", ref::cat("mmvs_stage/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2, true); });
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}, {1031, 2304}})
-      r.add("mmvs", ref::cat("mmvs_stage_glu/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 1, true, true, 0, true, 2, true); });
     for (int cap : {6, 8, 12}) {
       for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
         r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

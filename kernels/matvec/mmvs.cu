@@ -42,7 +42,6 @@ struct Args {
   const float* res;  // MmvsParams::residual (segment 0 only) or null
   int64_t ldres;
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
-  int stage_depth;   // the staged kernel: tasks per lane whose granules are in flight together
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -50,34 +49,13 @@ struct Args {
 // removed.
 constexpr int kDepth = 2;
 
-// The staged form (MmvsParams::stage, m = 1): a lane's 16-byte weight granules go to its own slots
-// in shared memory through cp.async instead of into registers, so a lane can have all of its
-// row's tasks in flight at once (up to kStageMax per round) with the registers of one task: more
-// bytes in flight per SM, more CTAs resident. The task code, order and sums are the register
-// form's; only where the granules wait differs, so the same bits. Shared memory per warp:
-// (GLU ? 2 : 1) x depth x granules x 512 bytes, slot (matrix u, task d, granule c) of lane l at
-// 16-byte index ((u * depth + d) * granules + c) * 32 + l: a warp's cp.async and its reads are
-// contiguous 512-byte runs (no bank conflicts). A lane reads only the slots it filled itself.
-constexpr int kStageMax = 4;
-constexpr size_t kStageMaxBytes = 48 * 1024;  // dynamic shared memory without an opt-in
-
-__device__ __forceinline__ void cp_async16(const void* smem, const void* gmem) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-struct StageLd {
-  uint4* slot;  // this lane's granule 0; granule c at slot + 32 c
-  __device__ void operator()(uint4&, int c, const uint8_t* p) const { cp_async16(slot + 32 * c, p); }
-};
-
 // GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). A row is served by a.wpr
 // consecutive warps of the CTA (sub-warp s takes the task groups s, s + wpr, ...: tasks
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
-template <QType T, int MM, int GLU, bool STAGE = false>
+template <QType T, int MM, int GLU>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
-  static_assert(!STAGE || MM == 1, "the staged form is m = 1 only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
   int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
@@ -100,32 +78,17 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
   const int64_t kb = a.k / 32;
-  constexpr int kD = STAGE ? kStageMax : kDepth;
-  const int depth = STAGE ? a.stage_depth : kDepth;
-  Task<T> wt[kD], ut[kD];
+  Task<T> wt[kDepth], ut[kDepth];
   const int first = lane + 32 * sub, step = 32 * wpr;  // a lane's tasks: first, first + step, ...
   const int n_tasks = live ? a.n_tasks : 0;
-  constexpr int C = Task<T>::kGranules;
-  uint4* slots = nullptr;  // STAGE: this lane's granule 0 of (matrix 0, task 0)
-  if constexpr (STAGE) {
-    extern __shared__ uint4 mmvs_stage[];
-    slots = mmvs_stage + (size_t)warp * (GLU != 0 ? 2 : 1) * depth * C * 32 + lane;
-  }
-  const auto slot = [&](int u, int d) { return slots + (u * depth + d) * C * 32; };
   auto issue = [&](int t0) {
 #pragma unroll
-    for (int d = 0; d < kD; ++d) {
-      if (d < depth && t0 + step * d < n_tasks) {
-        if constexpr (STAGE) {
-          wt[d].load(w, row, t0 + step * d, g, StageLd{slot(0, d)});
-          if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g, StageLd{slot(1, d)});
-        } else {
-          wt[d].load(w, row, t0 + step * d, g);
-          if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
-        }
+    for (int d = 0; d < kDepth; ++d) {
+      if (t0 + step * d < n_tasks) {
+        wt[d].load(w, row, t0 + step * d, g);
+        if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
       }
     }
-    if constexpr (STAGE) asm volatile("cp.async.commit_group;" ::: "memory");
   };
   // The first tasks' weights are requested before the PDL wait: weights are never written
   // during a step, so they stream in while the previous kernel drains (a.preload = false: after).
@@ -140,24 +103,16 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) resv[j] = j < a.m ? a.res[j * a.ldres + row] : 0.0f;
   }
-  for (int t0 = first; t0 < n_tasks; t0 += step * depth) {
+  for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
     if (t0 != first || !a.preload) issue(t0);
-    // STAGE: this lane's copies have landed (it reads only its own slots: no barrier). The
-    // slots are refilled by the next round's issue only after this round's dot products used
-    // the values read from them.
-    if constexpr (STAGE) asm volatile("cp.async.wait_all;" ::: "memory");
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
       if (j < a.m) {
         const int8_t* xq = a.xq + j * a.k;
         const float2* xds = a.xds + j * kb;
 #pragma unroll
-        for (int d = 0; d < kD; ++d) {
-          if (d < depth && t0 + step * d < n_tasks) {
-            if constexpr (STAGE) {
-              wt[d].granules([&](uint4& f, int c) { f = slot(0, d)[32 * c]; });
-              if constexpr (GLU != 0) ut[d].granules([&](uint4& f, int c) { f = slot(1, d)[32 * c]; });
-            }
+        for (int d = 0; d < kDepth; ++d) {
+          if (t0 + step * d < n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
             if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
           }
@@ -211,12 +166,6 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   mmvs_body<T, MM, GLU>(a);
 }
 
-// The staged form (MmvsParams::stage; m = 1): dynamic shared memory for the lanes' slots.
-template <QType T, int GLU>
-__global__ void __launch_bounds__(32 * kWarps) mmvs_stage_kernel(const Args a) {
-  mmvs_body<T, 1, GLU, true>(a);
-}
-
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
 // min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
 // operation or order, so the same bits (kernel-check mmvs_id mmvs_inst/*/vs_default_bytes).
@@ -248,32 +197,6 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
-}
-
-// Tasks per lane in flight together and the shared memory of the staged form: all of a lane's
-// tasks up to kStageMax, fewer where the CTA's slots would pass kStageMaxBytes.
-size_t stage_bytes(QType t, int glu, int depth) {
-  const int c = t == QType::Q8_0 ? Task<QType::Q8_0>::kGranules
-                : t == QType::Q4_0 ? Task<QType::Q4_0>::kGranules
-                : t == QType::Q6_K ? Task<QType::Q6_K>::kGranules
-                                   : Task<QType::Q4_K>::kGranules;
-  return (size_t)kWarps * (glu ? 2 : 1) * (size_t)depth * (size_t)c * 512;
-}
-int stage_depth(QType t, int glu, int n_tasks, int wpr) {
-  const int per_lane = (n_tasks + 32 * wpr - 1) / (32 * wpr);
-  int d = per_lane < kStageMax ? per_lane : kStageMax;
-  while (d > 1 && stage_bytes(t, glu, d) > kStageMaxBytes) --d;
-  return d;
-}
-
-template <QType T>
-cudaError_t launch_stage(const Args& a, int glu, cudaStream_t s) {
-  const int rows_per_cta = kWarps / a.wpr;
-  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-  const size_t smem = stage_bytes(T, glu, a.stage_depth);
-  if (glu == 0) return launch_kernel(mmvs_stage_kernel<T, 0>, grid, block, smem, s, a);
-  if (glu == 1) return launch_kernel(mmvs_stage_kernel<T, 1>, grid, block, smem, s, a);
-  return launch_kernel(mmvs_stage_kernel<T, 2>, grid, block, smem, s, a);
 }
 
 template <QType T>
@@ -327,12 +250,6 @@ __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, i
 
 }  // namespace
 
-int mmvs_lane_tasks(QType t, int64_t n_cols, bool split_k, int max_warps) {
-  const int64_t n_tasks = n_cols / 64;
-  const int wpr = mmvs::warps_per_row(t, n_tasks, split_k, max_warps);
-  return (int)((n_tasks + 32 * wpr - 1) / (32 * wpr));
-}
-
 bool mmvs_supported(QType t, int64_t n_cols) {
   const sp::Layout L = sp::layout(t, false);
   return L.ok && n_cols > 0 && n_cols % L.block_elems == 0 && n_cols % 64 == 0 && n_cols / 64 < (1 << 24);
@@ -373,7 +290,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
   a.t2_begin = -1;
-  a.stage_depth = 0;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -413,16 +329,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
     if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
-  }
-  if (p.stage && p.m == 1 && p.interleaved) {
-    a.stage_depth = stage_depth(p.w_type, p.glu, a.n_tasks, a.wpr);
-    switch (p.w_type) {
-      case QType::Q4_K: return launch_stage<QType::Q4_K>(a, p.glu, stream);
-      case QType::Q6_K: return launch_stage<QType::Q6_K>(a, p.glu, stream);
-      case QType::Q8_0: return launch_stage<QType::Q8_0>(a, p.glu, stream);
-      case QType::Q4_0: return launch_stage<QType::Q4_0>(a, p.glu, stream);
-      default: return cudaErrorNotSupported;
-    }
   }
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);

@@ -82,12 +82,6 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
-  // The staged form (kernels.mmvs_stage): at m = 1 on the interleaved order (a mixed-type launch
-  // excepted), a lane's weight granules are copied into its own shared-memory slots (cp.async)
-  // instead of registers, all of its tasks at once up to 4 per round, and read back right before
-  // each task's dot product. Timing only: the same operations in the same order, the same bits
-  // (kernel-check mmvs_id mmvs_inst/*). The register caps (min_blocks) do not apply to it.
-  bool stage = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual
@@ -103,9 +97,6 @@ inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || 
 // attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills);
 
-// The most tasks (64 weights each) one lane of a row's warps takes at n_cols (2 at 4096 weights on
-// one warp, 3 at 12288 on two): more than two means more than one round of loads per lane.
-int mmvs_lane_tasks(QType t, int64_t n_cols, bool split_k, int max_warps);
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);
 // Whether one launch can serve matrices of type t (the first rows_before rows) followed by

@@ -85,15 +85,6 @@ MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
   return make_uint4(wq::vsub4(v.x, b), wq::vsub4(v.y, b), wq::vsub4(v.z, b), wq::vsub4(v.w, b));
 }
 
-// Where load() puts a task's 16-byte granules: registers (RegLd: the plain kernel and the CPU
-// replay), or for the staged kernel (mmvs.cu, MmvsParams::stage) a lane's slots in shared memory
-// through cp.async, read back by granules() right before dot(). Granule c is the c-th 16-byte
-// field in the order granules() lists them; the small fields (d, scale bytes) always go to
-// registers.
-struct RegLd {
-  MEMRA_HD void operator()(uint4& f, int, const uint8_t* p) const { f = ldw16(p); }
-};
-
 struct Geo {
   size_t body_row_bytes;
   int64_t blocks_per_row;
@@ -140,28 +131,20 @@ struct Task;
 
 template <>
 struct Task<QType::Q4_K> {
-  static constexpr int kGranules = 3;
   uint4 h, q0, q1;
-  template <class F>
-  MEMRA_HD void granules(F&& f) {
-    f(h, 0);
-    f(q0, 1);
-    f(q1, 2);
-  }
-  template <class L = RegLd>
-  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g, const L& ld = L{}) {
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     if (g.il) {
       const IlAt at = il_at<2>(s, row, t, g);
-      ld(h, 0, s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
-      ld(q0, 1, at.c0);
-      ld(q1, 2, at.c0 + at.step);
+      h = ldw16(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* sb = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
     const int j = t & 3;
-    ld(h, 0, sb);
-    ld(q0, 1, sb + 16 + 32 * j);
-    ld(q1, 2, sb + 32 + 32 * j);
+    h = ldw16(sb);
+    q0 = ldw16(sb + 16 + 32 * j);
+    q1 = ldw16(sb + 32 + 32 * j);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int j = t & 3;
@@ -188,34 +171,26 @@ struct Task<QType::Q4_K> {
 
 template <>
 struct Task<QType::Q6_K> {
-  static constexpr int kGranules = 3;
   uint4 la, lb, hh;
   uint2 sc;
   uint32_t d;
-  template <class F>
-  MEMRA_HD void granules(F&& f) {
-    f(la, 0);
-    f(lb, 1);
-    f(hh, 2);
-  }
-  template <class L = RegLd>
-  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g, const L& ld = L{}) {
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     const int64_t sbi = t >> 2;
     const int n = (t >> 1) & 1, lh = t & 1;
     const size_t blk = (size_t)row * (size_t)g.blocks_per_row + (size_t)sbi;
     d = ldw2(s.d + blk * 2);
     if (g.il) {
       const IlAt at = il_at<3>(s, row, t, g);
-      ld(la, 0, at.c0);
-      ld(lb, 1, at.c0 + at.step);
-      ld(hh, 2, at.c0 + 2 * at.step);
+      la = ldw16(at.c0);
+      lb = ldw16(at.c0 + at.step);
+      hh = ldw16(at.c0 + 2 * at.step);
       sc = ldw8(s.aux + blk * 16 + 8 * n);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)sbi * 208;
-    ld(la, 0, b + 64 * n + 16 * lh);
-    ld(lb, 1, b + 64 * n + 32 + 16 * lh);
-    ld(hh, 2, b + 128 + 32 * n + 16 * lh);
+    la = ldw16(b + 64 * n + 16 * lh);
+    lb = ldw16(b + 64 * n + 32 + 16 * lh);
+    hh = ldw16(b + 128 + 32 * n + 16 * lh);
     sc = ldw8(b + 192 + 8 * n);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
@@ -255,26 +230,19 @@ struct Task<QType::Q6_K> {
 
 template <>
 struct Task<QType::Q8_0> {
-  static constexpr int kGranules = 4;
   uint4 q[4];
   uint32_t d;
-  template <class F>
-  MEMRA_HD void granules(F&& f) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) f(q[i], i);
-  }
-  template <class L = RegLd>
-  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g, const L& ld = L{}) {
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
       const IlAt at = il_at<4>(s, row, t, g);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) ld(q[i], i, at.c0 + i * at.step);
+      for (int i = 0; i < 4; ++i) q[i] = ldw16(at.c0 + i * at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) ld(q[i], i, b + 16 * i);
+    for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int8_t* xp = xq + 64 * t;
@@ -290,26 +258,19 @@ struct Task<QType::Q8_0> {
 
 template <>
 struct Task<QType::Q4_0> {
-  static constexpr int kGranules = 2;
   uint4 q0, q1;
   uint32_t d;
-  template <class F>
-  MEMRA_HD void granules(F&& f) {
-    f(q0, 0);
-    f(q1, 1);
-  }
-  template <class L = RegLd>
-  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g, const L& ld = L{}) {
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
       const IlAt at = il_at<2>(s, row, t, g);
-      ld(q0, 0, at.c0);
-      ld(q1, 1, at.c0 + at.step);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 32;
-    ld(q0, 0, b);
-    ld(q1, 1, b + 16);
+    q0 = ldw16(b);
+    q1 = ldw16(b + 16);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
     const int8_t* xp = xq + 64 * t;

@@ -402,61 +402,6 @@ TEST(CudaModels, MmvsMixedTypesSameBytes) {
   }
 }
 
-// kernels.mmvs_stage (the one-token matvecs' weight granules through shared memory) changes no
-// byte of the decode logits: off, long, long_glu and all on the synth qwen3 q4_k_m file (every
-// one-token launch but the mixed q/k/v staged with "all") and on two-layer models whose FFN is
-// 14336 wide (the downs' lanes take 3-4 tasks: the "long" launches; q4_k_m: Q4_K and Q6_K downs)
-// or 25600 wide (q8_0: 7 tasks per lane, two rounds of the staged form); the receipts' variants
-// show which launches were staged.
-std::string write_wide_ffn(const char* mix, uint64_t n_ff, const char* tag) {
-  synth::Dims d = synth::find_preset("qwen3-8b-tiny").dims;
-  d.n_layer = 2;
-  d.n_ff = n_ff;
-  const std::string path = ::testing::TempDir() + "memra-" + tag + "-" + mix + ".gguf";
-  synth::WriteOptions wo;
-  wo.path = path;
-  wo.hash = false;
-  synth::write_model(synth::make_plan(d, synth::mix_from_name(mix)), wo);
-  return path;
-}
-
-TEST(CudaModels, MmvsStageSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  const std::string wide_k = write_wide_ffn("q4_k_m", 14336, "stage");
-  const std::string wide_8 = write_wide_ffn("q8_0", 25600, "stage");
-  for (const std::string& path : {shared_dir() + "/models/synth/qwen3-q4_k_m.gguf", wide_k, wide_8}) {
-    SCOPED_TRACE(path);
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    const char* modes[4] = {"off", "long", "long_glu", "all"};
-    Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
-    for (int r = 0; r < 4; ++r) c[r].kernels.mmvs_stage = modes[r];
-    ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
-    expect_same_decode_bytes(runs, 37, 5, 11);
-    const bool wide = path != shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
-    for (int r = 0; r < 4; ++r) {
-      const auto& v = runs[r].be->variants();
-      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
-      const std::string& all = v.at("mmvs_m1");
-      bool plain_staged = false, glu_staged = false, unstaged = false;  // unstaged: not counting the mixed q/k/v
-      for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run
-        const size_t e = std::min(all.find(',', b), all.size());
-        const std::string s = all.substr(b, e - b);
-        const bool staged = s.find("_stage") != std::string::npos;
-        (s.find("_glu") != std::string::npos ? glu_staged : plain_staged) |= staged;
-        unstaged |= !staged && s.find('+') == std::string::npos;
-        b = e + 1;
-      }
-      EXPECT_EQ(plain_staged, r == 3 || (r > 0 && wide)) << modes[r] << ": " << all;
-      EXPECT_EQ(glu_staged, r >= 2) << modes[r] << ": " << all;
-      EXPECT_EQ(unstaged, r < 3) << modes[r] << ": " << all;
-    }
-  }
-  std::remove(wide_k.c_str());
-  std::remove(wide_8.c_str());
-}
-
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
 // logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
 // (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and

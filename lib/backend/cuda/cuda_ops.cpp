@@ -256,12 +256,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const bool mixed = std::any_of(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
   p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mixed ? mmvs_pair_cap_ : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
-  {  // kernels.mmvs_stage: which one-token launches take the staged form
-    const std::string& st = cfg_.kernels.mmvs_stage;
-    const bool long_rows = cuda::mmvs_lane_tasks(w.type, k, p.split_k, p.split_max_warps) > 2;
-    p.stage = x.rows == 1 && !mixed &&
-              (st == "all" || (st == "long_glu" && (glu != 0 || long_rows)) || (st == "long" && long_rows));
-  }
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
   p.glu = glu;
@@ -288,10 +282,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload",
-                                p.stage && il ? "_stage" : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
