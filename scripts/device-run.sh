@@ -60,6 +60,8 @@
 #   levers16: kernels.mmvs_stage gates (mmvs, mmvs_id, CUDA-vs-CPU), --perf of the staged vs register
 #            matvecs, tg128 arms off / long / long_glu / all on q4_k_m (d0, d4096), q8_0, q4_0 (ran at
 #            a498746; the lever was dropped and its arms removed: it no longer runs)
+#   levers16b: kernels.pdl_late_trigger gates (norm / quantize cases, CUDA-vs-CPU), tg128 arms off / norm /
+#            norm_quantize on q4_k_m (d0, d4096), q8_0, q4_0, d0 timelines of off and norm_quantize
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -579,6 +581,32 @@ PY
     tg qwen3-8b q4_k_m 0,4096 5 200 $arms
     tg qwen3-8b q8_0 0 5 110 $arms
     tg qwen3-8b q4_0 0 5 100 $arms
+    ;;
+  levers16b)
+    # 2026-12-02 (sixteenth session): kernels.pdl_late_trigger (the decode norms / the GLU output's
+    # quantization launch the next kernel only once their loads are done). Gates: kernel-check of the
+    # norm and quantize kernels (their parameters changed), CUDA-vs-CPU incl.
+    # CudaModels.PdlLateTriggerSameBytes; tg128 arms (interleaved) off / norm / norm_quantize; d0
+    # timelines of off and norm_quantize (the norms' and quantize's exposed time). ~9 minutes.
+    gpu_info
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter norm --seed 20261222 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    timeout 60 "$bin/kernel-check" --section mmvs --filter quantize_q8s --seed 20261222 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    cuda_vs_cpu "PdlLate" 8
+    arms="--arm configs/arm-base.toml --arm configs/arm-pdl-late-norm.toml --arm configs/arm-pdl-late-norm-quantize.toml"
+    tg qwen3-8b q4_k_m 0,4096 5 170 $arms
+    tg qwen3-8b q8_0 0 5 90 $arms
+    tg qwen3-8b q4_0 0 5 80 $arms
+    mkdir -p "$out/diag"
+    synth qwen3-8b q4_k_m
+    for arm in off norm_quantize; do
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false --set kernels.pdl_late_trigger=$arm \
+        --set kernels.prefill_f16_weights=false --trace "$out/diag/trace-d0-$arm.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
+        grep -E "^trace|norm|quantize|mmvs|kernel \|" | head -n 16
+    done
+    rm -f "$f"
+    tar czf "$out/diag.tar.gz" -C "$out" diag && rm -rf "$out/diag"
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
