@@ -61,7 +61,8 @@
 #            matvecs, tg128 arms off / long / long_glu / all on q4_k_m (d0, d4096), q8_0, q4_0 (ran at
 #            a498746; the lever was dropped and its arms removed: it no longer runs)
 #   levers16b: kernels.pdl_late_trigger gates (norm / quantize cases, CUDA-vs-CPU), tg128 arms off / norm /
-#            norm_quantize on q4_k_m (d0, d4096), q8_0, q4_0, d0 timelines of off and norm_quantize
+#            norm_quantize on q4_k_m (d0, d4096), q8_0, q4_0, d0 timelines of off and norm_quantize (ran at
+#            a4be6c1; the lever was dropped and its key and arms removed: it no longer runs)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -587,7 +588,9 @@ PY
     # quantization launch the next kernel only once their loads are done). Gates: kernel-check of the
     # norm and quantize kernels (their parameters changed), CUDA-vs-CPU incl.
     # CudaModels.PdlLateTriggerSameBytes; tg128 arms (interleaved) off / norm / norm_quantize; d0
-    # timelines of off and norm_quantize (the norms' and quantize's exposed time). ~9 minutes.
+    # timelines of off and norm_quantize (the norms' and quantize's exposed time). ~6 minutes.
+    # (Ran at a4be6c1; dropped after it, bench/notes/pdl-late-trigger.md: the key and arm configs
+    # are gone, so this phase no longer runs as written.)
     gpu_info
     timeout 60 "$bin/kernel-check" --section mmvs_id --filter norm --seed 20261222 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4

@@ -29,22 +29,6 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
-// The two halves of pdl_wait(), for kernels that let the next kernel launch only once their own
-// dependent loads are done (kernels.pdl_late_trigger): the next kernel's blocks request their
-// weights as soon as they are resident, and those requests queue ahead of a short kernel's few
-// loads in the memory system. Scheduling only: the dependent's wait still waits for this grid's
-// completion; a block that never triggers triggers at its exit.
-__device__ __forceinline__ void pdl_wait_only() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_trigger() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 template <class... KArgs, class... Args>
 cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                           Args&&... args) {

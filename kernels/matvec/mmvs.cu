@@ -238,13 +238,9 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 bool pair_compiled(QType t, QType t2) { return t == QType::Q4_K && t2 == QType::Q6_K; }
 
 // One warp per 32-element block (as launch_quantize_q8_1).
-// late_trigger (QuantizeQ8sParams): the next kernel launches when this one's blocks exit.
 __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
-                                    int8_t* __restrict__ xq, float2* __restrict__ xds, bool late_trigger) {
-  if (late_trigger)
-    pdl_wait_only();
-  else
-    pdl_wait();
+                                    int8_t* __restrict__ xq, float2* __restrict__ xds) {
+  pdl_wait();
   const int lane = threadIdx.x & 31;
   const int64_t ib = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
   if (ib >= n_blocks) return;
@@ -388,7 +384,7 @@ cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream)
   const int64_t grid = (nb + 7) / 8;
   if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
   return launch_kernel(quantize_q8s_kernel, dim3((unsigned)grid), dim3(256), 0, stream, p.x, ld, p.n, nb, p.xq,
-                       static_cast<float2*>(p.xds), p.late_trigger);
+                       static_cast<float2*>(p.xds));
 }
 
 }  // namespace memra::cuda

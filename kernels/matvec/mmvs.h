@@ -115,9 +115,6 @@ struct QuantizeQ8sParams {
   int64_t ld_x = 0;  // 0 = n
   int8_t* xq = nullptr;
   void* xds = nullptr;
-  // Launch the next kernel (PDL) only when this one's blocks exit, not at their start
-  // (kernels.pdl_late_trigger). Scheduling only: the same bytes.
-  bool late_trigger = false;
 };
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream);
 

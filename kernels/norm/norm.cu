@@ -62,7 +62,6 @@ struct NormArgs {
   float2* xds;
   __half* out16;  // EMIT 3: f16 copy of out (rows x cols, dense; cols % 4 == 0, vec)
   bool vec;     // every f32 row 16-byte aligned: float4 loads and stores (same values)
-  bool late_trigger = false;  // RmsNormParams::late_trigger
 };
 
 // Elements [4c, 4c + 4) of a row that has `cols` of them, zeros beyond.
@@ -112,10 +111,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
 #pragma unroll
   for (int j = 0; j < kJ; ++j)
     wv[j] = has_w && j < n_j ? load4(a.w, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
-  if (a.late_trigger)
-    pdl_wait_only();
-  else
-    pdl_wait();
+  pdl_wait();
   const float* x = a.x + r * a.ld_x;
   // Every load of the register-held chunks is issued before the first store: res_out may alias
   // the residual, so a store would keep the next chunk's loads behind it (one round trip per
@@ -157,9 +153,6 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   // The barriers of block_sum order every read of x / delta before any write of out (which may
   // alias them) by another thread; res_out is re-read below only by the thread that wrote it.
   const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);
-  // late_trigger: every load of the row has returned (the block sum used them); the next kernel's
-  // blocks may launch and request their weights now.
-  if (a.late_trigger) pdl_trigger();
   const float* src = MODE == 1 ? a.res_out + r * a.ld_res_out : x;
   const auto emit = [&](int c, float4 u, float4 wb) {
     const float y[4] = {normed_by(u.x, inv, has_w, wb.x), normed_by(u.y, inv, has_w, wb.y),
@@ -239,7 +232,7 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32)) return cudaErrorInvalidValue;
   const bool vec = vec_ok(p.x, p.ld_x) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
   const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps,
-                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec, p.late_trigger};
+                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec};
   const dim3 block(norm_threads(p.cols));
   // Split rows: the blocks of a row read all of x while others write out, so out must not overlap x.
   if (p.split < 1 || p.split > kMaxNormSplit) return cudaErrorInvalidValue;
@@ -267,7 +260,7 @@ cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {
                    vec_ok(p.residual_out, p.ld_residual_out) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
   const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
                    p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps, p.q8s_xq, static_cast<float2*>(p.q8s_xds),
-                   static_cast<__half*>(p.out_f16), vec, p.late_trigger};
+                   static_cast<__half*>(p.out_f16), vec};
   const dim3 block(norm_threads(p.cols));
   if (p.out_f16) {
     if (!add_rms_norm_f16_copy_supported(p) || reinterpret_cast<uintptr_t>(p.out_f16) % 8)

@@ -32,9 +32,6 @@ struct RmsNormParams {
   // order, same bits) and writes 1/split of the outputs, so the quantize-and-store half of a
   // one-row decode norm is spread over split SMs. > 1 needs out not to overlap x.
   int split = 1;
-  // Launch the next kernel (PDL) only once the row's loads have returned, not at the start
-  // (kernels.pdl_late_trigger; launch.cuh pdl_trigger). Scheduling only: the same bytes.
-  bool late_trigger = false;
 };
 inline constexpr int kMaxNormSplit = 8;
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
@@ -57,7 +54,6 @@ struct AddRmsNormParams {
   int8_t* q8s_xq = nullptr;  // optional q8s planes of out, as in RmsNormParams
   void* q8s_xds = nullptr;
   void* out_f16 = nullptr;  // optional f16 copy of out, as in RmsNormParams
-  bool late_trigger = false;  // as in RmsNormParams
 };
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream);
 // Whether out_f16 can be written for these parameters (cols % 4 == 0, every row 16-byte aligned).

@@ -402,36 +402,6 @@ TEST(CudaModels, MmvsMixedTypesSameBytes) {
   }
 }
 
-// kernels.pdl_late_trigger (the decode norms, and with norm_quantize the GLU output's quantization,
-// let the next kernel launch only once their loads are done) changes no byte of the decode logits
-// (graphs with PDL, eager and replayed steps) on a Q4_K/Q6_K model and on a Q8_0 one; the receipts'
-// variants show which kernels triggered late in which run.
-TEST(CudaModels, PdlLateTriggerSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
-    SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    const char* modes[3] = {"off", "norm", "norm_quantize"};
-    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
-    for (int r = 0; r < 3; ++r) {
-      ASSERT_TRUE(c[r].kernels.pdl);
-      c[r].kernels.pdl_late_trigger = modes[r];
-    }
-    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
-    expect_same_decode_bytes(runs, 31, 4, 17);
-    for (int r = 0; r < 3; ++r) {
-      const auto& v = runs[r].be->variants();
-      const std::string norm = v.count("norm") ? v.at("norm") : "", quant = v.count("quantize_q8s") ? v.at("quantize_q8s") : "";
-      EXPECT_EQ(norm.find("_late") != std::string::npos, r > 0) << modes[r] << ": " << norm;
-      ASSERT_FALSE(quant.empty()) << modes[r];
-      EXPECT_EQ(quant.find("late") != std::string::npos, r == 2) << modes[r] << ": " << quant;
-    }
-  }
-}
-
 // The register-capped mmvs instances at model level (kernels.mmvs_min_blocks[_glu]): decode
 // logits are the same bytes with no cap, the default cap, every instance at 12 CTAs per SM
 // (40 registers, spilling) and no plain matrix capped (kernels.mmvs_cap_max_rows = 1); and

@@ -223,9 +223,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.ld_x = x.ld;
   qp.xq = const_cast<int8_t*>(q.xq);
   qp.xds = const_cast<void*>(q.xds);
-  qp.late_trigger = cfg_.kernels.pdl_late_trigger == "norm_quantize";
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
-  note("quantize_q8s", qp.late_trigger ? "late" : "start");
   q8s_src_ = x;
   return q;
 }
@@ -388,7 +386,6 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     p.q8s_xds = const_cast<void*>(q.xds);
     // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
     if (!overlaps(x, out)) p.split = cfg_.kernels.norm_split;
-    p.late_trigger = cfg_.kernels.pdl_late_trigger != "off";
   }
   // Prefill: the f16 rounding of out for the next GEMMs (kernels.gemm_x_reuse, as the GLU's).
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
@@ -396,8 +393,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
   if (emit) q8s_src_ = out;
   if (f16) set_x16_src(out);
-  note("norm", emit ? fmt::format("rms+q8s{}{}", p.split > 1 ? fmt::format("_split{}", p.split) : "", p.late_trigger ? "_late" : "")
-                    : f16 ? "rms+f16" : "rms");
+  note("norm", emit ? fmt::format("rms+q8s{}", p.split > 1 ? fmt::format("_split{}", p.split) : "") : f16 ? "rms+f16" : "rms");
 }
 
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
@@ -424,14 +420,13 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
     const Q8s q = q8s_planes(out.rows, out.cols);
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
-    p.late_trigger = cfg_.kernels.pdl_late_trigger != "off";
   }
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::add_rms_norm_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
   if (emit) q8s_src_ = out;
   if (f16) set_x16_src(out);
-  note("add_norm", emit ? (p.late_trigger ? "add_rms+q8s_late" : "add_rms+q8s") : f16 ? "add_rms+f16" : "add_rms");
+  note("add_norm", emit ? "add_rms+q8s" : f16 ? "add_rms+f16" : "add_rms");
 }
 
 void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) {
