@@ -63,6 +63,8 @@
 #   levers16b: kernels.pdl_late_trigger gates (norm / quantize cases, CUDA-vs-CPU), tg128 arms off / norm /
 #            norm_quantize on q4_k_m (d0, d4096), q8_0, q4_0, d0 timelines of off and norm_quantize (ran at
 #            a4be6c1; the lever was dropped and its key and arms removed: it no longer runs)
+#   probe16: full ncu sections of the one-token matvec by weight type and shape (Q4_K / Q8_0 / Q6_K
+#            head rows, the Q4_K down, the Q4_K GLU) and per-kernel DRAM figures of a d0 decode step
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -832,6 +834,51 @@ PY
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     fi
     rm -f "$f"
+    ;;
+  probe16)
+    # 2026-12-02 (sixteenth session), for planning: why the plain Q4_K matvec streams at ~0.57 of
+    # 4.8 TB/s in steady state (the 151936-row head at kernel level) where Q6_K reaches ~0.76 and Q8_0
+    # ~0.9, and the Q4_K down ~0.35: ncu --set full of one launch each (kernel-check cases, no PDL,
+    # the default register form), key lines printed, reports under $OUT; then ncu's per-kernel time,
+    # DRAM bytes and throughput of the kernels of qwen3-8b q4_k_m decode steps (serialized by ncu).
+    gpu_info
+    export LD_LIBRARY_PATH=$PWD/.device/lib
+    mkdir -p "$out/ncu"
+    for c in "q4k-head|mmvs/Q4_K/151936x4096/m1" "q8-head|mmvs/Q8_0/151936x4096/m1" "q6k-head|mmvs/Q6_K/151936x4096/m1" \
+        "q4k-down|mmvs_splitw2/Q4_K/4096x12288/m1" "q4k-glu|mmvs_glu/Q4_K/12288x4096/m1"; do
+      tag=${c%%|*}; case_name=${c#*|}
+      timeout 100 ncu --clock-control none --set full -k regex:mmvs_kernel --launch-count 1 \
+        "$bin/kernel-check" --section mmvs --filter "$case_name" > "$out/ncu/ncu-$tag.txt" 2>&1
+      echo "## $tag ($case_name) rc=$?"
+      grep -E "^  void|Duration|DRAM Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issued Ipc|Warp Cycles Per Issued|No Eligible|L2 Hit Rate|L1/TEX Hit|Executed Instructions  " \
+        "$out/ncu/ncu-$tag.txt" | head -n 18
+    done
+    synth qwen3-8b q4_k_m
+    timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
+      --csv --launch-skip 700 --launch-count 330 "$bin/run-gen" "$f" -p "a" -n 4 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu/ncu-step.csv" 2>/dev/null
+    echo "ncu step rc=$?"
+    rm -f "$f"
+    python3 - "$out/ncu/ncu-step.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]
+ki, mi, ui, vi, ii = (hdr.index(x) for x in ("Kernel Name", "Metric Name", "Metric Unit", "Metric Value", "ID"))
+gi = hdr.index("Grid Size") if "Grid Size" in hdr else None
+scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3, "%": 1.0}
+per = collections.defaultdict(dict)
+for r in rows[1:]:
+    name = r[ki].replace("void ", "").replace("memra::cuda::", "").replace("(anonymous namespace)::", "").replace("memra::QType", "T")
+    per[(r[ii], name[:60] + (" " + r[gi] if gi is not None else ""))][r[mi]] = float(r[vi].replace(",", "") or 0) * scale.get(r[ui], 1.0)
+agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
+for (i, k), m in per.items():
+    a = agg[k]; a[0] += 1; a[1] += m.get("gpu__time_duration.sum", 0); a[2] += m.get("dram__bytes_read.sum", 0)
+    a[3] += m.get("dram__throughput.avg.pct_of_peak_sustained_elapsed", 0); a[4] += m.get("sm__warps_active.avg.pct_of_peak_sustained_active", 0)
+print(f"{'kernel (grid)':78s}   n  mean_us  MB_read  TB/s  dram%  warps%")
+for k, a in sorted(agg.items(), key=lambda x: -x[1][1]):
+    n = a[0]; t = a[1] / n; mb = a[2] / n
+    print(f"{k:78s} {n:3d} {t:8.2f} {mb:8.2f} {mb / t if t else 0:5.2f} {a[3] / n:5.1f} {a[4] / n:5.1f}")
+PY
+    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
   probe)
     # What the next lever needs, ~3 minutes: full ncu sections of the two kernels that bound the
