@@ -859,12 +859,13 @@ PY
     echo "ncu step rc=$?"
     rm -f "$f"
     python3 - "$out/ncu/ncu-step.csv" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+import csv, sys, collections, io
+raw = open(sys.argv[1], "rb").read().decode("utf-8", "replace")  # ncu's CSV can carry non-UTF-8 bytes
+rows = [r for r in csv.reader(io.StringIO(raw)) if len(r) > 10]
 hdr = rows[0]
 ki, mi, ui, vi, ii = (hdr.index(x) for x in ("Kernel Name", "Metric Name", "Metric Unit", "Metric Value", "ID"))
 gi = hdr.index("Grid Size") if "Grid Size" in hdr else None
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3, "%": 1.0}
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "msecond": 1e3, "byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1.0, "Gbyte": 1e3, "%": 1.0}
 per = collections.defaultdict(dict)
 for r in rows[1:]:
     name = r[ki].replace("void ", "").replace("memra::cuda::", "").replace("(anonymous namespace)::", "").replace("memra::QType", "T")
