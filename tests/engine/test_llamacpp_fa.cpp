@@ -86,7 +86,9 @@ TEST(LlamaCppFlashAttn, LogitsMatchKvF16FaAuto) {
       EXPECT_LE(fa, is_quantized(m) ? kTolQuant : kTolF32) << model;
     }
     EXPECT_GT(cases, 0) << "no kv_f16_fa_auto logits for " << model;
-    if (is_quantized(model)) EXPECT_LE(best, kTolQuantBest) << model;
+    if (is_quantized(model)) {
+      EXPECT_LE(best, kTolQuantBest) << model;
+    }
   }
 }
 
