@@ -65,6 +65,8 @@
 #            a4be6c1; the lever was dropped and its key and arms removed: it no longer runs)
 #   probe16: full ncu sections of the one-token matvec by weight type and shape (Q4_K / Q8_0 / Q6_K
 #            head rows, the Q4_K down, the Q4_K GLU) and per-kernel DRAM figures of a d0 decode step
+#   ail16  : kernel level, the activation in the interleaved q8s order (MmvsParams::act_il): byte identity and
+#            f64 gates, --perf beside the register form, ncu of the Q4_K head in both orders
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -834,6 +836,34 @@ PY
         --receipt "$out/pp-bench.jsonl" 2>&1 | grep "^|"
     fi
     rm -f "$f"
+    ;;
+  ail16)
+    # 2026-12-02 (sixteenth session): does a contiguous activation load lift the L1/TEX-bound Q4_K /
+    # Q6_K matvecs (probe16) toward the DRAM limit? Kernel level only (no q8s producer writes the
+    # order yet). Gates: kernel-check mmvs_id mmvs_ail (bytes vs the plain order), mmvs mmvs_ail*
+    # (f64); --perf of mmvs_ail_cap6 / mmvs_ref_cap6 / mmvs_ail_glu / mmvs_glu; ncu of the Q4_K and
+    # Q6_K heads in the interleaved order. ~4 minutes.
+    gpu_info
+    export LD_LIBRARY_PATH=$PWD/.device/lib
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_ail --seed 20261223 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    timeout 120 "$bin/kernel-check" --section mmvs --filter mmvs_ail --seed 20261223 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    for flt in mmvs_ail_cap6 mmvs_ref_cap6 mmvs_ail_glu mmvs_glu/; do
+      timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20261224 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "x4096/m1|x12288/m1|x14336/m1|x2304/m1" | sed 's/norm_err.*|/|/'
+    done
+    mkdir -p "$out/ncu"
+    for c in "q4k-head-ail|mmvs_ail_cap6/Q4_K/151936x4096/m1" "q6k-head-ail|mmvs_ail_cap6/Q6_K/151936x4096/m1" \
+        "q4k-head-ref|mmvs_ref_cap6/Q4_K/151936x4096/m1"; do
+      tag=${c%%|*}; case_name=${c#*|}
+      timeout 100 ncu --clock-control none --set full -k regex:mmvs --launch-count 1 \
+        "$bin/kernel-check" --section mmvs --filter "$case_name" > "$out/ncu/ncu-$tag.txt" 2>&1
+      echo "## $tag ($case_name) rc=$?"
+      grep -E "^  void|Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy|excessive sectors" \
+        "$out/ncu/ncu-$tag.txt" | head -n 10
+    done
+    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
   probe16)
     # 2026-12-02 (sixteenth session), for planning: why the plain Q4_K matvec streams at ~0.57 of

@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "matvec/mmvs.h"
+#include "matvec/mmvs_task.cuh"
 #include "norm/norm_kernels.h"
 #include "matvec/split_layout.h"
 #include "quant/quant.h"
@@ -39,9 +40,19 @@ void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::
   cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
 }
 
+// The q8s quants of m rows of k in the interleaved order that MmvsParams::act_il reads
+// (mmvs_task.cuh act_il_offset: granule u of a row at its offset, rows k bytes apart).
+std::vector<int8_t> act_il_order(const std::vector<int8_t>& xq, int m, int64_t k) {
+  std::vector<int8_t> out(xq.size());
+  for (int j = 0; j < m; ++j)
+    for (int64_t u = 0; u < k / 16; ++u)
+      std::memcpy(out.data() + j * k + cuda::mmvs::act_il_offset((int)u, (int)(k / 64)), xq.data() + j * k + 16 * u, 16);
+  return out;
+}
+
 // m fresh N(0,1) activation rows as q8_1 blocks (returned, for the reference) and uploaded as the
 // q8s planes mmvs reads.
-std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, float** dxds) {
+std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, float** dxds, int8_t** dxq_il = nullptr) {
   const auto x = env.normal((size_t)(m * k));
   std::vector<uint8_t> blocks((size_t)(m * (k / 32)) * 36);
   for (int j = 0; j < m; ++j)
@@ -51,6 +62,7 @@ std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, 
   q8_1_to_q8s(blocks, m, k, xq, xds);
   *dxq = env.upload(xq);
   *dxds = env.upload(xds);
+  if (dxq_il) *dxq_il = env.upload(act_il_order(xq, m, k));
   return blocks;
 }
 
@@ -101,8 +113,9 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps) {}
+           int max_warps = 4, bool act_il = false)
+      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
+        act_il_(act_il) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -110,7 +123,7 @@ class MmvsCase : public Case {
       w2_ = random_weight_bytes(env, t_, n_, k_);
       dw2_ = upload_split(env, t_, w2_, n_, k_, il_);
     }
-    xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_);
+    xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_, act_il_ ? &dxq_il_ : nullptr);
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
   }
   cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
@@ -137,6 +150,10 @@ class MmvsCase : public Case {
     p.min_blocks = p.min_blocks_glu = cap_;
     p.preload = preload_;
     p.split_max_warps = max_warps_;
+    if (act_il_) {
+      p.act_il = true;
+      p.xq = dxq_il_;
+    }
     return p;
   }
   QType t_;
@@ -146,6 +163,8 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
+  bool act_il_;
+  int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
   DeviceWeight dw_, dw2_;
@@ -524,6 +543,43 @@ class MmvsInstIdCase : public Case {
   float* dy_[kN] = {};
 };
 
+// MmvsParams::act_il (the activation in the interleaved q8s order) against the plain order, m = 1:
+// byte-identical rows for a plain matrix (capped at 6, as the engine's) and the SiLU GLU pair.
+class MmvsActIlIdCase : public Case {
+ public:
+  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu) : t_(t), n_(n), k_(k), glu_(glu) {}
+  void generate(Env& env) override {
+    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
+    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
+  }
+  cudaError_t launch(Env& env) override {
+    for (int v = 0; v < 2; ++v) {
+      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v ? dxq_il_ : dxq_, dxds_, dy_[v]);
+      p.split_max_warps = 2;
+      p.min_blocks = glu_ ? 0 : 6;
+      p.act_il = v == 1;
+      if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
+    return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
+  }
+
+ private:
+  QType t_;
+  int64_t n_, k_;
+  int glu_;
+  DeviceWeight dw_, dw2_;
+  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dy_[2] = {};
+};
+
 // add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
 // matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
@@ -750,6 +806,22 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kGlu, 2); });
     r.add("mmvs_id", ref::cat("mmvs_splitw2/", tn, "/1031x12288/interleaved_vs_blocked_bytes"),
           [=] { return std::make_unique<MmvsIdCase>(t, 1031, 12288, MmvsIdCase::kLayouts, 2); });
+    // MmvsParams::act_il (a kernel-level experiment): the interleaved activation order against the
+    // plain one, byte for byte and against the f64 reference; --perf rows "mmvs_ail_cap6/..." beside
+    // "mmvs_ref_cap6/..." (the register form with the same cap and warps per row), GLU rows beside
+    // "mmvs_glu/...". Partial task groups: k = 2304 (36 tasks), 14336 (224).
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}})
+      for (int glu : {0, 1})
+        r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/vs_plain_order_bytes"),
+              [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}, {1031, 2304}, {1031, 14336}}) {
+      r.add("mmvs", ref::cat("mmvs_ail_cap6/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
+      r.add("mmvs", ref::cat("mmvs_ref_cap6/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, false); });
+    }
+    r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
+          [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     for (int cap : {6, 8, 12}) {
       for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
         r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

@@ -54,7 +54,7 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits.
-template <QType T, int MM, int GLU>
+template <QType T, int MM, int GLU, bool AIL = false>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
@@ -113,8 +113,14 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
         for (int d = 0; d < kDepth; ++d) {
           if (t0 + step * d < n_tasks) {
-            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
-            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
+            if constexpr (AIL) {  // MmvsParams::act_il: the interleaved q8s order
+              const mmvs::GXI x{xq, xds, a.n_tasks};
+              acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
+              if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
+            } else {
+              acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
+              if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
+            }
           }
         }
       }
@@ -166,6 +172,12 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   mmvs_body<T, MM, GLU>(a);
 }
 
+// MmvsParams::act_il (m = 1): the activation in the interleaved q8s order, uncapped or capped.
+template <QType T, int GLU, int MINB>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args a) {
+  mmvs_body<T, 1, GLU, true>(a);
+}
+
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
 // min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
 // operation or order, so the same bits (kernel-check mmvs_id mmvs_inst/*/vs_default_bytes).
@@ -197,6 +209,19 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
+}
+
+template <QType T, int MINB>
+cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
+  const int rows_per_cta = kWarps / a.wpr;
+  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
+  if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
+}
+template <QType T>
+cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
+  return min_blocks == 6 ? launch_ail_m<T, 6>(a, glu, s) : launch_ail_m<T, 1>(a, glu, s);
 }
 
 template <QType T>
@@ -329,6 +354,16 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
     if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
+  }
+  if (p.act_il) {
+    if (p.m != 1) return cudaErrorNotSupported;  // kernel-level experiment: m = 1 instances only
+    switch (p.w_type) {
+      case QType::Q4_K: return launch_ail<QType::Q4_K>(a, p.glu, mb, stream);
+      case QType::Q6_K: return launch_ail<QType::Q6_K>(a, p.glu, mb, stream);
+      case QType::Q8_0: return launch_ail<QType::Q8_0>(a, p.glu, mb, stream);
+      case QType::Q4_0: return launch_ail<QType::Q4_0>(a, p.glu, mb, stream);
+      default: return cudaErrorNotSupported;
+    }
   }
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);

@@ -82,6 +82,12 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
+  // The activation (xq) in the interleaved q8s order (mmvs_task.cuh GXI: per group of 32 tasks,
+  // granule c of task 32 g + l at byte 2048 g + 16 (n c + l)), so a warp's activation loads are
+  // contiguous 512-byte runs instead of a 64-byte lane stride. m = 1 only (else NotSupported). A
+  // kernel-level experiment: no q8s producer writes this order yet (kernel-check builds its inputs
+  // on the host); same values, same operations: the same bits.
+  bool act_il = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual

@@ -85,6 +85,30 @@ MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
   return make_uint4(wq::vsub4(v.x, b), wq::vsub4(v.y, b), wq::vsub4(v.z, b), wq::vsub4(v.w, b));
 }
 
+// Where dot() reads its activation row: q16(u) = the 16 quants of granule u (elements 16u ..
+// 16u + 15), ds4(i) = xds pairs i and i + 1 (i even). GX: the plain q8s order (xq byte e at e).
+// GXI: the interleaved q8s order (MmvsParams::act_il), as the weights' split copy: per group of 32
+// tasks (2048 elements) granule c of task 32 g + l at byte 2048 g + 16 (n c + l), n the tasks of
+// the group, so a warp's load of granule c of its 32 tasks is one contiguous 512-byte run.
+struct GX {
+  const int8_t* xq;
+  const float2* xds;
+  MEMRA_HD int4 q16(int u) const { return ldx16(xq + 16 * u); }
+  MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
+};
+MEMRA_HD int act_il_offset(int u, int n_tasks) {  // byte offset of granule u (k < 2^24: fits an int)
+  const int t = u >> 2, g0 = t & ~31;
+  const int n = n_tasks - g0 < 32 ? n_tasks - g0 : 32;
+  return 64 * g0 + 16 * (n * (u & 3) + (t & 31));
+}
+struct GXI {
+  const int8_t* xq;
+  const float2* xds;
+  int n_tasks;
+  MEMRA_HD int4 q16(int u) const { return ldx16(xq + act_il_offset(u, n_tasks)); }
+  MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
+};
+
 struct Geo {
   size_t body_row_bytes;
   int64_t blocks_per_row;
@@ -146,7 +170,9 @@ struct Task<QType::Q4_K> {
     q0 = ldw16(sb + 16 + 32 * j);
     q1 = ldw16(sb + 32 + 32 * j);
   }
-  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
+  template <class X>
+  MEMRA_HD float dot(int t, const X& x) const {
     const int j = t & 3;
     // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
     const uint32_t scw = j < 2 ? (h.y & 0x3F3F3F3Fu) : ((h.w & 0x0F0F0F0Fu) | ((h.y >> 2) & 0x30303030u));
@@ -157,9 +183,8 @@ struct Task<QType::Q4_K> {
     const float dsb = fmul_rn(d, (float)((scw >> (sh + 8)) & 0xFFu));
     const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
     const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
-    const int8_t* xp = xq + 64 * t;
-    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
-    const float4 ds = ldds16((xds + 2 * t));
+    const int4 x0 = x.q16(4 * t), x1 = x.q16(4 * t + 1), x2 = x.q16(4 * t + 2), x3 = x.q16(4 * t + 3);
+    const float4 ds = x.ds4(2 * t);
     // q0 = qs bytes 32j..32j+15: low nibbles elements 0..15, high 32..47; q1: 16..31 / 48..63.
     const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
     const int sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
@@ -193,14 +218,16 @@ struct Task<QType::Q6_K> {
     hh = ldw16(b + 128 + 32 * n + 16 * lh);
     sc = ldw8(b + 192 + 8 * n);
   }
-  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
+  template <class X>
+  MEMRA_HD float dot(int t, const X& x) const {
     const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
     // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
     const uint64_t s64 = (((uint64_t)sc.y << 32) | sc.x) >> (8 * lh);
     const float dd = half_lo(d);
-    const int base = 256 * sbi + 128 * n + 16 * lh;
-    const float4 dsa = ldds16((xds + 8 * sbi + 4 * n));
-    const float4 dsb = ldds16((xds + 8 * sbi + 4 * n + 2));
+    const int base = 16 * sbi + 8 * n + lh;  // granule of quadrant 0 (elements 256 sbi + 128 n + 16 lh ..)
+    const float4 dsa = x.ds4(8 * sbi + 4 * n);
+    const float4 dsb = x.ds4(8 * sbi + 4 * n + 2);
     const float dx[4] = {dsa.x, dsa.z, dsb.x, dsb.z};
     // ql low/high nibbles | two qh bits -> q - 32 (ggml dequantize_row_q6_K).
     const uint4 q[4] = {
@@ -219,8 +246,8 @@ struct Task<QType::Q6_K> {
     float r = 0.0f;
 #pragma unroll
     for (int qd = 0; qd < 4; ++qd) {
-      const int4 x = ldx16(xq + base + 32 * qd);
-      const int s = dot4(q[qd], x, 0);
+      const int4 xv = x.q16(base + 2 * qd);
+      const int s = dot4(q[qd], xv, 0);
       const float dsc = fmul_rn(dd, (float)(int8_t)(s64 >> (16 * qd)));
       r = fadd_rn(r, fmul_rn(dx[qd], fmul_rn(dsc, (float)s)));
     }
@@ -244,10 +271,11 @@ struct Task<QType::Q8_0> {
 #pragma unroll
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
-  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
-    const int8_t* xp = xq + 64 * t;
-    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
-    const float4 ds = ldds16((xds + 2 * t));
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
+  template <class X>
+  MEMRA_HD float dot(int t, const X& x) const {
+    const int4 x0 = x.q16(4 * t), x1 = x.q16(4 * t + 1), x2 = x.q16(4 * t + 2), x3 = x.q16(4 * t + 3);
+    const float4 ds = x.ds4(2 * t);
     const int s0 = dot4(q[1], x1, dot4(q[0], x0, 0));
     const int s1 = dot4(q[3], x3, dot4(q[2], x2, 0));
     const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
@@ -272,10 +300,11 @@ struct Task<QType::Q4_0> {
     q0 = ldw16(b);
     q1 = ldw16(b + 16);
   }
-  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const {
-    const int8_t* xp = xq + 64 * t;
-    const int4 x0 = ldx16(xp), x1 = ldx16(xp + 16), x2 = ldx16(xp + 32), x3 = ldx16(xp + 48);
-    const float4 ds = ldds16((xds + 2 * t));
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
+  template <class X>
+  MEMRA_HD float dot(int t, const X& x) const {
+    const int4 x0 = x.q16(4 * t), x1 = x.q16(4 * t + 1), x2 = x.q16(4 * t + 2), x3 = x.q16(4 * t + 3);
+    const float4 ds = x.ds4(2 * t);
     // Block qs: low nibbles elements 0..15, high 16..31; q - 8.
     const int s0 = dot4(sub4(mask4(q0, 4, 0x0F0F0F0Fu), 0x08080808u), x1,
                         dot4(sub4(mask4(q0, 0, 0x0F0F0F0Fu), 0x08080808u), x0, 0));
