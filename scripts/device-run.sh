@@ -842,7 +842,7 @@ PY
     # Q6_K matvecs (probe16) toward the DRAM limit? Kernel level only (no q8s producer writes the
     # order yet). Gates: kernel-check mmvs_id mmvs_ail (bytes vs the plain order), mmvs mmvs_ail*
     # (f64); --perf of mmvs_ail_cap6 / mmvs_ref_cap6 / mmvs_ail_glu / mmvs_glu; ncu of the Q4_K and
-    # Q6_K heads in the interleaved order. ~4 minutes.
+    # Q6_K heads in the interleaved order. ~2 minutes. (Ran at bc1dc26: bench/notes/mmvs-act-il.md.)
     gpu_info
     export LD_LIBRARY_PATH=$PWD/.device/lib
     timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_ail --seed 20261223 \
