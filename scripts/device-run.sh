@@ -115,6 +115,17 @@ closing_rows() {  # seed test-grep sections [q4_k_m arms...]: a closing call's g
   tg qwen3-8b q8_0 0 5 70
   tg qwen3-32b q4_k_m 0 5 150
 }
+ncu_cases() {  # kernel-regex line-grep tag|case...: ncu --set full of one launch of each kernel-check mmvs case, key lines printed, reports in $out/ncu
+  local kern=$1 lines=$2 c tag case_name; shift 2
+  mkdir -p "$out/ncu"
+  for c in "$@"; do
+    tag=${c%%|*}; case_name=${c#*|}
+    timeout 100 ncu --clock-control none --set full -k regex:"$kern" --launch-count 1 \
+      "$bin/kernel-check" --section mmvs --filter "$case_name" > "$out/ncu/ncu-$tag.txt" 2>&1
+    echo "## $tag ($case_name) rc=$?"
+    grep -E "$lines" "$out/ncu/ncu-$tag.txt" | head -n 18
+  done
+}
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
   mkdir -p "$synth_dir"
@@ -853,16 +864,9 @@ PY
       timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20261224 --filter "$flt" \
         --receipt "$out/kernel-check-perf.jsonl" | grep -E "x4096/m1|x12288/m1|x14336/m1|x2304/m1" | sed 's/norm_err.*|/|/'
     done
-    mkdir -p "$out/ncu"
-    for c in "q4k-head-ail|mmvs_ail_cap6/Q4_K/151936x4096/m1" "q6k-head-ail|mmvs_ail_cap6/Q6_K/151936x4096/m1" \
-        "q4k-head-ref|mmvs_ref_cap6/Q4_K/151936x4096/m1"; do
-      tag=${c%%|*}; case_name=${c#*|}
-      timeout 100 ncu --clock-control none --set full -k regex:mmvs --launch-count 1 \
-        "$bin/kernel-check" --section mmvs --filter "$case_name" > "$out/ncu/ncu-$tag.txt" 2>&1
-      echo "## $tag ($case_name) rc=$?"
-      grep -E "^  void|Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy|excessive sectors" \
-        "$out/ncu/ncu-$tag.txt" | head -n 10
-    done
+    ncu_cases mmvs "^  void|Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy|excessive sectors" \
+      "q4k-head-ail|mmvs_ail_cap6/Q4_K/151936x4096/m1" "q6k-head-ail|mmvs_ail_cap6/Q6_K/151936x4096/m1" \
+      "q4k-head-ref|mmvs_ref_cap6/Q4_K/151936x4096/m1"
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
   probe16)
@@ -873,16 +877,9 @@ PY
     # DRAM bytes and throughput of the kernels of qwen3-8b q4_k_m decode steps (serialized by ncu).
     gpu_info
     export LD_LIBRARY_PATH=$PWD/.device/lib
-    mkdir -p "$out/ncu"
-    for c in "q4k-head|mmvs/Q4_K/151936x4096/m1" "q8-head|mmvs/Q8_0/151936x4096/m1" "q6k-head|mmvs/Q6_K/151936x4096/m1" \
-        "q4k-down|mmvs_splitw2/Q4_K/4096x12288/m1" "q4k-glu|mmvs_glu/Q4_K/12288x4096/m1"; do
-      tag=${c%%|*}; case_name=${c#*|}
-      timeout 100 ncu --clock-control none --set full -k regex:mmvs_kernel --launch-count 1 \
-        "$bin/kernel-check" --section mmvs --filter "$case_name" > "$out/ncu/ncu-$tag.txt" 2>&1
-      echo "## $tag ($case_name) rc=$?"
-      grep -E "^  void|Duration|DRAM Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issued Ipc|Warp Cycles Per Issued|No Eligible|L2 Hit Rate|L1/TEX Hit|Executed Instructions  " \
-        "$out/ncu/ncu-$tag.txt" | head -n 18
-    done
+    ncu_cases mmvs_kernel "^  void|Duration|DRAM Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Theoretical Occupancy|Issued Ipc|Warp Cycles Per Issued|No Eligible|L2 Hit Rate|L1/TEX Hit|Executed Instructions  " \
+      "q4k-head|mmvs/Q4_K/151936x4096/m1" "q8-head|mmvs/Q8_0/151936x4096/m1" "q6k-head|mmvs/Q6_K/151936x4096/m1" \
+      "q4k-down|mmvs_splitw2/Q4_K/4096x12288/m1" "q4k-glu|mmvs_glu/Q4_K/12288x4096/m1"
     synth qwen3-8b q4_k_m
     timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active \
       --csv --launch-skip 700 --launch-count 330 "$bin/run-gen" "$f" -p "a" -n 4 --receipt /tmp/ncu-run-gen.jsonl > "$out/ncu/ncu-step.csv" 2>/dev/null

@@ -42,6 +42,7 @@ struct Args {
   const float* res;  // MmvsParams::residual (segment 0 only) or null
   int64_t ldres;
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
+  bool act_il;       // MmvsParams::act_il (launch_t takes the interleaved-activation instances)
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -226,6 +227,7 @@ cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
 
 template <QType T>
 cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
+  if (a.act_il) return launch_ail<T>(a, glu, min_blocks, s);
 #ifndef MEMRA_REDUCED_INSTANCES
   if (a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6>(a, glu, s);
   if (a.m == 1 && min_blocks == 8) return launch_m<T, 1, 8>(a, glu, s);
@@ -315,6 +317,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
   a.t2_begin = -1;
+  a.act_il = false;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -355,16 +358,8 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
-  if (p.act_il) {
-    if (p.m != 1) return cudaErrorNotSupported;  // kernel-level experiment: m = 1 instances only
-    switch (p.w_type) {
-      case QType::Q4_K: return launch_ail<QType::Q4_K>(a, p.glu, mb, stream);
-      case QType::Q6_K: return launch_ail<QType::Q6_K>(a, p.glu, mb, stream);
-      case QType::Q8_0: return launch_ail<QType::Q8_0>(a, p.glu, mb, stream);
-      case QType::Q4_0: return launch_ail<QType::Q4_0>(a, p.glu, mb, stream);
-      default: return cudaErrorNotSupported;
-    }
-  }
+  if (p.act_il && p.m != 1) return cudaErrorNotSupported;  // kernel-level experiment: m = 1 instances only
+  a.act_il = p.act_il;
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
