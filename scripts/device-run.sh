@@ -63,6 +63,7 @@
 #   levers16b: kernels.pdl_late_trigger gates (norm / quantize cases, CUDA-vs-CPU), tg128 arms off / norm /
 #            norm_quantize on q4_k_m (d0, d4096), q8_0, q4_0, d0 timelines of off and norm_quantize (ran at
 #            a4be6c1; the lever was dropped and its key and arms removed: it no longer runs)
+#   gates16: kernel-check mmvs_id and CUDA-vs-CPU (the sixteenth session's closing gates)
 #   probe16: full ncu sections of the one-token matvec by weight type and shape (Q4_K / Q8_0 / Q6_K
 #            head rows, the Q4_K down, the Q4_K GLU) and per-kernel DRAM figures of a d0 decode step
 #   ail16  : kernel level, the activation in the interleaved q8s order (MmvsParams::act_il): byte identity and
@@ -625,6 +626,14 @@ PY
     done
     rm -f "$f"
     tar czf "$out/diag.tar.gz" -C "$out" diag && rm -rf "$out/diag"
+    ;;
+  gates16)
+    # The closing call of 2026-12-02 (sixteenth session): kernel-check mmvs_id (every byte identity
+    # of the matvec, incl. mmvs_ail after the dispatch refactor) and the CUDA-vs-CPU model tests.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id --seed 20261225 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    cuda_vs_cpu "MixedTypes" 4
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
