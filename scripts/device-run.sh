@@ -59,10 +59,10 @@
 #   final15: gates and the README decode rows at the fifteenth session's final commit
 #   levers16: kernels.mmvs_stage gates (mmvs, mmvs_id, CUDA-vs-CPU), --perf of the staged vs register
 #            matvecs, tg128 arms off / long / long_glu / all on q4_k_m (d0, d4096), q8_0, q4_0 (ran at
-#            a498746; the lever was dropped and its arms removed: it no longer runs)
+#            a498746; the lever was dropped, and the phase with it: git show a498746:scripts/device-run.sh)
 #   levers16b: kernels.pdl_late_trigger gates (norm / quantize cases, CUDA-vs-CPU), tg128 arms off / norm /
 #            norm_quantize on q4_k_m (d0, d4096), q8_0, q4_0, d0 timelines of off and norm_quantize (ran at
-#            a4be6c1; the lever was dropped and its key and arms removed: it no longer runs)
+#            a4be6c1; the lever was dropped, and the phase with it: git show a4be6c1:scripts/device-run.sh)
 #   gates16: kernel-check mmvs_id and CUDA-vs-CPU (the sixteenth session's closing gates)
 #   probe16: full ncu sections of the one-token matvec by weight type and shape (Q4_K / Q8_0 / Q6_K
 #            head rows, the Q4_K down, the Q4_K GLU) and per-kernel DRAM figures of a d0 decode step
@@ -105,12 +105,15 @@ tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
   rm -f "$f"
 }
+gates_call() {  # seed test-grep sections [limit_s]: kernel-check of the sections, then the CUDA-vs-CPU model tests
+  gpu_info
+  timeout "${4:-120}" "$bin/kernel-check" --section "$3" --seed "$1" \
+    --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
+  cuda_vs_cpu "$2" 6
+}
 closing_rows() {  # seed test-grep sections [q4_k_m arms...]: a closing call's gates (kernel-check, CUDA-vs-CPU) and the README decode rows
   local seed=$1 tests=$2 sections=$3; shift 3
-  gpu_info
-  timeout 120 "$bin/kernel-check" --section "$sections" --seed "$seed" \
-    --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-  cuda_vs_cpu "$tests" 6
+  gates_call "$seed" "$tests" "$sections"
   tg qwen3-8b q4_k_m 0,4096,16384 5 $(($# ? 200 : 120)) "$@"
   tg qwen3-8b q4_0 0 5 70
   tg qwen3-8b q8_0 0 5 70
@@ -575,65 +578,10 @@ PY
     # ~7 minutes.
     closing_rows 20261219 "KStage|RopeFold" attn,fused
     ;;
-  levers16)
-    # 2026-12-02 (sixteenth session): kernels.mmvs_stage (the one-token matvecs' weight granules
-    # through shared memory, cp.async). Gates: kernel-check mmvs_id (the staged form byte-identical
-    # to the register form: plain, GLU, three matrices, 1-7 tasks per lane), mmvs (f64 rows of the
-    # staged form), CUDA-vs-CPU incl. CudaModels.MmvsStageSameBytes; --perf of the staged and
-    # register forms on the model shapes; tg128 arms (interleaved) base / long / long_glu / all.
-    # ~6 minutes. (Ran at a498746; dropped after it, bench/notes/mmvs-stage.md: the key, cases and
-    # arm configs are gone, so this phase no longer runs as written.)
-    gpu_info
-    timeout 120 "$bin/kernel-check" --section mmvs_id --seed 20261220 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
-    timeout 120 "$bin/kernel-check" --section mmvs --filter mmvs_stage --seed 20261220 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 8
-    cuda_vs_cpu "MmvsStage" 8
-    for flt in mmvs_stage mmvs_splitw2/ mmvs_glu/Q4_K/12288x4096 mmvs_glu/Q4_K/25600x5120 /4096x4096/m1 mmvs/Q6_K/151936x4096/m1 \
-        mmvs/Q4_K/151936x4096/m1; do
-      timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20261221 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -v -E "/m[2-8]|_cap|nopreload|nosplit|blocked" | head -n 24
-    done
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-stage-long.toml --arm configs/arm-mmvs-stage-long-glu.toml --arm configs/arm-mmvs-stage-all.toml"
-    tg qwen3-8b q4_k_m 0,4096 5 200 $arms
-    tg qwen3-8b q8_0 0 5 110 $arms
-    tg qwen3-8b q4_0 0 5 100 $arms
-    ;;
-  levers16b)
-    # 2026-12-02 (sixteenth session): kernels.pdl_late_trigger (the decode norms / the GLU output's
-    # quantization launch the next kernel only once their loads are done). Gates: kernel-check of the
-    # norm and quantize kernels (their parameters changed), CUDA-vs-CPU incl.
-    # CudaModels.PdlLateTriggerSameBytes; tg128 arms (interleaved) off / norm / norm_quantize; d0
-    # timelines of off and norm_quantize (the norms' and quantize's exposed time). ~6 minutes.
-    # (Ran at a4be6c1; dropped after it, bench/notes/pdl-late-trigger.md: the key and arm configs
-    # are gone, so this phase no longer runs as written.)
-    gpu_info
-    timeout 60 "$bin/kernel-check" --section mmvs_id --filter norm --seed 20261222 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
-    timeout 60 "$bin/kernel-check" --section mmvs --filter quantize_q8s --seed 20261222 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
-    cuda_vs_cpu "PdlLate" 8
-    arms="--arm configs/arm-base.toml --arm configs/arm-pdl-late-norm.toml --arm configs/arm-pdl-late-norm-quantize.toml"
-    tg qwen3-8b q4_k_m 0,4096 5 170 $arms
-    tg qwen3-8b q8_0 0 5 90 $arms
-    tg qwen3-8b q4_0 0 5 80 $arms
-    mkdir -p "$out/diag"
-    synth qwen3-8b q4_k_m
-    for arm in off norm_quantize; do
-      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 32 -r 2 --set receipt.hash_model=false --set kernels.pdl_late_trigger=$arm \
-        --set kernels.prefill_f16_weights=false --trace "$out/diag/trace-d0-$arm.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 |
-        grep -E "^trace|norm|quantize|mmvs|kernel \|" | head -n 16
-    done
-    rm -f "$f"
-    tar czf "$out/diag.tar.gz" -C "$out" diag && rm -rf "$out/diag"
-    ;;
   gates16)
     # The closing call of 2026-12-02 (sixteenth session): kernel-check mmvs_id (every byte identity
     # of the matvec, incl. mmvs_ail after the dispatch refactor) and the CUDA-vs-CPU model tests.
-    gpu_info
-    timeout 150 "$bin/kernel-check" --section mmvs_id --seed 20261225 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
-    cuda_vs_cpu "MixedTypes" 4
+    gates_call 20261225 "MixedTypes" mmvs_id 150
     ;;
   tests14)
     # The CUDA-vs-CPU model tests alone (a final commit whose only change since the last gates is
@@ -642,10 +590,7 @@ PY
     cuda_vs_cpu "AttnRopeFold|KStage|MixedTypes" 8
     ;;
   gates6)
-    gpu_info
-    timeout 150 "$bin/kernel-check" --section fused,attn,rope --seed 20261210 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 6
-    cuda_vs_cpu "AttnRopeFold" 8
+    gates_call 20261210 "AttnRopeFold" fused,attn,rope 150
     ;;
   rows2)
     # Today's defaults (the residual add in the matvec epilogue, the 8-block norm, the attention's q

@@ -111,17 +111,18 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       if (j < a.m) {
         const int8_t* xq = a.xq + j * a.k;
         const float2* xds = a.xds + j * kb;
+        // where the tasks read the row: the plain q8s order, or the interleaved one (MmvsParams::act_il)
+        const auto x = [&] {
+          if constexpr (AIL)
+            return mmvs::GXI{xq, xds, a.n_tasks};
+          else
+            return mmvs::GX{xq, xds};
+        }();
 #pragma unroll
         for (int d = 0; d < kDepth; ++d) {
           if (t0 + step * d < n_tasks) {
-            if constexpr (AIL) {  // MmvsParams::act_il: the interleaved q8s order
-              const mmvs::GXI x{xq, xds, a.n_tasks};
-              acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
-              if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
-            } else {
-              acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, xq, xds));
-              if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, xq, xds));
-            }
+            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
+            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
           }
         }
       }
@@ -317,7 +318,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
   a.t2_begin = -1;
-  a.act_il = false;
+  a.act_il = p.act_il;  // not for the mixed-type pair kernel, which returns before launch_t
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -359,7 +360,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
   if (p.act_il && p.m != 1) return cudaErrorNotSupported;  // kernel-level experiment: m = 1 instances only
-  a.act_il = p.act_il;
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
