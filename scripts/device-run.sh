@@ -68,6 +68,8 @@
 #            head rows, the Q4_K down, the Q4_K GLU) and per-kernel DRAM figures of a d0 decode step
 #   ail16  : kernel level, the activation in the interleaved q8s order (MmvsParams::act_il): byte identity and
 #            f64 gates, --perf beside the register form, ncu of the Q4_K head in both orders
+#   actil17: kernels.mmvs_act_il gates (mmvs_id, the interleaved producers, CUDA-vs-CPU), --perf of
+#            the padded order, tg128 arms base / act_il on q4_k_m d0 / d4096, q4_0, q8_0, qwen3-32b
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -822,6 +824,33 @@ PY
       "q4k-head-ail|mmvs_ail_cap6/Q4_K/151936x4096/m1" "q6k-head-ail|mmvs_ail_cap6/Q6_K/151936x4096/m1" \
       "q4k-head-ref|mmvs_ref_cap6/Q4_K/151936x4096/m1"
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    ;;
+  actil17)
+    # 2026-12-02 (seventeenth session): kernels.mmvs_act_il wired end to end (the norms, the attention
+    # combine and the quantizer write the one-token q8s planes in the interleaved order, every m = 1
+    # mmvs launch reads it). Gates: kernel-check mmvs_id (all: the launcher changed) and the
+    # interleaved producers (mmvs quantize_q8s_il, attn q8s_il), mmvs mmvs_ail* f64 rows,
+    # CUDA-vs-CPU incl. CudaModels.MmvsActIlSameBytes; --perf of mmvs_ail_cap6 / mmvs_ref_cap6 (the
+    # padded order); tg128 arms base / act_il (interleaved) on q4_k_m d0 / d4096, q4_0, q8_0, 32b.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id --seed 20261225 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    for sec in mmvs attn; do
+      timeout 90 "$bin/kernel-check" --section $sec --filter _il --seed 20261225 \
+        --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    done
+    timeout 120 "$bin/kernel-check" --section mmvs --filter mmvs_ail --seed 20261225 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    cuda_vs_cpu "MmvsActIl" 8
+    for flt in mmvs_ail_cap6 mmvs_ref_cap6; do
+      timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20261226 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1" | sed 's/norm_err.*|/|/'
+    done
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-act-il.toml"
+    tg qwen3-8b q4_k_m 0,4096 5 150 $arms
+    tg qwen3-8b q4_0 0 5 80 $arms
+    tg qwen3-8b q8_0 0 5 80 $arms
+    tg qwen3-32b q4_k_m 0 5 130 $arms
     ;;
   probe16)
     # 2026-12-02 (sixteenth session), for planning: why the plain Q4_K matvec streams at ~0.57 of

@@ -338,23 +338,26 @@ class AttnPathPairCase : public AttnCase {
 
 // The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
 // launch_quantize_q8s of its own f32 output: identical bytes (and the f32 output identical to a
-// launch without the planes).
+// launch without the planes). il: one token's planes in the interleaved order (AttnParams::q8s_il,
+// kernels.mmvs_act_il) against the quantizer in that order.
 class AttnQ8sEmitCase : public AttnCase {
  public:
-  using AttnCase::AttnCase;
+  AttnQ8sEmitCase(const AttnCfg& c, bool il = false) : AttnCase(c), il_(il) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
     const size_t n = (size_t)c_.n_tokens * q_width_;
-    dxq_ = env.alloc_output<int8_t>(n);
+    const size_t nq = il_ ? (size_t)cuda::q8s::il_row_bytes((int64_t)n) : n;
+    dxq_ = env.alloc_output<int8_t>(nq);
     dxds_ = env.alloc_output<float>(n / 32 * 2);
     dplain_ = env.alloc<float>(n);
-    dxq2_ = env.alloc<int8_t>(n);
+    dxq2_ = env.alloc<int8_t>(nq);
     dxds2_ = env.alloc<float>(n / 32 * 2);
   }
   cudaError_t launch(Env& env) override {
     cuda::AttnParams p = params();
     p.q8s_xq = dxq_;
     p.q8s_xds = dxds_;
+    p.q8s_il = il_;
     return cuda::launch_attn_decode(p, env.stream());
   }
   void reference(Env& env) override {
@@ -367,13 +370,15 @@ class AttnQ8sEmitCase : public AttnCase {
     qp.rows = c_.n_tokens;
     qp.xq = dxq2_;
     qp.xds = dxds2_;
+    qp.act_il = il_;
     ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
   }
   Verdict compare(Env& env) override {
-    return ref::compare_q8s_emit(env, dout_, dplain_, dxq_, dxq2_, dxds_, dxds2_, (size_t)c_.n_tokens * q_width_);
+    return ref::compare_q8s_emit(env, dout_, dplain_, dxq_, dxq2_, dxds_, dxds2_, (size_t)c_.n_tokens * q_width_, il_);
   }
 
  private:
+  bool il_;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
   float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
 };
@@ -433,6 +438,13 @@ void add_attn_cases(Registry& r) {
     const AttnCfg c{Kern::Decode, n, 700, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f};
     r.add("attn", ref::cat("attn_decode/q8s_emit_vs_quantize/q8_0-q5_1/32-8x128/n", n, "@700"),
           [=] { return std::make_unique<AttnQ8sEmitCase>(c); });
+  }
+  // kernels.mmvs_act_il: one token's planes in the interleaved order (4096 and 5120 columns, the
+  // latter with a short last group).
+  for (int heads : {32, 40}) {
+    const AttnCfg c{Kern::Decode, 1, 700, heads, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f};
+    r.add("attn", ref::cat("attn_decode/q8s_il_emit_vs_quantize/q8_0-q5_1/", heads, "-8x128/n1@700"),
+          [=] { return std::make_unique<AttnQ8sEmitCase>(c, true); });
   }
   // Word loads == byte loads (bytes), every K/V type pair the word path specializes.
   for (Types t : {Types{QType::F16, QType::F16}, Types{QType::Q8_0, QType::Q5_1}, Types{QType::Q8_0, QType::Q8_0}})

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 
 #include "act/act_kernels.h"
 #include "case_util.h"
@@ -24,6 +26,7 @@
 #include "core/half.h"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_task.cuh"
+#include "matvec/q8s_order.h"
 #include "norm/norm_kernels.h"
 #include "matvec/split_layout.h"
 #include "quant/quant.h"
@@ -40,13 +43,11 @@ void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::
   cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
 }
 
-// The q8s quants of m rows of k in the interleaved order that MmvsParams::act_il reads
-// (mmvs_task.cuh act_il_offset: granule u of a row at its offset, rows k bytes apart).
-std::vector<int8_t> act_il_order(const std::vector<int8_t>& xq, int m, int64_t k) {
-  std::vector<int8_t> out(xq.size());
-  for (int j = 0; j < m; ++j)
-    for (int64_t u = 0; u < k / 16; ++u)
-      std::memcpy(out.data() + j * k + cuda::mmvs::act_il_offset((int)u, (int)(k / 64)), xq.data() + j * k + 16 * u, 16);
+// One q8s row of k quants in the interleaved order that MmvsParams::act_il reads (q8s_order.h),
+// the unused bytes of a short last group filled with junk (a read of them changes the result).
+std::vector<int8_t> act_il_order(const std::vector<int8_t>& xq, int64_t k) {
+  std::vector<int8_t> out((size_t)cuda::q8s::il_row_bytes(k), (int8_t)0x5A);
+  cuda::q8s::to_interleaved(xq.data(), k, out.data());
   return out;
 }
 
@@ -62,7 +63,10 @@ std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, 
   q8_1_to_q8s(blocks, m, k, xq, xds);
   *dxq = env.upload(xq);
   *dxds = env.upload(xds);
-  if (dxq_il) *dxq_il = env.upload(act_il_order(xq, m, k));
+  if (dxq_il) {
+    if (m != 1) throw std::invalid_argument("random_q8s_input: the interleaved order is one row's");
+    *dxq_il = env.upload(act_il_order(xq, k));
+  }
   return blocks;
 }
 
@@ -176,13 +180,15 @@ class MmvsCase : public Case {
 // launch_quantize_q8s vs the CPU q8_1 quantizer's bytes, converted to planes.
 class QuantizeQ8sCase : public Case {
  public:
-  QuantizeQ8sCase(int64_t rows, int64_t n) : rows_(rows), n_(n) {}
+  // il: one row in the interleaved order (q8s_order.h) against the CPU planes put in that order
+  // (the unused bytes of a short last group compared too: poisoned, they must stay untouched).
+  QuantizeQ8sCase(int64_t rows, int64_t n, bool il = false) : rows_(rows), n_(n), il_(il) {}
   void generate(Env& env) override {
     x_ = env.normal((size_t)(rows_ * n_), 3.0f);
     for (size_t i = 0; i < x_.size(); i += 97) x_[i] = 0.0f;  // zeros inside blocks
     std::fill(x_.begin(), x_.begin() + 32, 0.0f);             // one all-zero block (d = 0)
     dx_ = env.upload(x_);
-    dxq_ = env.alloc_output<int8_t>((size_t)(rows_ * n_));
+    dxq_ = env.alloc_output<int8_t>(xq_bytes());
     dxds_ = env.alloc_output<float>((size_t)(rows_ * n_ / 32) * 2);
   }
   cudaError_t launch(Env& env) override {
@@ -192,13 +198,19 @@ class QuantizeQ8sCase : public Case {
     p.rows = rows_;
     p.xq = dxq_;
     p.xds = dxds_;
+    p.act_il = il_;
     return cuda::launch_quantize_q8s(p, env.stream());
   }
-  void reference(Env&) override {
+  void reference(Env& env) override {
     std::vector<uint8_t> blocks((size_t)(rows_ * (n_ / 32)) * 36);
     for (int64_t r = 0; r < rows_; ++r)
       quantize_row(QType::Q8_1, x_.data() + r * n_, blocks.data() + (size_t)r * (n_ / 32) * 36, n_);
     q8_1_to_q8s(blocks, rows_, n_, xq_, xds_);
+    if (il_) {  // the poison the output buffer was filled with stays where no quant goes
+      std::vector<int8_t> il = env.download(dxq_, xq_bytes());
+      cuda::q8s::to_interleaved(xq_.data(), n_, il.data());
+      xq_ = std::move(il);
+    }
   }
   Verdict compare(Env& env) override {
     const auto q = env.download(dxq_, xq_.size());
@@ -209,7 +221,9 @@ class QuantizeQ8sCase : public Case {
   PerfCount perf_count() const override { return {(double)(rows_ * n_) * 5.25, 0}; }
 
  private:
+  size_t xq_bytes() const { return (size_t)(il_ ? cuda::q8s::il_row_bytes(n_) : rows_ * n_); }
   int64_t rows_, n_;
+  bool il_;
   std::vector<float> x_;
   std::vector<int8_t> xq_;
   std::vector<float> xds_;
@@ -367,16 +381,26 @@ class MmvsSegCase : public Case {
 // swapped.
 class MmvsPairCase : public Case {
  public:
-  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap) : k_(k), rows_{r0, r1, r2}, cap_(cap) {}
+  // act_il: the one launch reads the activation in the interleaved order (MmvsParams::act_il), the
+  // two launches it is compared with the plain order.
+  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
       dw_[i] = upload_split(env, type(i), w_[i], rows_[i], k_, true);
       dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
     }
-    x_ = random_q8s_input(env, 1, k_, &dxq_, &dxds_);
+    x_ = random_q8s_input(env, 1, k_, &dxq_, &dxds_, act_il_ ? &dxq_il_ : nullptr);
   }
-  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(pair_params(dy_, 1), env.stream()); }
+  cudaError_t launch(Env& env) override {
+    cuda::MmvsParams p = pair_params(dy_, 1);
+    if (act_il_) {
+      p.act_il = true;
+      p.xq = dxq_il_;
+    }
+    return cuda::launch_mmvs(p, env.stream());
+  }
   void reference(Env& env) override {
     // The two launches the pair replaces: q and k in one Q4_K launch, v in its own Q6_K launch.
     float* sep[3];
@@ -453,6 +477,8 @@ class MmvsPairCase : public Case {
   int64_t k_;
   int64_t rows_[3];
   int cap_;
+  bool act_il_;
+  int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
   std::vector<float> sep_[3];
   std::vector<double> ref_;
@@ -544,10 +570,11 @@ class MmvsInstIdCase : public Case {
 };
 
 // MmvsParams::act_il (the activation in the interleaved q8s order) against the plain order, m = 1:
-// byte-identical rows for a plain matrix (capped at 6, as the engine's) and the SiLU GLU pair.
+// byte-identical rows for a plain matrix and the SiLU GLU pair, uncapped and capped at 6 (the
+// instances kernels.mmvs_act_il takes).
 class MmvsActIlIdCase : public Case {
  public:
-  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu) : t_(t), n_(n), k_(k), glu_(glu) {}
+  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap) : t_(t), n_(n), k_(k), glu_(glu), cap_(cap) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
@@ -558,7 +585,7 @@ class MmvsActIlIdCase : public Case {
     for (int v = 0; v < 2; ++v) {
       auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v ? dxq_il_ : dxq_, dxds_, dy_[v]);
       p.split_max_warps = 2;
-      p.min_blocks = glu_ ? 0 : 6;
+      p.min_blocks = p.min_blocks_glu = cap_;
       p.act_il = v == 1;
       if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
     }
@@ -573,7 +600,7 @@ class MmvsActIlIdCase : public Case {
  private:
   QType t_;
   int64_t n_, k_;
-  int glu_;
+  int glu_, cap_;
   DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
   float* dxds_ = nullptr;
@@ -640,19 +667,22 @@ class MmvsResidualCase : public Case {
 class NormQ8sEmitCase : public Case {
  public:
   // split > 1 (rms_norm only): that many blocks per row against the one-block launch with planes.
-  NormQ8sEmitCase(bool add, int rows, int cols, int split = 1) : add_(add), rows_(rows), cols_(cols), split_(split) {}
+  // il: the planes in the interleaved order (one row), against launch_quantize_q8s in that order.
+  NormQ8sEmitCase(bool add, int rows, int cols, int split = 1, bool il = false)
+      : add_(add), rows_(rows), cols_(cols), split_(split), il_(il) {}
   void generate(Env& env) override {
     const size_t n = (size_t)rows_ * cols_;
+    const size_t nq = il_ ? (size_t)cuda::q8s::il_row_bytes(cols_) : n;
     const auto res = env.normal(n, 2.0f), dl = env.normal(n), w = env.normal((size_t)cols_, 0.2f, 1.0f);
     dres_ = env.upload(res);
     dres2_ = env.upload(res);  // the residual is updated in place: one copy per run
     ddl_ = env.upload(dl);
     dw_ = env.upload(w);
     dout_ = env.alloc_output<float>(n);
-    dxq_ = env.alloc_output<int8_t>(n);
+    dxq_ = env.alloc_output<int8_t>(nq);
     dxds_ = env.alloc_output<float>(n / 16);
     dout2_ = env.alloc<float>(n);
-    dxq2_ = env.alloc<int8_t>(n);
+    dxq2_ = env.alloc<int8_t>(nq);
     dxds2_ = env.alloc<float>(n / 16);
   }
   cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds, int split = 1) {
@@ -671,6 +701,7 @@ class NormQ8sEmitCase : public Case {
       p.cols = cols_;
       p.q8s_xq = xq;
       p.q8s_xds = xds;
+      p.q8s_il = il_ && xq;
       return cuda::launch_add_rms_norm(p, env.stream());
     }
     cuda::RmsNormParams p;
@@ -683,6 +714,7 @@ class NormQ8sEmitCase : public Case {
     p.cols = cols_;
     p.q8s_xq = xq;
     p.q8s_xds = xds;
+    p.q8s_il = il_ && xq;
     p.split = split;
     return cuda::launch_rms_norm(p, env.stream());
   }
@@ -699,10 +731,11 @@ class NormQ8sEmitCase : public Case {
     qp.rows = rows_;
     qp.xq = dxq2_;
     qp.xds = dxds2_;
+    qp.act_il = il_;
     ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
   }
   Verdict compare(Env& env) override {
-    Verdict v = ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_);
+    Verdict v = ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_, il_);
     if (split_ > 1 && v.pass) {
       // The blocks of a row read all of x while others store: out over x is refused.
       const cudaError_t e = run(env, dres2_, dres2_, dxq2_, dxds2_, split_);
@@ -718,6 +751,7 @@ class NormQ8sEmitCase : public Case {
  private:
   bool add_;
   int rows_, cols_, split_;
+  bool il_;
   float *dres_ = nullptr, *dres2_ = nullptr, *ddl_ = nullptr, *dw_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
   float *dxds_ = nullptr, *dxds2_ = nullptr;
@@ -810,10 +844,11 @@ void add_mmvs_cases(Registry& r) {
     // plain one, byte for byte and against the f64 reference; --perf rows "mmvs_ail_cap6/..." beside
     // "mmvs_ref_cap6/..." (the register form with the same cap and warps per row), GLU rows beside
     // "mmvs_glu/...". Partial task groups: k = 2304 (36 tasks), 14336 (224).
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}, {1031, 5120}})
       for (int glu : {0, 1})
-        r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/vs_plain_order_bytes"),
-              [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu); });
+        for (int cap : {0, 6})
+          r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap, "/vs_plain_order_bytes"),
+                [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap); });
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}, {1031, 2304}, {1031, 14336}}) {
       r.add("mmvs", ref::cat("mmvs_ail_cap6/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
@@ -840,6 +875,11 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap); });
     r.add("mmvs_id", ref::cat("mmvs_pair/Q4_K+Q6_K/cap", cap, "/516+128+131x2304/one_vs_two_launches_bytes"),
           [=] { return std::make_unique<MmvsPairCase>(2304, 516, 128, 131, cap); });
+    // kernels.mmvs_act_il: the pair reading the interleaved order against the plain-order launches.
+    r.add("mmvs_id", ref::cat("mmvs_pair_ail/Q4_K+Q6_K/cap", cap, "/4096+1024+1024x4096/vs_plain_order_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, cap, true); });
+    r.add("mmvs_id", ref::cat("mmvs_pair_ail/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/vs_plain_order_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, true); });
   }
   r.add("mmvs", "mmvs_pair/Q4_K+Q6_K/8192+1024+1024x5120/m1",
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });
@@ -862,6 +902,20 @@ void add_mmvs_cases(Registry& r) {
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
     r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
           [=] { return std::make_unique<QuantizeQ8sCase>(rows, n); });
+  // kernels.mmvs_act_il: every producer of the one-token planes in the interleaved order. The
+  // quantizer against the CPU planes put in that order (short last groups: 2304, 5120, 25600, 160);
+  // the norms (one block and split) against norm + that quantizer.
+  for (int64_t n : {4096, 2304, 5120, 25600, 160})
+    r.add("mmvs", ref::cat("quantize_q8s_il/1x", n, "/bytes_vs_cpu_q8_1"),
+          [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true); });
+  for (int cols : {4096, 5120, 2304, 16384}) {
+    r.add("mmvs_id", ref::cat("add_rms_norm_q8s_il/1x", cols, "/vs_norm_then_quantize_bytes"),
+          [=] { return std::make_unique<NormQ8sEmitCase>(true, 1, cols, 1, true); });
+    for (int split : {1, 8})
+      r.add("mmvs_id", ref::cat("rms_norm_q8s_il", split > 1 ? ref::cat("_split", split) : "", "/1x", cols,
+                                split > 1 ? "/vs_one_block_bytes" : "/vs_norm_then_quantize_bytes"),
+            [=] { return std::make_unique<NormQ8sEmitCase>(false, 1, cols, split, true); });
+  }
 }
 
 }  // namespace

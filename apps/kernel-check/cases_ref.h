@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_check.h"
+#include "matvec/q8s_order.h"
 #include "registry.h"
 
 namespace memra::kc::ref {
@@ -74,10 +75,19 @@ inline void check(cudaError_t e, const char* what) { cuda::check_status(e, what)
 
 // An op that emits the q8s planes of its f32 output (n values) next to the plain op followed by
 // launch_quantize_q8s: f32 outputs, quants (n bytes) and {d, sum} pairs (n/32) byte-identical.
+// il: both quant planes one row in the interleaved order (q8s_order.h), compared quant by quant.
 inline Verdict compare_q8s_emit(Env& env, const float* out, const float* out_plain, const int8_t* xq,
-                                const int8_t* xq_plain, const float* xds, const float* xds_plain, size_t n) {
+                                const int8_t* xq_plain, const float* xds, const float* xds_plain, size_t n,
+                                bool il = false) {
   const auto o1 = env.download(out, n), o2 = env.download(out_plain, n);
-  const auto q1 = env.download(xq, n), q2 = env.download(xq_plain, n);
+  const auto quants = [&](const int8_t* d) {
+    if (!il) return env.download(d, n);
+    const auto raw = env.download(d, (size_t)cuda::q8s::il_row_bytes((int64_t)n));
+    std::vector<int8_t> q(n);
+    cuda::q8s::from_interleaved(raw.data(), (int64_t)n, q.data());
+    return q;
+  };
+  const auto q1 = quants(xq), q2 = quants(xq_plain);
   const auto d1 = env.download(xds, n / 16), d2 = env.download(xds_plain, n / 16);
   return all_of({{"f32 out", compare_bytes(o1.data(), o2.data(), n * 4)},
                  {"quants", compare_bytes(q1.data(), q2.data(), n)},

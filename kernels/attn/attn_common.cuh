@@ -28,6 +28,7 @@ struct Args {
   float* ws;
   int8_t* q8s_xq;
   float2* q8s_xds;
+  bool q8s_il;      // AttnParams::q8s_il
   bool byte_loads;  // AttnParams::byte_loads
   bool v_words;     // decode (set by the launcher): V rows through kvq::load_words
   bool q8_scores;   // AttnParams::q8_scores
@@ -42,7 +43,7 @@ inline Args make_args(const AttnParams& p) {
   return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
-          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope};
+          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope};
 }
 
 // Key range [lo, hi) visible from position pos.

@@ -759,6 +759,7 @@ cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
   if (p.n_tokens == 0) return cudaSuccess;
   if (p.n_tokens > 65535 || p.n_head > 65535) return cudaErrorInvalidValue;
   if (p.rope.on && !attn_decode_rope_fold_applies(p)) return cudaErrorInvalidValue;
+  if (p.q8s_il && (!p.q8s_xq || p.n_tokens != 1)) return cudaErrorInvalidValue;  // one row's order
   const attn::Args a = attn::make_args(p);
   switch (p.head_dim) {
 #ifndef MEMRA_REDUCED_INSTANCES

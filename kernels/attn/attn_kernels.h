@@ -47,6 +47,9 @@ struct AttnParams {
   // launch_quantize_q8s(out).
   int8_t* q8s_xq = nullptr;
   void* q8s_xds = nullptr;
+  // q8s_xq in the interleaved order (kernels/matvec/q8s_order.h, MmvsParams::act_il; n_tokens =
+  // 1): the same bytes as launch_quantize_q8s with act_il.
+  bool q8s_il = false;
   // Split-K decode (GQA form) only: read the cache byte by byte even where it is aligned for
   // word loads. Same bytes out; kernel-check's reference for the word-load path.
   bool byte_loads = false;

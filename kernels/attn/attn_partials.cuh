@@ -163,7 +163,7 @@ __device__ __forceinline__ void combine_element(const Args& a, int i, int h, int
   if (a.q8s_xq) {
     // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
     const int64_t row_cols = (int64_t)a.n_head * D;
-    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols + (col & ~int64_t{31}),
+    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols, col & ~int64_t{31}, a.q8s_il,
                    a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
   }
 }

@@ -42,7 +42,7 @@ struct Args {
   const float* res;  // MmvsParams::residual (segment 0 only) or null
   int64_t ldres;
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
-  bool act_il;       // MmvsParams::act_il (launch_t takes the interleaved-activation instances)
+  bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -114,7 +114,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // where the tasks read the row: the plain q8s order, or the interleaved one (MmvsParams::act_il)
         const auto x = [&] {
           if constexpr (AIL)
-            return mmvs::GXI{xq, xds, a.n_tasks};
+            return mmvs::GXI{xq, xds};
           else
             return mmvs::GX{xq, xds};
         }();
@@ -190,13 +190,14 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 
 // One launch of two weight types (MmvsParams::w_type2): a CTA's rows are all of one type (the
 // launcher checks that the type-T2 rows start a CTA), and each runs the body of its own type, so
-// every row gets the operations, order and bits of a launch of that type alone. m = 1, plain.
-template <QType T, QType T2, int MINB>
+// every row gets the operations, order and bits of a launch of that type alone. m = 1, plain;
+// AIL: the activation in the interleaved order (MmvsParams::act_il).
+template <QType T, QType T2, int MINB, bool AIL = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
-    mmvs_body<T2, 1, 0>(a);
+    mmvs_body<T2, 1, 0, AIL>(a);
   else
-    mmvs_body<T, 1, 0>(a);
+    mmvs_body<T, 1, 0, AIL>(a);
 }
 
 template <QType T, int MM, int MINB = 1>
@@ -221,9 +222,11 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
 }
+// The interleaved-activation instances exist uncapped and at 6 CTAs per SM (mmvs_act_il_caps_ok).
 template <QType T>
 cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
-  return min_blocks == 6 ? launch_ail_m<T, 6>(a, glu, s) : launch_ail_m<T, 1>(a, glu, s);
+  if (min_blocks == 6) return launch_ail_m<T, 6>(a, glu, s);
+  return min_blocks == 0 ? launch_ail_m<T, 1>(a, glu, s) : cudaErrorNotSupported;
 }
 
 template <QType T>
@@ -240,24 +243,30 @@ cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   return launch_m<T, 8>(a, glu, s);
 }
 
-template <QType T, int GLU, int MINB>
-cudaError_t cap_spills_k(bool* spills) {
+template <class K>
+cudaError_t kernel_spills(K kernel, bool* spills) {
   cudaFuncAttributes fa{};
-  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_kernel_cap<T, 1, GLU, MINB>);
+  const cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
   if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
   return e;
 }
 template <QType T, int GLU>
-cudaError_t cap_spills_g(int min_blocks, bool* spills) {
-  if (min_blocks == 6) return cap_spills_k<T, GLU, 6>(spills);
-  if (min_blocks == 8) return cap_spills_k<T, GLU, 8>(spills);
-  return cap_spills_k<T, GLU, 12>(spills);
+cudaError_t cap_spills_g(int min_blocks, bool act_il, bool* spills) {
+  if (act_il) return kernel_spills(mmvs_ail_kernel<T, GLU, 6>, spills);  // min_blocks 6 (checked)
+#ifdef MEMRA_REDUCED_INSTANCES
+  (void)min_blocks;
+  return cudaSuccess;  // no capped plain-order instances in this build (launch_t takes the m = 8 one)
+#else
+  if (min_blocks == 6) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 6>, spills);
+  if (min_blocks == 8) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 8>, spills);
+  return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 12>, spills);
+#endif
 }
 template <QType T>
-cudaError_t cap_spills_t(int glu, int min_blocks, bool* spills) {
-  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, spills);
-  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, spills);
-  return cap_spills_g<T, 2>(min_blocks, spills);
+cudaError_t cap_spills_t(int glu, int min_blocks, bool act_il, bool* spills) {
+  if (glu == 0) return cap_spills_g<T, 0>(min_blocks, act_il, spills);
+  if (glu == 1) return cap_spills_g<T, 1>(min_blocks, act_il, spills);
+  return cap_spills_g<T, 2>(min_blocks, act_il, spills);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -265,15 +274,15 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 // The compiled pairs (w_type, w_type2): the q4_k_m mix's q/k/v (Q4_K q and k, Q6_K v).
 bool pair_compiled(QType t, QType t2) { return t == QType::Q4_K && t2 == QType::Q6_K; }
 
-// One warp per 32-element block (as launch_quantize_q8_1).
+// One warp per 32-element block (as launch_quantize_q8_1); il: the interleaved order (one row).
 __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
-                                    int8_t* __restrict__ xq, float2* __restrict__ xds) {
+                                    int8_t* __restrict__ xq, float2* __restrict__ xds, bool il) {
   pdl_wait();
   const int lane = threadIdx.x & 31;
   const int64_t ib = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
   if (ib >= n_blocks) return;
   const int64_t bpr = n / 32, row = ib / bpr, b = ib % bpr;
-  emit_q8s_block(x[row * ld_x + b * 32 + lane], lane, xq + row * n + b * 32, xds + ib);
+  emit_q8s_block(x[row * ld_x + b * 32 + lane], lane, xq + row * n, b * 32, il, xds + ib);
 }
 
 }  // namespace
@@ -318,7 +327,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
   a.t2_begin = -1;
-  a.act_il = p.act_il;  // not for the mixed-type pair kernel, which returns before launch_t
+  if (p.act_il && (p.m != 1 || !mmvs_act_il_caps_ok(p.min_blocks) || !mmvs_act_il_caps_ok(p.min_blocks_glu)))
+    return cudaErrorNotSupported;  // one-token instances only, uncapped or at 6 CTAs per SM
+  a.act_il = p.act_il;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -355,11 +366,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps))
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
-    if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
-    if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, dim3(grid), dim3(32 * kWarps), 0, stream, a);
+    const dim3 g(grid), b(32 * kWarps);
+    if (mb == 0 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true>, g, b, 0, stream, a);
+    if (mb == 6 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, g, b, 0, stream, a);
+    if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, g, b, 0, stream, a);
+    if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, g, b, 0, stream, a);
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
-  if (p.act_il && p.m != 1) return cudaErrorNotSupported;  // kernel-level experiment: m = 1 instances only
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
@@ -378,32 +391,26 @@ bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m,
          sp::plan(t, 1, n_cols, true).blocks_per_row == sp::plan(t2, 1, n_cols, true).blocks_per_row;
 }
 
-cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills) {
+cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il) {
   if (!spills || !pair_compiled(t, t2) || (min_blocks != 0 && min_blocks != 6)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
-  cudaFuncAttributes fa{};
-  const cudaError_t e = cudaFuncGetAttributes(&fa, mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>);
-  if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
-  return e;
+  if (act_il) return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, spills);
+  return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, spills);
 }
 
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills) {
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il) {
   if (!spills || glu < 0 || glu > 2 || !mmvs_min_blocks_valid(min_blocks)) return cudaErrorInvalidValue;
+  if (act_il && !mmvs_act_il_caps_ok(min_blocks)) return cudaErrorInvalidValue;
   *spills = false;
-#ifdef MEMRA_REDUCED_INSTANCES
-  (void)t;
-  return cudaSuccess;  // no capped instances in this build (launch_t takes the m = 8 one)
-#else
   if (min_blocks == 0) return cudaSuccess;
   switch (t) {
-    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, spills);
-    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, spills);
-    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, spills);
-    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, spills);
+    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, act_il, spills);
+    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, act_il, spills);
+    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, act_il, spills);
+    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, act_il, spills);
     default: return cudaSuccess;
   }
-#endif
 }
 
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream) {
@@ -413,8 +420,9 @@ cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream)
   const int64_t nb = p.n / 32 * p.rows;
   const int64_t grid = (nb + 7) / 8;
   if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  if (p.act_il && p.rows != 1) return cudaErrorInvalidValue;  // the interleaved order is one row's
   return launch_kernel(quantize_q8s_kernel, dim3((unsigned)grid), dim3(256), 0, stream, p.x, ld, p.n, nb, p.xq,
-                       static_cast<float2*>(p.xds));
+                       static_cast<float2*>(p.xds), p.act_il);
 }
 
 }  // namespace memra::cuda

@@ -20,8 +20,9 @@
 // of k) does not depend on m, so a row's result is bit-identical at every m (decode == verify;
 // gated in kernel-check "mmvs_id").
 //
-// Activations ("q8s"): xq int8 [m][k] (row stride k), xds float2 [m][k/32] = {d, sum of the 32
-// quants} with d the f16-rounded q8_1 scale: the q8_1 numeric class (same quants and scale as
+// Activations ("q8s"): xq int8 [m][k] (row stride k; one row may instead be in the interleaved
+// order of q8s_order.h, MmvsParams::act_il), xds float2 [m][k/32] = {d, sum of the 32 quants}
+// with d the f16-rounded q8_1 scale: the q8_1 numeric class (same quants and scale as
 // launch_quantize_q8_1), the min term of Q4_K from the exact quant sum.
 //
 // Optional GLU pair: with w2 set, y = act(W x) * (W2 x) (SwiGLU / GEGLU with the gate/up rows of
@@ -82,11 +83,11 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
-  // The activation (xq) in the interleaved q8s order (mmvs_task.cuh GXI: per group of 32 tasks,
-  // granule c of task 32 g + l at byte 2048 g + 16 (n c + l)), so a warp's activation loads are
-  // contiguous 512-byte runs instead of a 64-byte lane stride. m = 1 only (else NotSupported). A
-  // kernel-level experiment: no q8s producer writes this order yet (kernel-check builds its inputs
-  // on the host); same values, same operations: the same bits.
+  // The activation (xq) in the interleaved q8s order (q8s_order.h: granule c of task 32 g + l at
+  // byte 2048 g + 512 c + 16 l; xq then spans q8s::il_row_bytes(n_cols) bytes), so a warp's
+  // activation loads are contiguous 512-byte runs instead of a 64-byte lane stride
+  // (kernels.mmvs_act_il). m = 1 with min_blocks and min_blocks_glu 0 or 6 only (else
+  // NotSupported). Same values, same operations: the same bits.
   bool act_il = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
@@ -96,12 +97,14 @@ struct MmvsParams {
   int64_t ld_residual = 0;  // 0 = ldy
 };
 
-// The min_blocks values launch_mmvs has instances for (0, 6, 8, 12).
+// The min_blocks values launch_mmvs has instances for (0, 6, 8, 12); with act_il 0 and 6.
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
+inline bool mmvs_act_il_caps_ok(int v) { return v == 0 || v == 6; }
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
 // attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills);
+// act_il: the interleaved-activation instance (MmvsParams::act_il; min_blocks 0 or 6).
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il = false);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);
@@ -110,7 +113,7 @@ bool mmvs_supported(QType t, int64_t n_cols);
 // m = 1, the same warps per row for both types, and the type-t2 rows starting a CTA.
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps);
 // As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
-cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills);
+cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il = false);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.
@@ -121,6 +124,7 @@ struct QuantizeQ8sParams {
   int64_t ld_x = 0;  // 0 = n
   int8_t* xq = nullptr;
   void* xds = nullptr;
+  bool act_il = false;  // xq in the interleaved order (q8s_order.h; rows = 1, il_row_bytes(n) bytes)
 };
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream);
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "matvec/q8s_order.h"
 #include "quant/weight_decode.cuh"
 
 #ifndef __CUDACC__
@@ -87,25 +88,23 @@ MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
 
 // Where dot() reads its activation row: q16(u) = the 16 quants of granule u (elements 16u ..
 // 16u + 15), ds4(i) = xds pairs i and i + 1 (i even). GX: the plain q8s order (xq byte e at e).
-// GXI: the interleaved q8s order (MmvsParams::act_il), as the weights' split copy: per group of 32
-// tasks (2048 elements) granule c of task 32 g + l at byte 2048 g + 16 (n c + l), n the tasks of
-// the group, so a warp's load of granule c of its 32 tasks is one contiguous 512-byte run.
+// GXI: the interleaved q8s order (MmvsParams::act_il, q8s_order.h): granule c of task 32 g + l at
+// byte 2048 g + 512 c + 16 l, so a warp's load of granule c of its 32 tasks is one contiguous
+// 512-byte run. Same values either way, so the same bits.
+// q16t(t, c) = q16(4 t + c): granule c of task t, written so that a task's four granules are one
+// base address plus constant offsets in both orders.
 struct GX {
   const int8_t* xq;
   const float2* xds;
   MEMRA_HD int4 q16(int u) const { return ldx16(xq + 16 * u); }
+  MEMRA_HD int4 q16t(int t, int c) const { return ldx16(xq + 64 * t + 16 * c); }
   MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
 };
-MEMRA_HD int act_il_offset(int u, int n_tasks) {  // byte offset of granule u (k < 2^24: fits an int)
-  const int t = u >> 2, g0 = t & ~31;
-  const int n = n_tasks - g0 < 32 ? n_tasks - g0 : 32;
-  return 64 * g0 + 16 * (n * (u & 3) + (t & 31));
-}
 struct GXI {
   const int8_t* xq;
   const float2* xds;
-  int n_tasks;
-  MEMRA_HD int4 q16(int u) const { return ldx16(xq + act_il_offset(u, n_tasks)); }
+  MEMRA_HD int4 q16(int u) const { return ldx16(xq + q8s::il_granule(u)); }
+  MEMRA_HD int4 q16t(int t, int c) const { return ldx16(xq + (2048 * (t >> 5) + 16 * (t & 31)) + 512 * c); }
   MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
 };
 
@@ -183,7 +182,7 @@ struct Task<QType::Q4_K> {
     const float dsb = fmul_rn(d, (float)((scw >> (sh + 8)) & 0xFFu));
     const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
     const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
-    const int4 x0 = x.q16(4 * t), x1 = x.q16(4 * t + 1), x2 = x.q16(4 * t + 2), x3 = x.q16(4 * t + 3);
+    const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     // q0 = qs bytes 32j..32j+15: low nibbles elements 0..15, high 32..47; q1: 16..31 / 48..63.
     const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
@@ -274,7 +273,7 @@ struct Task<QType::Q8_0> {
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
-    const int4 x0 = x.q16(4 * t), x1 = x.q16(4 * t + 1), x2 = x.q16(4 * t + 2), x3 = x.q16(4 * t + 3);
+    const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     const int s0 = dot4(q[1], x1, dot4(q[0], x0, 0));
     const int s1 = dot4(q[3], x3, dot4(q[2], x2, 0));
@@ -303,7 +302,7 @@ struct Task<QType::Q4_0> {
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
-    const int4 x0 = x.q16(4 * t), x1 = x.q16(4 * t + 1), x2 = x.q16(4 * t + 2), x3 = x.q16(4 * t + 3);
+    const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     // Block qs: low nibbles elements 0..15, high 16..31; q - 8.
     const int s0 = dot4(sub4(mask4(q0, 4, 0x0F0F0F0Fu), 0x08080808u), x1,

@@ -62,6 +62,7 @@ struct NormArgs {
   float2* xds;
   __half* out16;  // EMIT 3: f16 copy of out (rows x cols, dense; cols % 4 == 0, vec)
   bool vec;     // every f32 row 16-byte aligned: float4 loads and stores (same values)
+  bool xq_il;   // EMIT 2: xq in the interleaved order (q8s_order.h; one row)
 };
 
 // Elements [4c, 4c + 4) of a row that has `cols` of them, zeros beyond.
@@ -161,7 +162,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
     // cols % 32 == 0 for the emits: chunk c is part k = c % 8 of q8 block c / 8, whose 8 parts
     // are lanes 8 * (lane / 8) .. + 7 of this warp.
     if (EMIT == 2)
-      emit_q8s_block8(y, lane, c < n_chunks, a.xq + r * cols + (int64_t)(c & ~7) * 4, a.xds + (r * cols) / 32 + c / 8);
+      emit_q8s_block8(y, lane, c < n_chunks, a.xq + r * cols, 4 * (int64_t)c, a.xq_il, a.xds + (r * cols) / 32 + c / 8);
     if (EMIT == 1)
       emit_q8_1_block8(y, lane, c < n_chunks, a.out_q + r * a.ld_q + (int64_t)(c / 8) * kQ81BlockBytes);
     if (EMIT == 3 && c < n_chunks) {
@@ -229,10 +230,11 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if (p.rows < 0 || p.cols <= 0 || !p.x || !p.out || p.ld_x < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
-  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32)) return cudaErrorInvalidValue;
+  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32) || (p.q8s_il && p.rows != 1))
+    return cudaErrorInvalidValue;
   const bool vec = vec_ok(p.x, p.ld_x) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
   const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps,
-                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec};
+                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec, p.q8s_il};
   const dim3 block(norm_threads(p.cols));
   // Split rows: the blocks of a row read all of x while others write out, so out must not overlap x.
   if (p.split < 1 || p.split > kMaxNormSplit) return cudaErrorInvalidValue;
@@ -255,12 +257,13 @@ cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {
       p.ld_residual < p.cols || p.ld_delta < p.cols || p.ld_residual_out < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
-  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32)) return cudaErrorInvalidValue;
+  if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32) || (p.q8s_il && p.rows != 1))
+    return cudaErrorInvalidValue;
   const bool vec = vec_ok(p.residual, p.ld_residual) && vec_ok(p.delta, p.ld_delta) &&
                    vec_ok(p.residual_out, p.ld_residual_out) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
   const NormArgs a{p.residual, p.ld_residual, p.delta, p.ld_delta, p.residual_out, p.ld_residual_out,
                    p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps, p.q8s_xq, static_cast<float2*>(p.q8s_xds),
-                   static_cast<__half*>(p.out_f16), vec};
+                   static_cast<__half*>(p.out_f16), vec, p.q8s_il};
   const dim3 block(norm_threads(p.cols));
   if (p.out_f16) {
     if (!add_rms_norm_f16_copy_supported(p) || reinterpret_cast<uintptr_t>(p.out_f16) % 8)

@@ -24,6 +24,9 @@ struct RmsNormParams {
   // == 0), byte-identical to launch_quantize_q8s(out).
   int8_t* q8s_xq = nullptr;
   void* q8s_xds = nullptr;
+  // q8s_xq in the interleaved order (kernels/matvec/q8s_order.h, MmvsParams::act_il; rows = 1,
+  // q8s::il_row_bytes(cols) bytes): the same bytes as launch_quantize_q8s with act_il.
+  bool q8s_il = false;
   // Optional (not with the q8s planes): out also rounded to f16 (round to nearest even), dense
   // rows x cols: the next GEMM's input, byte-identical to launch_convert_f32(out). Needs the
   // 16-byte path (rms_norm_f16_copy_supported).
@@ -53,6 +56,7 @@ struct AddRmsNormParams {
   float eps = 1e-6f;
   int8_t* q8s_xq = nullptr;  // optional q8s planes of out, as in RmsNormParams
   void* q8s_xds = nullptr;
+  bool q8s_il = false;       // as in RmsNormParams
   void* out_f16 = nullptr;  // optional f16 copy of out, as in RmsNormParams
 };
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream);

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "matvec/q8s_order.h"
+
 namespace memra::cuda {
 
 inline constexpr int kQ81BlockBytes = 36;
@@ -42,15 +44,17 @@ __device__ __forceinline__ void emit_q8_1_block(float v, int lane, uint8_t* blk)
   }
 }
 
-// The same block in the split q8s form of the mmvs matvec (kernels/matvec/mmvs.h): quant e at
-// xq[e], {f16-rounded d, exact sum of the quants} at *ds. Same d and quants as emit_q8_1_block.
-__device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq, float2* ds) {
+// The same block in the split q8s form of the mmvs matvec (kernels/matvec/mmvs.h): the block's
+// quants are elements e0 .. e0 + 31 of the row whose quants start at xq_row, stored in the plain
+// (il = false) or the interleaved order (q8s_order.h); {f16-rounded d, exact sum of the quants}
+// at *ds. Same d and quants as emit_q8_1_block.
+__device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq_row, int64_t e0, bool il, float2* ds) {
   const float amax = warp_max_f32(fabsf(v));
   const float d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   const int q = (int)roundf(__fmul_rn(v, id));
   const int sum = warp_sum_i32(q);
-  xq[lane] = (int8_t)q;
+  xq_row[q8s::byte_of(e0 + lane, il)] = (int8_t)q;
   if (lane == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
 }
 
@@ -88,15 +92,19 @@ __device__ __forceinline__ void store_quants4(int8_t* quants, int k, const int8_
     for (int e = 0; e < 4; ++e) quants[4 * k + e] = q[e];
   }
 }
-// xq: the block's 32 quants, ds its {d, sum} (this lane writes quants 4k .. 4k + 3).
-__device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq, float2* ds) {
+// This lane's quants are elements e .. e + 3 (e % 4 == 0; block e / 32, part k = lane % 8) of the
+// row whose quants start at xq_row, in the plain (il = false) or the interleaved order
+// (q8s_order.h: the 4 quants stay together, 4-byte aligned when xq_row is); ds: the block's
+// {d, sum}.
+__device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq_row, int64_t e,
+                                                bool il, float2* ds) {
   int8_t q[4];
   float d;
   int sum;
   quantize_block8(v, q, d, sum);
   if (!valid) return;
   const int k = lane & 7;
-  store_quants4(xq, k, q);
+  store_quants4(xq_row + q8s::byte_of(e, il), 0, q);
   if (k == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
 }
 // blk: the 36-byte q8_1 block.

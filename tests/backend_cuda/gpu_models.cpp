@@ -379,6 +379,57 @@ TEST(CudaModels, ResidualAddAndNormSplitSameBytes) {
   }
 }
 
+// kernels.mmvs_act_il (the one-token q8s activations in the interleaved order: written so by the
+// norms, the attention combine and the quantizer, read so by every m = 1 mmvs launch, the mixed
+// q/k/v and GLU ones included) changes no byte: a decode step, then a 3-token batch (m = 3, which
+// keeps the plain order) give the defaults' logits, capped and uncapped; every one-token mmvs
+// launch of the act_il runs says so in the receipts' variant, none of the others does; and a cap
+// without interleaved instances is refused at start with a message naming both keys.
+TEST(CudaModels, MmvsActIlSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
+    SCOPED_TRACE(file);
+    const std::string path = shared_dir() + "/models/synth/" + file;
+    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    c[1].kernels.mmvs_act_il = true;
+    c[2].kernels.mmvs_act_il = true;
+    c[2].kernels.mmvs_min_blocks = 0;
+    c[2].kernels.mmvs_min_blocks_glu = 0;
+    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    expect_same_decode_bytes(runs, 31, 3, 23);
+    std::vector<float> ref;
+    for (int r = 0; r < 3; ++r) {
+      const int32_t three[3] = {4, 8, 15};
+      const auto d = step(runs[r], three, kPrompt + 1, true);
+      if (r == 0) ref = d;
+      ASSERT_EQ(d.size(), ref.size());
+      EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "3-token logits differ, run " << r;
+      const auto& v = runs[r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      const std::string& all = v.at("mmvs_m1");
+      for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
+        const size_t e = std::min(all.find(',', b), all.size());
+        const std::string s = all.substr(b, e - b);
+        EXPECT_EQ(s.size() >= 6 && s.compare(s.size() - 6, 6, "_actil") == 0, r > 0) << "run " << r << ": " << s;
+        b = e + 1;
+      }
+    }
+  }
+  Config bad = gpu_config(true);
+  bad.kernels.mmvs_act_il = true;
+  bad.kernels.mmvs_min_blocks = 8;
+  try {
+    (void)backend::make_cuda_backend(bad);
+    ADD_FAILURE() << "kernels.mmvs_min_blocks = 8 with kernels.mmvs_act_il was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernels.mmvs_act_il"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("kernels.mmvs_min_blocks"), std::string::npos) << e.what();
+  }
+}
+
 // kernels.mmvs_mixed_types (one launch for the q/k/v of a layer whose v is Q6_K and q, k Q4_K)
 // changes no byte of the decode logits; the receipts' matvec variant shows the mixed launch ran
 // (the synth q4_k_m file has such layers) in that run only, with the default cap and without.

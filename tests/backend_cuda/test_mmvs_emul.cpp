@@ -4,17 +4,21 @@
 // l, l+32, ... summed in order) and warp shuffle tree. Checked against the f64 product of
 // lib/quant's dequantizations of the original GGUF rows and of the q8_1 activations: a wrong
 // byte offset, nibble, scale index or plane offset anywhere shows as a ~1e-2 error. On the GPU
-// the same kernel is gated by kernel-check --section mmvs.
+// the same kernel is gated by kernel-check --section mmvs. Every task's dot is also replayed on
+// the activation in the interleaved order (q8s_order.h, kernels.mmvs_act_il: GXI) and must give
+// the same bits as the plain order (GX).
 #include <gtest/gtest.h>
 
 #include "backend_cuda/warp_replay.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/half.h"
 #include "matvec/mmvs_task.cuh"
+#include "matvec/q8s_order.h"
 #include "matvec/split_layout.h"
 #include "quant/quant.h"
 
@@ -53,6 +57,11 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split, int
   std::vector<int8_t> xq((size_t)k);
   std::vector<float> xds((size_t)(k / 32) * 2);
   sp::q8_1_to_q8s(xq1.data(), 1, k, xq.data(), xds.data(), [](uint16_t h) { return memra::fp16_to_f32(h); });
+  // The same row in the interleaved order, the unused bytes of a short last group junk.
+  std::vector<int8_t> xil((size_t)memra::cuda::q8s::il_row_bytes(k), (int8_t)0x7B);
+  memra::cuda::q8s::to_interleaved(xq.data(), k, xil.data());
+  const auto* ds2 = reinterpret_cast<const float2*>(xds.data());
+  int64_t il_mismatches = 0;
 
   // Independent oracle: f64 product of the dequantized GGUF rows and activations.
   std::vector<float> wd((size_t)(n * k)), xd((size_t)k);
@@ -73,7 +82,10 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split, int
         for (int t = lane + 32 * s; t < n_tasks; t += 32 * wpr) {
           mm::Task<T> task;
           task.load(src, r, t, g);
-          acc[lane] += task.dot(t, xq.data(), reinterpret_cast<const float2*>(xds.data()));
+          const float d = task.dot(t, xq.data(), ds2);
+          const float di = task.dot(t, mm::GXI{xil.data(), ds2});
+          il_mismatches += std::memcmp(&d, &di, 4) != 0;
+          acc[lane] += d;
         }
       got = s == 0 ? shuffle_sum(acc) : got + shuffle_sum(acc);
     }
@@ -82,6 +94,7 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split, int
     num += (got - ref) * (got - ref);
     den += ref * ref;
   }
+  EXPECT_EQ(il_mismatches, 0) << memra::qtype_name(T) << " " << n << "x" << k << ": interleaved activation order";
   EXPECT_LT(std::sqrt(num / den), 1e-5) << memra::qtype_name(T) << " " << n << "x" << k << (il ? " interleaved" : " blocked")
                                         << " warps/row " << wpr;
 }
@@ -194,4 +207,39 @@ TEST(MmvsLayout, InterleavedChunksAreContiguousPerLoad) {
         }
       for (int h : hit) EXPECT_EQ(h, 1);
     }
+}
+
+// The interleaved q8s order (q8s_order.h): every granule of a row lands on its own 16 bytes
+// inside il_row_bytes(k), to_interleaved / from_interleaved are inverse, and granule c of the 32
+// tasks of a group (one load instruction of a warp) is one contiguous 512-byte run.
+TEST(Q8sOrder, InterleavedIsAPermutationWithContiguousWarpRuns) {
+  namespace q8s = memra::cuda::q8s;
+  for (int64_t k : {64, 2048, 2304, 4096, 5120, 25600}) {
+    const int64_t bytes = q8s::il_row_bytes(k);
+    EXPECT_EQ(bytes % 2048, 0);
+    EXPECT_GE(bytes, k);
+    EXPECT_LT(bytes - k, 2048);
+    std::vector<int> owner((size_t)bytes, -1);
+    for (int u = 0; u < (int)(k / 16); ++u) {
+      const int o = q8s::il_granule(u);
+      ASSERT_EQ(o % 16, 0);
+      ASSERT_LE(o + 16, bytes) << "k " << k << " granule " << u;
+      for (int b = 0; b < 16; ++b) {
+        ASSERT_EQ(owner[(size_t)(o + b)], -1) << "k " << k << ": granules " << owner[(size_t)(o + b)] << " and " << u;
+        owner[(size_t)(o + b)] = u;
+      }
+      for (int b = 0; b < 16; ++b) ASSERT_EQ(q8s::byte_of(16 * (int64_t)u + b, true), o + b);
+      ASSERT_EQ(q8s::byte_of(16 * (int64_t)u + 3, false), 16 * (int64_t)u + 3);
+    }
+    for (int64_t g = 0; g < k / 2048; ++g)  // full groups: lane l's granule c at run start + 16 l
+      for (int c = 0; c < 4; ++c) {
+        const int start = q8s::il_granule((int)(4 * 32 * g + c));
+        for (int l = 0; l < 32; ++l) ASSERT_EQ(q8s::il_granule((int)(4 * (32 * g + l) + c)), start + 16 * l);
+      }
+    std::vector<int8_t> plain((size_t)k), il((size_t)bytes, 0), back((size_t)k, 0);
+    for (int64_t e = 0; e < k; ++e) plain[(size_t)e] = (int8_t)(e * 7 + 3);
+    q8s::to_interleaved(plain.data(), k, il.data());
+    q8s::from_interleaved(il.data(), k, back.data());
+    EXPECT_EQ(plain, back) << "k " << k;
+  }
 }

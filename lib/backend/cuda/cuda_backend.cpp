@@ -103,6 +103,8 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
                                {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
+    else if (cfg_.kernels.mmvs_act_il && !cuda::mmvs_act_il_caps_ok(v))
+      throw Error(fmt::format("{} = {}: with kernels.mmvs_act_il it must be 0 or 6 (the instances compiled for it)", key, v));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
@@ -111,8 +113,8 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     for (int glu = 0; glu < 3; ++glu) {
       const int want = glu ? cfg_.kernels.mmvs_min_blocks_glu : cfg_.kernels.mmvs_min_blocks;
       bool spills = false;
-      if (want && cfg_.kernels.mmvs_cap_no_spill)
-        MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills));
+      if (want && cfg_.kernels.mmvs_cap_no_spill)  // of the instance the one-token launches take
+        MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills, cfg_.kernels.mmvs_act_il));
       mmvs_cap_[ti][glu] = spills ? 0 : want;
     }
   {
@@ -120,7 +122,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     const int want = cfg_.kernels.mmvs_min_blocks == 6 ? 6 : 0;
     bool spills = false;
     if (want && cfg_.kernels.mmvs_cap_no_spill)
-      MEMRA_CUDA_CHECK(cuda::mmvs_pair_cap_spills(QType::Q4_K, QType::Q6_K, want, &spills));
+      MEMRA_CUDA_CHECK(cuda::mmvs_pair_cap_spills(QType::Q4_K, QType::Q6_K, want, &spills, cfg_.kernels.mmvs_act_il));
     mmvs_pair_cap_ = spills ? 0 : want;
   }
   const auto& info = ctx().info();

@@ -118,6 +118,7 @@ class CudaBackend final : public Backend {
   struct Q8s {
     const int8_t* xq;
     const void* xds;
+    bool il;  // xq in the interleaved order (kernels.mmvs_act_il, one-token rows; q8s_order.h)
   };
   Q8s q8s_input(View x);
   // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed).

@@ -15,6 +15,7 @@
 #include "matvec/matvec.h"
 #include "matvec/matvec_v2.h"
 #include "matvec/mmvs.h"
+#include "matvec/q8s_order.h"
 #include "matvec/split_layout.h"
 #include "misc/misc_kernels.h"
 #include "norm/norm_kernels.h"
@@ -197,10 +198,13 @@ const void* CudaBackend::gemm_x_input(View x, bool bf16) {
 }
 
 CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k) {
-  const size_t xq_bytes = ((size_t)m * (size_t)k + 255) / 256 * 256;
+  // One-token rows in the interleaved order with kernels.mmvs_act_il (every producer and the mmvs
+  // launch ask here, so they agree); verify batches (m > 1) keep the plain order.
+  const bool il = cfg_.kernels.mmvs_act_il && m == 1;
+  const size_t xq_bytes = il ? (size_t)cuda::q8s::il_row_bytes(k) : ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
   auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
-  return {reinterpret_cast<const int8_t*>(base), base + xq_bytes};
+  return {reinterpret_cast<const int8_t*>(base), base + xq_bytes, il};
 }
 
 bool CudaBackend::emit_q8s_for(View out) const {
@@ -223,6 +227,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.ld_x = x.ld;
   qp.xq = const_cast<int8_t*>(q.xq);
   qp.xds = const_cast<void*>(q.xds);
+  qp.act_il = q.il;
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
   q8s_src_ = x;
   return q;
@@ -264,6 +269,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.m = (int)x.rows;
   p.xq = q.xq;
   p.xds = q.xds;
+  p.act_il = q.il;
   p.y = y.data;
   p.ldy = y.ld;
   if (residual) {
@@ -282,9 +288,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload"));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
@@ -384,6 +390,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     const Q8s q = q8s_planes(out.rows, out.cols);
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
+    p.q8s_il = q.il;
     // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
     if (!overlaps(x, out)) p.split = cfg_.kernels.norm_split;
   }
@@ -420,6 +427,7 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
     const Q8s q = q8s_planes(out.rows, out.cols);
     p.q8s_xq = const_cast<int8_t*>(q.xq);
     p.q8s_xds = const_cast<void*>(q.xds);
+    p.q8s_il = q.il;
   }
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::add_rms_norm_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
@@ -682,6 +690,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
       const Q8s q = q8s_planes(out.rows, out.cols);
       p.q8s_xq = const_cast<int8_t*>(q.xq);
       p.q8s_xds = const_cast<void*>(q.xds);
+      p.q8s_il = q.il;
     }
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
