@@ -70,6 +70,7 @@
 #            f64 gates, --perf beside the register form, ncu of the Q4_K head in both orders
 #   actil17: kernels.mmvs_act_il gates (mmvs_id, the interleaved producers, CUDA-vs-CPU), --perf of
 #            the padded order, tg128 arms base / act_il on q4_k_m d0 / d4096, q4_0, q8_0, qwen3-32b
+#   final17: closing gates with kernels.mmvs_act_il on, a spilling-cap GLU arm, the README decode rows
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -851,6 +852,19 @@ PY
     tg qwen3-8b q4_0 0 5 80 $arms
     tg qwen3-8b q8_0 0 5 80 $arms
     tg qwen3-32b q4_k_m 0 5 130 $arms
+    ;;
+  final17)
+    # 2026-12-02 (seventeenth session), closing call with kernels.mmvs_act_il on by default: gates
+    # (kernel-check mmvs_id incl. mmvs_ail at caps 0/6/8/12, the interleaved producers, CUDA-vs-CPU),
+    # an arm of the spilling capped GLU (kernels.mmvs_cap_no_spill = false) on q4_k_m d0, then the
+    # README decode rows (closing_rows without arms).
+    gpu_info
+    for sec in mmvs attn; do
+      timeout 90 "$bin/kernel-check" --section $sec --filter _il --seed 20261227 \
+        --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    done
+    tg qwen3-8b q4_k_m 0 5 90 --arm configs/arm-base.toml --arm configs/arm-mmvs-cap-spill-ok.toml
+    closing_rows 20261227 "MmvsActIl|MmvsCap|MmvsPreload" mmvs_id
     ;;
   probe16)
     # 2026-12-02 (sixteenth session), for planning: why the plain Q4_K matvec streams at ~0.57 of

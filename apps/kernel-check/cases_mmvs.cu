@@ -570,8 +570,8 @@ class MmvsInstIdCase : public Case {
 };
 
 // MmvsParams::act_il (the activation in the interleaved q8s order) against the plain order, m = 1:
-// byte-identical rows for a plain matrix and the SiLU GLU pair, uncapped and capped at 6 (the
-// instances kernels.mmvs_act_il takes).
+// byte-identical rows for a plain matrix and the SiLU GLU pair, uncapped and capped at 6, 8, 12
+// (the instances kernels.mmvs_act_il takes).
 class MmvsActIlIdCase : public Case {
  public:
   MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap) : t_(t), n_(n), k_(k), glu_(glu), cap_(cap) {}
@@ -846,7 +846,7 @@ void add_mmvs_cases(Registry& r) {
     // "mmvs_glu/...". Partial task groups: k = 2304 (36 tasks), 14336 (224).
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}, {1031, 5120}})
       for (int glu : {0, 1})
-        for (int cap : {0, 6})
+        for (int cap : {0, 6, 8, 12})
           r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap, "/vs_plain_order_bytes"),
                 [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap); });
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}, {1031, 2304}, {1031, 14336}}) {

@@ -222,10 +222,15 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
 }
-// The interleaved-activation instances exist uncapped and at 6 CTAs per SM (mmvs_act_il_caps_ok).
+// The interleaved-activation instances: uncapped and at 6 CTAs per SM, and at 8 and 12 except in
+// the reduced build.
 template <QType T>
 cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   if (min_blocks == 6) return launch_ail_m<T, 6>(a, glu, s);
+#ifndef MEMRA_REDUCED_INSTANCES
+  if (min_blocks == 8) return launch_ail_m<T, 8>(a, glu, s);
+  if (min_blocks == 12) return launch_ail_m<T, 12>(a, glu, s);
+#endif
   return min_blocks == 0 ? launch_ail_m<T, 1>(a, glu, s) : cudaErrorNotSupported;
 }
 
@@ -252,11 +257,11 @@ cudaError_t kernel_spills(K kernel, bool* spills) {
 }
 template <QType T, int GLU>
 cudaError_t cap_spills_g(int min_blocks, bool act_il, bool* spills) {
-  if (act_il) return kernel_spills(mmvs_ail_kernel<T, GLU, 6>, spills);  // min_blocks 6 (checked)
+  if (act_il && min_blocks == 6) return kernel_spills(mmvs_ail_kernel<T, GLU, 6>, spills);
 #ifdef MEMRA_REDUCED_INSTANCES
-  (void)min_blocks;
-  return cudaSuccess;  // no capped plain-order instances in this build (launch_t takes the m = 8 one)
+  return cudaSuccess;  // no other capped instances in this build
 #else
+  if (act_il) return kernel_spills(min_blocks == 8 ? mmvs_ail_kernel<T, GLU, 8> : mmvs_ail_kernel<T, GLU, 12>, spills);
   if (min_blocks == 6) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 6>, spills);
   if (min_blocks == 8) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 8>, spills);
   return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 12>, spills);
@@ -327,8 +332,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.seg[0] = {a.w, (int64_t)pl.body_row_bytes, p.n_rows, p.y, ldy};
   int64_t rows = p.n_rows;
   a.t2_begin = -1;
-  if (p.act_il && (p.m != 1 || !mmvs_act_il_caps_ok(p.min_blocks) || !mmvs_act_il_caps_ok(p.min_blocks_glu)))
-    return cudaErrorNotSupported;  // one-token instances only, uncapped or at 6 CTAs per SM
+  if (p.act_il && p.m != 1) return cudaErrorNotSupported;  // one-token instances only
   a.act_il = p.act_il;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
@@ -401,7 +405,6 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
 
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il) {
   if (!spills || glu < 0 || glu > 2 || !mmvs_min_blocks_valid(min_blocks)) return cudaErrorInvalidValue;
-  if (act_il && !mmvs_act_il_caps_ok(min_blocks)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
   switch (t) {

@@ -86,8 +86,8 @@ struct MmvsParams {
   // The activation (xq) in the interleaved q8s order (q8s_order.h: granule c of task 32 g + l at
   // byte 2048 g + 512 c + 16 l; xq then spans q8s::il_row_bytes(n_cols) bytes), so a warp's
   // activation loads are contiguous 512-byte runs instead of a 64-byte lane stride
-  // (kernels.mmvs_act_il). m = 1 with min_blocks and min_blocks_glu 0 or 6 only (else
-  // NotSupported). Same values, same operations: the same bits.
+  // (kernels.mmvs_act_il). m = 1 only (else NotSupported); the mixed-type pair at min_blocks 0 or
+  // 6 as without it. Same values, same operations: the same bits.
   bool act_il = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
@@ -97,13 +97,12 @@ struct MmvsParams {
   int64_t ld_residual = 0;  // 0 = ldy
 };
 
-// The min_blocks values launch_mmvs has instances for (0, 6, 8, 12); with act_il 0 and 6.
+// The min_blocks values launch_mmvs has instances for (0, 6, 8, 12; with act_il too).
 inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
-inline bool mmvs_act_il_caps_ok(int v) { return v == 0 || v == 6; }
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
 // attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
-// act_il: the interleaved-activation instance (MmvsParams::act_il; min_blocks 0 or 6).
+// act_il: the interleaved-activation instance (MmvsParams::act_il).
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il = false);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.

@@ -81,7 +81,7 @@ struct KernelsSection {
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
-  bool mmvs_act_il = false;       // one-token q8s activations in the interleaved order (q8s_order.h)
+  bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM

@@ -103,8 +103,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
                                {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
-    else if (cfg_.kernels.mmvs_act_il && !cuda::mmvs_act_il_caps_ok(v))
-      throw Error(fmt::format("{} = {}: with kernels.mmvs_act_il it must be 0 or 6 (the instances compiled for it)", key, v));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
