@@ -70,6 +70,7 @@
 #            f64 gates, --perf beside the register form, ncu of the Q4_K head in both orders
 #   actil17: kernels.mmvs_act_il gates (mmvs_id, the interleaved producers, CUDA-vs-CPU), --perf of
 #            the padded order, tg128 arms base / act_il on q4_k_m d0 / d4096, q4_0, q8_0, qwen3-32b
+#   q6k18  : kernels.mmvs_act_il_q6k gates, kernel-level Q6_K rows in both orders, tg128 arms
 #   final17: closing gates with kernels.mmvs_act_il on, a spilling-cap GLU arm, the README decode rows
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
@@ -852,6 +853,26 @@ PY
     tg qwen3-8b q4_0 0 5 80 $arms
     tg qwen3-8b q8_0 0 5 80 $arms
     tg qwen3-32b q4_k_m 0 5 130 $arms
+    ;;
+  q6k18)
+    # 2026-12-02 (eighteenth session): kernels.mmvs_act_il_q6k (the activation quantized for a
+    # Q6_K-only matvec in the Q6_K variant of the interleaved order). Gates: kernel-check mmvs_id
+    # (all: the Q6_K task's accessor changed), mmvs q6k rows (the quantizer vs CPU, the f64 rows),
+    # CUDA-vs-CPU incl. CudaModels.MmvsActIlSameBytes; --perf of the Q6_K rows in both orders;
+    # tg128 arms base / act_il_q6k on q4_k_m d0 / d4096 and qwen3-32b q4_k_m.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id --seed 20261228 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    timeout 90 "$bin/kernel-check" --section mmvs --filter q6k --seed 20261228 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    cuda_vs_cpu "MmvsActIl" 8
+    for flt in mmvs_ail_cap6/Q6_K mmvs_ail_q6k_cap6/Q6_K; do
+      timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20261229 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1" | sed 's/norm_err.*|/|/'
+    done
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-act-il-q6k.toml"
+    tg qwen3-8b q4_k_m 0,4096 6 150 $arms
+    tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
   final17)
     # 2026-12-02 (seventeenth session), closing call with kernels.mmvs_act_il on by default: gates

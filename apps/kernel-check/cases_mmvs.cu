@@ -43,17 +43,19 @@ void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::
   cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
 }
 
-// One q8s row of k quants in the interleaved order that MmvsParams::act_il reads (q8s_order.h),
-// the unused bytes of a short last group filled with junk (a read of them changes the result).
-std::vector<int8_t> act_il_order(const std::vector<int8_t>& xq, int64_t k) {
+// One q8s row of k quants in the interleaved order that MmvsParams::act_il reads (q8s_order.h;
+// o = il_q6k: its Q6_K variant, act_il_q6k), the unused bytes of a short last group filled with
+// junk (a read of them changes the result).
+std::vector<int8_t> act_il_order(const std::vector<int8_t>& xq, int64_t k, cuda::q8s::Order o = cuda::q8s::Order::il) {
   std::vector<int8_t> out((size_t)cuda::q8s::il_row_bytes(k), (int8_t)0x5A);
-  cuda::q8s::to_interleaved(xq.data(), k, out.data());
+  cuda::q8s::to_interleaved(xq.data(), k, out.data(), o);
   return out;
 }
 
 // m fresh N(0,1) activation rows as q8_1 blocks (returned, for the reference) and uploaded as the
-// q8s planes mmvs reads.
-std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, float** dxds, int8_t** dxq_il = nullptr) {
+// q8s planes mmvs reads (dxq_il: one row in the interleaved order il_order too).
+std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, float** dxds, int8_t** dxq_il = nullptr,
+                                      cuda::q8s::Order il_order = cuda::q8s::Order::il) {
   const auto x = env.normal((size_t)(m * k));
   std::vector<uint8_t> blocks((size_t)(m * (k / 32)) * 36);
   for (int j = 0; j < m; ++j)
@@ -65,7 +67,7 @@ std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, 
   *dxds = env.upload(xds);
   if (dxq_il) {
     if (m != 1) throw std::invalid_argument("random_q8s_input: the interleaved order is one row's");
-    *dxq_il = env.upload(act_il_order(xq, k));
+    *dxq_il = env.upload(act_il_order(xq, k, il_order));
   }
   return blocks;
 }
@@ -116,10 +118,11 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {
  public:
+  // act_q6k: with act_il, the Q6_K variant of the order (MmvsParams::act_il_q6k).
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool act_il = false)
+           int max_warps = 4, bool act_il = false, bool act_q6k = false)
       : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        act_il_(act_il) {}
+        act_il_(act_il), act_q6k_(act_q6k) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -127,7 +130,8 @@ class MmvsCase : public Case {
       w2_ = random_weight_bytes(env, t_, n_, k_);
       dw2_ = upload_split(env, t_, w2_, n_, k_, il_);
     }
-    xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_, act_il_ ? &dxq_il_ : nullptr);
+    xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_, act_il_ ? &dxq_il_ : nullptr,
+                            act_q6k_ ? cuda::q8s::Order::il_q6k : cuda::q8s::Order::il);
     dy_ = env.alloc_output<float>((size_t)(m_ * n_));
   }
   cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
@@ -156,6 +160,7 @@ class MmvsCase : public Case {
     p.split_max_warps = max_warps_;
     if (act_il_) {
       p.act_il = true;
+      p.act_il_q6k = act_q6k_;
       p.xq = dxq_il_;
     }
     return p;
@@ -167,7 +172,7 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool act_il_;
+  bool act_il_, act_q6k_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
@@ -182,7 +187,8 @@ class QuantizeQ8sCase : public Case {
  public:
   // il: one row in the interleaved order (q8s_order.h) against the CPU planes put in that order
   // (the unused bytes of a short last group compared too: poisoned, they must stay untouched).
-  QuantizeQ8sCase(int64_t rows, int64_t n, bool il = false) : rows_(rows), n_(n), il_(il) {}
+  // q6k: the Q6_K variant of the interleaved order (act_il_q6k); a row of n % 256 != 0 is refused.
+  QuantizeQ8sCase(int64_t rows, int64_t n, bool il = false, bool q6k = false) : rows_(rows), n_(n), il_(il), q6k_(q6k) {}
   void generate(Env& env) override {
     x_ = env.normal((size_t)(rows_ * n_), 3.0f);
     for (size_t i = 0; i < x_.size(); i += 97) x_[i] = 0.0f;  // zeros inside blocks
@@ -199,6 +205,12 @@ class QuantizeQ8sCase : public Case {
     p.xq = dxq_;
     p.xds = dxds_;
     p.act_il = il_;
+    p.act_il_q6k = q6k_;
+    if (q6k_) {  // a row that is not whole Q6_K superblocks is refused (before the launch)
+      cuda::QuantizeQ8sParams bad = p;
+      bad.n = n_ - 32;
+      short_refused_ = cuda::launch_quantize_q8s(bad, env.stream()) == cudaErrorInvalidValue;
+    }
     return cuda::launch_quantize_q8s(p, env.stream());
   }
   void reference(Env& env) override {
@@ -208,13 +220,14 @@ class QuantizeQ8sCase : public Case {
     q8_1_to_q8s(blocks, rows_, n_, xq_, xds_);
     if (il_) {  // the poison the output buffer was filled with stays where no quant goes
       std::vector<int8_t> il = env.download(dxq_, xq_bytes());
-      cuda::q8s::to_interleaved(xq_.data(), n_, il.data());
+      cuda::q8s::to_interleaved(xq_.data(), n_, il.data(), q6k_ ? cuda::q8s::Order::il_q6k : cuda::q8s::Order::il);
       xq_ = std::move(il);
     }
   }
   Verdict compare(Env& env) override {
     const auto q = env.download(dxq_, xq_.size());
     const auto ds = env.download(dxds_, xds_.size());
+    if (q6k_ && !short_refused_) return ref::fail(ref::cat("a Q6_K-order row of ", n_ - 32, " quants was not refused"));
     return ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
                         {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
   }
@@ -223,7 +236,8 @@ class QuantizeQ8sCase : public Case {
  private:
   size_t xq_bytes() const { return (size_t)(il_ ? cuda::q8s::il_row_bytes(n_) : rows_ * n_); }
   int64_t rows_, n_;
-  bool il_;
+  bool il_, q6k_;
+  bool short_refused_ = false;
   std::vector<float> x_;
   std::vector<int8_t> xq_;
   std::vector<float> xds_;
@@ -571,14 +585,17 @@ class MmvsInstIdCase : public Case {
 
 // MmvsParams::act_il (the activation in the interleaved q8s order) against the plain order, m = 1:
 // byte-identical rows for a plain matrix and the SiLU GLU pair, uncapped and capped at 6, 8, 12
-// (the instances kernels.mmvs_act_il takes).
+// (the instances kernels.mmvs_act_il takes). q6k: the Q6_K variant of the order (act_il_q6k, a
+// plain Q6_K launch; the instances kernels.mmvs_act_il_q6k takes), and its refusals: a GLU launch,
+// another weight type, act_il off.
 class MmvsActIlIdCase : public Case {
  public:
-  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap) : t_(t), n_(n), k_(k), glu_(glu), cap_(cap) {}
+  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap, bool q6k = false)
+      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_, q6k_ ? cuda::q8s::Order::il_q6k : cuda::q8s::Order::il);
     for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
   }
   cudaError_t launch(Env& env) override {
@@ -587,12 +604,25 @@ class MmvsActIlIdCase : public Case {
       p.split_max_warps = 2;
       p.min_blocks = p.min_blocks_glu = cap_;
       p.act_il = v == 1;
+      p.act_il_q6k = v == 1 && q6k_;
       if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
+    }
+    if (q6k_) {  // the launches the Q6_K variant has no instance for
+      auto p = mmvs_params(t_, dw_, &dw_, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
+      p.act_il = p.act_il_q6k = true;
+      refusals_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;  // GLU
+      p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
+      p.act_il_q6k = true;
+      refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;  // act_il off
+      p.w_type = QType::Q4_K;  // the same bytes read as Q4_K
+      p.act_il = true;
+      refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
     }
     return cudaSuccess;
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
+    if (q6k_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
     const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
     return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
   }
@@ -601,6 +631,8 @@ class MmvsActIlIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   int glu_, cap_;
+  bool q6k_;
+  bool refusals_ = false;
   DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
   float* dxds_ = nullptr;
@@ -849,11 +881,20 @@ void add_mmvs_cases(Registry& r) {
         for (int cap : {0, 6, 8, 12})
           r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap, "/vs_plain_order_bytes"),
                 [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap); });
+    // kernels.mmvs_act_il_q6k: plain Q6_K launches on the Q6_K variant of the order.
+    if (t == QType::Q6_K)
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 12288}, {1031, 5120}, {4096, 4096}})
+        for (int cap : {0, 6, 8, 12})
+          r.add("mmvs_id", ref::cat("mmvs_ail_q6k/", tn, "/", n, "x", k, "/plain/cap", cap, "/vs_plain_order_bytes"),
+                [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, 0, cap, true); });
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}, {1031, 2304}, {1031, 14336}}) {
       r.add("mmvs", ref::cat("mmvs_ail_cap6/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
       r.add("mmvs", ref::cat("mmvs_ref_cap6/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, false); });
+      if (t == QType::Q6_K)  // the Q6_K variant of the order (f64 reference; --perf beside mmvs_ail_cap6)
+        r.add("mmvs", ref::cat("mmvs_ail_q6k_cap6/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true, true); });
     }
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
@@ -908,6 +949,10 @@ void add_mmvs_cases(Registry& r) {
   for (int64_t n : {4096, 2304, 5120, 25600, 160})
     r.add("mmvs", ref::cat("quantize_q8s_il/1x", n, "/bytes_vs_cpu_q8_1"),
           [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true); });
+  // kernels.mmvs_act_il_q6k: the quantizer writing the Q6_K variant (before a Q6_K-only launch).
+  for (int64_t n : {12288, 2304, 5120, 25600, 256})
+    r.add("mmvs", ref::cat("quantize_q8s_il_q6k/1x", n, "/bytes_vs_cpu_q8_1"),
+          [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true, true); });
   for (int cols : {4096, 5120, 2304, 16384}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s_il/1x", cols, "/vs_norm_then_quantize_bytes"),
           [=] { return std::make_unique<NormQ8sEmitCase>(true, 1, cols, 1, true); });

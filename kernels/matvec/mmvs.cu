@@ -43,6 +43,7 @@ struct Args {
   int64_t ldres;
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
   bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
+  bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -54,9 +55,11 @@ constexpr int kDepth = 2;
 // consecutive warps of the CTA (sub-warp s takes the task groups s, s + wpr, ...: tasks
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
-// instance gives a row the same bits.
-template <QType T, int MM, int GLU, bool AIL = false>
+// instance gives a row the same bits. AO: the activation's order (q8s::Order: 0 plain, 1
+// interleaved, 2 the Q6_K variant, for Q6_K tasks only).
+template <QType T, int MM, int GLU, int AO = 0>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
+  static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
   int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
@@ -111,9 +114,12 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       if (j < a.m) {
         const int8_t* xq = a.xq + j * a.k;
         const float2* xds = a.xds + j * kb;
-        // where the tasks read the row: the plain q8s order, or the interleaved one (MmvsParams::act_il)
+        // where the tasks read the row: the plain q8s order, the interleaved one (MmvsParams::act_il)
+        // or its Q6_K variant (act_il_q6k)
         const auto x = [&] {
-          if constexpr (AIL)
+          if constexpr (AO == 2)
+            return mmvs::GXQ6{xq, xds};
+          else if constexpr (AO == 1)
             return mmvs::GXI{xq, xds};
           else
             return mmvs::GX{xq, xds};
@@ -174,10 +180,11 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
   mmvs_body<T, MM, GLU>(a);
 }
 
-// MmvsParams::act_il (m = 1): the activation in the interleaved q8s order, uncapped or capped.
-template <QType T, int GLU, int MINB>
+// MmvsParams::act_il (m = 1): the activation in the interleaved q8s order (AO 1) or its Q6_K
+// variant (AO 2, plain Q6_K launches), uncapped or capped.
+template <QType T, int GLU, int MINB, int AO = 1>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args a) {
-  mmvs_body<T, 1, GLU, true>(a);
+  mmvs_body<T, 1, GLU, AO>(a);
 }
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
@@ -195,9 +202,9 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 template <QType T, QType T2, int MINB, bool AIL = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
-    mmvs_body<T2, 1, 0, AIL>(a);
+    mmvs_body<T2, 1, 0, AIL ? 1 : 0>(a);
   else
-    mmvs_body<T, 1, 0, AIL>(a);
+    mmvs_body<T, 1, 0, AIL ? 1 : 0>(a);
 }
 
 template <QType T, int MM, int MINB = 1>
@@ -234,8 +241,27 @@ cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   return min_blocks == 0 ? launch_ail_m<T, 1>(a, glu, s) : cudaErrorNotSupported;
 }
 
+// MmvsParams::act_il_q6k: plain Q6_K launches reading the Q6_K variant of the order, at the same
+// caps as launch_ail.
+template <int MINB>
+cudaError_t launch_q6k_m(const Args& a, cudaStream_t s) {
+  const int rows_per_cta = kWarps / a.wpr;
+  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
+  return launch_kernel(mmvs_ail_kernel<QType::Q6_K, 0, MINB, 2>, grid, block, 0, s, a);
+}
+cudaError_t launch_q6k(const Args& a, int min_blocks, cudaStream_t s) {
+  if (min_blocks == 6) return launch_q6k_m<6>(a, s);
+#ifndef MEMRA_REDUCED_INSTANCES
+  if (min_blocks == 8) return launch_q6k_m<8>(a, s);
+  if (min_blocks == 12) return launch_q6k_m<12>(a, s);
+#endif
+  return min_blocks == 0 ? launch_q6k_m<1>(a, s) : cudaErrorNotSupported;
+}
+
 template <QType T>
 cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
+  if constexpr (T == QType::Q6_K)
+    if (a.act_q6k) return launch_q6k(a, min_blocks, s);
   if (a.act_il) return launch_ail<T>(a, glu, min_blocks, s);
 #ifndef MEMRA_REDUCED_INSTANCES
   if (a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6>(a, glu, s);
@@ -254,6 +280,14 @@ cudaError_t kernel_spills(K kernel, bool* spills) {
   const cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
   if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
   return e;
+}
+cudaError_t q6k_cap_spills(int min_blocks, bool* spills) {
+  if (min_blocks == 6) return kernel_spills(mmvs_ail_kernel<QType::Q6_K, 0, 6, 2>, spills);
+#ifdef MEMRA_REDUCED_INSTANCES
+  return cudaSuccess;
+#else
+  return kernel_spills(min_blocks == 8 ? mmvs_ail_kernel<QType::Q6_K, 0, 8, 2> : mmvs_ail_kernel<QType::Q6_K, 0, 12, 2>, spills);
+#endif
 }
 template <QType T, int GLU>
 cudaError_t cap_spills_g(int min_blocks, bool act_il, bool* spills) {
@@ -279,15 +313,15 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 // The compiled pairs (w_type, w_type2): the q4_k_m mix's q/k/v (Q4_K q and k, Q6_K v).
 bool pair_compiled(QType t, QType t2) { return t == QType::Q4_K && t2 == QType::Q6_K; }
 
-// One warp per 32-element block (as launch_quantize_q8_1); il: the interleaved order (one row).
+// One warp per 32-element block (as launch_quantize_q8_1); order: an interleaved order for one row.
 __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
-                                    int8_t* __restrict__ xq, float2* __restrict__ xds, bool il) {
+                                    int8_t* __restrict__ xq, float2* __restrict__ xds, q8s::Order order) {
   pdl_wait();
   const int lane = threadIdx.x & 31;
   const int64_t ib = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
   if (ib >= n_blocks) return;
   const int64_t bpr = n / 32, row = ib / bpr, b = ib % bpr;
-  emit_q8s_block(x[row * ld_x + b * 32 + lane], lane, xq + row * n, b * 32, il, xds + ib);
+  emit_q8s_block(x[row * ld_x + b * 32 + lane], lane, xq + row * n, b * 32, order, xds + ib);
 }
 
 }  // namespace
@@ -333,7 +367,10 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   int64_t rows = p.n_rows;
   a.t2_begin = -1;
   if (p.act_il && p.m != 1) return cudaErrorNotSupported;  // one-token instances only
+  // The Q6_K variant: plain launches of Q6_K rows only (the mixed pair and the GLU read act_il).
+  if (p.act_il_q6k && (!p.act_il || p.w_type != QType::Q6_K || p.glu != 0 || p.n_extra != 0)) return cudaErrorNotSupported;
   a.act_il = p.act_il;
+  a.act_q6k = p.act_il_q6k;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -403,10 +440,12 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
   return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, spills);
 }
 
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il) {
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il, bool act_il_q6k) {
   if (!spills || glu < 0 || glu > 2 || !mmvs_min_blocks_valid(min_blocks)) return cudaErrorInvalidValue;
+  if (act_il_q6k && (t != QType::Q6_K || glu != 0)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
+  if (act_il_q6k) return q6k_cap_spills(min_blocks, spills);
   switch (t) {
     case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, act_il, spills);
     case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, act_il, spills);
@@ -424,8 +463,10 @@ cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream)
   const int64_t grid = (nb + 7) / 8;
   if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
   if (p.act_il && p.rows != 1) return cudaErrorInvalidValue;  // the interleaved order is one row's
+  if (p.act_il_q6k && (!p.act_il || p.n % 256)) return cudaErrorInvalidValue;  // Q6_K rows: whole superblocks
+  const q8s::Order order = p.act_il_q6k ? q8s::Order::il_q6k : p.act_il ? q8s::Order::il : q8s::Order::plain;
   return launch_kernel(quantize_q8s_kernel, dim3((unsigned)grid), dim3(256), 0, stream, p.x, ld, p.n, nb, p.xq,
-                       static_cast<float2*>(p.xds), p.act_il);
+                       static_cast<float2*>(p.xds), order);
 }
 
 }  // namespace memra::cuda

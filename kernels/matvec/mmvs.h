@@ -89,6 +89,11 @@ struct MmvsParams {
   // (kernels.mmvs_act_il). m = 1 only (else NotSupported); the mixed-type pair at min_blocks 0 or
   // 6 as without it. Same values, same operations: the same bits.
   bool act_il = false;
+  // With act_il: the activation in the Q6_K variant of the interleaved order (q8s_order.h
+  // il_q6k: each granule of a Q6_K task where the interleaved order puts the task's own granules,
+  // so the Q6_K warp loads are whole 512-byte runs too; kernels.mmvs_act_il_q6k). Plain launches
+  // of Q6_K rows only (no GLU, no extra segments; else NotSupported). Same bits.
+  bool act_il_q6k = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual
@@ -102,8 +107,9 @@ inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || 
 // Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
 // attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
-// act_il: the interleaved-activation instance (MmvsParams::act_il).
-cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il = false);
+// act_il: the interleaved-activation instance (MmvsParams::act_il); act_il_q6k: its Q6_K variant
+// (t = Q6_K and glu = 0 only, else cudaErrorInvalidValue).
+cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il = false, bool act_il_q6k = false);
 
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);
@@ -124,6 +130,7 @@ struct QuantizeQ8sParams {
   int8_t* xq = nullptr;
   void* xds = nullptr;
   bool act_il = false;  // xq in the interleaved order (q8s_order.h; rows = 1, il_row_bytes(n) bytes)
+  bool act_il_q6k = false;  // with act_il: its Q6_K variant (n a multiple of 256), for a Q6_K-only consumer
 };
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream);
 

@@ -92,19 +92,35 @@ MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
 // byte 2048 g + 512 c + 16 l, so a warp's load of granule c of its 32 tasks is one contiguous
 // 512-byte run. Same values either way, so the same bits.
 // q16t(t, c) = q16(4 t + c): granule c of task t, written so that a task's four granules are one
-// base address plus constant offsets in both orders.
+// base address plus constant offsets in both orders. q16q6(t, qd) = granule qd of Q6_K task t
+// (q16(16 (t >> 2) + 8 ((t >> 1) & 1) + (t & 1) + 2 qd)). GXQ6: the Q6_K variant of the interleaved
+// order (MmvsParams::act_il_q6k, q8s_order.h), read by Q6_K tasks only.
+MEMRA_HD int q6k_granule(int t, int qd) { return 16 * (t >> 2) + 8 * ((t >> 1) & 1) + (t & 1) + 2 * qd; }
+// Byte of granule c of task t in the interleaved order: one base per task plus 512 c.
+MEMRA_HD int il_task_byte(int t, int c) { return (2048 * (t >> 5) + 16 * (t & 31)) + 512 * c; }
 struct GX {
   const int8_t* xq;
   const float2* xds;
   MEMRA_HD int4 q16(int u) const { return ldx16(xq + 16 * u); }
   MEMRA_HD int4 q16t(int t, int c) const { return ldx16(xq + 64 * t + 16 * c); }
+  MEMRA_HD int4 q16q6(int t, int qd) const { return q16(q6k_granule(t, qd)); }
   MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
 };
 struct GXI {
   const int8_t* xq;
   const float2* xds;
   MEMRA_HD int4 q16(int u) const { return ldx16(xq + q8s::il_granule(u)); }
-  MEMRA_HD int4 q16t(int t, int c) const { return ldx16(xq + (2048 * (t >> 5) + 16 * (t & 31)) + 512 * c); }
+  MEMRA_HD int4 q16t(int t, int c) const { return ldx16(xq + il_task_byte(t, c)); }
+  MEMRA_HD int4 q16q6(int t, int qd) const { return q16(q6k_granule(t, qd)); }
+  MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
+};
+struct GXQ6 {
+  const int8_t* xq;
+  const float2* xds;
+  MEMRA_HD int4 q16(int u) const { return ldx16(xq + q8s::il_granule(u, q8s::Order::il_q6k)); }
+  MEMRA_HD int4 q16t(int t, int c) const { return q16(4 * t + c); }
+  // q6k_perm(q6k_granule(t, qd)) = 4 t + qd: granule qd of task t in the interleaved order.
+  MEMRA_HD int4 q16q6(int t, int qd) const { return ldx16(xq + il_task_byte(t, qd)); }
   MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
 };
 
@@ -224,7 +240,7 @@ struct Task<QType::Q6_K> {
     // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
     const uint64_t s64 = (((uint64_t)sc.y << 32) | sc.x) >> (8 * lh);
     const float dd = half_lo(d);
-    const int base = 16 * sbi + 8 * n + lh;  // granule of quadrant 0 (elements 256 sbi + 128 n + 16 lh ..)
+    // quadrant qd's 16 elements: granule q6k_granule(t, qd) (elements 256 sbi + 128 n + 16 lh + 32 qd ..)
     const float4 dsa = x.ds4(8 * sbi + 4 * n);
     const float4 dsb = x.ds4(8 * sbi + 4 * n + 2);
     const float dx[4] = {dsa.x, dsa.z, dsb.x, dsb.z};
@@ -245,7 +261,7 @@ struct Task<QType::Q6_K> {
     float r = 0.0f;
 #pragma unroll
     for (int qd = 0; qd < 4; ++qd) {
-      const int4 xv = x.q16(base + 2 * qd);
+      const int4 xv = x.q16q6(t, qd);
       const int s = dot4(q[qd], xv, 0);
       const float dsc = fmul_rn(dd, (float)(int8_t)(s64 >> (16 * qd)));
       r = fadd_rn(r, fmul_rn(dx[qd], fmul_rn(dsc, (float)s)));

@@ -46,16 +46,20 @@ __device__ __forceinline__ void emit_q8_1_block(float v, int lane, uint8_t* blk)
 
 // The same block in the split q8s form of the mmvs matvec (kernels/matvec/mmvs.h): the block's
 // quants are elements e0 .. e0 + 31 of the row whose quants start at xq_row, stored in the plain
-// (il = false) or the interleaved order (q8s_order.h); {f16-rounded d, exact sum of the quants}
-// at *ds. Same d and quants as emit_q8_1_block.
-__device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq_row, int64_t e0, bool il, float2* ds) {
+// or an interleaved order (q8s_order.h); {f16-rounded d, exact sum of the quants} at *ds. Same d
+// and quants as emit_q8_1_block.
+__device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq_row, int64_t e0, q8s::Order order, float2* ds) {
   const float amax = warp_max_f32(fabsf(v));
   const float d = amax / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   const int q = (int)roundf(__fmul_rn(v, id));
   const int sum = warp_sum_i32(q);
-  xq_row[q8s::byte_of(e0 + lane, il)] = (int8_t)q;
+  xq_row[q8s::byte_of(e0 + lane, order)] = (int8_t)q;
   if (lane == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
+}
+// il = false the plain order, true the interleaved one.
+__device__ __forceinline__ void emit_q8s_block(float v, int lane, int8_t* xq_row, int64_t e0, bool il, float2* ds) {
+  emit_q8s_block(v, lane, xq_row, e0, il ? q8s::Order::il : q8s::Order::plain, ds);
 }
 
 // The same two blocks with a block's 32 values spread over 8 consecutive lanes (lane % 8 = k

@@ -82,6 +82,7 @@ struct KernelsSection {
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
+  bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM

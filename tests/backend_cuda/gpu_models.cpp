@@ -384,7 +384,9 @@ TEST(CudaModels, ResidualAddAndNormSplitSameBytes) {
 // q/k/v and GLU ones included) changes no byte: a decode step, then a 3-token batch (m = 3, which
 // keeps the plain order) give the plain order's logits, at the default cap, uncapped and at 12 CTAs
 // per SM; every one-token mmvs launch of the act_il runs says so in the receipts' variant, none of
-// the plain run's does.
+// the plain run's does. kernels.mmvs_act_il_q6k (runs 4 and 5, the Q6_K variant before the Q6_K
+// downs of the q4_k_m files): the same bytes, and only its runs have "_q6k" launches (there are
+// some on the q4_k_m files, none on q8_0).
 TEST(CudaModels, MmvsActIlSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
@@ -392,16 +394,21 @@ TEST(CudaModels, MmvsActIlSameBytes) {
     SCOPED_TRACE(file);
     const std::string path = shared_dir() + "/models/synth/" + file;
     const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    constexpr int kRuns = 6;
+    Config c[kRuns] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
     c[0].kernels.mmvs_act_il = false;
-    for (int r = 1; r < 4; ++r) c[r].kernels.mmvs_act_il = true;
+    for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_act_il = true;
     c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 12;
-    ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
+    c[4].kernels.mmvs_act_il_q6k = c[5].kernels.mmvs_act_il_q6k = true;
+    c[5].kernels.mmvs_min_blocks = c[5].kernels.mmvs_min_blocks_glu = 0;
+    ModelRun runs[kRuns] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                            open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko),
+                            open_run(backend::make_cuda_backend(c[4]), path, ko), open_run(backend::make_cuda_backend(c[5]), path, ko)};
     expect_same_decode_bytes(runs, 31, 3, 23);
     std::vector<float> ref;
-    for (int r = 0; r < 4; ++r) {
+    const bool has_q6k = std::string(file).find("q4_k_m") != std::string::npos;
+    for (int r = 0; r < kRuns; ++r) {
       const int32_t three[3] = {4, 8, 15};
       const auto d = step(runs[r], three, kPrompt + 1, true);
       if (r == 0) ref = d;
@@ -410,12 +417,20 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       const auto& v = runs[r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       const std::string& all = v.at("mmvs_m1");
+      const auto ends = [](const std::string& s, const std::string& tail) {
+        return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      int q6k_launches = 0;
       for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
         const size_t e = std::min(all.find(',', b), all.size());
         const std::string s = all.substr(b, e - b);
-        EXPECT_EQ(s.size() >= 6 && s.compare(s.size() - 6, 6, "_actil") == 0, r > 0) << "run " << r << ": " << s;
+        const bool q6k = ends(s, "_actil_q6k");
+        q6k_launches += q6k;
+        EXPECT_EQ(ends(s, "_actil") || q6k, r > 0) << "run " << r << ": " << s;
+        if (q6k) EXPECT_EQ(s.rfind("Q6_K_min_blocks", 0), 0u) << "run " << r << ": " << s;
         b = e + 1;
       }
+      EXPECT_EQ(q6k_launches > 0, r >= 4 && has_q6k) << "run " << r << ": " << all;
     }
   }
 }

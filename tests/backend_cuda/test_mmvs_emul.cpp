@@ -6,7 +6,8 @@
 // byte offset, nibble, scale index or plane offset anywhere shows as a ~1e-2 error. On the GPU
 // the same kernel is gated by kernel-check --section mmvs. Every task's dot is also replayed on
 // the activation in the interleaved order (q8s_order.h, kernels.mmvs_act_il: GXI) and must give
-// the same bits as the plain order (GX).
+// the same bits as the plain order (GX), and every Q6_K task's on the Q6_K variant of that order
+// (kernels.mmvs_act_il_q6k: GXQ6).
 #include <gtest/gtest.h>
 
 #include "backend_cuda/warp_replay.h"
@@ -60,6 +61,8 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split, int
   // The same row in the interleaved order, the unused bytes of a short last group junk.
   std::vector<int8_t> xil((size_t)memra::cuda::q8s::il_row_bytes(k), (int8_t)0x7B);
   memra::cuda::q8s::to_interleaved(xq.data(), k, xil.data());
+  std::vector<int8_t> xq6((size_t)memra::cuda::q8s::il_row_bytes(k), (int8_t)0x3C);
+  if constexpr (T == QType::Q6_K) memra::cuda::q8s::to_interleaved(xq.data(), k, xq6.data(), memra::cuda::q8s::Order::il_q6k);
   const auto* ds2 = reinterpret_cast<const float2*>(xds.data());
   int64_t il_mismatches = 0;
 
@@ -85,6 +88,10 @@ void replay_layout(int64_t n, int64_t k, uint64_t seed, bool il, bool split, int
           const float d = task.dot(t, xq.data(), ds2);
           const float di = task.dot(t, mm::GXI{xil.data(), ds2});
           il_mismatches += std::memcmp(&d, &di, 4) != 0;
+          if constexpr (T == QType::Q6_K) {
+            const float d6 = task.dot(t, mm::GXQ6{xq6.data(), ds2});
+            il_mismatches += std::memcmp(&d, &d6, 4) != 0;
+          }
           acc[lane] += d;
         }
       got = s == 0 ? shuffle_sum(acc) : got + shuffle_sum(acc);
@@ -212,6 +219,41 @@ TEST(MmvsLayout, InterleavedChunksAreContiguousPerLoad) {
 // The interleaved q8s order (q8s_order.h): every granule of a row lands on its own 16 bytes
 // inside il_row_bytes(k), to_interleaved / from_interleaved are inverse, and granule c of the 32
 // tasks of a group (one load instruction of a warp) is one contiguous 512-byte run.
+// The Q6_K variant (kernels.mmvs_act_il_q6k): a permutation of the granules into the same padded
+// row, in which granule qd of the 32 Q6_K tasks 32 g .. 32 g + 31 (mmvs_task.cuh q6k_granule) is
+// one contiguous 512-byte run, and which round-trips.
+TEST(Q8sOrder, Q6kVariantIsAPermutationWithContiguousWarpRuns) {
+  namespace q8s = memra::cuda::q8s;
+  for (int64_t k : {256, 2304, 4096, 5120, 12288, 25600}) {
+    const int64_t bytes = q8s::il_row_bytes(k);
+    std::vector<int> owner((size_t)bytes, -1);
+    for (int u = 0; u < (int)(k / 16); ++u) {
+      const int o = q8s::il_granule(u, q8s::Order::il_q6k);
+      ASSERT_EQ(o % 16, 0);
+      ASSERT_LE(o + 16, bytes) << "k " << k << " granule " << u;
+      for (int b = 0; b < 16; ++b) {
+        ASSERT_EQ(owner[(size_t)(o + b)], -1) << "k " << k << ": granules " << owner[(size_t)(o + b)] << " and " << u;
+        owner[(size_t)(o + b)] = u;
+      }
+      for (int b = 0; b < 16; ++b) ASSERT_EQ(q8s::byte_of(16 * (int64_t)u + b, q8s::Order::il_q6k), o + b);
+    }
+    for (int t = 0; t < (int)(k / 64); ++t)  // granule qd of task t: where GXQ6 reads it
+      for (int qd = 0; qd < 4; ++qd)
+        ASSERT_EQ(q8s::il_granule(mm::q6k_granule(t, qd), q8s::Order::il_q6k), mm::il_task_byte(t, qd)) << "k " << k;
+    for (int64_t g = 0; g < k / 2048; ++g)
+      for (int qd = 0; qd < 4; ++qd) {
+        const int start = q8s::il_granule(mm::q6k_granule((int)(32 * g), qd), q8s::Order::il_q6k);
+        for (int l = 0; l < 32; ++l)
+          ASSERT_EQ(q8s::il_granule(mm::q6k_granule((int)(32 * g + l), qd), q8s::Order::il_q6k), start + 16 * l);
+      }
+    std::vector<int8_t> plain((size_t)k), il((size_t)bytes, 0), back((size_t)k, 0);
+    for (int64_t e = 0; e < k; ++e) plain[(size_t)e] = (int8_t)(e * 5 + 1);
+    q8s::to_interleaved(plain.data(), k, il.data(), q8s::Order::il_q6k);
+    q8s::from_interleaved(il.data(), k, back.data(), q8s::Order::il_q6k);
+    EXPECT_EQ(plain, back) << "k " << k;
+  }
+}
+
 TEST(Q8sOrder, InterleavedIsAPermutationWithContiguousWarpRuns) {
   namespace q8s = memra::cuda::q8s;
   for (int64_t k : {64, 2048, 2304, 4096, 5120, 25600}) {

@@ -123,6 +123,14 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       MEMRA_CUDA_CHECK(cuda::mmvs_pair_cap_spills(QType::Q4_K, QType::Q6_K, want, &spills, cfg_.kernels.mmvs_act_il));
     mmvs_pair_cap_ = spills ? 0 : want;
   }
+  {
+    // The plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k): the same rule.
+    const int want = cfg_.kernels.mmvs_min_blocks;
+    bool spills = false;
+    if (want && cfg_.kernels.mmvs_cap_no_spill && cfg_.kernels.mmvs_act_il && cfg_.kernels.mmvs_act_il_q6k)
+      MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(QType::Q6_K, 0, want, &spills, true, true));
+    mmvs_q6k_cap_ = spills ? 0 : want;
+  }
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)

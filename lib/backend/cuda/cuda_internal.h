@@ -118,11 +118,21 @@ class CudaBackend final : public Backend {
   struct Q8s {
     const int8_t* xq;
     const void* xds;
-    bool il;  // xq in the interleaved order (kernels.mmvs_act_il, one-token rows; q8s_order.h)
+    bool il;   // xq in the interleaved order (kernels.mmvs_act_il, one-token rows; q8s_order.h)
+    bool q6k;  // with il: its Q6_K variant (kernels.mmvs_act_il_q6k)
   };
-  Q8s q8s_input(View x);
-  // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed).
-  Q8s q8s_planes(int64_t m, int64_t k);
+  // q6k: the consumer is a launch of Q6_K rows only, which reads the Q6_K variant of the
+  // interleaved order when the planes are quantized here (planes that a producer emitted keep
+  // their order; planes in the Q6_K variant are not reused for another consumer).
+  Q8s q8s_input(View x, bool q6k = false);
+  // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed); q6k: in the
+  // Q6_K variant where the order is interleaved.
+  Q8s q8s_planes(int64_t m, int64_t k, bool q6k = false);
+  // The kQ8s slot now holds the planes of src (q6k: in the Q6_K variant of the order).
+  void hold_q8s(View src, bool q6k = false) {
+    q8s_src_ = src;
+    q8s_src_q6k_ = q6k;
+  }
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
   // Every op but matmul may write anywhere: the q8s planes (and the GEMM's rounded input in the
@@ -182,6 +192,8 @@ class CudaBackend final : public Backend {
   int mmvs_cap(QType t, int glu) const;
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
   int mmvs_pair_cap_ = 0;
+  // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).
+  int mmvs_q6k_cap_ = 0;
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;
@@ -217,6 +229,7 @@ class CudaBackend final : public Backend {
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
+  bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
   bool x16_bf16_ = false;
 };

@@ -197,14 +197,14 @@ const void* CudaBackend::gemm_x_input(View x, bool bf16) {
   return buf;
 }
 
-CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k) {
+CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, bool q6k) {
   // One-token rows in the interleaved order with kernels.mmvs_act_il (every producer and the mmvs
   // launch ask here, so they agree); verify batches (m > 1) keep the plain order.
   const bool il = cfg_.kernels.mmvs_act_il && m == 1;
   const size_t xq_bytes = il ? (size_t)cuda::q8s::il_row_bytes(k) : ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
   auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
-  return {reinterpret_cast<const int8_t*>(base), base + xq_bytes, il};
+  return {reinterpret_cast<const int8_t*>(base), base + xq_bytes, il, il && q6k};
 }
 
 bool CudaBackend::emit_q8s_for(View out) const {
@@ -214,12 +214,12 @@ bool CudaBackend::emit_q8s_for(View out) const {
          out.ld == out.cols;
 }
 
-CudaBackend::Q8s CudaBackend::q8s_input(View x) {
+CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
   const int64_t k = x.cols, m = x.rows;
-  const Q8s q = q8s_planes(m, k);
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
-                    q8s_src_.cols == x.cols && q8s_src_.ld == x.ld;
-  if (same) return q;
+                    q8s_src_.cols == x.cols && q8s_src_.ld == x.ld && (q6k || !q8s_src_q6k_);
+  if (same) return q8s_planes(m, k, q8s_src_q6k_);
+  const Q8s q = q8s_planes(m, k, q6k && k % 256 == 0);
   cuda::QuantizeQ8sParams qp;
   qp.x = x.data;
   qp.n = k;
@@ -228,8 +228,9 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x) {
   qp.xq = const_cast<int8_t*>(q.xq);
   qp.xds = const_cast<void*>(q.xds);
   qp.act_il = q.il;
+  qp.act_il_q6k = q.q6k;
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
-  q8s_src_ = x;
+  hold_q8s(x, q.q6k);
   return q;
 }
 
@@ -237,7 +238,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
                                       std::span<const MatmulOut> extra, bool residual) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
-  const Q8s q = q8s_input(x);
+  // A launch of Q6_K rows only may read the Q6_K variant of the interleaved order.
+  const Q8s q = q8s_input(x, cfg_.kernels.mmvs_act_il_q6k && w.type == QType::Q6_K && !w2 && extra.empty());
   // The split copy's planes (split_layout.h), or the GGUF rows of a Q4_K matrix without a copy
   // (blocked order in place).
   const bool il = w.decode_data != nullptr && cfg_.kernels.mmvs_interleave;
@@ -259,7 +261,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   // A launch with matrices of a second type (kernels.mmvs_mixed_types) takes the pair instance.
   const bool mixed = std::any_of(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
-  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mixed ? mmvs_pair_cap_ : mmvs_cap(w.type, 0);
+  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mixed ? mmvs_pair_cap_ : q.q6k ? mmvs_q6k_cap_ : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
@@ -270,6 +272,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.xq = q.xq;
   p.xds = q.xds;
   p.act_il = q.il;
+  p.act_il_q6k = q.q6k;
   p.y = y.data;
   p.ldy = y.ld;
   if (residual) {
@@ -288,9 +291,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
@@ -398,7 +401,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
-  if (emit) q8s_src_ = out;
+  if (emit) hold_q8s(out);
   if (f16) set_x16_src(out);
   note("norm", emit ? fmt::format("rms+q8s{}", p.split > 1 ? fmt::format("_split{}", p.split) : "") : f16 ? "rms+f16" : "rms");
 }
@@ -432,7 +435,7 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::add_rms_norm_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
-  if (emit) q8s_src_ = out;
+  if (emit) hold_q8s(out);
   if (f16) set_x16_src(out);
   note("add_norm", emit ? "add_rms+q8s" : f16 ? "add_rms+f16" : "add_rms");
 }
@@ -703,7 +706,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
       cuda::check_status(cuda::launch_boundary_probe(cfg_.kernels.probe_boundaries, stream()), "launch_boundary_probe");
       note("probe_boundaries", std::to_string(cfg_.kernels.probe_boundaries));
     }
-    if (emit) q8s_src_ = out;
+    if (emit) hold_q8s(out);
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
