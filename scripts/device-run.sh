@@ -123,6 +123,13 @@ closing_rows() {  # seed test-grep sections [q4_k_m arms...]: a closing call's g
   tg qwen3-8b q8_0 0 5 70
   tg qwen3-32b q4_k_m 0 5 150
 }
+mmvs_perf() {  # seed filter...: kernel-check --perf of the m = 1 mmvs rows of each filter, in $out/kernel-check-perf.jsonl
+  local seed=$1 flt; shift
+  for flt in "$@"; do
+    timeout 90 "$bin/kernel-check" --section mmvs --perf --seed "$seed" --filter "$flt" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1" | sed 's/norm_err.*|/|/'
+  done
+}
 ncu_cases() {  # kernel-regex line-grep tag|case...: ncu --set full of one launch of each kernel-check mmvs case, key lines printed, reports in $out/ncu
   local kern=$1 lines=$2 c tag case_name; shift 2
   mkdir -p "$out/ncu"
@@ -844,10 +851,7 @@ PY
     timeout 120 "$bin/kernel-check" --section mmvs --filter mmvs_ail --seed 20261225 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
     cuda_vs_cpu "MmvsActIl" 8
-    for flt in mmvs_ail_cap6 mmvs_ref_cap6; do
-      timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20261226 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1" | sed 's/norm_err.*|/|/'
-    done
+    mmvs_perf 20261226 mmvs_ail_cap6 mmvs_ref_cap6
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-act-il.toml"
     tg qwen3-8b q4_k_m 0,4096 5 150 $arms
     tg qwen3-8b q4_0 0 5 80 $arms
@@ -866,10 +870,7 @@ PY
     timeout 90 "$bin/kernel-check" --section mmvs --filter q6k --seed 20261228 \
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
     cuda_vs_cpu "MmvsActIl" 8
-    for flt in mmvs_ail_cap6/Q6_K mmvs_ail_q6k_cap6/Q6_K; do
-      timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20261229 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "/m1" | sed 's/norm_err.*|/|/'
-    done
+    mmvs_perf 20261229 mmvs_ail_cap6/Q6_K mmvs_ail_q6k_cap6/Q6_K
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-act-il-q6k.toml"
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms

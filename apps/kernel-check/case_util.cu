@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/parallel.h"
+#include "matvec/split_layout.h"
 #include "quant/quant.h"
 
 namespace memra::kc {
@@ -98,6 +99,13 @@ std::vector<double> matmul_f64(const std::vector<float>& w, const std::vector<fl
     }
   }, 16);
   return y;
+}
+
+void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::vector<int8_t>& xq,
+                 std::vector<float>& xds) {
+  xq.assign((size_t)(m * k), 0);
+  xds.assign((size_t)(m * (k / 32) * 2), 0.f);
+  cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
 }
 
 }  // namespace memra::kc

@@ -24,4 +24,9 @@ ThreadPool& ref_pool();
 std::vector<double> matmul_f64(const std::vector<float>& w, const std::vector<float>& x, int64_t n, int64_t k,
                                int64_t m);
 
+// q8_1 blocks of m rows of k values as the q8s planes of the mmvs matvec (kernels/matvec/mmvs.h):
+// xq int8 [m][k], xds {d, sum of the 32 quants} per block, d widened from the block's f16.
+void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::vector<int8_t>& xq,
+                 std::vector<float>& xds);
+
 }  // namespace memra::kc

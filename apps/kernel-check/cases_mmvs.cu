@@ -7,8 +7,7 @@
 // integer dot per 16/32 weights is exact, what remains is f32 rounding of a few products per task
 // and the f32 sum over <= 224 tasks; one wrong task moves the error to ~1e-2, an unwritten
 // output reads NaN (poison).
-// Also here: launch_quantize_q8s byte-identical to the CPU q8_1 quantizer (quantize_row(Q8_1))
-// converted to planes.
+// The q8s producers (launch_quantize_q8s, the norms' emits) are in cases_q8s.cu.
 //
 // mmvs_id: byte identity claims. (1) row results at m = 1 equal those at m = 4 and m = 8 (the
 // decode == verify property of the kernel); (2) the fused GLU output equals mmvs(gate),
@@ -27,7 +26,6 @@
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_task.cuh"
 #include "matvec/q8s_order.h"
-#include "norm/norm_kernels.h"
 #include "matvec/split_layout.h"
 #include "quant/quant.h"
 
@@ -35,13 +33,6 @@ namespace memra::kc {
 namespace {
 
 constexpr double kTol = 1e-5;
-
-void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::vector<int8_t>& xq,
-                 std::vector<float>& xds) {
-  xq.assign((size_t)(m * k), 0);
-  xds.assign((size_t)(m * (k / 32) * 2), 0.f);
-  cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
-}
 
 // One q8s row of k quants in the interleaved order that MmvsParams::act_il reads (q8s_order.h;
 // o = il_q6k: its Q6_K variant, act_il_q6k), the unused bytes of a short last group filled with
@@ -180,70 +171,6 @@ class MmvsCase : public Case {
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
   float* dy_ = nullptr;
-};
-
-// launch_quantize_q8s vs the CPU q8_1 quantizer's bytes, converted to planes.
-class QuantizeQ8sCase : public Case {
- public:
-  // il: one row in the interleaved order (q8s_order.h) against the CPU planes put in that order
-  // (the unused bytes of a short last group compared too: poisoned, they must stay untouched).
-  // q6k: the Q6_K variant of the interleaved order (act_il_q6k); a row of n % 256 != 0 is refused.
-  QuantizeQ8sCase(int64_t rows, int64_t n, bool il = false, bool q6k = false) : rows_(rows), n_(n), il_(il), q6k_(q6k) {}
-  void generate(Env& env) override {
-    x_ = env.normal((size_t)(rows_ * n_), 3.0f);
-    for (size_t i = 0; i < x_.size(); i += 97) x_[i] = 0.0f;  // zeros inside blocks
-    std::fill(x_.begin(), x_.begin() + 32, 0.0f);             // one all-zero block (d = 0)
-    dx_ = env.upload(x_);
-    dxq_ = env.alloc_output<int8_t>(xq_bytes());
-    dxds_ = env.alloc_output<float>((size_t)(rows_ * n_ / 32) * 2);
-  }
-  cudaError_t launch(Env& env) override {
-    cuda::QuantizeQ8sParams p;
-    p.x = dx_;
-    p.n = n_;
-    p.rows = rows_;
-    p.xq = dxq_;
-    p.xds = dxds_;
-    p.act_il = il_;
-    p.act_il_q6k = q6k_;
-    if (q6k_) {  // a row that is not whole Q6_K superblocks is refused (before the launch)
-      cuda::QuantizeQ8sParams bad = p;
-      bad.n = n_ - 32;
-      short_refused_ = cuda::launch_quantize_q8s(bad, env.stream()) == cudaErrorInvalidValue;
-    }
-    return cuda::launch_quantize_q8s(p, env.stream());
-  }
-  void reference(Env& env) override {
-    std::vector<uint8_t> blocks((size_t)(rows_ * (n_ / 32)) * 36);
-    for (int64_t r = 0; r < rows_; ++r)
-      quantize_row(QType::Q8_1, x_.data() + r * n_, blocks.data() + (size_t)r * (n_ / 32) * 36, n_);
-    q8_1_to_q8s(blocks, rows_, n_, xq_, xds_);
-    if (il_) {  // the poison the output buffer was filled with stays where no quant goes
-      std::vector<int8_t> il = env.download(dxq_, xq_bytes());
-      cuda::q8s::to_interleaved(xq_.data(), n_, il.data(), q6k_ ? cuda::q8s::Order::il_q6k : cuda::q8s::Order::il);
-      xq_ = std::move(il);
-    }
-  }
-  Verdict compare(Env& env) override {
-    const auto q = env.download(dxq_, xq_.size());
-    const auto ds = env.download(dxds_, xds_.size());
-    if (q6k_ && !short_refused_) return ref::fail(ref::cat("a Q6_K-order row of ", n_ - 32, " quants was not refused"));
-    return ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
-                        {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
-  }
-  PerfCount perf_count() const override { return {(double)(rows_ * n_) * 5.25, 0}; }
-
- private:
-  size_t xq_bytes() const { return (size_t)(il_ ? cuda::q8s::il_row_bytes(n_) : rows_ * n_); }
-  int64_t rows_, n_;
-  bool il_, q6k_;
-  bool short_refused_ = false;
-  std::vector<float> x_;
-  std::vector<int8_t> xq_;
-  std::vector<float> xds_;
-  float* dx_ = nullptr;
-  int8_t* dxq_ = nullptr;
-  float* dxds_ = nullptr;
 };
 
 // Byte identities: m = 1 rows vs m = 4 / 8 rows (same activation row in slot 0), the fused
@@ -639,8 +566,6 @@ class MmvsActIlIdCase : public Case {
   float* dy_[2] = {};
 };
 
-// add_rms_norm / rms_norm emitting the q8s planes of their output (the norm feeding the next
-// matvec) against the plain kernel followed by launch_quantize_q8s: identical bytes.
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
 // followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
 // byte-identical; a GLU launch with a residual is refused.
@@ -694,99 +619,6 @@ class MmvsResidualCase : public Case {
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
   float *dres_ = nullptr, *dy_ = nullptr;
-};
-
-class NormQ8sEmitCase : public Case {
- public:
-  // split > 1 (rms_norm only): that many blocks per row against the one-block launch with planes.
-  // il: the planes in the interleaved order (one row), against launch_quantize_q8s in that order.
-  NormQ8sEmitCase(bool add, int rows, int cols, int split = 1, bool il = false)
-      : add_(add), rows_(rows), cols_(cols), split_(split), il_(il) {}
-  void generate(Env& env) override {
-    const size_t n = (size_t)rows_ * cols_;
-    const size_t nq = il_ ? (size_t)cuda::q8s::il_row_bytes(cols_) : n;
-    const auto res = env.normal(n, 2.0f), dl = env.normal(n), w = env.normal((size_t)cols_, 0.2f, 1.0f);
-    dres_ = env.upload(res);
-    dres2_ = env.upload(res);  // the residual is updated in place: one copy per run
-    ddl_ = env.upload(dl);
-    dw_ = env.upload(w);
-    dout_ = env.alloc_output<float>(n);
-    dxq_ = env.alloc_output<int8_t>(nq);
-    dxds_ = env.alloc_output<float>(n / 16);
-    dout2_ = env.alloc<float>(n);
-    dxq2_ = env.alloc<int8_t>(nq);
-    dxds2_ = env.alloc<float>(n / 16);
-  }
-  cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds, int split = 1) {
-    if (add_) {
-      cuda::AddRmsNormParams p;
-      p.residual = res;
-      p.ld_residual = cols_;
-      p.delta = ddl_;
-      p.ld_delta = cols_;
-      p.residual_out = res;
-      p.ld_residual_out = cols_;
-      p.w = dw_;
-      p.out = out;
-      p.ld_out = cols_;
-      p.rows = rows_;
-      p.cols = cols_;
-      p.q8s_xq = xq;
-      p.q8s_xds = xds;
-      p.q8s_il = il_ && xq;
-      return cuda::launch_add_rms_norm(p, env.stream());
-    }
-    cuda::RmsNormParams p;
-    p.x = res;
-    p.ld_x = cols_;
-    p.w = dw_;
-    p.out = out;
-    p.ld_out = cols_;
-    p.rows = rows_;
-    p.cols = cols_;
-    p.q8s_xq = xq;
-    p.q8s_xds = xds;
-    p.q8s_il = il_ && xq;
-    p.split = split;
-    return cuda::launch_rms_norm(p, env.stream());
-  }
-  cudaError_t launch(Env& env) override { return run(env, dres_, dout_, dxq_, dxds_, split_); }
-  void reference(Env& env) override {
-    if (split_ > 1) {  // the one-block launch, planes included
-      ref::check(run(env, dres2_, dout2_, dxq2_, dxds2_, 1), "norm, one block per row");
-      return;
-    }
-    ref::check(run(env, dres2_, dout2_, nullptr, nullptr), "norm without planes");
-    cuda::QuantizeQ8sParams qp;
-    qp.x = dout2_;
-    qp.n = cols_;
-    qp.rows = rows_;
-    qp.xq = dxq2_;
-    qp.xds = dxds2_;
-    qp.act_il = il_;
-    ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
-  }
-  Verdict compare(Env& env) override {
-    Verdict v = ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_, il_);
-    if (split_ > 1 && v.pass) {
-      // The blocks of a row read all of x while others store: out over x is refused.
-      const cudaError_t e = run(env, dres2_, dres2_, dxq2_, dxds2_, split_);
-      if (e != cudaErrorInvalidValue)
-        return ref::fail(ref::cat("split ", split_, " with out == x: expected cudaErrorInvalidValue, got ",
-                                      cudaGetErrorName(e)));
-      v.detail += "; out == x refused";
-    }
-    return v;
-  }
-  PerfCount perf_count() const override { return {(double)rows_ * cols_ * (add_ ? 12.0 : 8.0) + 4.0 * cols_, 0}; }
-
- private:
-  bool add_;
-  int rows_, cols_, split_;
-  bool il_;
-  float *dres_ = nullptr, *dres2_ = nullptr, *ddl_ = nullptr, *dw_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr;
-  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
-  float *dxds_ = nullptr, *dxds2_ = nullptr;
 };
 
 void add_mmvs_cases(Registry& r) {
@@ -924,43 +756,11 @@ void add_mmvs_cases(Registry& r) {
   }
   r.add("mmvs", "mmvs_pair/Q4_K+Q6_K/8192+1024+1024x5120/m1",
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });
-  for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {8, 4160}, {2, 16384}}) {
-    r.add("mmvs_id", ref::cat("add_rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
-          [=] { return std::make_unique<NormQ8sEmitCase>(true, rows, cols); });
-    r.add("mmvs_id", ref::cat("rms_norm_q8s/", rows, "x", cols, "/vs_norm_then_quantize_bytes"),
-          [=] { return std::make_unique<NormQ8sEmitCase>(false, rows, cols); });
-    // kernels.norm_split: 2..8 blocks per row, byte-identical to one (rows past 32 x 256
-    // columns take the re-read path too: 16384).
-    for (int split : {2, 3, 4, 8})
-      r.add("mmvs_id", ref::cat("rms_norm_q8s_split", split, "/", rows, "x", cols, "/vs_one_block_bytes"),
-            [=] { return std::make_unique<NormQ8sEmitCase>(false, rows, cols, split); });
-  }
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {1031, 2304}})
       for (int m : {1, 3})
         r.add("mmvs_id", ref::cat("mmvs_residual/", qtype_name(t), "/", n, "x", k, "/m", m, "/vs_matvec_then_add_bytes"),
               [=] { return std::make_unique<MmvsResidualCase>(t, n, k, m); });
-  for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 4096}, {3, 14336}, {8, 5120}})
-    r.add("mmvs", ref::cat("quantize_q8s/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
-          [=] { return std::make_unique<QuantizeQ8sCase>(rows, n); });
-  // kernels.mmvs_act_il: every producer of the one-token planes in the interleaved order. The
-  // quantizer against the CPU planes put in that order (short last groups: 2304, 5120, 25600, 160);
-  // the norms (one block and split) against norm + that quantizer.
-  for (int64_t n : {4096, 2304, 5120, 25600, 160})
-    r.add("mmvs", ref::cat("quantize_q8s_il/1x", n, "/bytes_vs_cpu_q8_1"),
-          [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true); });
-  // kernels.mmvs_act_il_q6k: the quantizer writing the Q6_K variant (before a Q6_K-only launch).
-  for (int64_t n : {12288, 2304, 5120, 25600, 256})
-    r.add("mmvs", ref::cat("quantize_q8s_il_q6k/1x", n, "/bytes_vs_cpu_q8_1"),
-          [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true, true); });
-  for (int cols : {4096, 5120, 2304, 16384}) {
-    r.add("mmvs_id", ref::cat("add_rms_norm_q8s_il/1x", cols, "/vs_norm_then_quantize_bytes"),
-          [=] { return std::make_unique<NormQ8sEmitCase>(true, 1, cols, 1, true); });
-    for (int split : {1, 8})
-      r.add("mmvs_id", ref::cat("rms_norm_q8s_il", split > 1 ? ref::cat("_split", split) : "", "/1x", cols,
-                                split > 1 ? "/vs_one_block_bytes" : "/vs_norm_then_quantize_bytes"),
-            [=] { return std::make_unique<NormQ8sEmitCase>(false, 1, cols, split, true); });
-  }
 }
 
 }  // namespace

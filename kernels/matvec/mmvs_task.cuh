@@ -117,8 +117,7 @@ struct GXI {
 struct GXQ6 {
   const int8_t* xq;
   const float2* xds;
-  MEMRA_HD int4 q16(int u) const { return ldx16(xq + q8s::il_granule(u, q8s::Order::il_q6k)); }
-  MEMRA_HD int4 q16t(int t, int c) const { return q16(4 * t + c); }
+  // Only Q6_K tasks read this order (no q16 / q16t: another task type does not compile with it).
   // q6k_perm(q6k_granule(t, qd)) = 4 t + qd: granule qd of task t in the interleaved order.
   MEMRA_HD int4 q16q6(int t, int qd) const { return ldx16(xq + il_task_byte(t, qd)); }
   MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
