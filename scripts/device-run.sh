@@ -72,6 +72,9 @@
 #            the padded order, tg128 arms base / act_il on q4_k_m d0 / d4096, q4_0, q8_0, qwen3-32b
 #   q6k18  : kernels.mmvs_act_il_q6k gates, kernel-level Q6_K rows in both orders, tg128 arms
 #   final17: closing gates with kernels.mmvs_act_il on, a spilling-cap GLU arm, the README decode rows
+#   fb19   : kernels.mmvs_cap_fallback gates (mmvs_id, the capped interleaved GLU rows, CUDA-vs-CPU),
+#            --perf of the interleaved GLU at caps 0 / 5 / 6, tg128 arms base / fallback 5 on q4_k_m
+#   fb19b  : qwen3-32b arms base / fallback 5, a q8_0 arm of the spilling GLU at 5, a d0 trace
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -874,6 +877,39 @@ PY
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-act-il-q6k.toml"
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
+    ;;
+  fb19)
+    # 2026-12-03 (nineteenth session): kernels.mmvs_cap_fallback (the interleaved Q4_K GLU at 5 CTAs
+    # per SM where 6 spills). Gates: kernel-check mmvs_id (all: the cap-5 instances in
+    # mmvs_inst / mmvs_ail, and the q8s producer cases moved to cases_q8s.cu in 7f03b82), the mmvs
+    # f64 rows of the capped interleaved GLU, CUDA-vs-CPU incl. CudaModels.MmvsCapSameBytesAndSpillRule;
+    # --perf of the interleaved GLU at caps 0 / 5 / 6; tg128 arms base / fallback 5 on q4_k_m d0 /
+    # d4096 and qwen3-32b q4_k_m; q8_0 with its GLU at 5 despite a 44-byte spill; a d0 trace with
+    # the fallback for the step's per-kernel times.
+    gpu_info
+    timeout 170 "$bin/kernel-check" --section mmvs_id --seed 20261230 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    for flt in q8s ail_glu; do
+      timeout 60 "$bin/kernel-check" --section mmvs --filter $flt --seed 20261230 \
+        --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    done
+    cuda_vs_cpu "MmvsCap|MmvsActIl" 8
+    mmvs_perf 20261231 mmvs_ail_glu/Q4_K mmvs_ail_glu_cap5/Q4_K mmvs_ail_glu_cap6/Q4_K mmvs_ail_glu/Q8_0 mmvs_ail_glu_cap5/Q8_0
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-cap-fallback-5.toml"
+    tg qwen3-8b q4_k_m 0,4096 6 170 $arms
+    ;;
+  fb19b)
+    # The second call of fb19 (one call is at most 600 s): qwen3-32b q4_k_m arms base / fallback 5,
+    # q8_0 with its GLU at 5 despite a 44-byte spill, a d0 trace with the fallback.
+    gpu_info
+    tg qwen3-32b q4_k_m 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-cap-fallback-5.toml
+    tg qwen3-8b q8_0 0 6 110 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu5-spill-ok.toml
+    synth qwen3-8b q4_k_m
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set kernels.mmvs_cap_fallback=5 \
+      --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --trace "$out/trace-d0.jsonl" \
+      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|mmvs|attn|norm|quantize" | head -n 20
+    gzip -f "$out"/trace-d0.jsonl
+    rm -f "$f"
     ;;
   final17)
     # 2026-12-02 (seventeenth session), closing call with kernels.mmvs_act_il on by default: gates

@@ -432,7 +432,7 @@ class MmvsPairCase : public Case {
 };
 
 // Every other instance and switch of the same order vs the default launch: the register-capped
-// instances (MmvsParams::min_blocks / min_blocks_glu = 6, 8, 12; m = 1 only) and preload off:
+// instances (MmvsParams::min_blocks / min_blocks_glu = 5, 6, 8, 12; m = 1 only) and preload off:
 // byte-identical rows for a plain matrix, the fused GLU pair and three matrices in one launch, at
 // m = 1 and m = 3. One row per warp, 2 and 4 warps per row (k = 2304, 5120, 12288).
 class MmvsInstIdCase : public Case {
@@ -469,7 +469,7 @@ class MmvsInstIdCase : public Case {
       if (!r.pass) return r;
       last = r;
     }
-    last.detail = "min_blocks 6, 8, 12 and preload off (alone and with a cap) identical to the default";
+    last.detail = "min_blocks 5, 6, 8, 12 and preload off (alone and with a cap) identical to the default";
     return last;
   }
 
@@ -478,8 +478,8 @@ class MmvsInstIdCase : public Case {
     int cap;
     bool preload;
   };
-  static constexpr int kN = 6;
-  static constexpr Variant kV[kN] = {{0, true}, {6, true}, {8, true}, {12, true}, {0, false}, {6, false}};
+  static constexpr int kN = 7;
+  static constexpr Variant kV[kN] = {{0, true}, {5, true}, {6, true}, {8, true}, {12, true}, {0, false}, {6, false}};
   size_t outs() const { return (size_t)((3 * n_ + xr_[0] + xr_[1]) * m_); }
   // kind 0: the plain matrix, 1: the SiLU GLU pair, 2: the matrix plus two more (257, 259 rows).
   cuda::MmvsParams params(int kind, Variant v, float* y) const {
@@ -710,7 +710,7 @@ void add_mmvs_cases(Registry& r) {
     // "mmvs_glu/...". Partial task groups: k = 2304 (36 tasks), 14336 (224).
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}, {1031, 5120}})
       for (int glu : {0, 1})
-        for (int cap : {0, 6, 8, 12})
+        for (int cap : {0, 5, 6, 8, 12})
           r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap, "/vs_plain_order_bytes"),
                 [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap); });
     // kernels.mmvs_act_il_q6k: plain Q6_K launches on the Q6_K variant of the order.
@@ -730,6 +730,14 @@ void add_mmvs_cases(Registry& r) {
     }
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
+    r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),
+          [=] { return std::make_unique<MmvsCase>(t, 25600, 5120, 1, 1, true, true, 0, true, 2, true); });
+    // The interleaved GLU capped (kernels.mmvs_cap_fallback: 5 where 6 spills): f64 reference and
+    // --perf rows beside mmvs_ail_glu (qwen3-8b and qwen3-32b shapes).
+    for (int cap : {5, 6})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
+        r.add("mmvs", ref::cat("mmvs_ail_glu_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 1, true, true, cap, true, 2, true); });
     for (int cap : {6, 8, 12}) {
       for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {6144, 4096}, {4096, 12288}, {151936, 4096}})
         r.add("mmvs", ref::cat("mmvs_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

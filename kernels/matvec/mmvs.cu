@@ -229,11 +229,12 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
 }
-// The interleaved-activation instances: uncapped and at 6 CTAs per SM, and at 8 and 12 except in
-// the reduced build.
+// The interleaved-activation instances: uncapped and at 5 and 6 CTAs per SM, and at 8 and 12 except
+// in the reduced build.
 template <QType T>
 cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   if (min_blocks == 6) return launch_ail_m<T, 6>(a, glu, s);
+  if (min_blocks == 5) return launch_ail_m<T, 5>(a, glu, s);
 #ifndef MEMRA_REDUCED_INSTANCES
   if (min_blocks == 8) return launch_ail_m<T, 8>(a, glu, s);
   if (min_blocks == 12) return launch_ail_m<T, 12>(a, glu, s);
@@ -252,6 +253,7 @@ cudaError_t launch_q6k_m(const Args& a, cudaStream_t s) {
 cudaError_t launch_q6k(const Args& a, int min_blocks, cudaStream_t s) {
   if (min_blocks == 6) return launch_q6k_m<6>(a, s);
 #ifndef MEMRA_REDUCED_INSTANCES
+  if (min_blocks == 5) return launch_q6k_m<5>(a, s);
   if (min_blocks == 8) return launch_q6k_m<8>(a, s);
   if (min_blocks == 12) return launch_q6k_m<12>(a, s);
 #endif
@@ -264,6 +266,7 @@ cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
     if (a.act_q6k) return launch_q6k(a, min_blocks, s);
   if (a.act_il) return launch_ail<T>(a, glu, min_blocks, s);
 #ifndef MEMRA_REDUCED_INSTANCES
+  if (a.m == 1 && min_blocks == 5) return launch_m<T, 1, 5>(a, glu, s);
   if (a.m == 1 && min_blocks == 6) return launch_m<T, 1, 6>(a, glu, s);
   if (a.m == 1 && min_blocks == 8) return launch_m<T, 1, 8>(a, glu, s);
   if (a.m == 1 && min_blocks == 12) return launch_m<T, 1, 12>(a, glu, s);
@@ -286,16 +289,19 @@ cudaError_t q6k_cap_spills(int min_blocks, bool* spills) {
 #ifdef MEMRA_REDUCED_INSTANCES
   return cudaSuccess;
 #else
+  if (min_blocks == 5) return kernel_spills(mmvs_ail_kernel<QType::Q6_K, 0, 5, 2>, spills);
   return kernel_spills(min_blocks == 8 ? mmvs_ail_kernel<QType::Q6_K, 0, 8, 2> : mmvs_ail_kernel<QType::Q6_K, 0, 12, 2>, spills);
 #endif
 }
 template <QType T, int GLU>
 cudaError_t cap_spills_g(int min_blocks, bool act_il, bool* spills) {
   if (act_il && min_blocks == 6) return kernel_spills(mmvs_ail_kernel<T, GLU, 6>, spills);
+  if (act_il && min_blocks == 5) return kernel_spills(mmvs_ail_kernel<T, GLU, 5>, spills);
 #ifdef MEMRA_REDUCED_INSTANCES
   return cudaSuccess;  // no other capped instances in this build
 #else
   if (act_il) return kernel_spills(min_blocks == 8 ? mmvs_ail_kernel<T, GLU, 8> : mmvs_ail_kernel<T, GLU, 12>, spills);
+  if (min_blocks == 5) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 5>, spills);
   if (min_blocks == 6) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 6>, spills);
   if (min_blocks == 8) return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 8>, spills);
   return kernel_spills(mmvs_kernel_cap<T, 1, GLU, 12>, spills);

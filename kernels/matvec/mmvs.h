@@ -102,9 +102,10 @@ struct MmvsParams {
   int64_t ld_residual = 0;  // 0 = ldy
 };
 
-// The min_blocks values launch_mmvs has instances for (0, 6, 8, 12; with act_il too).
-inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 6 || v == 8 || v == 12; }
-// Whether the m = 1 instance compiled for min_blocks (6, 8, 12) CTAs per SM for type t and glu
+// The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most
+// 96 registers) is the step below 6 for a kernel that spills at 80 (kernels.mmvs_cap_fallback).
+inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 5 || v == 6 || v == 8 || v == 12; }
+// Whether the m = 1 instance compiled for min_blocks (5, 6, 8, 12) CTAs per SM for type t and glu
 // (0 none, 1 SiLU, 2 GELU-tanh) uses local memory (register spills): a host query of the kernel's
 // attributes (cudaFuncGetAttributes). min_blocks 0 or a build without the instance: *spills = false.
 // act_il: the interleaved-activation instance (MmvsParams::act_il); act_il_q6k: its Q6_K variant

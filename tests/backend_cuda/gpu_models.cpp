@@ -465,22 +465,26 @@ TEST(CudaModels, MmvsMixedTypesSameBytes) {
 // local memory. At 40 registers the Q4_K GLU task pair (two matrices' 16-byte weight chunks of
 // two tasks in flight, ~48 registers of loads alone) cannot live without local memory, so with
 // the rule on that launch must fall back to the default instance (if it does not, the attribute
-// query does not see the spills).
+// query does not see the spills), or with kernels.mmvs_cap_fallback = 5 to the instance at 5 CTAs
+// per SM where that one does not spill.
 TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   const std::string path = shared_dir() + "/models/synth/qwen3-q4_k_m.gguf";
   const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
   Config none = gpu_config(true), def = gpu_config(true), all12 = gpu_config(true), ruled = gpu_config(true),
-         rows1 = gpu_config(true);
+         rows1 = gpu_config(true), fb5 = gpu_config(true);
   rows1.kernels.mmvs_cap_max_rows = 1;  // every plain matrix has more rows: none capped, GLU still capped
   none.kernels.mmvs_min_blocks = none.kernels.mmvs_min_blocks_glu = 0;
   all12.kernels.mmvs_min_blocks = all12.kernels.mmvs_min_blocks_glu = 12;
   all12.kernels.mmvs_cap_no_spill = false;
   ruled.kernels.mmvs_min_blocks = ruled.kernels.mmvs_min_blocks_glu = 12;
-  ModelRun runs[5] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
+  // kernels.mmvs_cap_fallback: where 12 spills, 5 if it does not.
+  fb5.kernels.mmvs_min_blocks = fb5.kernels.mmvs_min_blocks_glu = 12;
+  fb5.kernels.mmvs_cap_fallback = 5;
+  ModelRun runs[6] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
                       open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko),
-                      open_run(backend::make_cuda_backend(rows1), path, ko)};
+                      open_run(backend::make_cuda_backend(rows1), path, ko), open_run(backend::make_cuda_backend(fb5), path, ko)};
   expect_same_decode_bytes(runs, 41, 3, 9);
   const auto& v12 = runs[2].be->variants();
   ASSERT_TRUE(v12.count("mmvs_m1"));
@@ -499,6 +503,15 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
       EXPECT_TRUE(spills) << "Q4_K GLU at 40 registers reported no local memory";
     }
     EXPECT_NE(vr.at("mmvs_m1").find(taken), std::string::npos) << taken << " not in " << vr.at("mmvs_m1");
+  }
+  const auto& vf = runs[5].be->variants();
+  ASSERT_TRUE(vf.count("mmvs_m1"));
+  for (int glu : {0, 1}) {  // the fallback: 12 where it does not spill, else 5 where that does not, else 0
+    bool s12 = true, s5 = true;
+    ASSERT_EQ(cuda::mmvs_cap_spills(QType::Q4_K, glu, 12, &s12, fb5.kernels.mmvs_act_il), cudaSuccess);
+    ASSERT_EQ(cuda::mmvs_cap_spills(QType::Q4_K, glu, 5, &s5, fb5.kernels.mmvs_act_il), cudaSuccess);
+    const std::string taken = std::string("Q4_K") + (glu ? "_glu" : "") + "_min_blocks" + (!s12 ? "12" : !s5 ? "5" : "0");
+    EXPECT_NE(vf.at("mmvs_m1").find(taken), std::string::npos) << taken << " not in " << vf.at("mmvs_m1");
   }
 }
 

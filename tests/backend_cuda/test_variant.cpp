@@ -118,24 +118,21 @@ TEST(MatmulVariant, PureFunction) {
   EXPECT_EQ(a.rows_per_block, b.rows_per_block);
 }
 
-// kernels.mmvs_min_blocks[_glu] name a compiled instance (0, 6, 8, 12): anything else is a clear
-// error at backend construction, before any device work (so it holds on a machine without a GPU).
+// kernels.mmvs_min_blocks[_glu] and kernels.mmvs_cap_fallback name a compiled instance (0, 5, 6,
+// 8, 12): anything else is a clear error at backend construction, before any device work (so it
+// holds on a machine without a GPU).
 TEST(MmvsMinBlocks, UnbuiltValueIsAClearError) {
-  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(0));
-  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(6));
-  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(8));
-  EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(12));
-  for (int v : {1, 5, 7, 11}) EXPECT_FALSE(memra::cuda::mmvs_min_blocks_valid(v)) << v;
-  for (bool glu : {false, true}) {
+  for (int v : {0, 5, 6, 8, 12}) EXPECT_TRUE(memra::cuda::mmvs_min_blocks_valid(v)) << v;
+  for (int v : {1, 4, 7, 11, 13}) EXPECT_FALSE(memra::cuda::mmvs_min_blocks_valid(v)) << v;
+  for (int which = 0; which < 3; ++which) {
     memra::Config cfg;
-    (glu ? cfg.kernels.mmvs_min_blocks_glu : cfg.kernels.mmvs_min_blocks) = 7;
+    (which == 0 ? cfg.kernels.mmvs_min_blocks : which == 1 ? cfg.kernels.mmvs_min_blocks_glu : cfg.kernels.mmvs_cap_fallback) = 7;
+    const char* key = which == 0 ? "kernels.mmvs_min_blocks = 7" : which == 1 ? "kernels.mmvs_min_blocks_glu = 7" : "kernels.mmvs_cap_fallback = 7";
     try {
       (void)memra::backend::make_cuda_backend(cfg);
-      ADD_FAILURE() << "accepted min_blocks 7";
+      ADD_FAILURE() << "accepted " << key;
     } catch (const memra::Error& e) {
-      EXPECT_NE(std::string(e.what()).find(glu ? "kernels.mmvs_min_blocks_glu = 7" : "kernels.mmvs_min_blocks = 7"),
-                std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
     }
   }
 }

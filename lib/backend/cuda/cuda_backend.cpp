@@ -101,8 +101,9 @@ int CudaBackend::mmvs_cap(QType t, int glu) const {
 
 CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Shared>()) {
   for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks", cfg_.kernels.mmvs_min_blocks},
-                               {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu}})
-    if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 6, 8 or 12", key, v));
+                               {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu},
+                               {"kernels.mmvs_cap_fallback", cfg_.kernels.mmvs_cap_fallback}})
+    if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 5, 6, 8 or 12", key, v));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
@@ -113,7 +114,15 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       bool spills = false;
       if (want && cfg_.kernels.mmvs_cap_no_spill)  // of the instance the one-token launches take
         MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, want, &spills, cfg_.kernels.mmvs_act_il));
-      mmvs_cap_[ti][glu] = spills ? 0 : want;
+      int take = spills ? 0 : want;
+      // kernels.mmvs_cap_fallback: the next cap tried where the named one spills.
+      const int fb = cfg_.kernels.mmvs_cap_fallback;
+      if (spills && fb && fb != want) {
+        bool fb_spills = true;
+        MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(cap_types[ti], glu, fb, &fb_spills, cfg_.kernels.mmvs_act_il));
+        if (!fb_spills) take = fb;
+      }
+      mmvs_cap_[ti][glu] = take;
     }
   {
     // The pair instance exists uncapped and at 6 CTAs per SM; other caps take it uncapped.
