@@ -74,7 +74,9 @@
 #   final17: closing gates with kernels.mmvs_act_il on, a spilling-cap GLU arm, the README decode rows
 #   fb19   : kernels.mmvs_cap_fallback gates (mmvs_id, the capped interleaved GLU rows, CUDA-vs-CPU),
 #            --perf of the interleaved GLU at caps 0 / 5 / 6, tg128 arms base / fallback 5 on q4_k_m
-#   fb19b  : qwen3-32b arms base / fallback 5, a q8_0 arm of the spilling GLU at 5, a d0 trace
+#   fb19b  : qwen3-32b arms base / fallback 5, a d0 trace
+#   l2a19  : kernels.l2_ahead_mib gates (mmvs_id, CUDA-vs-CPU), tg128 arms of four request sizes /
+#            skips on q4_k_m at three depths
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -899,17 +901,29 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 170 $arms
     ;;
   fb19b)
-    # The second call of fb19 (one call is at most 600 s): qwen3-32b q4_k_m arms base / fallback 5,
-    # q8_0 with its GLU at 5 despite a 44-byte spill, a d0 trace with the fallback.
+    # The second call of fb19: qwen3-32b q4_k_m arms base / fallback 5, a d0 trace with the
+    # fallback. (The q8_0 arm of its GLU at 5 was not run: at kernel level the spilling cap-5 Q8_0
+    # GLU was slower, 31.30 -> 34.14 us at 12288x4096, in the fb19 call.)
     gpu_info
     tg qwen3-32b q4_k_m 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-cap-fallback-5.toml
-    tg qwen3-8b q8_0 0 6 110 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu5-spill-ok.toml
     synth qwen3-8b q4_k_m
     timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set kernels.mmvs_cap_fallback=5 \
       --set receipt.hash_model=false --set kernels.prefill_f16_weights=false --trace "$out/trace-d0.jsonl" \
       --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|mmvs|attn|norm|quantize" | head -n 20
     gzip -f "$out"/trace-d0.jsonl
     rm -f "$f"
+    ;;
+  l2a19)
+    # 2026-12-03 (nineteenth session): kernels.l2_ahead_mib (the o projection requests the next
+    # FFN's gate/up rows into L2 while it waits for the attention). Gates: kernel-check mmvs_id (all:
+    # mmvs.cu changed; the mmvs_l2_ahead cases), CUDA-vs-CPU incl. CudaModels.L2AheadSameBytes; tg128
+    # arms base / 16 / 32 / 16 after 12 / 24 after 12 MiB on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys.
+    gpu_info
+    timeout 170 "$bin/kernel-check" --section mmvs_id --seed 20261232 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
+    cuda_vs_cpu "L2Ahead|MmvsCap" 8
+    tg qwen3-8b q4_k_m 0,4096,16384 6 300 --arm configs/arm-base.toml --arm configs/arm-l2-ahead-16.toml \
+      --arm configs/arm-l2-ahead-32.toml --arm configs/arm-l2-ahead-16-skip12.toml --arm configs/arm-l2-ahead-24-skip12.toml
     ;;
   final17)
     # 2026-12-02 (seventeenth session), closing call with kernels.mmvs_act_il on by default: gates

@@ -515,6 +515,31 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   }
 }
 
+// kernels.l2_ahead_mib (the o projection requests the next FFN's gate/up rows into L2): a cache
+// hint, so decode logits are the same bytes with it off, on from the first row, and on after a
+// skip; the variant note says it ran.
+TEST(CudaModels, L2AheadSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  for (const char* model : {"qwen3-q4_k_m", "llama-q8_0"}) {
+    const std::string path = shared_dir() + "/models/synth/" + model + ".gguf";
+    Config off = gpu_config(true), on = gpu_config(true), skip = gpu_config(true);
+    on.kernels.l2_ahead_mib = 16;
+    skip.kernels.l2_ahead_mib = 1;
+    skip.kernels.l2_ahead_skip_mib = 1;
+    ModelRun runs[3] = {open_run(backend::make_cuda_backend(off), path, ko), open_run(backend::make_cuda_backend(on), path, ko),
+                        open_run(backend::make_cuda_backend(skip), path, ko)};
+    expect_same_decode_bytes(runs, 29, 7, 13);
+    EXPECT_EQ(runs[0].be->variants().count("l2_ahead"), 0u) << model;
+    for (int r = 1; r < 3; ++r) {
+      const auto& v = runs[r].be->variants();
+      ASSERT_TRUE(v.count("l2_ahead")) << model << " run " << r;
+      EXPECT_EQ(v.at("l2_ahead"), r == 1 ? "16MiB_skip0MiB" : "1MiB_skip1MiB") << model;
+    }
+  }
+}
+
 // A synth preset with head_dim 128 (the tiny presets have 32; the fused decode attention paths
 // exist for 128), two layers, q8_0 weights, written to a temporary file.
 // A kAcross128-token prompt (its last row's logits only: the runs' buffers hold kPrompt rows), then
