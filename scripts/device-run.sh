@@ -75,8 +75,8 @@
 #   fb19   : kernels.mmvs_cap_fallback gates (mmvs_id, the capped interleaved GLU rows, CUDA-vs-CPU),
 #            --perf of the interleaved GLU at caps 0 / 5 / 6, tg128 arms base / fallback 5 on q4_k_m
 #   fb19b  : qwen3-32b arms base / fallback 5, a d0 trace
-#   l2a19  : kernels.l2_ahead_mib gates (mmvs_id, CUDA-vs-CPU), tg128 arms of four request sizes /
-#            skips on q4_k_m at three depths
+#   final19: closing gates with kernels.mmvs_cap_fallback = 5, the README decode rows (q4_k_m with
+#            an arm of the fallback off)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -913,17 +913,12 @@ PY
     gzip -f "$out"/trace-d0.jsonl
     rm -f "$f"
     ;;
-  l2a19)
-    # 2026-12-03 (nineteenth session): kernels.l2_ahead_mib (the o projection requests the next
-    # FFN's gate/up rows into L2 while it waits for the attention). Gates: kernel-check mmvs_id (all:
-    # mmvs.cu changed; the mmvs_l2_ahead cases), CUDA-vs-CPU incl. CudaModels.L2AheadSameBytes; tg128
-    # arms base / 16 / 32 / 16 after 12 / 24 after 12 MiB on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys.
+  final19)
+    # 2026-12-03 (nineteenth session), closing call with kernels.mmvs_cap_fallback = 5 by default:
+    # gates (kernel-check mmvs_id, CUDA-vs-CPU incl. the fixed MmvsCapSameBytesAndSpillRule), then
+    # the README decode rows, q4_k_m with an arm of the fallback off.
     gpu_info
-    timeout 170 "$bin/kernel-check" --section mmvs_id --seed 20261232 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 4
-    cuda_vs_cpu "L2Ahead|MmvsCap" 8
-    tg qwen3-8b q4_k_m 0,4096,16384 6 300 --arm configs/arm-base.toml --arm configs/arm-l2-ahead-16.toml \
-      --arm configs/arm-l2-ahead-32.toml --arm configs/arm-l2-ahead-16-skip12.toml --arm configs/arm-l2-ahead-24-skip12.toml
+    closing_rows 20261233 "MmvsCap|MmvsActIl|MmvsPreload" mmvs_id --arm configs/arm-base.toml --arm configs/arm-mmvs-cap-fallback-off.toml
     ;;
   final17)
     # 2026-12-02 (seventeenth session), closing call with kernels.mmvs_act_il on by default: gates

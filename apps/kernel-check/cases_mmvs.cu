@@ -566,71 +566,6 @@ class MmvsActIlIdCase : public Case {
   float* dy_[2] = {};
 };
 
-// kernels.l2_ahead_mib: a one-token plain launch that requests other weights' planes into L2
-// (MmvsParams::l2_ahead: the next matrices' whole split copy as ranges, one of them misaligned by
-// 3 bytes, and the launch's own body) against the same launch without: byte-identical rows, with
-// the residual epilogue (another buffer) and the interleaved activation as the o projection takes them; a GLU
-// launch, an m = 3 launch and 7 ranges with requests are refused.
-class MmvsL2AheadIdCase : public Case {
- public:
-  MmvsL2AheadIdCase(QType t, int64_t n, int64_t k) : t_(t), n_(n), k_(k) {}
-  void generate(Env& env) override {
-    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    dnext_ = upload_split(env, t_, random_weight_bytes(env, t_, 3 * n_, k_), 3 * n_, k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_, cuda::q8s::Order::il);
-    dres_ = env.upload(env.normal((size_t)n_, 1.0f));
-    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
-  }
-  cudaError_t launch(Env& env) override {
-    const auto pl = cuda::sp::plan(t_, 3 * n_, k_, true);
-    const auto L = cuda::sp::layout(t_, true);
-    for (int v = 0; v < 2; ++v) {
-      auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, dy_[v]);
-      p.split_max_warps = 2;
-      p.min_blocks = 6;
-      p.act_il = true;
-      p.residual = dres_;
-      if (v == 1) {
-        const auto* b = static_cast<const uint8_t*>(dnext_.w);
-        p.l2_ahead[p.n_l2_ahead++] = {b + 3, pl.body_row_bytes * (size_t)(3 * n_) - 3};
-        if (L.aux_src >= 0) p.l2_ahead[p.n_l2_ahead++] = {dnext_.w_aux, (size_t)(3 * n_) * (size_t)pl.blocks_per_row * 16};
-        if (L.d_src >= 0) p.l2_ahead[p.n_l2_ahead++] = {dnext_.w_d, (size_t)(3 * n_) * (size_t)pl.blocks_per_row * 2};
-        p.l2_ahead[p.n_l2_ahead++] = {dw_.w, 4096};
-      }
-      if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
-    }
-    auto p = mmvs_params(t_, dw_, &dw_, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
-    p.act_il = true;
-    p.l2_ahead[0] = {dnext_.w, 4096};
-    p.n_l2_ahead = 1;
-    refused_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorInvalidValue;  // GLU
-    p = mmvs_params(t_, dw_, nullptr, n_, k_, 3, dxq_, dxds_, dy_[1]);
-    p.l2_ahead[0] = {dnext_.w, 4096};
-    p.n_l2_ahead = 1;
-    refused_ = refused_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorInvalidValue;  // m = 3
-    p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_, dxds_, dy_[1]);
-    p.n_l2_ahead = cuda::kMmvsL2Ranges + 1;
-    refused_ = refused_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorInvalidValue;
-    return cudaSuccess;
-  }
-  void reference(Env&) override {}
-  Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("L2 requests on a GLU launch, at m = 3 or in 7 ranges were not refused");
-    const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
-    return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
-  }
-
- private:
-  QType t_;
-  int64_t n_, k_;
-  bool refused_ = false;
-  DeviceWeight dw_, dnext_;
-  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
-  float* dxds_ = nullptr;
-  float* dres_ = nullptr;
-  float* dy_[2] = {};
-};
-
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
 // followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
 // byte-identical; a GLU launch with a residual is refused.
@@ -793,9 +728,6 @@ void add_mmvs_cases(Registry& r) {
         r.add("mmvs", ref::cat("mmvs_ail_q6k_cap6/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true, true); });
     }
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1031, 5120}, {1033, 12288}})
-      r.add("mmvs_id", ref::cat("mmvs_l2_ahead/", tn, "/", n, "x", k, "/m1/vs_none_bytes"),
-            [=] { return std::make_unique<MmvsL2AheadIdCase>(t, n, k); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),

@@ -44,29 +44,7 @@ struct Args {
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
   bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
-  int n_l2;          // MmvsParams::l2_ahead: ranges (16-byte aligned bases and sizes)
-  const uint8_t* l2p[kMmvsL2Ranges];
-  int64_t l2_end[kMmvsL2Ranges];  // cumulative sizes
 };
-
-// MmvsParams::l2_ahead, by thread 0 of the first kMmvsL2Ctas CTAs: CTA c requests bytes
-// [c * per, (c + 1) * per) of the ranges laid end to end (per a multiple of 16).
-__device__ __forceinline__ void l2_request(const Args& a) {
-  const int64_t total = a.l2_end[a.n_l2 - 1];
-  const int64_t n_ctas = min((int64_t)gridDim.x, (int64_t)kMmvsL2Ctas);
-  const int64_t per = (total / n_ctas + 15) / 16 * 16;
-  const int64_t lo = (int64_t)blockIdx.x * per, hi = min(total, lo + per);
-  int64_t start = 0;
-  for (int i = 0; i < a.n_l2 && lo < hi; ++i) {
-    const int64_t end = a.l2_end[i];
-    for (int64_t x = max(lo, start); x < min(hi, end);) {
-      const int64_t n = min(min(hi, end) - x, (int64_t)1 << 20);
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.l2p[i] + (x - start)), "r"((uint32_t)n) : "memory");
-      x += n;
-    }
-    start = end;
-  }
-}
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
 // end to end on the H200 (qwen3-8b q4_k_m tg128: 267.3 vs 273.4 tok/s, bench/notes/mmvs.md) and
@@ -119,8 +97,6 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // The first tasks' weights are requested before the PDL wait: weights are never written
   // during a step, so they stream in while the previous kernel drains (a.preload = false: after).
   if (a.preload && first < n_tasks) issue(first);
-  if constexpr (GLU == 0 && MM == 1)  // (m = 1 only: at MM = 4 the code made Q4_K spill 8 bytes)
-    if (a.n_l2 > 0 && threadIdx.x == 0 && blockIdx.x < kMmvsL2Ctas) l2_request(a);
   pdl_wait();
   // The residual epilogue's inputs are requested now (earlier kernels write them), so their load
   // overlaps the row's dot products instead of adding a round trip to every CTA's end. Plain
@@ -401,18 +377,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.act_il_q6k && (!p.act_il || p.w_type != QType::Q6_K || p.glu != 0 || p.n_extra != 0)) return cudaErrorNotSupported;
   a.act_il = p.act_il;
   a.act_q6k = p.act_il_q6k;
-  if (p.n_l2_ahead < 0 || p.n_l2_ahead > kMmvsL2Ranges || (p.n_l2_ahead > 0 && (p.glu != 0 || p.m != 1)))
-    return cudaErrorInvalidValue;
-  a.n_l2 = 0;
-  for (int i = 0; i < p.n_l2_ahead; ++i) {
-    const auto& r = p.l2_ahead[i];
-    if (!r.p && r.bytes) return cudaErrorInvalidValue;
-    const uintptr_t b = reinterpret_cast<uintptr_t>(r.p), lo = (b + 15) / 16 * 16, hi = (b + r.bytes) / 16 * 16;
-    if (!r.p || hi <= lo) continue;  // nothing aligned inside
-    a.l2p[a.n_l2] = reinterpret_cast<const uint8_t*>(lo);
-    a.l2_end[a.n_l2] = (a.n_l2 ? a.l2_end[a.n_l2 - 1] : 0) + (int64_t)(hi - lo);
-    ++a.n_l2;
-  }
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;

@@ -37,8 +37,6 @@
 namespace memra::cuda {
 
 inline constexpr int kMmvsMaxM = 8;
-inline constexpr int kMmvsL2Ranges = 6;  // MmvsParams::l2_ahead: two matrices' three planes
-inline constexpr int kMmvsL2Ctas = 256;  // CTAs that issue the L2 requests
 
 struct MmvsParams {
   QType w_type = QType::Q4_K;
@@ -102,19 +100,6 @@ struct MmvsParams {
   // (the residual stream updated in place: each element is read and written by one lane).
   const float* residual = nullptr;
   int64_t ld_residual = 0;  // 0 = ldy
-  // L2 requests issued before the PDL wait, plain one-token launches only (glu = 0, m = 1; else
-  // InvalidValue): byte
-  // ranges of weights that a later kernel of the step reads, spread evenly over the launch's first
-  // kMmvsL2Ctas CTAs (thread 0 of each: cp.async.bulk.prefetch.L2, in pieces of at most 1 MiB).
-  // A cache hint: nothing is written, no value changes. Each range is shrunk to its 16-byte
-  // aligned interior (never a byte outside it is requested). kernels.l2_ahead_mib: the o
-  // projection requests the next GLU's rows while it waits for the attention.
-  struct L2Range {
-    const void* p = nullptr;
-    size_t bytes = 0;
-  };
-  L2Range l2_ahead[kMmvsL2Ranges] = {};
-  int n_l2_ahead = 0;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most

@@ -217,10 +217,6 @@ class Backend {
   // (the default throws). The CUDA decode path: the add in the matvec's epilogue, so the next
   // norm reads the residual alone.
   virtual void matmul_residual(const Weight& w, View x, View residual);
-  // A hint, never a value: the weights the step reads after the next matmul (the decoder names the
-  // next FFN's before the attention's o projection). A backend may ask its caches for them while
-  // that matmul waits (the CUDA backend: kernels.l2_ahead_mib); the next matmul consumes it.
-  virtual void l2_ahead(std::span<const Weight* const> next) {}
   // out = x / rms(x) * w (w may be null = ones). out may alias x.
   virtual void rms_norm(View x, const Weight* w, float eps, View out) = 0;
   // residual += delta; out = rms_norm(residual) * w. The fused form of the residual stream.

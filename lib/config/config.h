@@ -80,8 +80,6 @@ struct KernelsSection {
   int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
-  int l2_ahead_mib = 0;           // decode: MiB of the next FFN's gate/up rows the o projection requests into L2
-  int l2_ahead_skip_mib = 0;      // ... starting after this many MiB of them
   int mmvs_cap_fallback = 5;      // with mmvs_cap_no_spill: where the named cap spills, this cap if it does not (0: none)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)

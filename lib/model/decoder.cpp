@@ -60,11 +60,7 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
   for (int l = 0; l < hp_.n_layer; ++l) {
     const Layer& L = layers_[(size_t)l];
     norm(d_added, s.d, L.attn.norm);
-    // The FFN's gate and up matrices are what the step reads after the o projection.
-    const backend::Weight* then[2] = {spec_.moe ? nullptr : L.ffn.gate, spec_.moe ? nullptr : L.ffn.up};
-    const int n_then = then[0] && then[1] ? 2 : then[1] ? 1 : 0;
-    const bool o_added = attention_forward(be, kv, hp_, L.attn, rope_, l, pos0, s,
-                                           std::span<const backend::Weight* const>(then[0] ? then : then + 1, n_then));
+    const bool o_added = attention_forward(be, kv, hp_, L.attn, rope_, l, pos0, s);
     norm(o_added, s.o, spec_.moe ? L.moe.norm : L.ffn.norm);
     if (spec_.moe) {
       moe_forward(be, L.moe, moe_, s);

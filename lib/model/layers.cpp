@@ -114,7 +114,7 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
 
 bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
                        const AttentionWeights& w, const backend::RopeParams& rope, int layer, int pos0,
-                       Scratch& s, std::span<const backend::Weight* const> then) {
+                       Scratch& s) {
   const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
   be.matmul_n(s.h, qkv);
   backend::AttnParams ap;
@@ -125,7 +125,6 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   ap.scale = 1.0f / std::sqrt((float)hp.head_dim_k);
   be.qk_norm_rope_kv_attention(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope, kv,
                                layer, ap, s.attn);
-  if (!then.empty()) be.l2_ahead(then);
   if (be.fuses_residual(*w.wo, s.attn, w.bo)) {
     be.matmul_residual(*w.wo, s.attn, s.x);
     return true;

@@ -53,10 +53,9 @@ struct Scratch {
 
 // s.h (normed input, [n, n_embd]) -> s.o (attention output projected, [n, n_embd]); or, where the
 // backend fuses the residual add (Backend::fuses_residual), added to s.x in place: returns true.
-// then: the weights read next (Backend::l2_ahead before the o projection; empty: no hint).
 bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
                        const AttentionWeights& w, const backend::RopeParams& rope, int layer,
-                       int pos0, Scratch& s, std::span<const backend::Weight* const> then = {});
+                       int pos0, Scratch& s);
 // s.h -> s.d: down(act(gate h) * up h); or added to s.x in place as above (returns true).
 bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s);
 // s.h -> s.d: routed experts.

@@ -15,7 +15,6 @@
 #include "backend/cuda/step_graph.h"
 #include "backend/cuda/variant.h"
 #include "config/config.h"
-#include "matvec/mmvs.h"
 #include "rope/rope_kernels.h"
 
 namespace memra::backend::cuda_impl {
@@ -75,7 +74,6 @@ class CudaBackend final : public Backend {
   void matmul(const Weight& w, View x, View y, const Weight* bias) override;
   bool fuses_residual(const Weight& w, View x, const Weight* bias) override;
   void matmul_residual(const Weight& w, View x, View residual) override;
-  void l2_ahead(std::span<const Weight* const> next) override;
   void rms_norm(View x, const Weight* w, float eps, View out) override;
   void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) override;
   void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) override;
@@ -194,9 +192,6 @@ class CudaBackend final : public Backend {
   int mmvs_cap(QType t, int glu) const;
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
   int mmvs_pair_cap_ = 0;
-  // Backend::l2_ahead: the ranges the next one-token plain mmvs launch requests into L2
-  // (kernels.l2_ahead_mib); cleared by every matmul.
-  std::vector<cuda::MmvsParams::L2Range> l2_pending_;
   // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).
   int mmvs_q6k_cap_ = 0;
 

@@ -164,7 +164,6 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
       break;
     }
   }
-  l2_pending_.clear();  // Backend::l2_ahead rides only on the next matmul (a split matvec took it above)
   forget_q8s_if_overlaps(y);
   if (b) {
     cuda::EwiseParams e;
@@ -291,12 +290,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.type2 = extra[i].w->type != w.type;
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
-  // Backend::l2_ahead: the hint rides on the next one-token plain launch (the o projection).
-  if (p.m == 1 && glu == 0 && !l2_pending_.empty()) {
-    p.n_l2_ahead = (int)std::min<size_t>(l2_pending_.size(), cuda::kMmvsL2Ranges);
-    std::copy_n(l2_pending_.begin(), p.n_l2_ahead, p.l2_ahead);
-  }
-  l2_pending_.clear();
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
@@ -369,40 +362,6 @@ bool CudaBackend::fuses_residual(const Weight& w, View x, const Weight* bias) {
       x.cols != w.ne[0])
     return false;
   return matmul_variant(w, x.rows).kind == cuda::MatmulKind::kMatvecSplit;
-}
-
-void CudaBackend::l2_ahead(std::span<const Weight* const> next) {
-  l2_pending_.clear();
-  const int64_t mib = cfg_.kernels.l2_ahead_mib;
-  if (mib <= 0) return;
-  // Rows [r0, r1) of every matrix's split-copy planes: r0 after kernels.l2_ahead_skip_mib of the
-  // matrices' bytes (in row order), l2_ahead_mib of them in all.
-  struct Pl {
-    const uint8_t* base;
-    size_t row_bytes;
-    int64_t rows;
-  };
-  std::vector<Pl> planes;
-  size_t row_all = 0;
-  for (const Weight* w : next) {
-    if (!w || !w->decode_data || !cuda::mmvs_supported(w->type, w->ne[0])) continue;
-    const bool il = cfg_.kernels.mmvs_interleave;
-    const auto L = cuda::sp::layout(w->type, il);
-    const auto pl = cuda::sp::plan(w->type, w->n_rows(), w->ne[0], il);
-    const auto* base = static_cast<const uint8_t*>(w->decode_data);
-    planes.push_back({base, pl.body_row_bytes, w->n_rows()});
-    if (L.aux_src >= 0) planes.push_back({base + pl.aux_offset, (size_t)pl.blocks_per_row * 16, w->n_rows()});
-    if (L.d_src >= 0) planes.push_back({base + pl.d_offset, (size_t)pl.blocks_per_row * 2, w->n_rows()});
-  }
-  for (const Pl& q : planes) row_all += q.row_bytes;
-  if (planes.empty() || planes.size() > (size_t)cuda::kMmvsL2Ranges || row_all == 0) return;
-  const int64_t r0 = (int64_t)(((size_t)cfg_.kernels.l2_ahead_skip_mib << 20) / row_all);
-  const int64_t r1 = r0 + (int64_t)(((size_t)mib << 20) / row_all);
-  for (const Pl& q : planes) {
-    const int64_t a = std::min(r0, q.rows), b = std::min(r1, q.rows);
-    if (b > a) l2_pending_.push_back({q.base + (size_t)a * q.row_bytes, (size_t)(b - a) * q.row_bytes});
-  }
-  note("l2_ahead", fmt::format("{}MiB_skip{}MiB", mib, cfg_.kernels.l2_ahead_skip_mib));
 }
 
 void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
