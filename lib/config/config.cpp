@@ -303,7 +303,8 @@ std::string to_toml(const Config& c) {
     const auto dot = f.path.find('.');
     const std::string sec = f.path.substr(0, dot);
     if (sec != section) {
-      out += (section.empty() ? "" : "\n") + fmt::format("[{}]\n", sec);
+      if (!section.empty()) out += '\n';
+      out += fmt::format("[{}]\n", sec);
       section = sec;
     }
     out += fmt::format("{} = {}\n", f.path.substr(dot + 1), f.show(c));

@@ -58,10 +58,12 @@ TEST(PpBenchArms, InterleavedArmsGiveOneReceiptPerRowAndArm) {
     if (interleave)  // the ratio is the two receipts' medians, row by row
       for (const auto& rb : res.receipts) {
         if (rb["results"]["arm"] != b) continue;
-        for (const auto& ra : res.receipts)
-          if (ra["results"]["arm"] == a && ra["metrics"]["row"] == rb["metrics"]["row"])
+        for (const auto& ra : res.receipts) {
+          if (ra["results"]["arm"] == a && ra["metrics"]["row"] == rb["metrics"]["row"]) {
             EXPECT_DOUBLE_EQ(rb["metrics"]["ratio_to_first_arm"].get<double>(),
                              rb["metrics"]["tok_s_median"].get<double>() / ra["metrics"]["tok_s_median"].get<double>());
+          }
+        }
       }
   }
 }
