@@ -880,6 +880,27 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  hs20)
+    # 2026-12-03 (twentieth session): kernels.attn_head_split_keys (one decode attention block per
+    # query head for short rows). Gates: kernel-check fused attn_decode_rope (the _hs rows against
+    # the unfolded group kernel's bytes), CUDA-vs-CPU incl. CudaModels.AttnHeadSplitSameBytes;
+    # --perf of the folded launch with and without the split at 1 / 128 / 4097 keys; tg128 arms
+    # base / split to 256 keys (d0) / split to 8192 keys (d4096) on qwen3-8b q4_k_m, base / 256
+    # on qwen3-32b q4_k_m (8 query heads per kv head).
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope --seed 20261301 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 5
+    cuda_vs_cpu "AttnHeadSplit|AttnFold" 8
+    for flt in "_ks_ms96/q8_0-q5_1/32-8x128/n1@127/" "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@127/" \
+               "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@0/" "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@4096/" \
+               "_ks/q8_0-q5_1/32-8x128/n1@4096/" "_ks_ms96/q8_0-q5_1/64-8x128/n1@299/" "_ks_hs_ms96/q8_0-q5_1/64-8x128/n1@299/"; do
+      timeout 40 "$bin/kernel-check" --section fused --filter "$flt" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "attn_decode_rope" | sed 's/norm_err.*|/|/'
+    done
+    tg qwen3-8b q4_k_m 0,4096 6 200 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-256.toml \
+      --arm configs/arm-attn-head-split-8192.toml
+    tg qwen3-32b q4_k_m 0 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-256.toml
+    ;;
   fb19)
     # 2026-12-03 (nineteenth session): kernels.mmvs_cap_fallback (the interleaved Q4_K GLU at 5 CTAs
     # per SM where 6 spills). Gates: kernel-check mmvs_id (all: the cap-5 instances in

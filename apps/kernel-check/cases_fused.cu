@@ -235,6 +235,7 @@ struct FoldCfg {
   bool pre = false;  // AttnParams::RopeFold::prefetch (the folded side only)
   bool ks = false;   // AttnParams::RopeFold::stage_k (the folded side only)
   int max_splits = 64;  // attn_decode_splits' cap on both sides (kernels.attn_max_splits)
+  bool hs = false;      // AttnParams::RopeFold::head_split (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -318,6 +319,7 @@ class AttnRopeFoldCase : public Case {
     p.rope.ang = cuda::rope_angles(rope(dq_, c_.n_head));
     p.rope.prefetch = c_.pre;
     p.rope.stage_k = c_.ks;
+    p.rope.head_split = c_.hs;
     return p;
   }
   // q and k are only read: a --perf replay repeats the same work (the same bytes to row pos).
@@ -346,6 +348,10 @@ class AttnRopeFoldCase : public Case {
     if (c_.pv && !cuda::attn_decode_pv_mma(folded())) {
       v.pass = false;
       v.detail += " (the tensor-core P x V path was not taken)";
+    }
+    if (c_.hs && !cuda::attn_decode_head_split(folded())) {
+      v.pass = false;
+      v.detail += " (the head-split form was not taken)";
     }
     if (!cuda::attn_decode_rope_fold_applies(folded())) {
       v.pass = false;
@@ -426,10 +432,29 @@ void add_fused_cases(Registry& r) {
                           // on the H200), the depths where 64 left warp 0 a third tile
                           FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96},
                           FoldCfg{K::Neox, 32, 8, 16897, true, false, 0, true, true, true, 96},
-                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96}}) {
+                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96},
+                          // one block per query head (RopeFold::head_split) against the group's
+                          // block: one split (1, 17, 128 keys), two (129, 255), several splits and
+                          // tiles (4097, 16513), Normal pairs without head norms, YaRN, a window,
+                          // G = 8 (whose group block has no prefetch form: the same bytes)
+                          FoldCfg{K::Neox, 32, 8, 128, true, false, 0, true, true, true, 96},  // --perf twins
+                          FoldCfg{K::Neox, 64, 8, 300, true, false, 0, true, true, true, 96},
+                          FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 17, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 128, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 255, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Normal, 32, 8, 300, false, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Normal, 32, 8, 33, true, true, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 64, 8, 1, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 64, 8, 300, true, false, 0, true, true, true, 96, true},
+                          FoldCfg{K::Neox, 64, 8, 4097, false, true, 0, true, true, true, 96, true}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs ? "_hs" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });

@@ -37,13 +37,15 @@ struct Args {
   bool pv_mma;          // AttnParams::pv_mma
   bool combine_preload;  // AttnParams::combine_preload
   AttnParams::RopeFold rf;  // AttnParams::rope
+  int group;                // n_head / n_head_kv
 };
 
 inline Args make_args(const AttnParams& p) {
   return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
-          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope};
+          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
+          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1};
 }
 
 // Key range [lo, hi) visible from position pos.

@@ -272,7 +272,10 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // PV: each warp's tile probabilities as f16 (heads x keys; rows past G stay 0), and its C fragments.
   __shared__ __align__(16) __half ph[PV ? kWarps : 1][8][40];
   [[maybe_unused]] float cacc[PV ? 8 : 1][4] = {};
-  const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z;
+  // h0: the block's first query head; hk: its kv head. One block per kv head (G = the group) or,
+  // with RopeFold::head_split, one per query head (G = 1, a.group heads per kv head): both h0 =
+  // blockIdx.y * G.
+  const int s = blockIdx.x, h0 = blockIdx.y * G, hk = h0 / a.group, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // The position is staged by the step's copy before its first kernel and no kernel writes it,
   // so it is read before the dependency wait: the splits a row does not use exit while the
@@ -311,7 +314,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     }
   }
   pdl_wait();
-  const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)hk * G * D;
+  const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)h0 * D;
   if constexpr (KP == KP_Q8I) {
     // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)). A warp's
     // blocks are all copied to shared memory before the first is quantized: one global round trip
@@ -380,7 +383,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       // the same bytes: the same bits) before its tiles, for its lane of that key; two other
       // warps copy the new key and value to the caches at pos (same bytes as the RoPE kernel's
       // append). No block barrier: nothing else in the kernel reads these.
+      // Head split: every block of the group scores the new key; the group's first writes it.
       const int pw = ((pos - b) / 32) % kWarps;
+      const bool writer = h0 % a.group == 0;
       if (warp == pw) {
         float dn[G];
 #pragma unroll
@@ -390,11 +395,11 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
 #pragma unroll
           for (int g = 0; g < G; ++g) dnew[g] = dn[g];
         __syncwarp();
-      } else if (warp == (pw + 1) % kWarps) {
+      } else if (writer && warp == (pw + 1) % kWarps) {
         uint16_t* kd = reinterpret_cast<uint16_t*>(const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes +
                                                    (int64_t)hk * (D / 32) * 34);
         for (int c = lane; c < D / 32 * 17; c += 32) kd[c] = reinterpret_cast<const uint16_t*>(knew)[c];
-      } else if (warp == (pw + 2) % kWarps) {
+      } else if (writer && warp == (pw + 2) % kWarps) {
         uint32_t* vd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes +
                                                    (int64_t)hk * kVsSlice);
         if (lane < kVsSlice / 4) vd[lane] = reinterpret_cast<const uint32_t*>(vnew)[lane];
@@ -562,9 +567,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
               if (g < G) w[g][d] = cacc[mt][x];
             }
         },
-        a, i, hk * G, s);
+        a, i, h0, s);
   } else {
-    merge_and_store<D, G>(sm, m, l, acc, a, i, hk * G, s);
+    merge_and_store<D, G>(sm, m, l, acc, a, i, h0, s);
   }
 }
 
@@ -612,12 +617,27 @@ bool v_stage_applies(const attn::Args& a, int D) {
          (reinterpret_cast<uintptr_t>(a.v) | (uintptr_t)a.v_row_bytes) % 16 == 0;
 }
 
+// RopeFold::head_split applies to the fold with prefetch and stage_k and P x V on tensor cores
+// (the int8 scores with V staged), one token; the group (4 or 8) is the launcher's G.
+bool head_split_applies(const attn::Args& a, int D) {
+  return a.rf.on && a.rf.head_split && a.rf.prefetch && a.rf.stage_k && a.q8_scores && a.pv_mma && a.n_tokens == 1 &&
+         v_stage_applies(a, D);
+}
+
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
   attn::Args b = a;
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
+  if constexpr (D == 128 && (G == 4 || G == 8)) {
+    if (head_split_applies(a, D) && w.k == KP_Q8) {  // one block per query head: the G = 1 instance
+      const dim3 gh(a.n_splits, a.n_head_kv * G, n_tokens);
+      if (a.rf.neox)
+        return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true>, gh, block, 0, s, b);
+      return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, false, true, true, true>, gh, block, 0, s, b);
+    }
+  }
   if constexpr (D == 128) {
     if (v_stage_applies(a, D) && w.k == KP_Q8) {
       if constexpr (G == 4 || G == 8) {
@@ -745,6 +765,10 @@ bool attn_decode_rope_fold_applies(const AttnParams& p) {
 }
 
 bool attn_decode_pv_mma(const AttnParams& p) { return p.pv_mma && q8i_staged_g48(p); }
+
+bool attn_decode_head_split(const AttnParams& p) {
+  return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);
+}
 
 bool attn_decode_v_stage(const AttnParams& p) {
   if (!attn::valid(p)) return false;

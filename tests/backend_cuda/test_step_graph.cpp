@@ -32,7 +32,7 @@ TEST(StepGraph, EveryKeyFieldMatters) {
   cache.insert(base(), 42);
   ASSERT_NE(cache.find(base()), nullptr);
   EXPECT_EQ(*cache.find(base()), 42);
-  std::vector<StepKey> others(9, base());
+  std::vector<StepKey> others(10, base());
   others[0].owner = &b;
   others[1].scratch = &a;
   others[2].logits = &a;
@@ -42,6 +42,7 @@ TEST(StepGraph, EveryKeyFieldMatters) {
   others[6].kv_serial = 8;
   others[7].weight_gen = 4;
   others[8].n_tokens = 2;
+  others[9].attn_head_split = true;
   for (size_t i = 0; i < others.size(); ++i) EXPECT_EQ(cache.find(others[i]), nullptr) << "field " << i;
 }
 

@@ -135,6 +135,11 @@ class CudaBackend final : public Backend {
   }
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
+  // kernels.attn_head_split_keys: whether a one-token decode at pos0 takes the head-split form
+  // (its row has at most that many keys); part of the step graph's key.
+  bool attn_head_split_at(int64_t pos0, int n_tokens) const {
+    return n_tokens == 1 && cfg_.kernels.attn_head_split_keys > 0 && pos0 + 1 <= cfg_.kernels.attn_head_split_keys;
+  }
   // Every op but matmul may write anywhere: the q8s planes (and the GEMM's rounded input in the
   // kX16 slot) no longer match their source.
   void forget_q8s() {

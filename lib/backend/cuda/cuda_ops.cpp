@@ -581,6 +581,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.ang = cuda::rope_angles(qp.rope);
     rf.prefetch = cfg_.kernels.attn_fold_prefetch;
     rf.stage_k = cfg_.kernels.attn_fold_k_stage;
+    rf.head_split = attn_head_split_at(pos0, 1);
     // Whether the kernel takes it: the parameters attention_impl builds, asked beforehand.
     MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
                 c->layers.size());
@@ -712,7 +713,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
                                     std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") +
                                         (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
-                                    rf ? (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
+                                    rf ? cuda::attn_decode_head_split(p) ? "+rope+pre+ks+hs"
+                                         : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
                                        : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
