@@ -880,6 +880,41 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  hs20b)
+    # The second call: kernels.attn_one_split_direct (one-split rows written by the split kernel,
+    # the combine's blocks wait and exit). Gates: kernel-check attn one_split_direct rows and fused
+    # attn_decode_rope (incl. _direct1), CUDA-vs-CPU; --perf of the folded launch at 127 keys
+    # with / without; tg128 arms on qwen3-8b q4_k_m d0 (base, split 256, split 256 + direct,
+    # direct) and the split's threshold at 256 / 1024 / 2048 keys (split 8192 vs 256, which is off
+    # there); qwen3-32b q4_k_m d0 (base, split 256, + direct) and d1024.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section attn,fused --filter one_split_direct --seed 20261302 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope --seed 20261303 \
+      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    cuda_vs_cpu "AttnHeadSplit|AttnFold" 8
+    for flt in "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@127/" "_ks_hs_direct1_ms96/q8_0-q5_1/32-8x128/n1@127/" \
+               "_ks_hs_direct1_ms96/q8_0-q5_1/64-8x128/n1@127/" "_ks_direct1_ms96/q8_0-q5_1/32-8x128/n1@59/"; do
+      timeout 40 "$bin/kernel-check" --section fused --filter "$flt" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "attn_decode_rope" | sed 's/norm_err.*|/|/;s/bytes:.*|/|/'
+    done
+    synth qwen3-8b q4_k_m
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 6 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-256.toml \
+      --arm configs/arm-attn-head-split-256-direct1.toml --arm configs/arm-attn-one-split-direct.toml --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 256,1024,2048 -r 5 --arm configs/arm-attn-head-split-256.toml \
+      --arm configs/arm-attn-head-split-8192.toml --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    synth qwen3-32b q4_k_m
+    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-256.toml \
+      --arm configs/arm-attn-head-split-256-direct1.toml --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 1024 -r 4 --arm configs/arm-attn-head-split-256.toml \
+      --arm configs/arm-attn-head-split-8192.toml --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   hs20)
     # 2026-12-03 (twentieth session): kernels.attn_head_split_keys (one decode attention block per
     # query head for short rows). Gates: kernel-check fused attn_decode_rope (the _hs rows against

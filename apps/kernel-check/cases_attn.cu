@@ -292,10 +292,12 @@ class AttnVerifyIdentityCase : public AttnCase {
 //    AttnParams::byte_loads;
 //  - V staging: AttnParams::v_stage (V tiles through shared memory) vs the direct loads;
 //  - combine: the default shared-memory combine vs AttnParams::combine_direct;
-//  - combine preload: the shared-memory combine with AttnParams::combine_preload vs combine_direct.
+//  - combine preload: the shared-memory combine with AttnParams::combine_preload vs combine_direct;
+//  - one-split direct: AttnParams::one_split_direct (one-split rows written by the split kernel)
+//    vs every row through the combine.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload };
+  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -316,6 +318,7 @@ class AttnPathPairCase : public AttnCase {
     const bool taken = pair_ == kWordLoads ? cuda::attn_decode_word_loads(alt())
                        : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
                        : pair_ == kCombine ? !alt().combine_direct
+                       : pair_ == kOneSplitDirect ? alt().one_split_direct
                                            : alt().combine_preload && !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -329,6 +332,7 @@ class AttnPathPairCase : public AttnCase {
     cuda::AttnParams p = params();
     if (pair_ == kVStage) p.v_stage = true;
     if (pair_ == kCombinePreload) p.combine_preload = true;
+    if (pair_ == kOneSplitDirect) p.one_split_direct = true;
     return p;
   }
   Pair pair_;
@@ -534,6 +538,21 @@ void add_attn_cases(Registry& r) {
     // == the old combine (bytes): the same shapes (1 to 128 splits).
     r.add("attn", ref::cat("attn_decode/combine_preload_vs_direct", tail),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kCombinePreload); });
+  }
+  // One-split rows written by the split kernel (AttnParams::one_split_direct) == every row through
+  // the combine (bytes): one split (1, 17, 128 keys), two (129: the flag on, not used), many
+  // (4097), a verify batch whose last row opens a second split (126 .. 128 -> 127 .. 129 keys),
+  // groups of 4, 8, 3 and 16 (the per-query-head kernel), head dims 64 to 256, f16 and q8_0 K.
+  for (auto [hd, n, len, nh, kv, tk] :
+       {std::tuple<int, int, int, int, int, QType>{128, 1, 1, 32, 8, QType::Q8_0}, {128, 1, 17, 32, 8, QType::Q8_0},
+        {128, 1, 128, 32, 8, QType::Q8_0}, {128, 1, 129, 32, 8, QType::Q8_0}, {128, 1, 4097, 32, 8, QType::Q8_0},
+        {128, 3, 129, 32, 8, QType::Q8_0}, {128, 1, 100, 64, 8, QType::Q8_0}, {64, 1, 77, 9, 3, QType::F16},
+        {256, 1, 120, 16, 1, QType::F16}, {128, 2, 50, 16, 1, QType::Q8_0}}) {
+    if (!cuda::attn_head_dim_supported(hd) || (nh / kv != 4 && !cuda::attn_head_dim_supported(64))) continue;
+    AttnCfg c{Kern::Decode, n, len - n, nh, kv, hd, tk, QType::Q5_1, 0, 0.0f, false};
+    r.add("attn", ref::cat("attn_decode/one_split_direct_vs_combine/", tname(tk), "-q5_1/", nh, "-", kv, "x", hd, "/n", n,
+                           "@", len - n),
+          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kOneSplitDirect); });
   }
   // Decode == verify identity.
   for (int hd : {64, 128})

@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
   float aa[1][N];
 #pragma unroll
   for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
-  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s);
+  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s, a.one_split_direct && used == 1);
 }
 
 // How the GQA kernel reads a key's head slice for the scores (one lane per key): KP_BYTES the
@@ -567,9 +567,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
               if (g < G) w[g][d] = cacc[mt][x];
             }
         },
-        a, i, h0, s);
+        a, i, h0, s, a.one_split_direct && used == 1);
   } else {
-    merge_and_store<D, G>(sm, m, l, acc, a, i, h0, s);
+    merge_and_store<D, G>(sm, m, l, acc, a, i, h0, s, a.one_split_direct && used == 1);
   }
 }
 
@@ -582,7 +582,8 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
   const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits);
-  pdl_wait();
+  pdl_wait();  // also where the split kernel wrote the row itself: the dependents wait on this grid
+  if (a.one_split_direct && n_used == 1) return;
   const auto used = [&] { return n_used; };
   if (a.combine_direct)
     combine_element<D, false>(a, i, h, threadIdx.x, used, &cs);

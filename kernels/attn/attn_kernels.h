@@ -73,6 +73,11 @@ struct AttnParams {
   // per 16 splits). Same values, same order: same bytes (kernel-check
   // attn_decode/combine_preload_vs_direct).
   bool combine_preload = false;
+  // Split-K decode: a row that uses one split (at most 128 keys, attn::splits_used) is written by
+  // the split kernel itself (its merged o / l and q8s blocks, the combine kernel's expressions on
+  // the one partial: the same bytes) and the combine kernel's blocks of that row only wait and
+  // exit (kernel-check attn_decode*/... one_split_direct rows).
+  bool one_split_direct = false;
   // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
   // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
   // (mma.sync m16n8k16, f16 inputs, f32 accumulation): the probabilities and the dequantized V

@@ -12,6 +12,21 @@ namespace memra::cuda::attn {
 
 constexpr int kDecodeWarps = 4;  // warps per block of the split kernels
 
+// Element d of head h of row i from its softmax sum l and unnormalized output o: out (and, where
+// the launch asks for them, its q8s block: all 32 lanes of the warp call this for 32 consecutive d
+// of one head).
+template <int D>
+__device__ __forceinline__ void write_result(const Args& a, int i, int h, int d, float l, float o) {
+  const float v = l > 0.0f ? o / l : 0.0f;
+  const int64_t col = (int64_t)h * D + d;
+  a.out[(int64_t)i * a.ld_out + col] = v;
+  if (a.q8s_xq) {
+    const int64_t row_cols = (int64_t)a.n_head * D;
+    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols, col & ~int64_t{31}, a.q8s_il,
+                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
+  }
+}
+
 // The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
 // one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
 template <int D, int G>
@@ -22,9 +37,14 @@ struct MergeSmem {
 };
 
 // put_acc(sm.acc[warp]) writes the warp's unnormalized outputs of its G heads.
+// direct (AttnParams::one_split_direct on a row of one split): the merged element is the row's
+// result, written as the combine kernel would write it (o / l, and its q8s block: each pass of
+// the loop below gives a warp 32 consecutive elements of one head) instead of as a partial; the
+// combine of a one-split partial multiplies by expf(m - m) = 1 and adds to 0, so the same bits.
 template <int D, int G, class PutAcc>
 __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
-                                                     PutAcc put_acc, const Args& a, int i, int h0, int s) {
+                                                     PutAcc put_acc, const Args& a, int i, int h0, int s,
+                                                     bool direct) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
@@ -49,6 +69,10 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
         o += sm.acc[w][g][d] * f;
       }
     }
+    if (direct) {  // block-uniform
+      write_result<D>(a, i, h0 + g, d, lsum, o);
+      continue;
+    }
     float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
     if (d == 0) {
       part[0] = mx;
@@ -60,7 +84,7 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                 const float (&acc)[G][D / 32], const Args& a, int i,
-                                                int h0, int s) {
+                                                int h0, int s, bool direct) {
   constexpr int N = D / 32;
   const int lane = threadIdx.x & 31;
   merge_and_store_with<D, G>(
@@ -71,7 +95,7 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 #pragma unroll
           for (int n = 0; n < N; ++n) w[g][lane * N + n] = acc[g][n];
       },
-      a, i, h0, s);
+      a, i, h0, s, direct);
 }
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written
@@ -157,15 +181,7 @@ __device__ __forceinline__ void combine_element(const Args& a, int i, int h, int
       }
     }
   }
-  const float v = l > 0.0f ? o / l : 0.0f;
-  const int64_t col = (int64_t)h * D + d;
-  a.out[(int64_t)i * a.ld_out + col] = v;
-  if (a.q8s_xq) {
-    // The warp holds elements 32w..32w+31 of head h: one q8 block (D % 32 == 0).
-    const int64_t row_cols = (int64_t)a.n_head * D;
-    emit_q8s_block(v, d & 31, a.q8s_xq + (int64_t)i * row_cols, col & ~int64_t{31}, a.q8s_il,
-                   a.q8s_xds + ((int64_t)i * row_cols + col) / 32);
-  }
+  write_result<D>(a, i, h, d, l, o);  // the warp holds elements 32w .. 32w + 31 of head h
 }
 
 }  // namespace memra::cuda::attn

@@ -613,31 +613,35 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
 // many keys) changes no byte of the decode logits. At 128 the steps at positions 120 .. 127 take
 // the head-split form and 128 .. 135 the group's block (two step graphs: the threshold is part of
 // the graph key); 4 query heads per kv head and 8 (qwen3-32b-tiny), fold + prefetch + K stage.
+// Run 2 adds kernels.attn_one_split_direct (rows of up to 128 keys written by the split kernel),
+// run 3 that alone.
 TEST(CudaModels, AttnHeadSplitSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "head-split");
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
-    Config c[2] = {gpu_config(true), gpu_config(true)};
-    for (int r = 0; r < 2; ++r) {
+    Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 4; ++r) {
       c[r].kernels.attn_rope_fold = true;
       c[r].kernels.attn_fold_prefetch = true;
       c[r].kernels.attn_fold_k_stage = true;
       c[r].kernels.attn_pv_mma = true;
-      c[r].kernels.attn_head_split_keys = r == 1 ? 128 : 0;
+      c[r].kernels.attn_head_split_keys = r == 1 || r == 2 ? 128 : 0;
+      c[r].kernels.attn_one_split_direct = r >= 2;
     }
     std::vector<std::vector<float>> ref;
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < 4; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
       const auto got = decode_across_128(run, 19, 7, 5, 3);
       if (r == 0) ref = got;
       for (size_t t = 0; t < got.size(); ++t)
         EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": decode logits differ with the head split at position " << kAcross128 + t;
+            << preset << ": decode logits differ in run " << r << " at position " << kAcross128 + t;
       EXPECT_TRUE(run.be->decode_graph()) << preset;
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+hs") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
+      EXPECT_EQ(v.at("attn_decode").find("+hs") != std::string::npos, r == 1 || r == 2) << preset << ": " << v.at("attn_decode");
+      EXPECT_EQ(v.at("attn_decode").find("+direct1") != std::string::npos, r >= 2) << preset << ": " << v.at("attn_decode");
     }
     std::remove(path.c_str());
   }

@@ -701,6 +701,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.pv_mma = cfg_.kernels.attn_pv_mma;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     p.combine_preload = cfg_.kernels.attn_combine_preload;
+    p.one_split_direct = cfg_.kernels.attn_one_split_direct;
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
@@ -711,7 +712,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") +
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (p.one_split_direct ? "+direct1" : "") +
                                         (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
                                     rf ? cuda::attn_decode_head_split(p) ? "+rope+pre+ks+hs"
                                          : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
