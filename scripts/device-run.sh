@@ -880,6 +880,16 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  rows20)
+    # The third call (6255617, before the defaults changed): the README decode rows with the arm of
+    # the chosen defaults (head split to 1024 keys + one-split direct) against the old defaults.
+    gpu_info
+    arms="--arm configs/arm-base.toml --arm configs/arm-attn-head-split-1024-direct1.toml"
+    tg qwen3-8b q4_k_m 0,4096,16384 5 200 $arms
+    tg qwen3-8b q4_0 0 5 80 $arms
+    tg qwen3-8b q8_0 0 5 80 $arms
+    tg qwen3-32b q4_k_m 0 5 150 $arms
+    ;;
   hs20b)
     # The second call: kernels.attn_one_split_direct (one-split rows written by the split kernel,
     # the combine's blocks wait and exit). Gates: kernel-check attn one_split_direct rows and fused

@@ -585,6 +585,7 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
       c[r].kernels.attn_rope_fold = r > 0;
       c[r].kernels.attn_fold_prefetch = r == 2;
       c[r].kernels.attn_pv_mma = pv;
+      c[r].kernels.attn_head_split_keys = 0;  // the group's block (the split: AttnHeadSplitSameBytes)
     }
     std::vector<std::vector<float>> ref;
     for (int r = 0; r < 3; ++r) {
