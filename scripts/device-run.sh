@@ -107,12 +107,20 @@ synth() {  # preset mix: a gguf-synth file in $synth_dir, its path in $f (delete
   f="$synth_dir/$1-$2.gguf"
   timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
 }
-tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of a gguf-synth file, deleted after
-  local preset=$1 mix=$2 depths=$3 reps=$4 limit=$5; shift 5
-  synth "$preset" "$mix"
+tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the gguf-synth file $f (kept)
+  local depths=$1 reps=$2 limit=$3; shift 3
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+}
+tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of a gguf-synth file, deleted after
+  local preset=$1 mix=$2; shift 2
+  synth "$preset" "$mix"
+  tg_on "$@"
   rm -f "$f"
+}
+kc() {  # limit_s sections filter seed lines: kernel-check gates of the filter, the non-PASS lines' tail
+  timeout "$1" "$bin/kernel-check" --section "$2" --filter "$3" --seed "$4" \
+    --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n "$5"
 }
 gates_call() {  # seed test-grep sections [limit_s]: kernel-check of the sections, then the CUDA-vs-CPU model tests
   gpu_info
@@ -898,31 +906,23 @@ PY
     # direct) and the split's threshold at 256 / 1024 / 2048 keys (split 8192 vs 256, which is off
     # there); qwen3-32b q4_k_m d0 (base, split 256, + direct) and d1024.
     gpu_info
-    timeout 120 "$bin/kernel-check" --section attn,fused --filter one_split_direct --seed 20261302 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
-    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope --seed 20261303 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    kc 120 attn,fused one_split_direct 20261302 3
+    kc 120 fused attn_decode_rope 20261303 3
     cuda_vs_cpu "AttnHeadSplit|AttnFold" 8
     for flt in "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@127/" "_ks_hs_direct1_ms96/q8_0-q5_1/32-8x128/n1@127/" \
                "_ks_hs_direct1_ms96/q8_0-q5_1/64-8x128/n1@127/" "_ks_direct1_ms96/q8_0-q5_1/32-8x128/n1@59/"; do
       timeout 40 "$bin/kernel-check" --section fused --filter "$flt" --perf --seed 7 \
         --receipt "$out/kernel-check-perf.jsonl" | grep -E "attn_decode_rope" | sed 's/norm_err.*|/|/;s/bytes:.*|/|/'
     done
+    hs256="--arm configs/arm-attn-head-split-256.toml" hs8192="--arm configs/arm-attn-head-split-8192.toml"
     synth qwen3-8b q4_k_m
-    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 6 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-256.toml \
-      --arm configs/arm-attn-head-split-256-direct1.toml --arm configs/arm-attn-one-split-direct.toml --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 256,1024,2048 -r 5 --arm configs/arm-attn-head-split-256.toml \
-      --arm configs/arm-attn-head-split-8192.toml --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    tg_on 0 6 100 --arm configs/arm-base.toml $hs256 --arm configs/arm-attn-head-split-256-direct1.toml \
+      --arm configs/arm-attn-one-split-direct.toml
+    tg_on 256,1024,2048 5 120 $hs256 $hs8192
     rm -f "$f"
     synth qwen3-32b q4_k_m
-    timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-256.toml \
-      --arm configs/arm-attn-head-split-256-direct1.toml --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    timeout 100 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 1024 -r 4 --arm configs/arm-attn-head-split-256.toml \
-      --arm configs/arm-attn-head-split-8192.toml --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    tg_on 0 5 150 --arm configs/arm-base.toml $hs256 --arm configs/arm-attn-head-split-256-direct1.toml
+    tg_on 1024 4 100 $hs256 $hs8192
     rm -f "$f"
     ;;
   hs20)
@@ -933,8 +933,7 @@ PY
     # base / split to 256 keys (d0) / split to 8192 keys (d4096) on qwen3-8b q4_k_m, base / 256
     # on qwen3-32b q4_k_m (8 query heads per kv head).
     gpu_info
-    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope --seed 20261301 \
-      --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 5
+    kc 120 fused attn_decode_rope 20261301 5
     cuda_vs_cpu "AttnHeadSplit|AttnFold" 8
     for flt in "_ks_ms96/q8_0-q5_1/32-8x128/n1@127/" "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@127/" \
                "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@0/" "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@4096/" \
