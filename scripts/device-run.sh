@@ -888,6 +888,33 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  hp21)
+    # For the next session: kernels.attn_head_pair_keys (blocks of 2 query heads past
+    # kernels.attn_head_split_keys). Gates: kernel-check fused attn_decode_rope (the _hs2 rows),
+    # CUDA-vs-CPU incl. AttnHeadSplitSameBytes run 4 (three forms in one decode); --perf of the
+    # folded launch at 4097 keys in the group / pair / single-head forms (G = 4 and 8); tg128 arms
+    # base / pair to 8192 / pair to 32768 on qwen3-8b q4_k_m at 2048 / 4096 / 16384 keys and
+    # qwen3-32b q4_k_m at 4096; then a d0 trace with the defaults (the attention after the head
+    # split and the one-split direct form).
+    gpu_info
+    kc 150 fused attn_decode_rope 20261401 5
+    cuda_vs_cpu "AttnHeadSplit|AttnFold" 8
+    for flt in "_pre_ks/q8_0-q5_1/32-8x128/n1@4096/" "_ks_hs2_ms96/q8_0-q5_1/32-8x128/n1@4096/" \
+               "_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@4096/" "_ks_ms96/q8_0-q5_1/64-8x128/n1@4096/" \
+               "_ks_hs2_ms96/q8_0-q5_1/64-8x128/n1@4096/"; do
+      timeout 40 "$bin/kernel-check" --section fused --filter "$flt" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "attn_decode_rope" | sed 's/norm_err.*|/|/;s/bytes:.*|/|/'
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 2048,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-8192.toml \
+      --arm configs/arm-attn-head-pair-32768.toml
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --trace "$out/trace-d0.jsonl" \
+      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|mmvs|attn|norm|quantize" | head -n 20
+    gzip -f "$out"/trace-d0.jsonl
+    rm -f "$f"
+    tg qwen3-32b q4_k_m 4096 4 150 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-8192.toml
+    ;;
   rows20)
     # The third call (6255617, before the defaults changed): the README decode rows with the arm of
     # the chosen defaults (head split to 1024 keys + one-split direct) against the old defaults.

@@ -235,7 +235,7 @@ struct FoldCfg {
   bool pre = false;  // AttnParams::RopeFold::prefetch (the folded side only)
   bool ks = false;   // AttnParams::RopeFold::stage_k (the folded side only)
   int max_splits = 64;  // attn_decode_splits' cap on both sides (kernels.attn_max_splits)
-  bool hs = false;      // AttnParams::RopeFold::head_split (the folded side only)
+  int hs = 0;           // AttnParams::RopeFold::head_split (the folded side only): query heads per block
   bool direct = false;  // AttnParams::one_split_direct (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
@@ -454,6 +454,18 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Neox, 64, 8, 1, true, false, 0, true, true, true, 96, true},
                           FoldCfg{K::Neox, 64, 8, 300, true, false, 0, true, true, true, 96, true},
                           FoldCfg{K::Neox, 64, 8, 4097, false, true, 0, true, true, true, 96, true},
+                          // blocks of 2 query heads (head_split 2): one split, two, several splits
+                          // and tiles, Normal pairs, a window, G = 8 (4 blocks per kv head)
+                          FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Normal, 32, 8, 2049, false, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 64, 8, 300, true, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true, true, true, 96, 2},
+                          FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true, true, true, 96},  // --perf twin
+                          FoldCfg{K::Neox, 32, 8, 128, true, false, 0, true, true, true, 96, 2, true},
                           // one-split rows written by the split kernel (AttnParams::one_split_direct),
                           // with and without the head split: the q8s planes too
                           FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true, true, true, 96, true, true},
@@ -464,7 +476,7 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Normal, 64, 8, 90, false, false, 0, true, true, true, 96, false, true}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs ? "_hs" : "", c.direct ? "_direct1" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });

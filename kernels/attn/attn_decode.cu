@@ -273,8 +273,8 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   __shared__ __align__(16) __half ph[PV ? kWarps : 1][8][40];
   [[maybe_unused]] float cacc[PV ? 8 : 1][4] = {};
   // h0: the block's first query head; hk: its kv head. One block per kv head (G = the group) or,
-  // with RopeFold::head_split, one per query head (G = 1, a.group heads per kv head): both h0 =
-  // blockIdx.y * G.
+  // with RopeFold::head_split, one per G = 1 or 2 query heads (a.group heads per kv head): both
+  // h0 = blockIdx.y * G.
   const int s = blockIdx.x, h0 = blockIdx.y * G, hk = h0 / a.group, i = blockIdx.z;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // The position is staged by the step's copy before its first kernel and no kernel writes it,
@@ -618,10 +618,10 @@ bool v_stage_applies(const attn::Args& a, int D) {
          (reinterpret_cast<uintptr_t>(a.v) | (uintptr_t)a.v_row_bytes) % 16 == 0;
 }
 
-// RopeFold::head_split applies to the fold with prefetch and stage_k and P x V on tensor cores
-// (the int8 scores with V staged), one token; the group (4 or 8) is the launcher's G.
+// RopeFold::head_split (1 or 2) applies to the fold with prefetch and stage_k and P x V on tensor
+// cores (the int8 scores with V staged), one token; the group (4 or 8) is the launcher's G.
 bool head_split_applies(const attn::Args& a, int D) {
-  return a.rf.on && a.rf.head_split && a.rf.prefetch && a.rf.stage_k && a.q8_scores && a.pv_mma && a.n_tokens == 1 &&
+  return a.rf.on && (a.rf.head_split == 1 || a.rf.head_split == 2) && a.rf.head_split < a.group && a.rf.prefetch && a.rf.stage_k && a.q8_scores && a.pv_mma && a.n_tokens == 1 &&
          v_stage_applies(a, D);
 }
 
@@ -632,8 +632,13 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
   if constexpr (D == 128 && (G == 4 || G == 8)) {
-    if (head_split_applies(a, D) && w.k == KP_Q8) {  // one block per query head: the G = 1 instance
-      const dim3 gh(a.n_splits, a.n_head_kv * G, n_tokens);
+    if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
+      const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
+      if (a.rf.head_split == 2) {
+        if (a.rf.neox)
+          return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true>, gh, block, 0, s, b);
+        return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, false, true, true, true>, gh, block, 0, s, b);
+      }
       if (a.rf.neox)
         return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true>, gh, block, 0, s, b);
       return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, false, true, true, true>, gh, block, 0, s, b);

@@ -112,15 +112,17 @@ struct AttnParams {
     // (coalesced cp.async, each tile's requested while the tile before it is finished) and scored
     // from there instead of one key row per lane from global memory. Same words: same bytes.
     bool stage_k = false;
-    // With prefetch and stage_k taken (4 or 8 query heads per kv head): one block per query head
-    // instead of one per kv head (grid n_splits x n_head), each block computing its one head's
-    // share of the group's work: its q prologue, scores, softmax and P x V (the tensor-core
-    // columns of the other heads are zeros), and the block of the group's first head writing the
-    // new K/V rows. Every head's values come from the same expressions in the same order as in the
-    // group's block: the same bytes (kernel-check fused attn_decode_rope/*_hs). For short rows
-    // (few splits), where the group's block is a chain of G heads' work on 8 SMs at depth 0; at
-    // depth it reads each K/V tile G times (the backend's rule: kernels.attn_head_split_keys).
-    bool head_split = false;
+    // With prefetch and stage_k taken (4 or 8 query heads per kv head), head_split 1 or 2: blocks
+    // of that many query heads instead of one block per kv head (grid n_splits x n_head /
+    // head_split), each block computing its heads' share of the group's work: their q prologue,
+    // scores, softmax and P x V (the tensor-core columns of the other heads are zeros), and the
+    // group's first block writing the new K/V rows. Every head's values come from the same
+    // expressions in the same order as in the group's block: the same bytes (kernel-check fused
+    // attn_decode_rope/*_hs, *_hs2). For short rows (few splits), where the group's block is a
+    // chain of G heads' work on 8 SMs at depth 0; at depth it reads each K/V tile G / head_split
+    // times (the backend's rule: kernels.attn_head_split_keys, kernels.attn_head_pair_keys).
+    // 0: the group's block.
+    int head_split = 0;
   } rope;
 };
 
@@ -140,8 +142,8 @@ bool attn_decode_word_loads(const AttnParams& p);
 // Whether launch_attn_decode(p) can take p.rope (the fold of q/k norm + RoPE + K/V append): one
 // token, the int8-score path with V staged (q8_0 K, q5_1 V, head_dim 128), GQA group of 4 or 8.
 bool attn_decode_rope_fold_applies(const AttnParams& p);
-// Whether launch_attn_decode(p) takes p.rope.head_split (the fold with prefetch and stage_k, 4 or
-// 8 query heads per kv head; G = 8 only in full builds).
+// Whether launch_attn_decode(p) takes p.rope.head_split (1 or 2, below the group; the fold with
+// prefetch and stage_k, 4 or 8 query heads per kv head; G = 8 only in full builds).
 bool attn_decode_head_split(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
 bool attn_decode_q8_scores(const AttnParams& p);

@@ -615,23 +615,27 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
 // the head-split form and 128 .. 135 the group's block (two step graphs: the threshold is part of
 // the graph key); 4 query heads per kv head and 8 (qwen3-32b-tiny), fold + prefetch + K stage.
 // Run 2 adds kernels.attn_one_split_direct (rows of up to 128 keys written by the split kernel),
-// run 3 that alone.
+// run 3 that alone; run 4 takes three forms in turn (kernels.attn_head_split_keys 124,
+// attn_head_pair_keys 130: one head per block at positions 120 .. 123, two at 124 .. 129, the
+// group's block from 130; three step graphs).
 TEST(CudaModels, AttnHeadSplitSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "head-split");
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
-    Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
-    for (int r = 0; r < 4; ++r) {
+    Config c[5] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 5; ++r) {
       c[r].kernels.attn_rope_fold = true;
       c[r].kernels.attn_fold_prefetch = true;
       c[r].kernels.attn_fold_k_stage = true;
       c[r].kernels.attn_pv_mma = true;
       c[r].kernels.attn_head_split_keys = r == 1 || r == 2 ? 128 : 0;
-      c[r].kernels.attn_one_split_direct = r >= 2;
+      c[r].kernels.attn_one_split_direct = r == 2 || r == 3;
     }
+    c[4].kernels.attn_head_split_keys = 124;
+    c[4].kernels.attn_head_pair_keys = 130;
     std::vector<std::vector<float>> ref;
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < 5; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
       const auto got = decode_across_128(run, 19, 7, 5, 3);
       if (r == 0) ref = got;
@@ -641,8 +645,10 @@ TEST(CudaModels, AttnHeadSplitSameBytes) {
       EXPECT_TRUE(run.be->decode_graph()) << preset;
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+hs") != std::string::npos, r == 1 || r == 2) << preset << ": " << v.at("attn_decode");
-      EXPECT_EQ(v.at("attn_decode").find("+direct1") != std::string::npos, r >= 2) << preset << ": " << v.at("attn_decode");
+      const std::string& ad = v.at("attn_decode");
+      EXPECT_EQ(ad.find("+hs,") != std::string::npos || ad.ends_with("+hs"), r == 1 || r == 2 || r == 4) << preset << ": " << ad;
+      EXPECT_EQ(ad.find("+hs2") != std::string::npos, r == 4) << preset << ": " << ad;
+      EXPECT_EQ(ad.find("+direct1") != std::string::npos, r == 2 || r == 3) << preset << ": " << ad;
     }
     std::remove(path.c_str());
   }

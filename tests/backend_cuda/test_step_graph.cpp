@@ -42,7 +42,7 @@ TEST(StepGraph, EveryKeyFieldMatters) {
   others[6].kv_serial = 8;
   others[7].weight_gen = 4;
   others[8].n_tokens = 2;
-  others[9].attn_head_split = true;
+  others[9].attn_head_split = 1;
   for (size_t i = 0; i < others.size(); ++i) EXPECT_EQ(cache.find(others[i]), nullptr) << "field " << i;
 }
 

@@ -135,10 +135,16 @@ class CudaBackend final : public Backend {
   }
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
-  // kernels.attn_head_split_keys: whether a one-token decode at pos0 takes the head-split form
-  // (its row has at most that many keys); part of the step graph's key.
-  bool attn_head_split_at(int64_t pos0, int n_tokens) const {
-    return n_tokens == 1 && cfg_.kernels.attn_head_split_keys > 0 && pos0 + 1 <= cfg_.kernels.attn_head_split_keys;
+  // kernels.attn_head_split_keys / attn_head_pair_keys: the query heads per attention block of a
+  // one-token decode at pos0 (AttnParams::RopeFold::head_split: 1 while its row has at most
+  // attn_head_split_keys keys, else 2 up to attn_head_pair_keys, else 0: the group's block); part
+  // of the step graph's key.
+  int attn_head_split_at(int64_t pos0, int n_tokens) const {
+    if (n_tokens != 1) return 0;
+    const auto& k = cfg_.kernels;
+    if (k.attn_head_split_keys > 0 && pos0 + 1 <= k.attn_head_split_keys) return 1;
+    if (k.attn_head_pair_keys > 0 && pos0 + 1 <= k.attn_head_pair_keys) return 2;
+    return 0;
   }
   // Every op but matmul may write anywhere: the q8s planes (and the GEMM's rounded input in the
   // kX16 slot) no longer match their source.

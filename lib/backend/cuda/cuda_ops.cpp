@@ -714,7 +714,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
                                     std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (p.one_split_direct ? "+direct1" : "") +
                                         (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
-                                    rf ? cuda::attn_decode_head_split(p) ? "+rope+pre+ks+hs"
+                                    rf ? cuda::attn_decode_head_split(p) ? (rf->head_split == 2 ? "+rope+pre+ks+hs2" : "+rope+pre+ks+hs")
                                          : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
                                        : ""));
   } else {

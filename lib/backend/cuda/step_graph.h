@@ -27,7 +27,7 @@ struct StepKey {
   uint64_t kv_serial = 0;
   uint64_t weight_gen = 0;
   int n_tokens = 0;
-  bool attn_head_split = false;  // kernels.attn_head_split_keys: the step's rows short enough
+  int attn_head_split = 0;  // query heads per attention block (kernels.attn_head_split_keys / attn_head_pair_keys)
   bool operator==(const StepKey&) const = default;
 };
 
