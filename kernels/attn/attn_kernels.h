@@ -75,8 +75,8 @@ struct AttnParams {
   bool combine_preload = false;
   // Split-K decode: a row that uses one split (at most 128 keys, attn::splits_used) is written by
   // the split kernel itself (its merged o / l and q8s blocks, the combine kernel's expressions on
-  // the one partial: the same bytes) and the combine kernel's blocks of that row only wait and
-  // exit (kernel-check attn_decode*/... one_split_direct rows).
+  // the one partial: the same bytes) and the combine kernel's blocks of that row only wait for it
+  // and return (kernel-check attn_decode*/... one_split_direct rows).
   bool one_split_direct = false;
   // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
   // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
