@@ -888,6 +888,34 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  pr22)
+    # kernels.attn_head_pair_keys 8192 + attn_head_pair_max_group 4 as defaults: gates (kernel-check
+    # fused attn_decode_rope, CUDA-vs-CPU incl. AttnHeadSplitSameBytes runs 4 / 5), then the README
+    # rows at the defaults with arms: qwen3-8b q4_k_m tg128 at 0 .. 16384 keys vs the pair form off
+    # and to 16384, at 512 / 1024 vs the head split to 512 only; pp512 / pp2048 at the defaults;
+    # q4_0 / q8_0 pp512 + tg128; qwen3-32b q4_k_m pp512 + tg128, at 2048 vs the pair form for 8.
+    gpu_info
+    kc 150 fused attn_decode_rope 20261402 5
+    cuda_vs_cpu "AttnHeadSplit" 8
+    synth qwen3-8b q4_k_m
+    tg_on 0,2048,4096,6144,10240,16384 5 300 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-off.toml \
+      --arm configs/arm-attn-head-pair-16384.toml
+    tg_on 512,1024 5 60 --arm configs/arm-base.toml --arm configs/arm-attn-head-split-512.toml
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    synth qwen3-32b q4_k_m
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    tg_on 2048 5 90 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-group8.toml
+    rm -f "$f"
+    ;;
   hp21)
     # For the next session: kernels.attn_head_pair_keys (blocks of 2 query heads past
     # kernels.attn_head_split_keys). Gates: kernel-check fused attn_decode_rope (the _hs2 rows),

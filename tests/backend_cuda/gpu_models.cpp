@@ -585,7 +585,8 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
       c[r].kernels.attn_rope_fold = r > 0;
       c[r].kernels.attn_fold_prefetch = r == 2;
       c[r].kernels.attn_pv_mma = pv;
-      c[r].kernels.attn_head_split_keys = 0;  // the group's block (the split: AttnHeadSplitSameBytes)
+      c[r].kernels.attn_head_split_keys = 0;  // the group's block (the split and the pair form:
+      c[r].kernels.attn_head_pair_keys = 0;   // AttnHeadSplitSameBytes)
     }
     std::vector<std::vector<float>> ref;
     for (int r = 0; r < 3; ++r) {
@@ -617,25 +618,34 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
 // Run 2 adds kernels.attn_one_split_direct (rows of up to 128 keys written by the split kernel),
 // run 3 that alone; run 4 takes three forms in turn (kernels.attn_head_split_keys 124,
 // attn_head_pair_keys 130: one head per block at positions 120 .. 123, two at 124 .. 129, the
-// group's block from 130; three step graphs).
+// group's block from 130; three step graphs; kernels.attn_head_pair_max_group 8 so that both groups
+// take the pair form); run 5 the same with attn_head_pair_max_group 4: the pair form for 4 query
+// heads per kv head only (8: the group's block from 124).
 TEST(CudaModels, AttnHeadSplitSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "head-split");
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
-    Config c[5] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
-    for (int r = 0; r < 5; ++r) {
+    constexpr int kRuns = 6;
+    Config c[kRuns];
+    for (int r = 0; r < kRuns; ++r) {
+      c[r] = gpu_config(true);
       c[r].kernels.attn_rope_fold = true;
       c[r].kernels.attn_fold_prefetch = true;
       c[r].kernels.attn_fold_k_stage = true;
       c[r].kernels.attn_pv_mma = true;
       c[r].kernels.attn_head_split_keys = r == 1 || r == 2 ? 128 : 0;
       c[r].kernels.attn_one_split_direct = r == 2 || r == 3;
+      c[r].kernels.attn_head_pair_keys = 0;
     }
-    c[4].kernels.attn_head_split_keys = 124;
-    c[4].kernels.attn_head_pair_keys = 130;
+    for (int r = 4; r < 6; ++r) {
+      c[r].kernels.attn_head_split_keys = 124;
+      c[r].kernels.attn_head_pair_keys = 130;
+      c[r].kernels.attn_head_pair_max_group = r == 4 ? 8 : 4;
+    }
+    const bool g4 = std::string(preset) != "qwen3-32b-tiny";
     std::vector<std::vector<float>> ref;
-    for (int r = 0; r < 5; ++r) {
+    for (int r = 0; r < kRuns; ++r) {
       ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
       const auto got = decode_across_128(run, 19, 7, 5, 3);
       if (r == 0) ref = got;
@@ -646,8 +656,8 @@ TEST(CudaModels, AttnHeadSplitSameBytes) {
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("attn_decode")) << preset;
       const std::string& ad = v.at("attn_decode");
-      EXPECT_EQ(ad.find("+hs,") != std::string::npos || ad.ends_with("+hs"), r == 1 || r == 2 || r == 4) << preset << ": " << ad;
-      EXPECT_EQ(ad.find("+hs2") != std::string::npos, r == 4) << preset << ": " << ad;
+      EXPECT_EQ(ad.find("+hs,") != std::string::npos || ad.ends_with("+hs"), r == 1 || r == 2 || r >= 4) << preset << ": " << ad;
+      EXPECT_EQ(ad.find("+hs2") != std::string::npos, r == 4 || (r == 5 && g4)) << preset << ": " << ad;
       EXPECT_EQ(ad.find("+direct1") != std::string::npos, r == 2 || r == 3) << preset << ": " << ad;
     }
     std::remove(path.c_str());

@@ -138,7 +138,8 @@ class CudaBackend final : public Backend {
   // kernels.attn_head_split_keys / attn_head_pair_keys: the query heads per attention block of a
   // one-token decode at pos0 (AttnParams::RopeFold::head_split: 1 while its row has at most
   // attn_head_split_keys keys, else 2 up to attn_head_pair_keys, else 0: the group's block); part
-  // of the step graph's key.
+  // of the step graph's key. A layer whose group exceeds kernels.attn_head_pair_max_group takes
+  // the group's block where this says 2 (qk_norm_rope_kv_attention).
   int attn_head_split_at(int64_t pos0, int n_tokens) const {
     if (n_tokens != 1) return 0;
     const auto& k = cfg_.kernels;

@@ -582,6 +582,9 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.prefetch = cfg_.kernels.attn_fold_prefetch;
     rf.stage_k = cfg_.kernels.attn_fold_k_stage;
     rf.head_split = attn_head_split_at(pos0, 1);
+    // The pair form only for groups of at most kernels.attn_head_pair_max_group query heads: a
+    // function of the step graph's key and the layer, so one graph holds one choice per layer.
+    if (rf.head_split == 2 && n_head > cfg_.kernels.attn_head_pair_max_group * n_head_kv) rf.head_split = 0;
     // Whether the kernel takes it: the parameters attention_impl builds, asked beforehand.
     MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
                 c->layers.size());
