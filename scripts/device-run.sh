@@ -888,6 +888,17 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  pr22b)
+    # The pair form's reach: the default 4608 keys (the interpolated crossover) vs 8192 and off at
+    # 4096 / 5120 / 6144 keys, qwen3-8b q4_k_m; then qwen3-32b q4_k_m at 2048 with the pair form for
+    # 8 per kv head.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 4096,5120,6144 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-8192.toml \
+      --arm configs/arm-attn-head-pair-off.toml
+    rm -f "$f"
+    tg qwen3-32b q4_k_m 2048 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-group8.toml
+    ;;
   pr22)
     # kernels.attn_head_pair_keys 8192 + attn_head_pair_max_group 4 as defaults: gates (kernel-check
     # fused attn_decode_rope, CUDA-vs-CPU incl. AttnHeadSplitSameBytes runs 4 / 5), then the README

@@ -100,7 +100,7 @@ struct KernelsSection {
   bool attn_combine_preload = true;   // decode attention combine: the first 96 splits' values requested at once
   int attn_max_splits = 96;          // decode attention: the most key splits per row (attn_decode_splits)
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys
-  int attn_head_pair_keys = 8192;    // ... then blocks of 2 query heads up to this many keys
+  int attn_head_pair_keys = 4608;    // ... then blocks of 2 query heads up to this many keys
   int attn_head_pair_max_group = 4;  // ... for groups of at most this many query heads per kv head
   bool attn_one_split_direct = true;   // decode attention: one-split rows written by the split kernel (no combine pass)
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
