@@ -888,6 +888,29 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
+  sib23)
+    # kernels.mmvs_glu_sibling (built in the twenty-first session, not run yet): gates kernel-check
+    # mmvs_id mmvs_glu_sib/* (byte identity with the one-group GLU, SiLU and GELU, every cap, and the
+    # refusals), the f64 rows mmvs_ail_glu_sib*, CUDA-vs-CPU incl. MmvsGluSiblingSameBytes; --perf of
+    # the qwen3-8b / 32b GLU shapes in both forms; tg128 arms off / 1 / 6 / 8 at depth 0 on qwen3-8b
+    # q4_k_m (also at 4096), q4_0, q8_0 and qwen3-32b q4_k_m.
+    gpu_info
+    kc 200 mmvs_id mmvs_glu_sib 20261403 5
+    kc 100 mmvs mmvs_ail_glu 20261403 5
+    cuda_vs_cpu "MmvsGluSibling" 8
+    for flt in mmvs_ail_glu/Q4_K/12288x4096 mmvs_ail_glu_cap5/Q4_K/12288x4096 mmvs_ail_glu_sib8/Q4_K/12288x4096 \
+               mmvs_ail_glu_sib6/Q4_K/12288x4096 mmvs_ail_glu_cap5/Q4_K/25600x5120 mmvs_ail_glu_sib8/Q4_K/25600x5120 \
+               mmvs_ail_glu_cap5/Q8_0/12288x4096 mmvs_ail_glu_sib6/Q8_0/12288x4096 mmvs_ail_glu_cap5/Q4_0/12288x4096 \
+               mmvs_ail_glu_sib8/Q4_0/12288x4096; do
+      timeout 40 "$bin/kernel-check" --section mmvs --filter "$flt/" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | sed 's/norm_err.*|/|/'
+    done
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
+    tg qwen3-8b q4_k_m 0,4096 5 200 $arms
+    tg qwen3-8b q4_0 0 5 90 $arms
+    tg qwen3-8b q8_0 0 5 90 $arms
+    tg qwen3-32b q4_k_m 0 5 150 $arms
+    ;;
   pr22b)
     # The pair form's reach: the default 4608 keys (the interpolated crossover) vs 8192 and off at
     # 4096 / 5120 / 6144 keys, qwen3-8b q4_k_m; then qwen3-32b q4_k_m at 2048 with the pair form for

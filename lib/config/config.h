@@ -81,6 +81,7 @@ struct KernelsSection {
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   int mmvs_cap_fallback = 5;      // with mmvs_cap_no_spill: where the named cap spills, this cap if it does not (0: none)
+  int mmvs_glu_sibling = 0;       // fused GLU at one token: gate and up rows in sibling warps, at this cap (0: off)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
