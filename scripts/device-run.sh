@@ -898,13 +898,10 @@ PY
     kc 200 mmvs_id mmvs_glu_sib 20261403 5
     kc 100 mmvs mmvs_ail_glu 20261403 5
     cuda_vs_cpu "MmvsGluSibling" 8
-    for flt in mmvs_ail_glu/Q4_K/12288x4096 mmvs_ail_glu_cap5/Q4_K/12288x4096 mmvs_ail_glu_sib8/Q4_K/12288x4096 \
-               mmvs_ail_glu_sib6/Q4_K/12288x4096 mmvs_ail_glu_cap5/Q4_K/25600x5120 mmvs_ail_glu_sib8/Q4_K/25600x5120 \
-               mmvs_ail_glu_cap5/Q8_0/12288x4096 mmvs_ail_glu_sib6/Q8_0/12288x4096 mmvs_ail_glu_cap5/Q4_0/12288x4096 \
-               mmvs_ail_glu_sib8/Q4_0/12288x4096; do
-      timeout 40 "$bin/kernel-check" --section mmvs --filter "$flt/" --perf --seed 7 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | sed 's/norm_err.*|/|/'
-    done
+    mmvs_perf 7 mmvs_ail_glu/Q4_K/12288x4096/ mmvs_ail_glu_cap5/Q4_K/12288x4096/ mmvs_ail_glu_sib8/Q4_K/12288x4096/ \
+      mmvs_ail_glu_sib6/Q4_K/12288x4096/ mmvs_ail_glu_cap5/Q4_K/25600x5120/ mmvs_ail_glu_sib8/Q4_K/25600x5120/ \
+      mmvs_ail_glu_cap5/Q8_0/12288x4096/ mmvs_ail_glu_sib6/Q8_0/12288x4096/ mmvs_ail_glu_cap5/Q4_0/12288x4096/ \
+      mmvs_ail_glu_sib8/Q4_0/12288x4096/
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
     tg qwen3-8b q4_k_m 0,4096 5 200 $arms
     tg qwen3-8b q4_0 0 5 90 $arms
