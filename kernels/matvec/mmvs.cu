@@ -258,24 +258,28 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
 }
-// The sibling-warp GLU instances (MmvsParams::glu_sibling): at 8 CTAs per SM, and uncapped and at
-// 6 and 12 except in the reduced build.
-template <QType T, int MINB>
-cudaError_t launch_sib_m(const Args& a, int glu, cudaStream_t s) {
-  const int rows_per_cta = kWarps / (2 * a.wpr);
-  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-  if (glu == 1) return launch_kernel(mmvs_sib_kernel<T, 1, MINB>, grid, block, 0, s, a);
-  return launch_kernel(mmvs_sib_kernel<T, 2, MINB>, grid, block, 0, s, a);
-}
+// The sibling-warp GLU instances (MmvsParams::glu_sibling): at 8 CTAs per SM, and uncapped (1) and at
+// 6 and 12 except in the reduced build; null where this build has none.
+using SibKernel = void (*)(const Args);
 template <QType T>
-cudaError_t launch_sib(const Args& a, int glu, int min_blocks, cudaStream_t s) {
-  if (min_blocks == 8) return launch_sib_m<T, 8>(a, glu, s);
+SibKernel sib_kernel(int glu, int min_blocks) {
+  const bool g1 = glu == 1;
+  if (min_blocks == 8) return g1 ? mmvs_sib_kernel<T, 1, 8> : mmvs_sib_kernel<T, 2, 8>;
 #ifndef MEMRA_REDUCED_INSTANCES
-  if (min_blocks == 6) return launch_sib_m<T, 6>(a, glu, s);
-  if (min_blocks == 12) return launch_sib_m<T, 12>(a, glu, s);
-  if (min_blocks == 1) return launch_sib_m<T, 1>(a, glu, s);
+  if (min_blocks == 6) return g1 ? mmvs_sib_kernel<T, 1, 6> : mmvs_sib_kernel<T, 2, 6>;
+  if (min_blocks == 12) return g1 ? mmvs_sib_kernel<T, 1, 12> : mmvs_sib_kernel<T, 2, 12>;
+  if (min_blocks == 1) return g1 ? mmvs_sib_kernel<T, 1, 1> : mmvs_sib_kernel<T, 2, 1>;
 #endif
-  return cudaErrorNotSupported;
+  return nullptr;
+}
+SibKernel sib_kernel_of(QType t, int glu, int min_blocks) {
+  switch (t) {
+    case QType::Q4_K: return sib_kernel<QType::Q4_K>(glu, min_blocks);
+    case QType::Q6_K: return sib_kernel<QType::Q6_K>(glu, min_blocks);
+    case QType::Q8_0: return sib_kernel<QType::Q8_0>(glu, min_blocks);
+    case QType::Q4_0: return sib_kernel<QType::Q4_0>(glu, min_blocks);
+    default: return nullptr;
+  }
 }
 // The interleaved-activation instances: uncapped and at 5 and 6 CTAs per SM, and at 8 and 12 except
 // in the reduced build.
@@ -332,18 +336,6 @@ cudaError_t kernel_spills(K kernel, bool* spills) {
   if (e == cudaSuccess) *spills = fa.localSizeBytes > 0;
   return e;
 }
-template <QType T>
-cudaError_t sib_spills(int glu, int min_blocks, bool* spills) {
-  const bool g1 = glu == 1;
-  if (min_blocks == 8) return kernel_spills(g1 ? mmvs_sib_kernel<T, 1, 8> : mmvs_sib_kernel<T, 2, 8>, spills);
-#ifndef MEMRA_REDUCED_INSTANCES
-  if (min_blocks == 6) return kernel_spills(g1 ? mmvs_sib_kernel<T, 1, 6> : mmvs_sib_kernel<T, 2, 6>, spills);
-  if (min_blocks == 12) return kernel_spills(g1 ? mmvs_sib_kernel<T, 1, 12> : mmvs_sib_kernel<T, 2, 12>, spills);
-  if (min_blocks == 1) return kernel_spills(g1 ? mmvs_sib_kernel<T, 1, 1> : mmvs_sib_kernel<T, 2, 1>, spills);
-#endif
-  return cudaErrorNotSupported;
-}
-
 cudaError_t q6k_cap_spills(int min_blocks, bool* spills) {
   if (min_blocks == 6) return kernel_spills(mmvs_ail_kernel<QType::Q6_K, 0, 6, 2>, spills);
 #ifdef MEMRA_REDUCED_INSTANCES
@@ -481,15 +473,12 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
   if (p.glu_sibling != 0) {
-    if (!mmvs_glu_sibling_ok(p.w_type, p.n_cols, p.m, p.glu, p.act_il, p.split_k, p.split_max_warps, p.glu_sibling))
+    const SibKernel kern = sib_kernel_of(p.w_type, p.glu, p.glu_sibling);
+    if (!kern || !mmvs_glu_sibling_ok(p.w_type, p.n_cols, p.m, p.glu, p.act_il, p.split_k, p.split_max_warps, p.glu_sibling))
       return cudaErrorNotSupported;
-    switch (p.w_type) {
-      case QType::Q4_K: return launch_sib<QType::Q4_K>(a, p.glu, p.glu_sibling, stream);
-      case QType::Q6_K: return launch_sib<QType::Q6_K>(a, p.glu, p.glu_sibling, stream);
-      case QType::Q8_0: return launch_sib<QType::Q8_0>(a, p.glu, p.glu_sibling, stream);
-      case QType::Q4_0: return launch_sib<QType::Q4_0>(a, p.glu, p.glu_sibling, stream);
-      default: return cudaErrorNotSupported;
-    }
+    const int rows_per_cta = kWarps / (2 * a.wpr);
+    return launch_kernel(kern, dim3((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), dim3(32 * kWarps), 0,
+                         stream, a);
   }
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
@@ -502,25 +491,16 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
 
 bool mmvs_glu_sibling_ok(QType t, int64_t n_cols, int m, int glu, bool act_il, bool split_k, int max_warps,
                          int min_blocks) {
-  if (glu < 1 || glu > 2 || m != 1 || !act_il || !mmvs_supported(t, n_cols)) return false;
-#ifdef MEMRA_REDUCED_INSTANCES
-  if (min_blocks != 8) return false;
-#else
-  if (min_blocks != 1 && min_blocks != 6 && min_blocks != 8 && min_blocks != 12) return false;
-#endif
+  if (glu < 1 || glu > 2 || m != 1 || !act_il || !mmvs_supported(t, n_cols) || !sib_kernel_of(t, glu, min_blocks))
+    return false;
   return 2 * mmvs::warps_per_row(t, n_cols / 64, split_k, max_warps) <= kWarps;
 }
 
 cudaError_t mmvs_glu_sibling_spills(QType t, int glu, int min_blocks, bool* spills) {
   if (!spills || glu < 1 || glu > 2) return cudaErrorInvalidValue;
   *spills = false;
-  switch (t) {
-    case QType::Q4_K: return sib_spills<QType::Q4_K>(glu, min_blocks, spills);
-    case QType::Q6_K: return sib_spills<QType::Q6_K>(glu, min_blocks, spills);
-    case QType::Q8_0: return sib_spills<QType::Q8_0>(glu, min_blocks, spills);
-    case QType::Q4_0: return sib_spills<QType::Q4_0>(glu, min_blocks, spills);
-    default: return cudaErrorNotSupported;
-  }
+  const SibKernel kern = sib_kernel_of(t, glu, min_blocks);
+  return kern ? kernel_spills(kern, spills) : cudaErrorNotSupported;
 }
 
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps) {
