@@ -904,6 +904,11 @@ PY
       mmvs_ail_glu_sib8/Q4_0/12288x4096/
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
     tg qwen3-8b q4_k_m 0,4096 5 200 $arms
+    ;;
+  sib23b)
+    # The rest of sib23's arms (split to stay inside one call's limit).
+    gpu_info
+    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
     tg qwen3-8b q4_0 0 5 90 $arms
     tg qwen3-8b q8_0 0 5 90 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
