@@ -905,6 +905,27 @@ PY
     arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
     tg qwen3-8b q4_k_m 0,4096 5 200 $arms
     ;;
+  bulk23)
+    # kernels.norm_bulk_load / kernels.quantize_bulk_load (the short kernels' inputs by one bulk copy
+    # after the PDL wait): gates kernel-check mmvs_id rms_norm_q8s*bulk* (bytes vs the plain loads),
+    # mmvs quantize_q8s*bulk* (bytes vs the CPU quantizer), CUDA-vs-CPU incl.
+    # SmallKernelBulkLoadSameBytes; tg128 arms base / norm / quantize / both on qwen3-8b q4_k_m at
+    # 0 and 4096 keys, a d0 trace with both, then base / both on q4_0 and q8_0.
+    gpu_info
+    kc 100 mmvs_id bulk 20261404 4
+    kc 100 mmvs bulk 20261404 4
+    cuda_vs_cpu "SmallKernelBulk" 8
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-norm-bulk.toml \
+      --arm configs/arm-quantize-bulk.toml --arm configs/arm-small-bulk.toml
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --set kernels.norm_bulk_load=true --set kernels.quantize_bulk_load=true \
+      --trace "$out/trace-d0-bulk.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|norm|quantize" | head -n 8
+    gzip -f "$out"/trace-d0-bulk.jsonl
+    rm -f "$f"
+    tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
+    tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
+    ;;
   sib23b)
     # The rest of sib23's arms (split to stay inside one call's limit).
     gpu_info

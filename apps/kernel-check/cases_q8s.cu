@@ -23,7 +23,10 @@ class QuantizeQ8sCase : public Case {
   // il: one row in the interleaved order (q8s_order.h) against the CPU planes put in that order
   // (the unused bytes of a short last group compared too: poisoned, they must stay untouched).
   // q6k: the Q6_K variant of the interleaved order (act_il_q6k); a row of n % 256 != 0 is refused.
-  QuantizeQ8sCase(int64_t rows, int64_t n, bool il = false, bool q6k = false) : rows_(rows), n_(n), il_(il), q6k_(q6k) {}
+  // bulk: QuantizeQ8sParams::bulk (kernels.quantize_bulk_load); the case also checks that the
+  // bulk copy is taken exactly where quantize_q8s_bulk_applies should say so (one row, n % 256 == 0).
+  QuantizeQ8sCase(int64_t rows, int64_t n, bool il = false, bool q6k = false, bool bulk = false)
+      : rows_(rows), n_(n), il_(il), q6k_(q6k), bulk_(bulk) {}
   void generate(Env& env) override {
     x_ = env.normal((size_t)(rows_ * n_), 3.0f);
     for (size_t i = 0; i < x_.size(); i += 97) x_[i] = 0.0f;  // zeros inside blocks
@@ -41,6 +44,8 @@ class QuantizeQ8sCase : public Case {
     p.xds = dxds_;
     p.act_il = il_;
     p.act_il_q6k = q6k_;
+    p.bulk = bulk_;
+    bulk_taken_ = cuda::quantize_q8s_bulk_applies(p);
     if (q6k_) {  // a row that is not whole Q6_K superblocks is refused (before the launch)
       cuda::QuantizeQ8sParams bad = p;
       bad.n = n_ - 32;
@@ -63,16 +68,20 @@ class QuantizeQ8sCase : public Case {
     const auto q = env.download(dxq_, xq_.size());
     const auto ds = env.download(dxds_, xds_.size());
     if (q6k_ && !short_refused_) return ref::fail(ref::cat("a Q6_K-order row of ", n_ - 32, " quants was not refused"));
-    return ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
-                        {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
+    if (bulk_taken_ != (bulk_ && rows_ == 1 && n_ % 256 == 0))
+      return ref::fail(ref::cat("bulk copy ", bulk_taken_ ? "taken" : "not taken", " for ", rows_, " x ", n_));
+    Verdict v = ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
+                             {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
+    if (bulk_) v.detail += bulk_taken_ ? "; bulk copy" : "; plain loads (bulk does not apply)";
+    return v;
   }
   PerfCount perf_count() const override { return {(double)(rows_ * n_) * 5.25, 0}; }
 
  private:
   size_t xq_bytes() const { return (size_t)(il_ ? cuda::q8s::il_row_bytes(n_) : rows_ * n_); }
   int64_t rows_, n_;
-  bool il_, q6k_;
-  bool short_refused_ = false;
+  bool il_, q6k_, bulk_;
+  bool short_refused_ = false, bulk_taken_ = false;
   std::vector<float> x_;
   std::vector<int8_t> xq_;
   std::vector<float> xds_;
@@ -87,8 +96,11 @@ class NormQ8sEmitCase : public Case {
  public:
   // split > 1 (rms_norm only): that many blocks per row against the one-block launch with planes.
   // il: the planes in the interleaved order (one row), against launch_quantize_q8s in that order.
-  NormQ8sEmitCase(bool add, int rows, int cols, int split = 1, bool il = false)
-      : add_(add), rows_(rows), cols_(cols), split_(split), il_(il) {}
+  // bulk (rms_norm only): RmsNormParams::bulk (kernels.norm_bulk_load) on the launch under test,
+  // the reference launches without it; the case checks that it is taken exactly where
+  // rms_norm_bulk_applies should say so (cols % 4 == 0, cols <= 8192).
+  NormQ8sEmitCase(bool add, int rows, int cols, int split = 1, bool il = false, bool bulk = false)
+      : add_(add), rows_(rows), cols_(cols), split_(split), il_(il), bulk_(bulk) {}
   void generate(Env& env) override {
     const size_t n = (size_t)rows_ * cols_;
     const size_t nq = il_ ? (size_t)cuda::q8s::il_row_bytes(cols_) : n;
@@ -104,7 +116,7 @@ class NormQ8sEmitCase : public Case {
     dxq2_ = env.alloc<int8_t>(nq);
     dxds2_ = env.alloc<float>(n / 16);
   }
-  cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds, int split = 1) {
+  cudaError_t run(Env& env, float* res, float* out, int8_t* xq, float* xds, int split = 1, bool bulk = false) {
     if (add_) {
       cuda::AddRmsNormParams p;
       p.residual = res;
@@ -135,9 +147,11 @@ class NormQ8sEmitCase : public Case {
     p.q8s_xds = xds;
     p.q8s_il = il_ && xq;
     p.split = split;
+    p.bulk = bulk;
+    if (bulk) bulk_taken_ = cuda::rms_norm_bulk_applies(p);
     return cuda::launch_rms_norm(p, env.stream());
   }
-  cudaError_t launch(Env& env) override { return run(env, dres_, dout_, dxq_, dxds_, split_); }
+  cudaError_t launch(Env& env) override { return run(env, dres_, dout_, dxq_, dxds_, split_, bulk_); }
   void reference(Env& env) override {
     if (split_ > 1) {  // the one-block launch, planes included
       ref::check(run(env, dres2_, dout2_, dxq2_, dxds2_, 1), "norm, one block per row");
@@ -155,6 +169,9 @@ class NormQ8sEmitCase : public Case {
   }
   Verdict compare(Env& env) override {
     Verdict v = ref::compare_q8s_emit(env, dout_, dout2_, dxq_, dxq2_, dxds_, dxds2_, (size_t)rows_ * cols_, il_);
+    if (bulk_ && bulk_taken_ != (cols_ % 4 == 0 && cols_ <= 8192))
+      return ref::fail(ref::cat("bulk copy ", bulk_taken_ ? "taken" : "not taken", " for ", cols_, " columns"));
+    if (bulk_) v.detail += bulk_taken_ ? "; bulk copy" : "; plain loads (bulk does not apply)";
     if (split_ > 1 && v.pass) {
       // The blocks of a row read all of x while others store: out over x is refused.
       const cudaError_t e = run(env, dres2_, dres2_, dxq2_, dxds2_, split_);
@@ -170,7 +187,8 @@ class NormQ8sEmitCase : public Case {
  private:
   bool add_;
   int rows_, cols_, split_;
-  bool il_;
+  bool il_, bulk_;
+  bool bulk_taken_ = false;
   float *dres_ = nullptr, *dres2_ = nullptr, *ddl_ = nullptr, *dw_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
   float *dxds_ = nullptr, *dxds2_ = nullptr;
@@ -201,6 +219,25 @@ void add_q8s_cases(Registry& r) {
   for (int64_t n : {12288, 2304, 5120, 25600, 256})
     r.add("mmvs", ref::cat("quantize_q8s_il_q6k/1x", n, "/bytes_vs_cpu_q8_1"),
           [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true, true); });
+  // kernels.norm_bulk_load / kernels.quantize_bulk_load: the row (the block's values) by one bulk
+  // copy into shared memory; the same bytes as the plain loads. 4160: a row that ends inside a
+  // thread's last chunk group; 16384 / 3 rows x 14336 / 160: where the copy does not apply.
+  for (auto [rows, cols] : {std::pair<int, int>{1, 4096}, {3, 5120}, {1, 4160}, {1, 8192}, {2, 16384}})
+    for (int split : {1, 8})
+      r.add("mmvs_id", ref::cat("rms_norm_q8s_bulk", split > 1 ? ref::cat("_split", split) : "", "/", rows, "x", cols,
+                                split > 1 ? "/vs_one_block_bytes" : "/vs_norm_then_quantize_bytes"),
+            [=] { return std::make_unique<NormQ8sEmitCase>(false, rows, cols, split, false, true); });
+  for (int cols : {4096, 5120})
+    r.add("mmvs_id", ref::cat("rms_norm_q8s_il_bulk_split8/1x", cols, "/vs_one_block_bytes"),
+          [=] { return std::make_unique<NormQ8sEmitCase>(false, 1, cols, 8, true, true); });
+  for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 12288}, {1, 4096}, {3, 14336}, {1, 160}})
+    r.add("mmvs", ref::cat("quantize_q8s_bulk/", rows, "x", n, "/bytes_vs_cpu_q8_1"),
+          [=] { return std::make_unique<QuantizeQ8sCase>(rows, n, false, false, true); });
+  for (int64_t n : {12288, 25600, 2304})
+    r.add("mmvs", ref::cat("quantize_q8s_il_bulk/1x", n, "/bytes_vs_cpu_q8_1"),
+          [=] { return std::make_unique<QuantizeQ8sCase>(1, n, true, false, true); });
+  r.add("mmvs", "quantize_q8s_il_q6k_bulk/1x12288/bytes_vs_cpu_q8_1",
+        [=] { return std::make_unique<QuantizeQ8sCase>(1, 12288, true, true, true); });
   for (int cols : {4096, 5120, 2304, 16384}) {
     r.add("mmvs_id", ref::cat("add_rms_norm_q8s_il/1x", cols, "/vs_norm_then_quantize_bytes"),
           [=] { return std::make_unique<NormQ8sEmitCase>(true, 1, cols, 1, true); });

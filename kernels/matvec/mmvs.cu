@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include "act/act_math.cuh"
+#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_task.cuh"
@@ -372,11 +373,26 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 bool pair_compiled(QType t, QType t2) { return t == QType::Q4_K && t2 == QType::Q6_K; }
 
 // One warp per 32-element block (as launch_quantize_q8_1); order: an interleaved order for one row.
+// bulk (QuantizeQ8sParams::bulk, quantize_q8s_bulk_applies: one row, n % 256 == 0, x 16-byte
+// aligned): the block's 256 values are copied into shared memory by one bulk copy after the wait
+// and read from there (the same values).
 __global__ void quantize_q8s_kernel(const float* __restrict__ x, int64_t ld_x, int64_t n, int64_t n_blocks,
-                                    int8_t* __restrict__ xq, float2* __restrict__ xds, q8s::Order order) {
+                                    int8_t* __restrict__ xq, float2* __restrict__ xds, q8s::Order order, bool bulk) {
+  __shared__ __align__(16) float xs[256];
+  __shared__ __align__(8) uint64_t xbar;
+  if (bulk) {  // block-uniform
+    if (threadIdx.x == 0) bulk::init_barrier(&xbar);
+    __syncthreads();
+  }
   pdl_wait();
   const int lane = threadIdx.x & 31;
   const int64_t ib = (int64_t)blockIdx.x * 8 + (threadIdx.x >> 5);
+  if (bulk) {
+    if (threadIdx.x == 0) bulk::copy_to_shared(xs, x + (int64_t)blockIdx.x * 256, 256 * 4, &xbar);
+    bulk::wait_barrier(&xbar, 0);
+    emit_q8s_block(xs[threadIdx.x], lane, xq, ib * 32, order, xds + ib);
+    return;
+  }
   if (ib >= n_blocks) return;
   const int64_t bpr = n / 32, row = ib / bpr, b = ib % bpr;
   emit_q8s_block(x[row * ld_x + b * 32 + lane], lane, xq + row * n, b * 32, order, xds + ib);
@@ -546,7 +562,11 @@ cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream)
   if (p.act_il_q6k && (!p.act_il || p.n % 256)) return cudaErrorInvalidValue;  // Q6_K rows: whole superblocks
   const q8s::Order order = p.act_il_q6k ? q8s::Order::il_q6k : p.act_il ? q8s::Order::il : q8s::Order::plain;
   return launch_kernel(quantize_q8s_kernel, dim3((unsigned)grid), dim3(256), 0, stream, p.x, ld, p.n, nb, p.xq,
-                       static_cast<float2*>(p.xds), order);
+                       static_cast<float2*>(p.xds), order, quantize_q8s_bulk_applies(p));
+}
+
+bool quantize_q8s_bulk_applies(const QuantizeQ8sParams& p) {
+  return p.bulk && p.rows == 1 && p.n > 0 && p.n % 256 == 0 && aligned16(p.x);
 }
 
 }  // namespace memra::cuda

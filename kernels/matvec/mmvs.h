@@ -145,7 +145,13 @@ struct QuantizeQ8sParams {
   void* xds = nullptr;
   bool act_il = false;  // xq in the interleaved order (q8s_order.h; rows = 1, il_row_bytes(n) bytes)
   bool act_il_q6k = false;  // with act_il: its Q6_K variant (n a multiple of 256), for a Q6_K-only consumer
+  // kernels.quantize_bulk_load: each block copies its 256 values into shared memory with one bulk
+  // copy (cp.async.bulk) after the dependency wait instead of one load per thread; the same values,
+  // so the same bytes. Taken where quantize_q8s_bulk_applies says so, else the plain loads.
+  bool bulk = false;
 };
+// The bulk copy applies: bulk, one row, n % 256 == 0, x 16-byte aligned.
+bool quantize_q8s_bulk_applies(const QuantizeQ8sParams& p);
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream);
 
 }  // namespace memra::cuda

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "norm/norm_kernels.h"
+#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
@@ -63,6 +64,9 @@ struct NormArgs {
   __half* out16;  // EMIT 3: f16 copy of out (rows x cols, dense; cols % 4 == 0, vec)
   bool vec;     // every f32 row 16-byte aligned: float4 loads and stores (same values)
   bool xq_il;   // EMIT 2: xq in the interleaved order (q8s_order.h; one row)
+  // MODE 0 (RmsNormParams::bulk, norm_bulk_applies): the row is copied into dynamic shared memory
+  // by one bulk copy after the wait and read from there (the same values).
+  bool bulk = false;
 };
 
 // Elements [4c, 4c + 4) of a row that has `cols` of them, zeros beyond.
@@ -112,16 +116,33 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
 #pragma unroll
   for (int j = 0; j < kJ; ++j)
     wv[j] = has_w && j < n_j ? load4(a.w, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+  // Bulk form (MODE 0; the launcher checks 16-byte rows, cols % 4 == 0 and n_j <= kJ): the
+  // barrier is set up before the wait (shared memory only).
+  extern __shared__ __align__(16) float xs[];
+  __shared__ __align__(8) uint64_t xbar;
+  const bool bulk = MODE == 0 && a.bulk;
+  if (bulk) {
+    if (t == 0) bulk::init_barrier(&xbar);
+    __syncthreads();
+  }
   pdl_wait();
   const float* x = a.x + r * a.ld_x;
+  if (bulk && t == 0) bulk::copy_to_shared(xs, x, (uint32_t)cols * 4u, &xbar);
   // Every load of the register-held chunks is issued before the first store: res_out may alias
   // the residual, so a store would keep the next chunk's loads behind it (one round trip per
   // chunk). The rolled loop of c810365 did that; it is the suspected cause of the drop between
   // its run and 985a38c's (q4_k_m tg128 no-split arm 305.1 vs 320.6, q4_0 315.6 vs 355.7,
   // pp-bench-qwen3-8b-split-k-arm-c810365-20261201.jsonl; not isolated in one run).
   float4 v[kJ];
+  if (bulk) {
+    bulk::wait_barrier(&xbar, 0);
 #pragma unroll
-  for (int j = 0; j < kJ; ++j) v[j] = j < n_j ? load4(x, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int j = 0; j < kJ; ++j)
+      v[j] = t + T * j < n_chunks ? reinterpret_cast<const float4*>(xs)[t + T * j] : make_float4(0.f, 0.f, 0.f, 0.f);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kJ; ++j) v[j] = j < n_j ? load4(x, t + T * j, cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
   if (MODE == 1) {
     float4 dl[kJ];
 #pragma unroll
@@ -226,6 +247,11 @@ bool add_rms_norm_f16_copy_supported(const AddRmsNormParams& p) {
          vec_ok(p.residual_out, p.ld_residual_out) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
 }
 
+bool rms_norm_bulk_applies(const RmsNormParams& p) {
+  return p.bulk && p.cols > 0 && p.cols % 4 == 0 && p.cols <= 8192 && vec_ok(p.x, p.ld_x) && vec_ok(p.out, p.ld_out) &&
+         vec_ok(p.w, 0);
+}
+
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if (p.rows < 0 || p.cols <= 0 || !p.x || !p.out || p.ld_x < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
@@ -233,8 +259,10 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   if ((p.q8s_xq != nullptr) != (p.q8s_xds != nullptr) || (p.q8s_xq && p.cols % 32) || (p.q8s_il && p.rows != 1))
     return cudaErrorInvalidValue;
   const bool vec = vec_ok(p.x, p.ld_x) && vec_ok(p.out, p.ld_out) && vec_ok(p.w, 0);
+  const bool bulk = rms_norm_bulk_applies(p);
   const NormArgs a{p.x, p.ld_x, nullptr, 0, nullptr, 0, p.w, p.out, p.ld_out, nullptr, 0, p.cols, p.eps,
-                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec, p.q8s_il};
+                   p.q8s_xq, static_cast<float2*>(p.q8s_xds), static_cast<__half*>(p.out_f16), vec, p.q8s_il, bulk};
+  const size_t smem = bulk ? (size_t)p.cols * sizeof(float) : 0;  // at most 32 KB: no opt-in
   const dim3 block(norm_threads(p.cols));
   // Split rows: the blocks of a row read all of x while others write out, so out must not overlap x.
   if (p.split < 1 || p.split > kMaxNormSplit) return cudaErrorInvalidValue;
@@ -246,10 +274,10 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   const dim3 grid(p.rows, p.split);
   if (p.out_f16) {
     if (!rms_norm_f16_copy_supported(p) || reinterpret_cast<uintptr_t>(p.out_f16) % 8) return cudaErrorInvalidValue;
-    return launch_kernel(rms_norm_kernel<0, 3>, grid, block, 0, s, a);
+    return launch_kernel(rms_norm_kernel<0, 3>, grid, block, smem, s, a);
   }
-  if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, grid, block, 0, s, a);
-  return launch_kernel(rms_norm_kernel<0, 0>, grid, block, 0, s, a);
+  if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, grid, block, smem, s, a);
+  return launch_kernel(rms_norm_kernel<0, 0>, grid, block, smem, s, a);
 }
 
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {

@@ -35,8 +35,15 @@ struct RmsNormParams {
   // order, same bits) and writes 1/split of the outputs, so the quantize-and-store half of a
   // one-row decode norm is spread over split SMs. > 1 needs out not to overlap x.
   int split = 1;
+  // kernels.norm_bulk_load: each block copies its row into shared memory with one bulk copy
+  // (cp.async.bulk) after the dependency wait instead of per-thread loads; the same values, so
+  // the same bits. Taken where rms_norm_bulk_applies says so, else the plain loads.
+  bool bulk = false;
 };
 inline constexpr int kMaxNormSplit = 8;
+// The bulk row copy applies: p.bulk, rows 16-byte aligned (x, ld_x, out, w as the float4 path),
+// cols % 4 == 0 and cols <= 8192 (the row stays in the registers of one block).
+bool rms_norm_bulk_applies(const RmsNormParams& p);
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 
 // residual_out = residual + delta, then out = rms_norm(residual_out) * w. residual_out may alias

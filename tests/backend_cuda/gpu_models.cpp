@@ -380,6 +380,45 @@ TEST(CudaModels, MmvsGluSiblingSameBytes) {
   }
 }
 
+// kernels.norm_bulk_load and kernels.quantize_bulk_load (the decode norm's row and the one-row
+// quantizer's values copied into shared memory by one bulk copy) change no byte: a decode step,
+// then a 3-token batch, give the defaults' logits; the receipts' variants show the bulk forms
+// ran (norms "_bulk", the quantizer "bulk") only in the runs that asked for them.
+TEST(CudaModels, SmallKernelBulkLoadSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    const std::string path = shared_dir() + "/models/synth/" + file;
+    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    c[0].kernels.norm_bulk_load = false;
+    c[0].kernels.quantize_bulk_load = false;
+    c[1].kernels.norm_bulk_load = true;
+    c[1].kernels.quantize_bulk_load = false;
+    c[2].kernels.norm_bulk_load = true;
+    c[2].kernels.quantize_bulk_load = true;
+    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    expect_same_decode_bytes(runs, 31, 5, 11);
+    for (int r = 0; r < 3; ++r) {
+      const auto& v = runs[r].be->variants();
+      const bool norm_bulk = v.count("norm") && v.at("norm").find("_bulk") != std::string::npos;
+      EXPECT_EQ(norm_bulk, r >= 1) << "run " << r << ": " << (v.count("norm") ? v.at("norm") : "");
+      const bool quant_bulk = v.count("quantize_q8s") && v.at("quantize_q8s").find("bulk") != std::string::npos;
+      EXPECT_EQ(quant_bulk, r == 2) << "run " << r << ": " << (v.count("quantize_q8s") ? v.at("quantize_q8s") : "");
+    }
+    std::vector<float> ref;
+    for (int r = 0; r < 3; ++r) {  // then a 3-token batch after the decoded token
+      const int32_t three[3] = {5, 9, 2};
+      const auto d = step(runs[r], three, kPrompt + 1, true);
+      if (r == 0) ref = d;
+      ASSERT_EQ(d.size(), ref.size());
+      EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "3-token logits differ, run " << r;
+    }
+  }
+}
+
 // kernels.fuse_residual (the residual add in the o / down matvec's epilogue) and kernels.norm_split
 // (2-8 blocks per decode norm row) change no byte: a one-token decode step and a three-token
 // batch (the mmvs verify path, m = 3) give the same logits as the defaults, on a dense model with

@@ -229,7 +229,9 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
   qp.xds = const_cast<void*>(q.xds);
   qp.act_il = q.il;
   qp.act_il_q6k = q.q6k;
+  qp.bulk = cfg_.kernels.quantize_bulk_load;
   cuda::check_status(cuda::launch_quantize_q8s(qp, stream()), "launch_quantize_q8s");
+  note("quantize_q8s", cuda::quantize_q8s_bulk_applies(qp) ? "bulk" : "loads");
   hold_q8s(x, q.q6k);
   return q;
 }
@@ -402,6 +404,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
     p.q8s_il = q.il;
     // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
     if (!overlaps(x, out)) p.split = cfg_.kernels.norm_split;
+    p.bulk = cfg_.kernels.norm_bulk_load;
   }
   // Prefill: the f16 rounding of out for the next GEMMs (kernels.gemm_x_reuse, as the GLU's).
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
@@ -409,7 +412,9 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
   if (emit) hold_q8s(out);
   if (f16) set_x16_src(out);
-  note("norm", emit ? fmt::format("rms+q8s{}", p.split > 1 ? fmt::format("_split{}", p.split) : "") : f16 ? "rms+f16" : "rms");
+  note("norm", emit ? fmt::format("rms+q8s{}{}", p.split > 1 ? fmt::format("_split{}", p.split) : "",
+                                   cuda::rms_norm_bulk_applies(p) ? "_bulk" : "")
+                    : f16 ? "rms+f16" : "rms");
 }
 
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
