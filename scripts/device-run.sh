@@ -926,6 +926,15 @@ PY
     tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     ;;
+  bulk23c)
+    # Confirmation of bulk23 before the defaults change: base vs both bulk loads on qwen3-8b q4_k_m
+    # at 0 / 4096 / 16384 keys and q4_0 at 0.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
+    rm -f "$f"
+    tg qwen3-8b q4_0 0 6 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
+    ;;
   sib23b)
     # The rest of sib23's arms (split to stay inside one call's limit).
     gpu_info
