@@ -888,23 +888,6 @@ PY
     tg qwen3-8b q4_k_m 0,4096 6 150 $arms
     tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
-  sib23)
-    # kernels.mmvs_glu_sibling (built in the twenty-first session, not run yet): gates kernel-check
-    # mmvs_id mmvs_glu_sib/* (byte identity with the one-group GLU, SiLU and GELU, every cap, and the
-    # refusals), the f64 rows mmvs_ail_glu_sib*, CUDA-vs-CPU incl. MmvsGluSiblingSameBytes; --perf of
-    # the qwen3-8b / 32b GLU shapes in both forms; tg128 arms off / 1 / 6 / 8 at depth 0 on qwen3-8b
-    # q4_k_m (also at 4096), q4_0, q8_0 and qwen3-32b q4_k_m.
-    gpu_info
-    kc 200 mmvs_id mmvs_glu_sib 20261403 5
-    kc 100 mmvs mmvs_ail_glu 20261403 5
-    cuda_vs_cpu "MmvsGluSibling" 8
-    mmvs_perf 7 mmvs_ail_glu/Q4_K/12288x4096/ mmvs_ail_glu_cap5/Q4_K/12288x4096/ mmvs_ail_glu_sib8/Q4_K/12288x4096/ \
-      mmvs_ail_glu_sib6/Q4_K/12288x4096/ mmvs_ail_glu_cap5/Q4_K/25600x5120/ mmvs_ail_glu_sib8/Q4_K/25600x5120/ \
-      mmvs_ail_glu_cap5/Q8_0/12288x4096/ mmvs_ail_glu_sib6/Q8_0/12288x4096/ mmvs_ail_glu_cap5/Q4_0/12288x4096/ \
-      mmvs_ail_glu_sib8/Q4_0/12288x4096/
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
-    tg qwen3-8b q4_k_m 0,4096 5 200 $arms
-    ;;
   bulk23)
     # kernels.norm_bulk_load / kernels.quantize_bulk_load (the short kernels' inputs by one bulk copy
     # after the PDL wait): gates kernel-check mmvs_id rms_norm_q8s*bulk* (bytes vs the plain loads),
@@ -927,21 +910,12 @@ PY
     tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     ;;
   bulk23c)
-    # Confirmation of bulk23 before the defaults change: base vs both bulk loads on qwen3-8b q4_k_m
-    # at 0 / 4096 / 16384 keys and q4_0 at 0.
+    # Confirmation of bulk23 before the defaults change (a binary with both off by default): base vs
+    # both bulk loads on qwen3-8b q4_k_m at 0 and 16384 keys.
     gpu_info
     synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
+    tg_on 0,16384 5 170 --arm configs/arm-small-bulk-off.toml --arm configs/arm-small-bulk.toml
     rm -f "$f"
-    tg qwen3-8b q4_0 0 6 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
-    ;;
-  sib23b)
-    # The rest of sib23's arms (split to stay inside one call's limit).
-    gpu_info
-    arms="--arm configs/arm-base.toml --arm configs/arm-mmvs-glu-sibling-1.toml --arm configs/arm-mmvs-glu-sibling-6.toml --arm configs/arm-mmvs-glu-sibling-8.toml"
-    tg qwen3-8b q4_0 0 5 90 $arms
-    tg qwen3-8b q8_0 0 5 90 $arms
-    tg qwen3-32b q4_k_m 0 5 150 $arms
     ;;
   pr22b)
     # The pair form's reach: the default 4608 keys (the interpolated crossover) vs 8192 and off at

@@ -110,11 +110,10 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   // act_q6k: with act_il, the Q6_K variant of the order (MmvsParams::act_il_q6k).
-  // sib: MmvsParams::glu_sibling (with glu and act_il).
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool act_il = false, bool act_q6k = false, int sib = 0)
+           int max_warps = 4, bool act_il = false, bool act_q6k = false)
       : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        act_il_(act_il), act_q6k_(act_q6k), sib_(sib) {}
+        act_il_(act_il), act_q6k_(act_q6k) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -155,7 +154,6 @@ class MmvsCase : public Case {
       p.act_il_q6k = act_q6k_;
       p.xq = dxq_il_;
     }
-    p.glu_sibling = sib_;
     return p;
   }
   QType t_;
@@ -166,7 +164,6 @@ class MmvsCase : public Case {
   bool preload_;
   int max_warps_;
   bool act_il_, act_q6k_;
-  int sib_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
@@ -569,68 +566,6 @@ class MmvsActIlIdCase : public Case {
   float* dy_[2] = {};
 };
 
-// kernels.mmvs_glu_sibling: the GLU with its gate and up rows in sibling warps (MmvsParams::glu_sibling,
-// at cap `sib`) against the one-warp-group GLU (the interleaved activation at the compiler's choice
-// of registers), byte for byte, SiLU and GELU-tanh; and the launches it has no form for refused
-// (m = 3, the plain activation order, a row of 4 warps per matrix, a cap without an instance).
-class MmvsSibIdCase : public Case {
- public:
-  MmvsSibIdCase(QType t, int64_t n, int64_t k, int glu, int sib, int max_warps)
-      : t_(t), n_(n), k_(k), glu_(glu), sib_(sib), max_warps_(max_warps) {}
-  void generate(Env& env) override {
-    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
-    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
-  }
-  cudaError_t launch(Env& env) override {
-    for (int v = 0; v < 2; ++v) {
-      auto p = params(dy_[v]);
-      p.glu_sibling = v ? sib_ : 0;
-      if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
-    }
-    auto p = params(dy_[1]);  // refusals: nothing below may launch
-    p.glu_sibling = 7;
-    refused_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-    p.glu_sibling = sib_;
-    p.act_il = false;
-    p.xq = dxq_;
-    refused_ = refused_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-    p.act_il = true;
-    p.xq = dxq_il_;
-    p.split_max_warps = 4;
-    const bool four = cuda::mmvs::warps_per_row(t_, k_ / 64, true, 4) == 4;
-    refused_ = refused_ && (!four || cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported);
-    refused_ = refused_ && cuda::mmvs_glu_sibling_ok(t_, k_, 1, glu_, true, true, 4, sib_) == !four &&
-               !cuda::mmvs_glu_sibling_ok(t_, k_, 3, glu_, true, true, max_warps_, sib_) &&
-               !cuda::mmvs_glu_sibling_ok(t_, k_, 1, 0, true, true, max_warps_, sib_);
-    return cudaSuccess;
-  }
-  void reference(Env&) override {}
-  Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("a launch without a sibling-warp form was not refused");
-    const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
-    return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
-  }
-
- private:
-  cuda::MmvsParams params(float* y) const {
-    auto p = mmvs_params(t_, dw_, &dw2_, n_, k_, 1, dxq_il_, dxds_, y);
-    p.glu = glu_;
-    p.act_il = true;
-    p.split_max_warps = max_warps_;
-    return p;
-  }
-  QType t_;
-  int64_t n_, k_;
-  int glu_, sib_, max_warps_;
-  bool refused_ = false;
-  DeviceWeight dw_, dw2_;
-  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
-  float* dxds_ = nullptr;
-  float* dy_[2] = {};
-};
-
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
 // followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
 // byte-identical; a GLU launch with a residual is refused.
@@ -797,23 +732,6 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 25600, 5120, 1, 1, true, true, 0, true, 2, true); });
-    // kernels.mmvs_glu_sibling: byte identity with the one-group GLU (one warp per matrix: k 2304,
-    // 4096 with a partial last task group or not; two: 5120, 14336 at 2 warps per row; odd row
-    // counts leave a CTA half empty), every cap this build has (the reduced one: 8); f64
-    // reference and --perf rows "mmvs_ail_glu_sib<cap>/..." beside mmvs_ail_glu / _cap5.
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {4097, 4096}, {1031, 5120}, {1031, 14336}})
-      for (int glu : {1, 2})
-        for (int sib : {1, 6, 8, 12}) {
-          if (!cuda::mmvs_glu_sibling_ok(t, 4096, 1, 1, true, true, 2, sib)) continue;  // not in this build
-          r.add("mmvs_id", ref::cat("mmvs_glu_sib/", tn, "/", n, "x", k, glu == 1 ? "/silu" : "/gelu", "/cap", sib, "/vs_one_group_bytes"),
-                [=] { return std::make_unique<MmvsSibIdCase>(t, n, k, glu, sib, 2); });
-        }
-    for (int sib : {6, 8, 12}) {
-      if (!cuda::mmvs_glu_sibling_ok(t, 4096, 1, 1, true, true, 2, sib)) continue;
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
-        r.add("mmvs", ref::cat("mmvs_ail_glu_sib", sib, "/", tn, "/", n, "x", k, "/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 1, true, true, 0, true, 2, true, false, sib); });
-    }
     // The interleaved GLU capped (kernels.mmvs_cap_fallback: 5 where 6 spills): f64 reference and
     // --perf rows beside mmvs_ail_glu (qwen3-8b and qwen3-32b shapes).
     for (int cap : {5, 6})

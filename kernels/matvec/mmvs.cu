@@ -58,27 +58,19 @@ constexpr int kDepth = 2;
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits. AO: the activation's order (q8s::Order: 0 plain, 1
 // interleaved, 2 the Q6_K variant, for Q6_K tasks only).
-// SIB (GLU launches, MmvsParams::glu_sibling): a row's gate and up dot products in sibling warp
-// groups (warps [0, wpr) of the row's 2 * wpr the gate, the next wpr the up), each holding one
-// matrix's loads; each sum is formed in the same order as in the one-group form (its own
-// accumulator there too), the up sum handed over through shared memory: the same bits.
-template <QType T, int MM, int GLU, int AO = 0, bool SIB = false>
+template <QType T, int MM, int GLU, int AO = 0>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  static_assert(!SIB || GLU != 0, "sibling warps serve a GLU pair");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
-  const int group = SIB ? 2 * wpr : wpr;  // warps per row
-  const int mat = SIB ? (warp / wpr) % 2 : 0;  // SIB: 0 the gate matrix, 1 the up matrix
-  int64_t row = (int64_t)blockIdx.x * (kWarps / group) + warp / group;
+  int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
   const bool live = row < a.n_rows;
-  if (group == 1 && !live) return;  // with more warps per row every warp reaches the partials' barrier
+  if (wpr == 1 && !live) return;  // with wpr > 1 every warp reaches the partials' barrier
   // Which matrix (segment) the row belongs to; segment 0 is the plain case.
   mmvs::Src w = a.w;
   float* y = a.y;
   int64_t ldy = a.ldy;
   Geo g = a.g;
-  if (SIB && mat == 1) w = a.w2;  // no segments with a GLU
   if (live && a.n_seg > 1 && row >= a.seg[0].row_end) {
     const int sg = row >= a.seg[1].row_end ? 2 : 1;
     row -= a.seg[sg - 1].row_end;
@@ -99,7 +91,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     for (int d = 0; d < kDepth; ++d) {
       if (t0 + step * d < n_tasks) {
         wt[d].load(w, row, t0 + step * d, g);
-        if constexpr (GLU != 0 && !SIB) ut[d].load(a.w2, row, t0 + step * d, a.g);
+        if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
       }
     }
   };
@@ -137,7 +129,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         for (int d = 0; d < kDepth; ++d) {
           if (t0 + step * d < n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
-            if constexpr (GLU != 0 && !SIB) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
+            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
           }
         }
       }
@@ -148,24 +140,10 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       acc[j] = __fadd_rn(acc[j], __shfl_xor_sync(0xffffffffu, acc[j], o));
-      if constexpr (GLU != 0 && !SIB) acc2[j] = __fadd_rn(acc2[j], __shfl_xor_sync(0xffffffffu, acc2[j], o));
+      if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], __shfl_xor_sync(0xffffffffu, acc2[j], o));
     }
   }
-  if (SIB) {  // the gate's partials from warps warp + s, the up's from warp + wpr + s, in order s
-    __shared__ float spart[kWarps][MM];
-    if (lane == 0) {
-#pragma unroll
-      for (int j = 0; j < MM; ++j) spart[warp][j] = acc[j];
-    }
-    __syncthreads();
-    if (sub != 0 || mat != 0 || !live) return;
-#pragma unroll
-    for (int j = 0; j < MM; ++j) {
-      for (int s = 1; s < wpr; ++s) acc[j] = __fadd_rn(acc[j], spart[warp + s][j]);
-      acc2[j] = spart[warp + wpr][j];
-      for (int s = 1; s < wpr; ++s) acc2[j] = __fadd_rn(acc2[j], spart[warp + wpr + s][j]);
-    }
-  } else if (wpr > 1) {  // the row's partials, summed by its first warp in sub-warp order
+  if (wpr > 1) {  // the row's partials, summed by its first warp in sub-warp order
     __shared__ float part[kWarps][2][MM];
     if (lane == 0) {
 #pragma unroll
@@ -210,13 +188,6 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args 
   mmvs_body<T, 1, GLU, AO>(a);
 }
 
-// MmvsParams::glu_sibling: the interleaved-activation GLU with the gate and up rows in sibling
-// warps (half the loads per warp, half the rows per CTA), compiled for at least MINB CTAs per SM.
-template <QType T, int GLU, int MINB>
-__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_sib_kernel(const Args a) {
-  mmvs_body<T, 1, GLU, 1, true>(a);
-}
-
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
 // min_blocks, m = 1): fewer registers, perhaps spills, more CTAs resident; never another
 // operation or order, so the same bits (kernel-check mmvs_id mmvs_inst/*/vs_default_bytes).
@@ -258,29 +229,6 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
-}
-// The sibling-warp GLU instances (MmvsParams::glu_sibling): at 8 CTAs per SM, and uncapped (1) and at
-// 6 and 12 except in the reduced build; null where this build has none.
-using SibKernel = void (*)(const Args);
-template <QType T>
-SibKernel sib_kernel(int glu, int min_blocks) {
-  const bool g1 = glu == 1;
-  if (min_blocks == 8) return g1 ? mmvs_sib_kernel<T, 1, 8> : mmvs_sib_kernel<T, 2, 8>;
-#ifndef MEMRA_REDUCED_INSTANCES
-  if (min_blocks == 6) return g1 ? mmvs_sib_kernel<T, 1, 6> : mmvs_sib_kernel<T, 2, 6>;
-  if (min_blocks == 12) return g1 ? mmvs_sib_kernel<T, 1, 12> : mmvs_sib_kernel<T, 2, 12>;
-  if (min_blocks == 1) return g1 ? mmvs_sib_kernel<T, 1, 1> : mmvs_sib_kernel<T, 2, 1>;
-#endif
-  return nullptr;
-}
-SibKernel sib_kernel_of(QType t, int glu, int min_blocks) {
-  switch (t) {
-    case QType::Q4_K: return sib_kernel<QType::Q4_K>(glu, min_blocks);
-    case QType::Q6_K: return sib_kernel<QType::Q6_K>(glu, min_blocks);
-    case QType::Q8_0: return sib_kernel<QType::Q8_0>(glu, min_blocks);
-    case QType::Q4_0: return sib_kernel<QType::Q4_0>(glu, min_blocks);
-    default: return nullptr;
-  }
 }
 // The interleaved-activation instances: uncapped and at 5 and 6 CTAs per SM, and at 8 and 12 except
 // in the reduced build.
@@ -488,14 +436,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, g, b, 0, stream, a);
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
-  if (p.glu_sibling != 0) {
-    const SibKernel kern = sib_kernel_of(p.w_type, p.glu, p.glu_sibling);
-    if (!kern || !mmvs_glu_sibling_ok(p.w_type, p.n_cols, p.m, p.glu, p.act_il, p.split_k, p.split_max_warps, p.glu_sibling))
-      return cudaErrorNotSupported;
-    const int rows_per_cta = kWarps / (2 * a.wpr);
-    return launch_kernel(kern, dim3((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), dim3(32 * kWarps), 0,
-                         stream, a);
-  }
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
@@ -503,20 +443,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
-}
-
-bool mmvs_glu_sibling_ok(QType t, int64_t n_cols, int m, int glu, bool act_il, bool split_k, int max_warps,
-                         int min_blocks) {
-  if (glu < 1 || glu > 2 || m != 1 || !act_il || !mmvs_supported(t, n_cols) || !sib_kernel_of(t, glu, min_blocks))
-    return false;
-  return 2 * mmvs::warps_per_row(t, n_cols / 64, split_k, max_warps) <= kWarps;
-}
-
-cudaError_t mmvs_glu_sibling_spills(QType t, int glu, int min_blocks, bool* spills) {
-  if (!spills || glu < 1 || glu > 2) return cudaErrorInvalidValue;
-  *spills = false;
-  const SibKernel kern = sib_kernel_of(t, glu, min_blocks);
-  return kern ? kernel_spills(kern, spills) : cudaErrorNotSupported;
 }
 
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps) {

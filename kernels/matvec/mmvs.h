@@ -100,20 +100,7 @@ struct MmvsParams {
   // (the residual stream updated in place: each element is read and written by one lane).
   const float* residual = nullptr;
   int64_t ld_residual = 0;  // 0 = ldy
-  // GLU launches (m = 1, act_il): the gate and up rows of a row in sibling warps (each warp holds
-  // one matrix's loads; 2 rows per CTA, or 1 where a row takes 2 warps per matrix), compiled for
-  // at least this many CTAs per SM (1: the compiler's choice; 6, 8, 12; the reduced build 8 only);
-  // 0: off (kernels.mmvs_glu_sibling). Each dot product summed in the same order, the up sum
-  // handed over through shared memory: the same bits. mmvs_glu_sibling_ok says where it applies.
-  int glu_sibling = 0;
 };
-
-// Whether a GLU launch (glu 1 or 2) of type t over n_cols can take MmvsParams::glu_sibling =
-// min_blocks: m = 1 with act_il, rows of at most 2 warps per matrix, a compiled cap.
-bool mmvs_glu_sibling_ok(QType t, int64_t n_cols, int m, int glu, bool act_il, bool split_k, int max_warps,
-                         int min_blocks);
-// Whether the sibling-warp GLU instance (glu 1 or 2) compiled for min_blocks uses local memory.
-cudaError_t mmvs_glu_sibling_spills(QType t, int glu, int min_blocks, bool* spills);
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most
 // 96 registers) is the step below 6 for a kernel that spills at 80 (kernels.mmvs_cap_fallback).

@@ -81,14 +81,13 @@ struct KernelsSection {
   int mmvs_cap_max_rows = 65536; // plain matrices with more rows than this (the output head) uncapped; 0: no limit
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   int mmvs_cap_fallback = 5;      // with mmvs_cap_no_spill: where the named cap spills, this cap if it does not (0: none)
-  int mmvs_glu_sibling = 0;       // fused GLU at one token: gate and up rows in sibling warps, at this cap (0: off)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
-  bool norm_bulk_load = false;    // decode RMSNorm: the row copied to shared memory by one bulk copy
-  bool quantize_bulk_load = false;  // one-token q8s quantize: each block's values by one bulk copy
+  bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy
+  bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)

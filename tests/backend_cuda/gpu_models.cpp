@@ -340,46 +340,6 @@ TEST(CudaModels, MmvsPreloadSwitchSameBytes) {
   }
 }
 
-// kernels.mmvs_glu_sibling (the one-token GLU with its gate and up rows in sibling warps) changes
-// no byte of the decode logits, on a Q4_K/Q6_K mix and on Q8_0, at the compiled caps this build
-// has; the receipts' mmvs_m1 variant names the sibling form on the GLU launches only.
-TEST(CudaModels, MmvsGluSiblingSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    for (int sib : {1, 6, 8, 12}) {
-      if (!cuda::mmvs_glu_sibling_ok(QType::Q4_K, 4096, 1, 1, true, true, 2, sib)) continue;  // not in this build
-      Config c[2] = {gpu_config(true), gpu_config(true)};
-      c[1].kernels.mmvs_glu_sibling = sib;
-      ModelRun runs[2] = {open_run(backend::make_cuda_backend(c[0]), path, ko),
-                          open_run(backend::make_cuda_backend(c[1]), path, ko)};
-      expect_same_decode_bytes(runs, 41, 3, 17);
-      const auto& v = runs[1].be->variants();
-      ASSERT_TRUE(v.count("mmvs_m1")) << file;
-      const std::string& all = v.at("mmvs_m1");
-      int sib_glu = 0;
-      for (size_t b = 0; b <= all.size();) {
-        const size_t e = std::min(all.find(',', b), all.size());
-        const std::string s = all.substr(b, e - b);
-        if (s.find("_sib") != std::string::npos) ++sib_glu;
-        EXPECT_EQ(s.find("_sib") != std::string::npos, s.find("_glu") != std::string::npos) << file << ": " << s;
-        b = e + 1;
-      }
-      EXPECT_GT(sib_glu, 0) << file << " cap " << sib << ": " << all;
-      // The spill rule (kernels.mmvs_cap_no_spill): a Q4_K GLU whose instance at the named cap
-      // spills runs at 6 (where that does not spill).
-      bool sp = false, sp6 = false;
-      ASSERT_EQ(cuda::mmvs_glu_sibling_spills(QType::Q4_K, 1, sib, &sp), cudaSuccess);
-      ASSERT_EQ(cuda::mmvs_glu_sibling_spills(QType::Q4_K, 1, 6, &sp6), cudaSuccess);
-      if (std::string(file) == "qwen3-q4_k_m.gguf" && all.find("Q4_K_glu_") != std::string::npos && !sp6) {
-        EXPECT_NE(all.find("Q4_K_glu_min_blocks" + std::to_string(sp ? 6 : sib) + "_sib"), std::string::npos) << all;
-      }
-    }
-  }
-}
-
 // kernels.norm_bulk_load and kernels.quantize_bulk_load (the decode norm's row and the one-row
 // quantizer's values copied into shared memory by one bulk copy) change no byte: a decode step,
 // then a 3-token batch, give the defaults' logits; the receipts' variants show the bulk forms

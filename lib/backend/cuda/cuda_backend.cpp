@@ -94,20 +94,9 @@ void CudaKv::truncate(int n) {
 
 // ---------------------------------------------------------------- backend
 
-namespace {
-// The row of CudaBackend::mmvs_cap_ / mmvs_sib_cap_ of a weight type (-1: no mmvs kernel).
-int cap_type_index(QType t) {
-  return t == QType::Q4_K ? 0 : t == QType::Q6_K ? 1 : t == QType::Q8_0 ? 2 : t == QType::Q4_0 ? 3 : -1;
-}
-}  // namespace
-
 int CudaBackend::mmvs_cap(QType t, int glu) const {
-  const int ti = cap_type_index(t);
+  const int ti = t == QType::Q4_K ? 0 : t == QType::Q6_K ? 1 : t == QType::Q8_0 ? 2 : t == QType::Q4_0 ? 3 : -1;
   return ti < 0 || glu < 0 || glu > 2 ? 0 : mmvs_cap_[ti][glu];
-}
-int CudaBackend::mmvs_sib_cap(QType t, int glu) const {
-  const int ti = cap_type_index(t);
-  return ti < 0 || glu < 1 || glu > 2 ? 0 : mmvs_sib_cap_[ti][glu];
 }
 
 CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Shared>()) {
@@ -115,8 +104,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
                                {"kernels.mmvs_min_blocks_glu", cfg_.kernels.mmvs_min_blocks_glu},
                                {"kernels.mmvs_cap_fallback", cfg_.kernels.mmvs_cap_fallback}})
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 5, 6, 8 or 12", key, v));
-  if (const int v = cfg_.kernels.mmvs_glu_sibling; v != 0 && v != 1 && v != 6 && v != 8 && v != 12)
-    throw Error(fmt::format("kernels.mmvs_glu_sibling = {}: must be 0, 1, 6, 8 or 12", v));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
@@ -136,21 +123,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
         if (!fb_spills) take = fb;
       }
       mmvs_cap_[ti][glu] = take;
-    }
-  for (int ti = 0; ti < 4; ++ti)
-    for (int glu = 1; glu < 3; ++glu) {
-      const auto compiled = [&](int cap) {
-        return cuda::mmvs_glu_sibling_ok(cap_types[ti], 4096, 1, glu, true, true, 2, cap);
-      };
-      const auto spills = [&](int cap) {
-        bool sp = false;
-        if (cfg_.kernels.mmvs_cap_no_spill) MEMRA_CUDA_CHECK(cuda::mmvs_glu_sibling_spills(cap_types[ti], glu, cap, &sp));
-        return sp;
-      };
-      int take = cfg_.kernels.mmvs_glu_sibling;
-      if (take && !compiled(take)) take = 0;
-      if (take && spills(take)) take = compiled(6) && !spills(6) ? 6 : compiled(1) ? 1 : 0;
-      mmvs_sib_cap_[ti][glu] = take;
     }
   {
     // The pair instance exists uncapped and at 6 CTAs per SM; other caps take it uncapped.

@@ -206,11 +206,6 @@ class CudaBackend final : public Backend {
   int mmvs_pair_cap_ = 0;
   // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).
   int mmvs_q6k_cap_ = 0;
-  // The sibling-warp GLU's cap per weight type and GLU kind (kernels.mmvs_glu_sibling; 0: off):
-  // with kernels.mmvs_cap_no_spill, where the named cap spills, 6, else the compiler's choice (1);
-  // a cap this build has no instance for: off.
-  int mmvs_sib_cap_[4][3] = {};
-  int mmvs_sib_cap(QType t, int glu) const;
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;

@@ -292,16 +292,10 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.type2 = extra[i].w->type != w.type;
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
-  // kernels.mmvs_glu_sibling: the GLU's gate and up rows in sibling warps where that form exists.
-  if (const int sib = mmvs_sib_cap(w.type, glu);
-      sib && cuda::mmvs_glu_sibling_ok(w.type, k, p.m, glu, p.act_il, p.split_k, p.split_max_warps, sib))
-    p.glu_sibling = sib;
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
-                                mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "",
-                                p.glu_sibling ? p.glu_sibling : glu ? p.min_blocks_glu : p.min_blocks,
-                                p.glu_sibling ? "_sib" : "", p.split_max_warps == 4 ? "" : "_splitw2",
-                                p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : ""));
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+                                mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
