@@ -911,8 +911,10 @@ PY
     ;;
   bulk23c)
     # Confirmation of bulk23 before the defaults change (a binary with both off by default): base vs
-    # both bulk loads on qwen3-8b q4_k_m at 0 and 16384 keys.
+    # both bulk loads on qwen3-8b q4_k_m at 0 and 16384 keys; the CUDA-vs-CPU tests at the binary's
+    # defaults first.
     gpu_info
+    cuda_vs_cpu "SmallKernelBulk" 4
     synth qwen3-8b q4_k_m
     tg_on 0,16384 5 170 --arm configs/arm-small-bulk-off.toml --arm configs/arm-small-bulk.toml
     rm -f "$f"
