@@ -76,6 +76,18 @@ void expect_same_decode_bytes(std::span<ModelRun> runs, int mul, int add, int32_
   }
 }
 
+// Then a batch of ids (a verify batch, m = ids.size()) at position kPrompt + 1 on each run, after
+// expect_same_decode_bytes: the logits of every run are the same bytes as those of runs[0].
+void expect_same_batch_bytes(std::span<ModelRun> runs, std::span<const int32_t> ids) {
+  std::vector<float> ref;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto d = step(runs[r], ids, kPrompt + 1, true);
+    if (r == 0) ref = d;
+    ASSERT_EQ(d.size(), ref.size());
+    EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << ids.size() << "-token logits differ, run " << r;
+  }
+}
+
 int32_t argmax(const float* x, int64_t n, float* margin) {
   int32_t best = 0;
   for (int64_t i = 1; i < n; ++i)
@@ -368,14 +380,8 @@ TEST(CudaModels, SmallKernelBulkLoadSameBytes) {
       const bool quant_bulk = v.count("quantize_q8s") && v.at("quantize_q8s").find("bulk") != std::string::npos;
       EXPECT_EQ(quant_bulk, r == 2) << "run " << r << ": " << (v.count("quantize_q8s") ? v.at("quantize_q8s") : "");
     }
-    std::vector<float> ref;
-    for (int r = 0; r < 3; ++r) {  // then a 3-token batch after the decoded token
-      const int32_t three[3] = {5, 9, 2};
-      const auto d = step(runs[r], three, kPrompt + 1, true);
-      if (r == 0) ref = d;
-      ASSERT_EQ(d.size(), ref.size());
-      EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "3-token logits differ, run " << r;
-    }
+    const int32_t three[3] = {5, 9, 2};  // then a 3-token batch after the decoded token
+    expect_same_batch_bytes(runs, three);
   }
 }
 
@@ -402,13 +408,9 @@ TEST(CudaModels, ResidualAddAndNormSplitSameBytes) {
     ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
                         open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
     expect_same_decode_bytes(runs, 29, 7, 13);
-    std::vector<float> ref;
-    for (int r = 0; r < 4; ++r) {  // then a 3-token batch after the decoded token
-      const int32_t three[3] = {5, 9, 2};
-      const auto d = step(runs[r], three, kPrompt + 1, true);
-      if (r == 0) ref = d;
-      ASSERT_EQ(d.size(), ref.size());
-      EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "3-token logits differ, run " << r;
+    const int32_t three[3] = {5, 9, 2};  // then a 3-token batch after the decoded token
+    expect_same_batch_bytes(runs, three);
+    for (int r = 0; r < 4; ++r) {
       const auto& v = runs[r].be->variants();
       const bool fused = v.count("matvec") && v.at("matvec").find("mmvs+residual.") != std::string::npos;
       EXPECT_EQ(fused, r == 1 || r == 2) << "run " << r << ": " << (v.count("matvec") ? v.at("matvec") : "");
@@ -445,14 +447,10 @@ TEST(CudaModels, MmvsActIlSameBytes) {
                             open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko),
                             open_run(backend::make_cuda_backend(c[4]), path, ko), open_run(backend::make_cuda_backend(c[5]), path, ko)};
     expect_same_decode_bytes(runs, 31, 3, 23);
-    std::vector<float> ref;
+    const int32_t three[3] = {4, 8, 15};
+    expect_same_batch_bytes(runs, three);
     const bool has_q6k = std::string(file).find("q4_k_m") != std::string::npos;
     for (int r = 0; r < kRuns; ++r) {
-      const int32_t three[3] = {4, 8, 15};
-      const auto d = step(runs[r], three, kPrompt + 1, true);
-      if (r == 0) ref = d;
-      ASSERT_EQ(d.size(), ref.size());
-      EXPECT_EQ(0, std::memcmp(d.data(), ref.data(), d.size() * 4)) << "3-token logits differ, run " << r;
       const auto& v = runs[r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       const std::string& all = v.at("mmvs_m1");
