@@ -909,6 +909,25 @@ PY
     tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     ;;
+  emit24)
+    # kernels.glu_emit_q8s (built in the twenty-second session, not run yet): gates kernel-check
+    # mmvs_id mmvs_glu_emit/* (y and the emitted planes byte-identical to the GLU + quantize launches,
+    # every type, SiLU / GELU, caps 0 / 5 / 6, and the refusals), CUDA-vs-CPU incl.
+    # GluEmitQ8sSameBytes; tg128 arms off / on at 0 and 4096 keys on qwen3-8b q4_k_m, at 0 on q4_0
+    # and q8_0 (qwen3-32b's 5120-column GLU keeps the kernel: one warp per row only), a d0 trace.
+    gpu_info
+    kc 150 mmvs_id mmvs_glu_emit 20261405 6
+    cuda_vs_cpu "GluEmit" 8
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-emit-q8s.toml
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --set kernels.glu_emit_q8s=true \
+      --trace "$out/trace-d0-emit.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|mmvs|quantize" | head -n 8
+    gzip -f "$out"/trace-d0-emit.jsonl
+    rm -f "$f"
+    tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-glu-emit-q8s.toml
+    tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-glu-emit-q8s.toml
+    ;;
   bulk23c)
     # Confirmation of bulk23 before the defaults change (a binary with both off by default): base vs
     # both bulk loads on qwen3-8b q4_k_m at 0 and 16384 keys; the CUDA-vs-CPU tests at the binary's
