@@ -408,6 +408,12 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && !planes_ok(p.w2, p.w2_d, p.w2_aux)))
     return cudaErrorInvalidValue;
   if (!aligned16(p.xq) || !aligned16(p.xds)) return cudaErrorInvalidValue;
+  // The GLU's q8s emit: every shape or option it does not serve is refused here, before the other
+  // checks (cudaErrorInvalidValue, nothing launched).
+  if ((p.emit_xq != nullptr) != (p.emit_xds != nullptr)) return cudaErrorInvalidValue;
+  if (p.emit_xq && (!mmvs_glu_emit_ok(p.w_type, p.n_rows, p.n_cols, p.m, p.glu, p.act_il, p.split_k, p.split_max_warps) ||
+                    p.n_extra != 0 || p.act_il_q6k || !aligned16(p.emit_xq) || !aligned16(p.emit_xds)))
+    return cudaErrorInvalidValue;
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
   if (ldy < p.n_rows || p.n_extra < 0 || p.n_extra > 2 || (p.n_extra > 0 && p.glu != 0)) return cudaErrorInvalidValue;
   const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols, p.interleaved);
@@ -457,15 +463,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   a.res = p.residual;
   a.ldres = p.ld_residual ? p.ld_residual : ldy;
-  if ((p.emit_xq != nullptr) != (p.emit_xds != nullptr)) return cudaErrorInvalidValue;
   a.emit = p.emit_xq != nullptr;
-  if (a.emit) {
-    if (!mmvs_glu_emit_ok(p.w_type, p.n_rows, p.n_cols, p.m, p.glu, p.act_il, p.split_k, p.split_max_warps) ||
-        p.n_extra != 0 || p.act_il_q6k || !aligned16(p.emit_xq) || !aligned16(p.emit_xds))
-      return cudaErrorInvalidValue;
-    a.exq = p.emit_xq;
-    a.exds = static_cast<float2*>(p.emit_xds);
-  }
+  a.exq = p.emit_xq;
+  a.exds = static_cast<float2*>(p.emit_xds);
   const int mb = p.glu ? p.min_blocks_glu : p.min_blocks;
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
   if (mixed) {
