@@ -76,6 +76,15 @@ void expect_same_decode_bytes(std::span<ModelRun> runs, int mul, int add, int32_
   }
 }
 
+// One run per config on the synthetic model file (models/synth), with a 64-row q8_0 K / q5_1 V cache.
+std::vector<ModelRun> open_synth_runs(const char* file, std::span<const Config> cs) {
+  const std::string path = shared_dir() + "/models/synth/" + file;
+  const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+  std::vector<ModelRun> runs;
+  for (const Config& c : cs) runs.push_back(open_run(backend::make_cuda_backend(c), path, ko));
+  return runs;
+}
+
 // Then a batch of ids (a verify batch, m = ids.size()) at position kPrompt + 1 on each run, after
 // expect_same_decode_bytes: the logits of every run are the same bytes as those of runs[0].
 void expect_same_batch_bytes(std::span<ModelRun> runs, std::span<const int32_t> ids) {
@@ -362,12 +371,10 @@ TEST(CudaModels, GluEmitQ8sSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
     SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
     Config c[2] = {gpu_config(true), gpu_config(true)};
     c[0].kernels.glu_emit_q8s = false;
     c[1].kernels.glu_emit_q8s = true;
-    ModelRun runs[2] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko)};
+    auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 29);
     const int32_t three[3] = {7, 1, 12};
     expect_same_batch_bytes(runs, three);
@@ -400,8 +407,6 @@ TEST(CudaModels, SmallKernelBulkLoadSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
     SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
     Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
     c[0].kernels.norm_bulk_load = false;
     c[0].kernels.quantize_bulk_load = false;
@@ -409,8 +414,7 @@ TEST(CudaModels, SmallKernelBulkLoadSameBytes) {
     c[1].kernels.quantize_bulk_load = false;
     c[2].kernels.norm_bulk_load = true;
     c[2].kernels.quantize_bulk_load = true;
-    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 31, 5, 11);
     for (int r = 0; r < 3; ++r) {
       const auto& v = runs[r].be->variants();
