@@ -909,24 +909,32 @@ PY
     tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     ;;
-  emit24)
-    # kernels.glu_emit_q8s (built in the twenty-second session, not run yet): gates kernel-check
-    # mmvs_id mmvs_glu_emit/* (y and the emitted planes byte-identical to the GLU + quantize launches,
-    # every type, SiLU / GELU, caps 0 / 5 / 6, and the refusals), CUDA-vs-CPU incl.
-    # GluEmitQ8sSameBytes; tg128 arms off / on at 0 and 4096 keys on qwen3-8b q4_k_m, at 0 on q4_0
-    # and q8_0 (qwen3-32b's 5120-column GLU keeps the kernel: one warp per row only), a d0 trace.
+  rows23)
+    # The README rows at the twenty-third session's defaults (the bulk loads on, the GLU emit and
+    # the sibling GLU removed): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys and pp512 / pp2048;
+    # q4_0 / q8_0 pp512 + tg128; qwen3-32b q4_k_m pp512 + tg128; qwen3-8b f16 pp512. No arms: the
+    # gates first (CUDA-vs-CPU at the defaults).
     gpu_info
-    kc 150 mmvs_id mmvs_glu_emit 20261405 6
-    cuda_vs_cpu "GluEmit" 8
+    cuda_vs_cpu "" 4
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-emit-q8s.toml
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --set kernels.glu_emit_q8s=true \
-      --trace "$out/trace-d0-emit.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace|mmvs|quantize" | head -n 8
-    gzip -f "$out"/trace-d0-emit.jsonl
+    tg_on 0,4096,16384 5 150
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-glu-emit-q8s.toml
-    tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-glu-emit-q8s.toml
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    synth qwen3-32b q4_k_m
+    timeout 100 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    synth qwen3-8b f16
+    timeout 80 "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
     ;;
   bulk23c)
     # Confirmation of bulk23 before the defaults change (a binary with both off by default): base vs

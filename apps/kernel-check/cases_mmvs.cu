@@ -566,88 +566,6 @@ class MmvsActIlIdCase : public Case {
   float* dy_[2] = {};
 };
 
-// kernels.glu_emit_q8s: a one-token GLU launch (interleaved activation) that also writes the q8s
-// planes of its output (MmvsParams::emit_xq, its CTAs in clusters of 8) against the same launch
-// without them followed by launch_quantize_q8s of its output: y, quants and scales byte-identical
-// (outputs poisoned first). Refusals (cudaErrorInvalidValue, nothing launched): rows not a
-// multiple of 32, rows of two warps (5120 columns at 2 warps per row; not Q4_0, whose rows are one
-// warp's), m = 3, the plain order.
-class MmvsGluEmitCase : public Case {
- public:
-  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int cap) : t_(t), n_(n), k_(k), glu_(glu), cap_(cap) {}
-  void generate(Env& env) override {
-    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_, cuda::q8s::Order::il);
-    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
-    for (auto*& q : dq_) q = env.alloc_output<int8_t>((size_t)cuda::q8s::il_row_bytes(n_));
-    for (auto*& d : dds_) d = env.alloc_output<float>((size_t)(n_ / 32) * 2);
-  }
-  cuda::MmvsParams params(float* y) const {
-    auto p = mmvs_params(t_, dw_, &dw2_, n_, k_, 1, dxq_il_, dxds_, y);
-    p.glu = glu_;
-    p.split_max_warps = 2;
-    p.min_blocks = p.min_blocks_glu = cap_;
-    p.act_il = true;
-    return p;
-  }
-  cudaError_t launch(Env& env) override {
-    auto p = params(dy_[1]);
-    p.emit_xq = dq_[1];
-    p.emit_xds = dds_[1];
-    if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
-    // The refusals, each before any launch (the outputs under test stay as written).
-    refusals_ = true;
-    auto bad = p;
-    bad.n_rows = n_ - 1;
-    refusals_ = refusals_ && cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
-    bad = p;
-    bad.m = 3;
-    refusals_ = refusals_ && cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
-    bad = p;
-    bad.act_il = false;
-    refusals_ = refusals_ && cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
-    if (t_ != QType::Q4_0) {  // Q4_0 rows are one warp's at any length (warps_per_row)
-      bad = p;
-      bad.n_cols = 5120;  // two warps per row: not with the emit
-      refusals_ = refusals_ && cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
-    }
-    return cudaSuccess;
-  }
-  void reference(Env& env) override {
-    ref::check(cuda::launch_mmvs(params(dy_[0]), env.stream()), "GLU launch without the emit");
-    cuda::QuantizeQ8sParams qp;
-    qp.x = dy_[0];
-    qp.n = n_;
-    qp.xq = dq_[0];
-    qp.xds = dds_[0];
-    qp.act_il = true;
-    ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
-  }
-  Verdict compare(Env& env) override {
-    if (!refusals_) return ref::fail("an emit with rows % 32 != 0, m = 3, the plain order or 2 warps per row was not refused");
-    const size_t nq = (size_t)cuda::q8s::il_row_bytes(n_), nd = (size_t)(n_ / 32) * 2;
-    const auto y0 = env.download(dy_[0], (size_t)n_), y1 = env.download(dy_[1], (size_t)n_);
-    const auto q0 = env.download(dq_[0], nq), q1 = env.download(dq_[1], nq);
-    const auto d0 = env.download(dds_[0], nd), d1 = env.download(dds_[1], nd);
-    return ref::all_of({{"y", compare_bytes(y1.data(), y0.data(), (size_t)n_ * 4)},
-                        {"quants", compare_bytes(q1.data(), q0.data(), nq)},
-                        {"scales and sums", compare_bytes(d1.data(), d0.data(), nd * 4)}});
-  }
-
- private:
-  QType t_;
-  int64_t n_, k_;
-  int glu_, cap_;
-  bool refusals_ = false;
-  DeviceWeight dw_, dw2_;
-  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
-  float* dxds_ = nullptr;
-  float* dy_[2] = {};
-  int8_t* dq_[2] = {};
-  float* dds_[2] = {};
-};
-
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
 // followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
 // byte-identical; a GLU launch with a residual is refused.
@@ -795,14 +713,6 @@ void add_mmvs_cases(Registry& r) {
         for (int cap : {0, 5, 6, 8, 12})
           r.add("mmvs_id", ref::cat("mmvs_ail/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap, "/vs_plain_order_bytes"),
                 [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap); });
-    // kernels.glu_emit_q8s: the GLU launch emitting its output's q8s planes (12288 and 2304 rows of
-    // 4096 / 2304 columns; SiLU and GELU; the caps the backend takes).
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {2304, 2304}, {96, 4096}})
-      for (int glu : {1, 2})
-        for (int cap : {0, 5, 6})
-          r.add("mmvs_id", ref::cat("mmvs_glu_emit/", tn, "/", n, "x", k, glu == 1 ? "/silu" : "/gelu", "/cap", cap,
-                                    "/vs_glu_then_quantize_bytes"),
-                [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, glu, cap); });
     // kernels.mmvs_act_il_q6k: plain Q6_K launches on the Q6_K variant of the order.
     if (t == QType::Q6_K)
       for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 12288}, {1031, 5120}, {4096, 4096}})

@@ -45,12 +45,7 @@ struct Args {
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
   bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
-  bool emit;         // MmvsParams::emit_xq (GLU, m = 1, one warp per row; clusters of kEmitCluster CTAs)
-  int8_t* exq;
-  float2* exds;
 };
-// CTAs per cluster of the GLU's q8s emit: 8 CTAs x 4 rows = one 32-value q8 block.
-constexpr int kEmitCluster = 32 / kWarps;
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
 // end to end on the H200 (qwen3-8b q4_k_m tg128: 267.3 vs 273.4 tok/s, bench/notes/mmvs.md) and
@@ -103,17 +98,6 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // The first tasks' weights are requested before the PDL wait: weights are never written
   // during a step, so they stream in while the previous kernel drains (a.preload = false: after).
   if (a.preload && first < n_tasks) issue(first);
-  // GLU q8s emit (a.emit, grid-uniform): the cluster's first CTA sets up the barrier its block's
-  // 32 values will land on (shared memory only, so before the wait); the cluster barrier makes it
-  // ready before any CTA stores to it.
-  [[maybe_unused]] __shared__ float eslot[GLU != 0 && MM == 1 ? 32 : 1];
-  [[maybe_unused]] __shared__ __align__(8) uint64_t ebar;
-  if constexpr (GLU != 0 && MM == 1) {
-    if (a.emit) {
-      if (dsmem::cta_rank() == 0 && threadIdx.x == 0) dsmem::init_tx_barrier(&ebar, 32 * sizeof(float));
-      dsmem::cluster_sync();
-    }
-  }
   pdl_wait();
   // The residual epilogue's inputs are requested now (earlier kernels write them), so their load
   // overlaps the row's dot products instead of adding a round trip to every CTA's end. Plain
@@ -177,7 +161,6 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], part[warp + s][1][j]);
       }
   }
-  [[maybe_unused]] float v0 = 0.0f;
   if (lane == 0) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
@@ -188,20 +171,6 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
         if (GLU == 0 && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
-        if (j == 0) v0 = v;
-      }
-    }
-  }
-  if constexpr (GLU != 0 && MM == 1) {
-    if (a.emit) {  // one warp per row, every row live (mmvs_glu_emit_ok)
-      // Row 4 r + w of the cluster (CTA rank r, warp w) is value 4 r + w of its q8 block: into the
-      // first CTA's slots; that CTA's first warp quantizes the block as quantize_q8s_kernel does.
-      const uint32_t rank = dsmem::cta_rank();
-      if (lane == 0) dsmem::store_remote(&eslot[rank * kWarps + warp], v0, &ebar, 0);
-      if (rank == 0 && warp == 0) {
-        dsmem::wait_remote(&ebar);
-        const int64_t blk = (int64_t)blockIdx.x / kEmitCluster;
-        emit_q8s_block(eslot[lane], lane, a.exq, blk * 32, q8s::Order::il, a.exds + blk);
       }
     }
   }
@@ -257,10 +226,6 @@ template <QType T, int MINB>
 cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-  if (a.emit) {  // the GLU's q8s emit: clusters of kEmitCluster CTAs (the launcher checked the shape)
-    if (glu == 1) return launch_kernel_cluster(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, kEmitCluster, a);
-    return launch_kernel_cluster(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, kEmitCluster, a);
-  }
   if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
@@ -408,12 +373,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && !planes_ok(p.w2, p.w2_d, p.w2_aux)))
     return cudaErrorInvalidValue;
   if (!aligned16(p.xq) || !aligned16(p.xds)) return cudaErrorInvalidValue;
-  // The GLU's q8s emit: every shape or option it does not serve is refused here, before the other
-  // checks (cudaErrorInvalidValue, nothing launched).
-  if ((p.emit_xq != nullptr) != (p.emit_xds != nullptr)) return cudaErrorInvalidValue;
-  if (p.emit_xq && (!mmvs_glu_emit_ok(p.w_type, p.n_rows, p.n_cols, p.m, p.glu, p.act_il, p.split_k, p.split_max_warps) ||
-                    p.n_extra != 0 || p.act_il_q6k || !aligned16(p.emit_xq) || !aligned16(p.emit_xds)))
-    return cudaErrorInvalidValue;
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
   if (ldy < p.n_rows || p.n_extra < 0 || p.n_extra > 2 || (p.n_extra > 0 && p.glu != 0)) return cudaErrorInvalidValue;
   const sp::Plan pl = sp::plan(p.w_type, p.n_rows, p.n_cols, p.interleaved);
@@ -463,9 +422,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   a.res = p.residual;
   a.ldres = p.ld_residual ? p.ld_residual : ldy;
-  a.emit = p.emit_xq != nullptr;
-  a.exq = p.emit_xq;
-  a.exds = static_cast<float2*>(p.emit_xds);
   const int mb = p.glu ? p.min_blocks_glu : p.min_blocks;
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
   if (mixed) {
@@ -487,12 +443,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
     default: return cudaErrorNotSupported;
   }
-}
-
-bool mmvs_glu_emit_ok(QType t, int64_t n_rows, int64_t n_cols, int m, int glu, bool act_il, bool split_k, int max_warps) {
-  if (!mmvs_supported(t, n_cols) || m != 1 || glu < 1 || glu > 2 || !act_il || n_rows <= 0 || n_rows % 32) return false;
-  if (t != QType::Q4_K && t != QType::Q6_K && t != QType::Q8_0 && t != QType::Q4_0) return false;
-  return mmvs::warps_per_row(t, n_cols / 64, split_k, max_warps) == 1;
 }
 
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps) {

@@ -100,14 +100,6 @@ struct MmvsParams {
   // (the residual stream updated in place: each element is read and written by one lane).
   const float* residual = nullptr;
   int64_t ld_residual = 0;  // 0 = ldy
-  // Optional (GLU launches, m = 1, act_il, one warp per row: mmvs_glu_emit_ok): the q8s planes of
-  // y (one row of n_rows values, n_rows % 32 == 0) in the interleaved order, written by the launch
-  // itself (kernels.glu_emit_q8s): CTAs run as clusters of 8 (32 consecutive rows, one q8 block);
-  // each row's value goes to the cluster's first CTA through distributed shared memory
-  // (st.async on an mbarrier), whose first warp quantizes the block exactly as
-  // launch_quantize_q8s would (the same values, the same operations: the same bytes).
-  int8_t* emit_xq = nullptr;
-  void* emit_xds = nullptr;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most
@@ -125,9 +117,6 @@ bool mmvs_supported(QType t, int64_t n_cols);
 // Whether one launch can serve matrices of type t (the first rows_before rows) followed by
 // matrices of type t2 (MmvsParams::w_type2) at m rows of n_cols: a compiled pair (Q4_K then Q6_K),
 // m = 1, the same warps per row for both types, and the type-t2 rows starting a CTA.
-// The GLU's q8s emit (MmvsParams::emit_xq) applies: a compiled type, glu != 0, m = 1, act_il, one
-// warp per row (n_cols / 64 tasks per warps_per_row), n_rows % 32 == 0.
-bool mmvs_glu_emit_ok(QType t, int64_t n_rows, int64_t n_cols, int m, int glu, bool act_il, bool split_k, int max_warps);
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps);
 // As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
 cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il = false);

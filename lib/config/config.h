@@ -88,7 +88,6 @@ struct KernelsSection {
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
-  bool glu_emit_q8s = false;        // one-token GLU: its output's q8s planes emitted by its CTA clusters
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)

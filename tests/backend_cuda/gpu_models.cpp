@@ -361,43 +361,6 @@ TEST(CudaModels, MmvsPreloadSwitchSameBytes) {
   }
 }
 
-// kernels.glu_emit_q8s (the one-token GLU writing its output's q8s planes through its CTA
-// clusters, no quantization launch before the down projection) changes no byte: a decode step,
-// then a 3-token batch (m = 3: no emit), give the defaults' logits; the receipts' mmvs_m1 variant
-// names the emitting form on the GLU launches of the emit run only (both files have 4096-column
-// GLUs of a multiple of 32 rows).
-TEST(CudaModels, GluEmitQ8sSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
-    SCOPED_TRACE(file);
-    Config c[2] = {gpu_config(true), gpu_config(true)};
-    c[0].kernels.glu_emit_q8s = false;
-    c[1].kernels.glu_emit_q8s = true;
-    auto runs = open_synth_runs(file, c);
-    expect_same_decode_bytes(runs, 37, 4, 29);
-    const int32_t three[3] = {7, 1, 12};
-    expect_same_batch_bytes(runs, three);
-    for (int r = 0; r < 2; ++r) {
-      const auto& v = runs[r].be->variants();
-      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
-      const std::string& all = v.at("mmvs_m1");
-      bool any_emit = false;
-      for (size_t b = 0; b <= all.size();) {
-        const size_t e = std::min(all.find(',', b), all.size());
-        const std::string s = all.substr(b, e - b);
-        const bool emit = s.find("_emit") != std::string::npos;
-        if (emit) {
-          EXPECT_NE(s.find("_glu"), std::string::npos) << s;
-        }
-        any_emit = any_emit || emit;
-        b = e + 1;
-      }
-      EXPECT_EQ(any_emit, r == 1) << "run " << r << ": " << all;
-    }
-  }
-}
-
 // kernels.norm_bulk_load and kernels.quantize_bulk_load (the decode norm's row and the one-row
 // quantizer's values copied into shared memory by one bulk copy) change no byte: a decode step,
 // then a 3-token batch, give the defaults' logits; the receipts' variants show the bulk forms

@@ -189,7 +189,7 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 }
 
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
-  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations", "GEMM input (f16)", "q8s of a GLU output"};
+  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations", "GEMM input (f16)"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);

@@ -97,7 +97,7 @@ class CudaBackend final : public Backend {
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kQ8sOut, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
@@ -126,14 +126,12 @@ class CudaBackend final : public Backend {
   // their order; planes in the Q6_K variant are not reused for another consumer).
   Q8s q8s_input(View x, bool q6k = false);
   // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed); q6k: in the
-  // Q6_K variant where the order is interleaved. slot kQ8sOut: the planes a GLU launch emits for its
-  // own output (kernels.glu_emit_q8s) while it reads its input's planes from kQ8s.
-  Q8s q8s_planes(int64_t m, int64_t k, bool q6k = false, Slot slot = kQ8s);
-  // The slot (kQ8s or kQ8sOut) now holds the planes of src (q6k: in the Q6_K variant of the order).
-  void hold_q8s(View src, bool q6k = false, Slot slot = kQ8s) {
+  // Q6_K variant where the order is interleaved.
+  Q8s q8s_planes(int64_t m, int64_t k, bool q6k = false);
+  // The kQ8s slot now holds the planes of src (q6k: in the Q6_K variant of the order).
+  void hold_q8s(View src, bool q6k = false) {
     q8s_src_ = src;
     q8s_src_q6k_ = q6k;
-    q8s_slot_ = slot;
   }
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
@@ -195,10 +193,9 @@ class CudaBackend final : public Backend {
   void kv_appended(CudaKv& c, int pos0, int rows, const char* how);
   // The append parameters of kv_write (its checks included) for K and V of layer.
   void kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v, cuda::KvAppendParams (&kv)[2]);
-  // residual: y += the product (MmvsParams::residual = y; plain launches only). emit: the GLU
-  // launch also writes the q8s planes of y there (MmvsParams::emit_xq; kernels.glu_emit_q8s).
+  // residual: y += the product (MmvsParams::residual = y; plain launches only).
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                           std::span<const MatmulOut> extra = {}, bool residual = false, const Q8s* emit = nullptr);
+                           std::span<const MatmulOut> extra = {}, bool residual = false);
 
   // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0) and GLU kind (none, SiLU,
   // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and
@@ -245,7 +242,6 @@ class CudaBackend final : public Backend {
   cuda::DeviceBuffer d_adhoc_pos_;
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
   bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
-  Slot q8s_slot_ = kQ8s;      // ... in this slot
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
   bool x16_bf16_ = false;
 };

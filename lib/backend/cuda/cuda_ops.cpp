@@ -197,13 +197,13 @@ const void* CudaBackend::gemm_x_input(View x, bool bf16) {
   return buf;
 }
 
-CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, bool q6k, Slot slot) {
+CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, bool q6k) {
   // One-token rows in the interleaved order with kernels.mmvs_act_il (every producer and the mmvs
   // launch ask here, so they agree); verify batches (m > 1) keep the plain order.
   const bool il = cfg_.kernels.mmvs_act_il && m == 1;
   const size_t xq_bytes = il ? (size_t)cuda::q8s::il_row_bytes(k) : ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
-  auto* base = static_cast<uint8_t*>(workspace(slot, bytes));
+  auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
   return {reinterpret_cast<const int8_t*>(base), base + xq_bytes, il, il && q6k};
 }
 
@@ -218,7 +218,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
   const int64_t k = x.cols, m = x.rows;
   const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
                     q8s_src_.cols == x.cols && q8s_src_.ld == x.ld && (q6k || !q8s_src_q6k_);
-  if (same) return q8s_planes(m, k, q8s_src_q6k_, q8s_slot_);
+  if (same) return q8s_planes(m, k, q8s_src_q6k_);
   const Q8s q = q8s_planes(m, k, q6k && k % 256 == 0);
   cuda::QuantizeQ8sParams qp;
   qp.x = x.data;
@@ -237,7 +237,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
 }
 
 void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                                      std::span<const MatmulOut> extra, bool residual, const Q8s* emit) {
+                                      std::span<const MatmulOut> extra, bool residual) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   // A launch of Q6_K rows only may read the Q6_K variant of the interleaved order.
@@ -281,10 +281,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     p.residual = y.data;
     p.ld_residual = y.ld;
   }
-  if (emit) {
-    p.emit_xq = const_cast<int8_t*>(emit->xq);
-    p.emit_xds = const_cast<void*>(emit->xds);
-  }
   MEMRA_CHECK(extra.size() <= 2, "internal: mmvs takes at most 3 matrices per launch");
   p.n_extra = (int)extra.size();
   for (size_t i = 0; i < extra.size(); ++i) {
@@ -297,10 +293,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "",
-                                emit ? "_emit" : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
@@ -357,18 +352,8 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
                        matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
                        matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
   if (!fusable) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
-  // kernels.glu_emit_q8s: a one-token GLU writes its output's q8s planes itself (into the kQ8sOut
-  // slot: its input's planes in kQ8s are read meanwhile), so the down projection's q8s_input finds
-  // them held and launches no quantization.
-  const int glu = act == Activation::Silu ? 1 : 2;
-  const bool emit = cfg_.kernels.glu_emit_q8s && emit_q8s_for(out) && m == 1 && cfg_.kernels.mmvs_act_il &&
-                    cuda::mmvs_glu_emit_ok(gate.type, gate.n_rows(), gate.ne[0], 1, glu, true, cfg_.kernels.mmvs_split_k,
-                                           cfg_.kernels.mmvs_split_max_warps);
-  Q8s planes{};
-  if (emit) planes = q8s_planes(1, out.cols, false, kQ8sOut);
-  launch_split_matvec(gate, &up, glu, x, out, {}, false, emit ? &planes : nullptr);
+  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
   forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
-  if (emit) hold_q8s(out, false, kQ8sOut);
   note("matvec", fmt::format("mmvs_glu.{}", qtype_name(gate.type)));
   note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
 }
