@@ -918,6 +918,12 @@ PY
     cuda_vs_cpu "" 4
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 5 150
+    for d in 4096 16384; do  # timelines at depth (the combine's share since the preload)
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" \
+        --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
+      gzip -f "$out/trace-d$d.jsonl"
+    done
     timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
