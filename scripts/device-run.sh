@@ -909,6 +909,24 @@ PY
     tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     ;;
+  last23)
+    # kernels.attn_combine_last (the row's last split block merges it, no combine kernel): gates
+    # (kernel-check attn combine_last_vs_kernel, fused attn_decode_rope *_last, CUDA-vs-CPU incl.
+    # AttnCombineLastSameBytes), then tg128 arms base / last on qwen3-8b q4_k_m at 0 / 512 / 2048 /
+    # 4096 / 16384 keys, qwen3-32b q4_k_m at 0 / 4096, and a d4096 timeline with it.
+    gpu_info
+    kc 150 attn attn_decode 20261501 6
+    kc 150 fused attn_decode_rope 20261502 6
+    cuda_vs_cpu "AttnCombineLast" 6
+    synth qwen3-8b q4_k_m
+    tg_on 0,512,2048,4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-attn-combine-last.toml
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096 -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --set kernels.attn_combine_last=true --trace "$out/trace-d4096-last.jsonl" \
+      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
+    gzip -f "$out/trace-d4096-last.jsonl"
+    rm -f "$f"
+    tg qwen3-32b q4_k_m 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-combine-last.toml
+    ;;
   rows23)
     # The README rows at the twenty-third session's defaults (the bulk loads on, the GLU emit and
     # the sibling GLU removed): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys and pp512 / pp2048;

@@ -199,6 +199,17 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
   return b.get();
 }
 
+int* CudaBackend::attn_tickets(size_t n) {
+  const size_t bytes = std::max<size_t>(n, 256) * sizeof(int);
+  if (d_attn_tickets_.bytes() < bytes) {
+    MEMRA_CHECK(!capturing_, "internal: the attention tickets grow during graph capture");
+    if (d_attn_tickets_.get()) retired_.push_back(std::move(d_attn_tickets_));
+    d_attn_tickets_ = cuda::DeviceBuffer(ctx().pool(), bytes, "attention tickets");
+    cuda::fill_bytes(d_attn_tickets_.get(), 0, bytes, stream());
+  }
+  return static_cast<int*>(d_attn_tickets_.get());
+}
+
 void CudaBackend::drop_graphs() {
   for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
   seen_.clear();

@@ -103,6 +103,9 @@ class CudaBackend final : public Backend {
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
   // captured graph may still reference it.
   void* workspace(Slot slot, size_t bytes);
+  // kernels.attn_combine_last: n ints, zero, that every launch leaves zero (grown and zeroed
+  // outside graph capture only).
+  int* attn_tickets(size_t n);
   // Device pointer holding pos0 / the ids for the current op: the step's staged values inside a
   // step, else staged here (pageable async copy; not allowed under capture).
   const int32_t* device_pos(int pos0);
@@ -240,6 +243,7 @@ class CudaBackend final : public Backend {
   bool graph_ran_ = false;
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
+  cuda::DeviceBuffer d_attn_tickets_;  // kernels.attn_combine_last's per-row tickets (0 between launches)
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
   bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
