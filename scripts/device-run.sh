@@ -909,23 +909,21 @@ PY
     tg qwen3-8b q4_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     tg qwen3-8b q8_0 0 5 80 --arm configs/arm-base.toml --arm configs/arm-small-bulk.toml
     ;;
-  last23)
-    # kernels.attn_combine_last (the row's last split block merges it, no combine kernel): gates
-    # (kernel-check attn combine_last_vs_kernel, fused attn_decode_rope *_last, CUDA-vs-CPU incl.
-    # AttnCombineLastSameBytes), then tg128 arms base / last on qwen3-8b q4_k_m at 0 / 512 / 2048 /
-    # 4096 / 16384 keys, qwen3-32b q4_k_m at 0 / 4096, and a d4096 timeline with it.
+  skip23)
+    # kernels.attn_one_split_no_combine (default true: no combine launch in a step whose rows all
+    # have at most 128 keys): gates (kernel-check attn no_combine_vs_combine and
+    # one_split_direct_vs_combine, CUDA-vs-CPU incl. AttnOneSplitNoCombineSameBytes), then qwen3-8b
+    # q4_k_m tg128 at 0 / 4096 / 16384 keys, base (the defaults) vs the key off (the README rows at
+    # the defaults from the base arm), pp512 / pp2048 at the defaults.
     gpu_info
-    kc 150 attn attn_decode 20261501 6
-    kc 150 fused attn_decode_rope 20261502 6
-    cuda_vs_cpu "AttnCombineLast" 6
+    kc 60 attn no_combine 20261503 4
+    kc 60 attn one_split_direct 20261504 4
+    cuda_vs_cpu "NoCombine|HeadSplit" 8
     synth qwen3-8b q4_k_m
-    tg_on 0,512,2048,4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-attn-combine-last.toml
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 4096 -r 2 --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --set kernels.attn_combine_last=true --trace "$out/trace-d4096-last.jsonl" \
-      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
-    gzip -f "$out/trace-d4096-last.jsonl"
+    tg_on 0,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-attn-no-combine-off.toml
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    tg qwen3-32b q4_k_m 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-combine-last.toml
     ;;
   rows23)
     # The README rows at the twenty-third session's defaults (the bulk loads on, the GLU emit and

@@ -49,13 +49,14 @@ struct AttnCfg {
   bool q8i = false;  // decode: AttnParams::q8_scores (int8 q . k per block; q8_0 K only)
   bool pv = false;   // decode: AttnParams::pv_mma (P and V rounded to f16, f32 sums; with q8i)
   int max_splits = 64;  // decode: attn_decode_splits' cap (kernels.attn_max_splits)
+  int extra_ctx = 0;    // cache rows past the last row's position + 3 (decode: more splits for short rows)
 };
 
 class AttnCase : public Case {
  public:
   explicit AttnCase(AttnCfg c) : c_(c) {}
   void generate(Env& env) override {
-    n_ctx_ = c_.pos0 + c_.n_tokens + 3;
+    n_ctx_ = c_.pos0 + c_.n_tokens + 3 + c_.extra_ctx;
     kv_row_ = c_.n_head_kv * c_.head_dim;
     rbk_ = (int64_t)*qtype_row_bytes(c_.tk, kv_row_);
     rbv_ = (int64_t)*qtype_row_bytes(c_.tv, kv_row_);
@@ -294,10 +295,12 @@ class AttnVerifyIdentityCase : public AttnCase {
 //  - combine: the default shared-memory combine vs AttnParams::combine_direct;
 //  - combine preload: the shared-memory combine with AttnParams::combine_preload vs combine_direct;
 //  - one-split direct: AttnParams::one_split_direct (one-split rows written by the split kernel)
-//    vs every row through the combine.
+//    vs every row through the combine;
+//  - no combine: one_split_direct with AttnParams::rows_one_split (rows of at most 128 keys: no
+//    combine kernel launched, the output poisoned before) vs every row through the combine.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect };
+  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -319,6 +322,7 @@ class AttnPathPairCase : public AttnCase {
                        : pair_ == kVStage  ? cuda::attn_decode_v_stage(alt())
                        : pair_ == kCombine ? !alt().combine_direct
                        : pair_ == kOneSplitDirect ? alt().one_split_direct
+                       : pair_ == kNoCombine ? alt().one_split_direct && alt().rows_one_split
                                            : alt().combine_preload && !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -332,72 +336,13 @@ class AttnPathPairCase : public AttnCase {
     cuda::AttnParams p = params();
     if (pair_ == kVStage) p.v_stage = true;
     if (pair_ == kCombinePreload) p.combine_preload = true;
-    if (pair_ == kOneSplitDirect) p.one_split_direct = true;
+    if (pair_ == kOneSplitDirect || pair_ == kNoCombine) p.one_split_direct = true;
+    if (pair_ == kNoCombine) p.rows_one_split = true;
     return p;
   }
   Pair pair_;
   float* dbase_ = nullptr;
   std::vector<float> base_;
-};
-
-// AttnParams::combine_last (the row's last split block merges the row; no combine kernel) against
-// the launch with the combine kernel: the output and its q8s planes byte-identical, every ticket
-// back to 0 after the launch (so the next launch starts clean), and the form really taken.
-class AttnCombineLastCase : public AttnCase {
- public:
-  AttnCombineLastCase(AttnCfg c, bool il) : AttnCase(c), il_(il) {}
-  void generate(Env& env) override {
-    AttnCase::generate(env);
-    n_ = (size_t)c_.n_tokens * q_width_;
-    const size_t nq = il_ ? (size_t)cuda::q8s::il_row_bytes((int64_t)n_) : n_;
-    dxq_ = env.alloc_output<int8_t>(nq);
-    dxds_ = env.alloc_output<float>(n_ / 32 * 2);
-    dbase_ = env.alloc<float>(n_);
-    dxq2_ = env.alloc<int8_t>(nq);
-    dxds2_ = env.alloc<float>(n_ / 32 * 2);
-    n_tickets_ = cuda::attn_decode_tickets(c_.n_tokens, c_.n_head);
-    dtickets_ = env.upload(std::vector<int32_t>(n_tickets_, 0));
-  }
-  cudaError_t launch(Env& env) override { return cuda::launch_attn_decode(alt(), env.stream()); }
-  void reference(Env& env) override {
-    cuda::AttnParams p = with_planes(dbase_, dxq2_, dxds2_);
-    ref::check(cuda::launch_attn_decode(p, env.stream()), "launch_attn_decode (with the combine kernel)");
-  }
-  Verdict compare(Env& env) override {
-    Verdict v = ref::compare_q8s_emit(env, dout_, dbase_, dxq_, dxq2_, dxds_, dxds2_, n_, il_);
-    const auto t = env.download(dtickets_, n_tickets_);
-    const size_t nz = (size_t)std::count_if(t.begin(), t.end(), [](int32_t x) { return x != 0; });
-    if (nz) {
-      v.pass = false;
-      v.detail += ref::cat(" (", nz, " tickets not back to 0)");
-    }
-    if (!cuda::attn_decode_combine_last(alt())) {
-      v.pass = false;
-      v.detail += " (the combine-last form was not taken)";
-    }
-    return v;
-  }
-
- private:
-  cuda::AttnParams with_planes(float* out, int8_t* xq, float* xds) const {
-    cuda::AttnParams p = params();
-    p.out = out;
-    p.q8s_xq = xq;
-    p.q8s_xds = xds;
-    p.q8s_il = il_;
-    return p;
-  }
-  cuda::AttnParams alt() const {
-    cuda::AttnParams p = with_planes(dout_, dxq_, dxds_);
-    p.combine_last = true;
-    p.tickets = dtickets_;
-    return p;
-  }
-  bool il_;
-  size_t n_ = 0, n_tickets_ = 0;
-  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
-  float *dxds_ = nullptr, *dxds2_ = nullptr, *dbase_ = nullptr;
-  int32_t* dtickets_ = nullptr;
 };
 
 // The q8s planes the decode kernel emits for the next mmvs matvec (AttnParams::q8s_xq) against
@@ -613,29 +558,16 @@ void add_attn_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode/one_split_direct_vs_combine/", tname(tk), "-q5_1/", nh, "-", kv, "x", hd, "/n", n,
                            "@", len - n),
           [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kOneSplitDirect); });
-  }
-  // The row's last split block merging the row (AttnParams::combine_last) == the combine kernel
-  // (bytes, planes included): one split (17 keys), two (129), many (4097, 16383), 96 splits (the
-  // most it takes), verify batches whose rows differ in splits, groups of 4, 8, 3, 1 and 16 (the
-  // per-query-head kernel), f16 and q8_0 K, int8 scores with V staged and P x V on tensor cores,
-  // the interleaved planes of one token.
-  for (auto [n, len, nh, kv, tk, q8i, ms, il] :
-       {std::tuple<int, int, int, int, QType, bool, int, bool>{1, 17, 32, 8, QType::Q8_0, false, 64, false},
-        {1, 129, 32, 8, QType::Q8_0, false, 64, true}, {1, 4097, 32, 8, QType::Q8_0, true, 64, true},
-        {1, 16383, 32, 8, QType::Q8_0, true, 96, true}, {1, 16513, 32, 8, QType::Q8_0, true, 96, false},
-        {3, 4097, 32, 8, QType::Q8_0, true, 64, false}, {5, 2001, 32, 8, QType::Q8_0, false, 64, false},
-        {4, 127, 32, 8, QType::Q8_0, false, 64, false}, {1, 4097, 64, 8, QType::Q8_0, true, 96, true},
-        {1, 3000, 24, 8, QType::F16, false, 64, false}, {2, 900, 8, 8, QType::F16, false, 64, false},
-        {1, 5000, 32, 2, QType::Q8_0, false, 64, true}, {1, 30001, 32, 8, QType::Q8_0, true, 96, true}}) {
-    if (nh / kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
-    AttnCfg c{Kern::Decode, n, len - n, nh, kv, 128, tk, QType::Q5_1, 0, 0.0f, q8i, q8i};
-    c.max_splits = ms;
-    r.add("attn", ref::cat("attn_decode", q8i ? "_pv16" : "", "/combine_last_vs_kernel/", tname(tk), "-q5_1/", nh, "-", kv,
-                           "x128/n", n, "@", len - n, ms != 64 ? ref::cat("/max_splits", ms) : "", il ? "/il" : ""),
-          [=] { return std::make_unique<AttnCombineLastCase>(c, il); });
+    // The same rows with no combine kernel at all (AttnParams::rows_one_split) where every row of
+    // the launch has at most 128 keys.
+    AttnCfg cl = c;
+    cl.extra_ctx = 1000;  // a cache of several splits (8 at 32 / 8 heads), rows of one split each
+    if (len <= cuda::kAttnMinSplitKeys)
+      r.add("attn", ref::cat("attn_decode/no_combine_vs_combine/", tname(tk), "-q5_1/", nh, "-", kv, "x", hd, "/n", n,
+                             "@", len - n),
+            [=] { return std::make_unique<AttnPathPairCase>(cl, AttnPathPairCase::kNoCombine); });
   }
   // Decode == verify identity.
-  for (int hd : {64, 128})  // Decode == verify identity.
   for (int hd : {64, 128})
     if (cuda::attn_head_dim_supported(hd)) {
       const AttnCfg c{Kern::Decode, 5, 2000, 32, 8, hd, QType::Q8_0, QType::Q5_1, 0, 0.0f};

@@ -6,7 +6,6 @@
 //   attn_decode_rope  == qk_norm_rope_kv, then the split decode attention (AttnParams::rope: the
 //                        norm, rotation and append done by the attention kernel)
 // Inputs are fresh random values; the fused outputs are poisoned before each launch.
-#include <algorithm>
 #include <memory>
 
 #include "attn/attn_kernels.h"
@@ -238,7 +237,6 @@ struct FoldCfg {
   int max_splits = 64;  // attn_decode_splits' cap on both sides (kernels.attn_max_splits)
   int hs = 0;           // AttnParams::RopeFold::head_split (the folded side only): query heads per block
   bool direct = false;  // AttnParams::one_split_direct (the folded side only)
-  bool last = false;    // AttnParams::combine_last (the folded side only): tickets back to 0 after
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -280,8 +278,6 @@ class AttnRopeFoldCase : public Case {
     dout2_ = env.alloc<float>(nq_);
     dxq2_ = env.alloc<int8_t>(nq_);
     dxds2_ = env.alloc<float>(nq_ / 16);
-    n_tickets_ = cuda::attn_decode_tickets(1, c_.n_head);
-    dtickets_ = env.upload(std::vector<int32_t>(n_tickets_, 0));
   }
   cuda::RopeParams rope(float* x, int n_head) const { return rope_in_place(x, 1, n_head, kD, c_.kind, dpos_, c_.yarn); }
   cuda::AttnParams attn(const float* q, uint8_t* k, uint8_t* v, float* ws, float* out, int8_t* xq, float* xds) const {
@@ -326,8 +322,6 @@ class AttnRopeFoldCase : public Case {
     p.rope.stage_k = c_.ks;
     p.rope.head_split = c_.hs;
     p.one_split_direct = c_.direct;
-    p.combine_last = c_.last;
-    p.tickets = c_.last ? dtickets_ : nullptr;
     return p;
   }
   // q and k are only read: a --perf replay repeats the same work (the same bytes to row pos).
@@ -361,17 +355,6 @@ class AttnRopeFoldCase : public Case {
       v.pass = false;
       v.detail += " (the head-split form was not taken)";
     }
-    if (c_.last) {
-      const auto t = env.download(dtickets_, n_tickets_);
-      if (std::any_of(t.begin(), t.end(), [](int32_t x) { return x != 0; })) {
-        v.pass = false;
-        v.detail += " (tickets not back to 0)";
-      }
-      if (!cuda::attn_decode_combine_last(folded())) {
-        v.pass = false;
-        v.detail += " (the combine-last form was not taken)";
-      }
-    }
     if (!cuda::attn_decode_rope_fold_applies(folded())) {
       v.pass = false;
       v.detail += " (the fold does not apply to this configuration)";
@@ -390,8 +373,6 @@ class AttnRopeFoldCase : public Case {
   float *dws_ = nullptr, *dws2_ = nullptr, *dout_ = nullptr, *dout2_ = nullptr, *dxds_ = nullptr, *dxds2_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
   int32_t* dpos_ = nullptr;
-  size_t n_tickets_ = 0;
-  int32_t* dtickets_ = nullptr;
 };
 
 void add_fused_cases(Registry& r) {
@@ -492,23 +473,10 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, true, true},
                           FoldCfg{K::Neox, 32, 8, 60, true, false, 0, true, true, true, 96, false, true},
                           FoldCfg{K::Neox, 64, 8, 128, true, false, 0, true, true, true, 96, true, true},
-                          FoldCfg{K::Normal, 64, 8, 90, false, false, 0, true, true, true, 96, false, true},
-                          // the row's last split block merging the row (AttnParams::combine_last):
-                          // the group's block, one and two query heads per block, one split (direct
-                          // and not), two, many, 66 splits, G = 8, a window
-                          FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, false, true, true},
-                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, false, true, true},
-                          FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96, false, true, true},
-                          FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96, false, true, true},
-                          FoldCfg{K::Neox, 32, 8, 100, true, false, 0, true, true, true, 96, true, false, true},
-                          FoldCfg{K::Neox, 32, 8, 1000, true, false, 0, true, true, true, 96, true, true, true},
-                          FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, 2, true, true},
-                          FoldCfg{K::Normal, 32, 8, 2049, false, false, 1000, true, true, true, 96, 2, true, true},
-                          FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true, true, true, 96, false, true, true},
-                          FoldCfg{K::Neox, 64, 8, 700, true, false, 0, true, true, true, 96, true, true, true}}) {
+                          FoldCfg{K::Normal, 64, 8, 90, false, false, 0, true, true, true, 96, false, true}}) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) continue;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.last ? "_last" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });

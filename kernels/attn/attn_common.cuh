@@ -39,7 +39,7 @@ struct Args {
   AttnParams::RopeFold rf;  // AttnParams::rope
   int group;                // n_head / n_head_kv
   bool one_split_direct;    // AttnParams::one_split_direct
-  int* tickets;             // AttnParams::tickets where attn_decode_combine_last (else null)
+  bool rows_one_split;      // AttnParams::rows_one_split
 };
 
 inline Args make_args(const AttnParams& p) {
@@ -47,7 +47,7 @@ inline Args make_args(const AttnParams& p) {
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
           p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
-          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, nullptr};
+          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split};
 }
 
 // Key range [lo, hi) visible from position pos.
@@ -61,7 +61,7 @@ __device__ __forceinline__ void key_range(int pos, int window, int& lo, int& hi)
 // keys. A function of the row's own key count only, so decode and verify rows still agree bit
 // for bit. Why: at depth ~0 with n_splits = 33 every split held ~4 keys and the combine walked 33
 // partials: 15.7 + 10.6 us per layer on the H200 (ncu, 2026-12-01) for ~130 keys.
-constexpr int kMinSplitKeys = 128;  // one 32-key round for each of the 4 warps of a block
+constexpr int kMinSplitKeys = kAttnMinSplitKeys;  // one 32-key round for each of the 4 warps of a block
 __device__ __forceinline__ int splits_used(int len, int n_splits) {
   return max(1, min(n_splits, (len + kMinSplitKeys - 1) / kMinSplitKeys));
 }

@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
   float aa[1][N];
 #pragma unroll
   for (int n = 0; n < N; ++n) aa[0][n] = acc[n];
-  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s, a.one_split_direct && used == 1, used);
+  merge_and_store<D, 1>(sm, mm, ll, aa, a, i, h, s, a.one_split_direct && used == 1);
 }
 
 // How the GQA kernel reads a key's head slice for the scores (one lane per key): KP_BYTES the
@@ -567,9 +567,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
               if (g < G) w[g][d] = cacc[mt][x];
             }
         },
-        a, i, h0, s, a.one_split_direct && used == 1, used);
+        a, i, h0, s, a.one_split_direct && used == 1);
   } else {
-    merge_and_store<D, G>(sm, m, l, acc, a, i, h0, s, a.one_split_direct && used == 1, used);
+    merge_and_store<D, G>(sm, m, l, acc, a, i, h0, s, a.one_split_direct && used == 1);
   }
 }
 
@@ -696,7 +696,7 @@ cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream
     default:  // groups wider than 8 (or outside the reduced set): one block per query head
       e = launch_kernel(attn_decode_kernel<D>, dim3(a.n_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
   }
-  if (e != cudaSuccess || a.tickets) return e;  // AttnParams::combine_last: the split kernel merged the rows
+  if (e != cudaSuccess || (a.one_split_direct && a.rows_one_split)) return e;  // every row written by the split kernel
   return launch_kernel(attn_decode_combine_kernel<D>, dim3(n_head, n_tokens), dim3(D), 0, s, a);
 }
 
@@ -712,13 +712,6 @@ bool attn_head_dim_supported(int head_dim) {
 
 size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int n_splits) {
   return (size_t)n_tokens * n_head * n_splits * (head_dim + 2);
-}
-
-size_t attn_decode_tickets(int n_tokens, int n_head) { return (size_t)std::max(0, n_tokens) * (size_t)std::max(0, n_head); }
-
-bool attn_decode_combine_last(const AttnParams& p) {
-  return p.combine_last && p.tickets && attn::valid(p) && p.head_dim == attn::kDecodeWarps * 32 && !p.combine_direct &&
-         p.n_splits >= 1 && p.n_splits <= kAttnCombineLastMaxSplits;
 }
 
 int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits) {
@@ -797,8 +790,7 @@ cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
   if (p.n_tokens > 65535 || p.n_head > 65535) return cudaErrorInvalidValue;
   if (p.rope.on && !attn_decode_rope_fold_applies(p)) return cudaErrorInvalidValue;
   if (p.q8s_il && (!p.q8s_xq || p.n_tokens != 1)) return cudaErrorInvalidValue;  // one row's order
-  attn::Args a = attn::make_args(p);
-  if (attn_decode_combine_last(p)) a.tickets = p.tickets;
+  const attn::Args a = attn::make_args(p);
   switch (p.head_dim) {
 #ifndef MEMRA_REDUCED_INSTANCES
     case 32: return run_decode<32>(a, p.n_tokens, p.n_head, s);

@@ -78,15 +78,11 @@ struct AttnParams {
   // the one partial: the same bytes) and the combine kernel's blocks of that row only wait for it
   // and return (kernel-check attn_decode*/... one_split_direct rows).
   bool one_split_direct = false;
-  // Split-K decode, where attn_decode_combine_last(p) (head_dim 128, the shared-memory combine, at
-  // most kAttnCombineLastMaxSplits splits): no combine kernel. Each block of a row's used splits
-  // counts itself on tickets[row * blocks per row + its block row] (a device-scope fence, then an
-  // atomic add) after writing its partials, and the block that arrives last merges its heads'
-  // partials itself with the combine kernel's expressions in its order (the same bytes, q8s
-  // planes included) and resets the ticket to 0. tickets: attn_decode_tickets(n_tokens, n_head)
-  // ints, all 0 before the launch (0 again after it).
-  bool combine_last = false;
-  int* tickets = nullptr;
+  // With one_split_direct: the caller's guarantee that every row of the launch uses one split (at
+  // most kAttnMinSplitKeys keys, or n_splits == 1), so no combine kernel is launched at all (the
+  // split kernel writes every row; the next kernel depends on it directly). A row of more keys
+  // would be left unwritten: the backend sets it from the host's positions only.
+  bool rows_one_split = false;
   // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
   // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
   // (mma.sync m16n8k16, f16 inputs, f32 accumulation): the probabilities and the dequantized V
@@ -140,11 +136,9 @@ bool attn_head_dim_supported(int head_dim);
 
 // Split-K decode attention (small n_tokens: decode, speculative verify).
 size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int n_splits);
-// AttnParams::combine_last: the most splits it merges (per head, in shared memory), the ints its
-// tickets take, and whether a launch with p takes it.
-constexpr int kAttnCombineLastMaxSplits = 96;
-size_t attn_decode_tickets(int n_tokens, int n_head);
-bool attn_decode_combine_last(const AttnParams& p);
+// The fewest keys a split of a decode row gets (attn::splits_used): rows of up to this many keys
+// use one split.
+constexpr int kAttnMinSplitKeys = 128;
 // Splits so that ~4 blocks per SM run at full context, at most max_splits (clamped to 1 .. 1024;
 // the backend passes kernels.attn_max_splits); a pure function of its arguments. The count fixes
 // how a row's keys are partitioned (attn::splits_used), so the bits of a long row depend on it.

@@ -30,107 +30,22 @@ __device__ __forceinline__ void write_result(const Args& a, int i, int h, int d,
 // The block's 4 warp partials of G heads merged in shared memory (fixed order), then written as
 // one partial (m, l, acc[D]) per (row, head, split). Lane-owned elements: lane * N + n.
 template <int D, int G>
-struct MergeWarps {
+struct MergeSmem {
   float m[kDecodeWarps][G];
   float l[kDecodeWarps][G];
   float acc[kDecodeWarps][G][D];
 };
-// AttnParams::combine_last: the maxima, factors and sums of every (head, split) of the row that
-// the last block merges, and its ticket verdict (in the merge's storage, dead by then).
-template <int G>
-struct CombineLastSmem {
-  float m[G][kAttnCombineLastMaxSplits], f[G][kAttnCombineLastMaxSplits], l[G][kAttnCombineLastMaxSplits];
-  int last;
-};
-template <int D, int G>
-union MergeSmem {
-  MergeWarps<D, G> w;
-  CombineLastSmem<G> last;
-};
-
-// AttnParams::combine_last, after the block wrote its partials (every thread called this): the
-// block's ticket for its row of blocks, and for the row's last block to arrive only, the merge of
-// heads h0 .. h0 + G - 1 over the row's `used` split partials, element d = threadIdx.x of each:
-// the combine kernel's maxima, factors (expf(m_p - mx)) and sums (l += l_p f_p, o += o_p f_p for
-// p = 0 .. used - 1) in its order, so the same bits (combine_element, write_result). The other
-// blocks' partials are read through L2 (__ldcg): other SMs wrote them during this launch. The
-// G heads' values of C splits are requested at once (64 registers), one round trip per C splits.
-template <int D, int G>
-__device__ __forceinline__ void combine_if_last(CombineLastSmem<G>& cs, const Args& a, int i, int h0, int used) {
-  static_assert(D == kDecodeWarps * 32, "one element of each head per thread");
-  __threadfence();  // this thread's partial stores, device-wide, before the block's ticket
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int* t = a.tickets + (int64_t)i * gridDim.y + blockIdx.y;
-    const int n = atomicAdd(t, 1);
-    cs.last = n == used - 1;
-    if (n == used - 1) *t = 0;  // the row's blocks have all arrived: 0 for the next launch
-  }
-  __syncthreads();
-  if (!cs.last) return;  // block-uniform
-  __threadfence();
-  const int d = threadIdx.x;
-  const float* w0 = a.ws + ((int64_t)i * a.n_head + h0) * a.n_splits * (D + 2);
-  for (int t = d; t < G * used; t += D) {
-    const int g = t / used, p = t - g * used;
-    const float* w = w0 + ((int64_t)g * a.n_splits + p) * (D + 2);
-    cs.m[g][p] = __ldcg(w);
-    cs.l[g][p] = __ldcg(w + 1);
-  }
-  __syncthreads();
-  float mx[G];
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    mx[g] = -INFINITY;
-    for (int p = 0; p < used; ++p) mx[g] = fmaxf(mx[g], cs.m[g][p]);
-  }
-  for (int t = d; t < G * used; t += D) {
-    const int g = t / used, p = t - g * used;
-#pragma unroll
-    for (int gg = 0; gg < G; ++gg)  // mx[g] from registers
-      if (gg == g && mx[gg] != -INFINITY) cs.f[g][p] = expf(cs.m[g][p] - mx[gg]);  // empty split: 0
-  }
-  __syncthreads();
-  constexpr int C = 64 / G;
-  float l[G], o[G];
-#pragma unroll
-  for (int g = 0; g < G; ++g) l[g] = o[g] = 0.0f;
-  for (int p0 = 0; p0 < used; p0 += C) {
-    float ov[G][C];
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-      for (int q = 0; q < C; ++q)
-        ov[g][q] = p0 + q < used ? __ldcg(w0 + ((int64_t)g * a.n_splits + p0 + q) * (D + 2) + 2 + d) : 0.0f;
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      if (mx[g] == -INFINITY) continue;
-#pragma unroll
-      for (int q = 0; q < C; ++q) {
-        if (p0 + q < used) {
-          const float f = cs.f[g][p0 + q];
-          l[g] += cs.l[g][p0 + q] * f;
-          o[g] += ov[g][q] * f;
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int g = 0; g < G; ++g) write_result<D>(a, i, h0 + g, d, l[g], o[g]);
-}
 
 // put_acc(sm.acc[warp]) writes the warp's unnormalized outputs of its G heads.
 // direct (AttnParams::one_split_direct on a row of one split): the merged element is the row's
 // result, written as the combine kernel would write it (o / l, and its q8s block: each pass of
 // the loop below gives a warp 32 consecutive elements of one head) instead of as a partial; the
 // combine of a one-split partial multiplies by expf(m - m) = 1 and adds to 0, so the same bits.
-// used: the row's split count (AttnParams::combine_last: the ticket's target).
 template <int D, int G, class PutAcc>
-__device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& su, const float (&m)[G], const float (&l)[G],
+__device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                      PutAcc put_acc, const Args& a, int i, int h0, int s,
-                                                     bool direct, int used) {
+                                                     bool direct) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  MergeWarps<D, G>& sm = su.w;
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     if (lane == 0) {
@@ -165,14 +80,11 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& su, const 
     }
     part[2 + d] = o;
   }
-  if constexpr (D == kDecodeWarps * 32) {
-    if (a.tickets && !direct) combine_if_last<D, G>(su.last, a, i, h0, used);  // block-uniform
-  }
 }
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                 const float (&acc)[G][D / 32], const Args& a, int i,
-                                                int h0, int s, bool direct, int used) {
+                                                int h0, int s, bool direct) {
   constexpr int N = D / 32;
   const int lane = threadIdx.x & 31;
   merge_and_store_with<D, G>(
@@ -183,7 +95,7 @@ __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float
 #pragma unroll
           for (int n = 0; n < N; ++n) w[g][lane * N + n] = acc[g][n];
       },
-      a, i, h0, s, direct, used);
+      a, i, h0, s, direct);
 }
 
 // Element d of head h of row i merged over the row's `used` split partials in a fixed order, written

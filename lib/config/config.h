@@ -105,7 +105,7 @@ struct KernelsSection {
   int attn_head_pair_keys = 4608;    // ... then blocks of 2 query heads up to this many keys
   int attn_head_pair_max_group = 4;  // ... for groups of at most this many query heads per kv head
   bool attn_one_split_direct = true;   // decode attention: one-split rows written by the split kernel (no combine pass)
-  bool attn_combine_last = false;      // decode attention: the last split block of a row merges it (no combine kernel)
+  bool attn_one_split_no_combine = true;  // decode attention: no combine launch in a step whose rows are all one split
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel

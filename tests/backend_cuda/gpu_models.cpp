@@ -654,50 +654,31 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
   }
 }
 
-// kernels.attn_combine_last (the row's last split block merges the row; no combine kernel) changes
-// no byte of the decode logits: a 300-token prompt, then decode steps at 300 .. 307 (3 of the
-// cache's 4 splits used) and a 3-token verify batch at 308, on 4 and 8 query heads per kv head.
-// Run 1 takes it at the defaults (the head split: one block per query head), run 2 with the
-// group's block (kernels.attn_head_split_keys 0, attn_head_pair_keys 0), run 3 without
-// kernels.attn_one_split_direct. The receipts' attention variant names "+last" on runs 1-3 only.
-TEST(CudaModels, AttnCombineLastSameBytes) {
+// kernels.attn_one_split_no_combine (a decode step whose rows all have at most 128 keys launches
+// no combine kernel) changes no byte of the decode logits: steps at positions 120 .. 135 with a
+// 300-row cache (2 splits past 128 keys), the steps up to position 127 without the combine and the
+// later ones with it (two step graphs), on 4 and 8 query heads per kv head. The receipts' attention
+// variant names "+nocombine" in the run with the key only.
+TEST(CudaModels, AttnOneSplitNoCombineSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
-    const std::string path = write_hd128(preset, "combine-last");
-    const kv::KvOptions ko{600, QType::Q8_0, QType::Q5_1};
-    constexpr int kRuns = 4;
-    Config c[kRuns];
-    for (int r = 0; r < kRuns; ++r) {
-      c[r] = gpu_config(true);
-      c[r].kernels.attn_combine_last = r > 0;
-    }
-    c[2].kernels.attn_head_split_keys = 0;
-    c[2].kernels.attn_head_pair_keys = 0;
-    c[3].kernels.attn_one_split_direct = false;
+    const std::string path = write_hd128(preset, "no-combine");
+    const kv::KvOptions ko{300, QType::Q8_0, QType::Q5_1};
     std::vector<std::vector<float>> ref;
-    for (int r = 0; r < kRuns; ++r) {
-      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
-      const int64_t nv = run.model->hparams().n_vocab;
-      std::vector<int32_t> ids(300);
-      for (size_t i = 0; i < ids.size(); ++i) ids[i] = (int32_t)((i * 29 + 5) % (size_t)nv);
-      (void)step(run, ids, 0, false);
-      std::vector<std::vector<float>> got;
-      for (int t = 0; t < 8; ++t) {
-        const int32_t one[1] = {(int32_t)((t * 11 + 2) % nv)};
-        got.push_back(step(run, one, 300 + t, false));
-      }
-      const int32_t three[3] = {4, 9, 1};
-      got.push_back(step(run, three, 308, true));
+    for (int r = 0; r < 2; ++r) {
+      Config c = gpu_config(true);
+      c.kernels.attn_one_split_direct = true;
+      c.kernels.attn_one_split_no_combine = r == 1;
+      ModelRun run = open_run(backend::make_cuda_backend(c), path, ko);
+      const auto got = decode_across_128(run, 23, 9, 3, 5);
       if (r == 0) ref = got;
-      for (size_t t = 0; t < got.size(); ++t) {
-        ASSERT_EQ(got[t].size(), ref[t].size());
+      for (size_t t = 0; t < got.size(); ++t)
         EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": logits differ in run " << r << " at step " << t;
-      }
+            << preset << ": decode logits differ in run " << r << " at position " << kAcross128 + t;
       EXPECT_TRUE(run.be->decode_graph()) << preset;
       const auto v = run.be->variants();
       ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+last") != std::string::npos, r > 0) << preset << ": " << v.at("attn_decode");
+      EXPECT_EQ(v.at("attn_decode").find("+nocombine") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
     }
     std::remove(path.c_str());
   }

@@ -199,17 +199,6 @@ void* CudaBackend::workspace(Slot slot, size_t bytes) {
   return b.get();
 }
 
-int* CudaBackend::attn_tickets(size_t n) {
-  const size_t bytes = std::max<size_t>(n, 256) * sizeof(int);
-  if (d_attn_tickets_.bytes() < bytes) {
-    MEMRA_CHECK(!capturing_, "internal: the attention tickets grow during graph capture");
-    if (d_attn_tickets_.get()) retired_.push_back(std::move(d_attn_tickets_));
-    d_attn_tickets_ = cuda::DeviceBuffer(ctx().pool(), bytes, "attention tickets");
-    cuda::fill_bytes(d_attn_tickets_.get(), 0, bytes, stream());
-  }
-  return static_cast<int*>(d_attn_tickets_.get());
-}
-
 void CudaBackend::drop_graphs() {
   for (auto& g : graphs_.clear()) cudaGraphExecDestroy(g.exec);
   seen_.clear();
@@ -436,7 +425,7 @@ bool CudaBackend::begin_step(const Step& s) {
   }
   cuda::StepKey key{s.owner, s.scratch, s.logits.data, s.logits.rows, s.logits.cols, s.logits.ld,
                     kv ? kv->serial : 0, gen, (int)s.ids.size(),
-                    attn_head_split_at(s.pos0, (int)s.ids.size())};
+                    attn_head_split_at(s.pos0, (int)s.ids.size()), attn_one_split_at(s.pos0, (int)s.ids.size())};
   GraphEntry* g = graphs_.find(key);
   const auto mode = cuda::choose_step_mode(cfg_.kernels.cuda_graph && kv && s.owner, (int)s.ids.size(),
                                            g != nullptr, seen_.contains(key));

@@ -103,9 +103,6 @@ class CudaBackend final : public Backend {
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
   // captured graph may still reference it.
   void* workspace(Slot slot, size_t bytes);
-  // kernels.attn_combine_last: n ints, zero, that every launch leaves zero (grown and zeroed
-  // outside graph capture only).
-  int* attn_tickets(size_t n);
   // Device pointer holding pos0 / the ids for the current op: the step's staged values inside a
   // step, else staged here (pageable async copy; not allowed under capture).
   const int32_t* device_pos(int pos0);
@@ -143,6 +140,12 @@ class CudaBackend final : public Backend {
   // attn_head_split_keys keys, else 2 up to attn_head_pair_keys, else 0: the group's block); part
   // of the step graph's key. A layer whose group exceeds kernels.attn_head_pair_max_group takes
   // the group's block where this says 2 (qk_norm_rope_kv_attention).
+  // kernels.attn_one_split_no_combine: a decode step at pos0 of n_tokens rows whose rows all have
+  // at most cuda::kAttnMinSplitKeys keys takes no combine kernel; part of the step graph's key.
+  bool attn_one_split_at(int64_t pos0, int n_tokens) const {
+    const auto& k = cfg_.kernels;
+    return k.attn_one_split_no_combine && k.attn_one_split_direct && pos0 + n_tokens <= cuda::kAttnMinSplitKeys;
+  }
   int attn_head_split_at(int64_t pos0, int n_tokens) const {
     if (n_tokens != 1) return 0;
     const auto& k = cfg_.kernels;
@@ -243,7 +246,6 @@ class CudaBackend final : public Backend {
   bool graph_ran_ = false;
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
-  cuda::DeviceBuffer d_attn_tickets_;  // kernels.attn_combine_last's per-row tickets (0 between launches)
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
   bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)

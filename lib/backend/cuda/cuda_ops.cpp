@@ -710,8 +710,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     p.combine_preload = cfg_.kernels.attn_combine_preload;
     p.one_split_direct = cfg_.kernels.attn_one_split_direct;
-    p.combine_last = cfg_.kernels.attn_combine_last;
-    if (p.combine_last) p.tickets = attn_tickets(cuda::attn_decode_tickets(n, ap.n_head));
+    p.rows_one_split = attn_one_split_at(pos0, n) ||
+                       (cfg_.kernels.attn_one_split_no_combine && p.one_split_direct && p.n_splits == 1);
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
@@ -722,7 +722,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}{}", p.n_splits,
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
-                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (p.one_split_direct ? "+direct1" : "") + (cuda::attn_decode_combine_last(p) ? "+last" : "") +
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "") +
                                         (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (emit ? "+q8s" : ""),
                                     rf ? cuda::attn_decode_head_split(p) ? (rf->head_split == 2 ? "+rope+pre+ks+hs2" : "+rope+pre+ks+hs")
                                          : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")

@@ -28,6 +28,7 @@ struct StepKey {
   uint64_t weight_gen = 0;
   int n_tokens = 0;
   int attn_head_split = 0;  // query heads per attention block (kernels.attn_head_split_keys / attn_head_pair_keys)
+  bool attn_one_split = false;  // every row one split, no combine launch (kernels.attn_one_split_no_combine)
   bool operator==(const StepKey&) const = default;
 };
 
