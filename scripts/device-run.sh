@@ -925,6 +925,21 @@ PY
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  rows23b)
+    # The README rows of the other files at the defaults (after skip23): qwen3-8b q4_0 / q8_0
+    # pp512 + tg128, qwen3-32b q4_k_m pp512 + tg128.
+    gpu_info
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+      rm -f "$f"
+    done
+    synth qwen3-32b q4_k_m
+    timeout 100 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   rows23)
     # The README rows at the twenty-third session's defaults (the bulk loads on, the GLU emit and
     # the sibling GLU removed): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys and pp512 / pp2048;
