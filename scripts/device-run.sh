@@ -112,6 +112,19 @@ tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the ggu
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+rows_q4_0_q8_0() {  # the README rows of qwen3-8b q4_0 and q8_0 at the defaults: pp512 + tg128
+  for mix in q4_0 q8_0; do
+    synth qwen3-8b $mix
+    timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+  done
+}
+row_32b() {  # limit_s: qwen3-32b q4_k_m pp512 + tg128 at the defaults (the file kept in $f)
+  synth qwen3-32b q4_k_m
+  timeout "$1" "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+    --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+}
 tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of a gguf-synth file, deleted after
   local preset=$1 mix=$2; shift 2
   synth "$preset" "$mix"
@@ -929,15 +942,8 @@ PY
     # The README rows of the other files at the defaults (after skip23): qwen3-8b q4_0 / q8_0
     # pp512 + tg128, qwen3-32b q4_k_m pp512 + tg128.
     gpu_info
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
-    synth qwen3-32b q4_k_m
-    timeout 100 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rows_q4_0_q8_0
+    row_32b 100
     rm -f "$f"
     ;;
   rows23)
@@ -958,15 +964,8 @@ PY
     timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
-    synth qwen3-32b q4_k_m
-    timeout 100 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rows_q4_0_q8_0
+    row_32b 100
     rm -f "$f"
     synth qwen3-8b f16
     timeout 80 "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
@@ -1010,15 +1009,8 @@ PY
     timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      timeout 70 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-        --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-      rm -f "$f"
-    done
-    synth qwen3-32b q4_k_m
-    timeout 90 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rows_q4_0_q8_0
+    row_32b 90
     tg_on 2048 5 90 --arm configs/arm-base.toml --arm configs/arm-attn-head-pair-group8.toml
     rm -f "$f"
     ;;

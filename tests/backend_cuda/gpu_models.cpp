@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <span>
 
 #include "backend_cuda/gpu_util.h"
@@ -580,6 +581,31 @@ std::vector<std::vector<float>> decode_across_128(ModelRun& run, int mul, int ad
   return out;
 }
 
+// One run per config on the model at path, each decoding across the 128-key edge
+// (decode_across_128 with mul, add, mul1, add1): every run's logits must be the bytes of the first
+// run's (`what` names the runs' difference in the message). Returns, per run, its receipt variants
+// and whether its decode steps ran as a graph.
+struct Across128Run {
+  std::map<std::string, std::string> variants;
+  bool graph = false;
+};
+std::vector<Across128Run> decode_across_128_same(const char* preset, const std::string& path, const kv::KvOptions& ko,
+                                                 std::span<const Config> cs, int mul, int add, int mul1, int add1,
+                                                 const char* what) {
+  std::vector<Across128Run> out;
+  std::vector<std::vector<float>> ref;
+  for (size_t r = 0; r < cs.size(); ++r) {
+    ModelRun run = open_run(backend::make_cuda_backend(cs[r]), path, ko);
+    const auto got = decode_across_128(run, mul, add, mul1, add1);
+    if (r == 0) ref = got;
+    for (size_t t = 0; t < got.size(); ++t)
+      EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
+          << preset << ": decode logits differ " << what << " (run " << r << ") at position " << kAcross128 + t;
+    out.push_back({run.be->variants(), run.be->decode_graph()});
+  }
+  return out;
+}
+
 std::string write_hd128(const char* preset, const char* tag) {
   synth::Dims d = synth::find_preset(preset).dims;
   d.n_layer = 2;
@@ -631,16 +657,11 @@ TEST(CudaModels, AttnRopeFoldSameBytes) {
       c[r].kernels.attn_head_split_keys = 0;  // the group's block (the split and the pair form:
       c[r].kernels.attn_head_pair_keys = 0;   // AttnHeadSplitSameBytes)
     }
-    std::vector<std::vector<float>> ref;
+    // The second split opens at 128 keys.
+    const auto runs = decode_across_128_same(preset, path, ko, c, 17, 3, 7, 1, "with the fold");
     for (int r = 0; r < 3; ++r) {
-      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
-      const auto got = decode_across_128(run, 17, 3, 7, 1);  // the second split opens at 128 keys
-      if (r == 0) ref = got;
-      for (size_t t = 0; t < got.size(); ++t)
-        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": decode logits differ with the fold (run " << r << ") at position " << kAcross128 + t;
-      EXPECT_TRUE(run.be->decode_graph()) << preset;
-      const auto v = run.be->variants();
+      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+      const auto& v = runs[(size_t)r].variants;
       ASSERT_TRUE(v.count("qk_norm_rope")) << preset;
       const bool folded = v.at("qk_norm_rope").find("in_attention") != std::string::npos;
       EXPECT_EQ(folded, r > 0) << preset << ": " << v.at("qk_norm_rope");
@@ -664,19 +685,15 @@ TEST(CudaModels, AttnOneSplitNoCombineSameBytes) {
   for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "no-combine");
     const kv::KvOptions ko{300, QType::Q8_0, QType::Q5_1};
-    std::vector<std::vector<float>> ref;
+    Config c[2] = {gpu_config(true), gpu_config(true)};
     for (int r = 0; r < 2; ++r) {
-      Config c = gpu_config(true);
-      c.kernels.attn_one_split_direct = true;
-      c.kernels.attn_one_split_no_combine = r == 1;
-      ModelRun run = open_run(backend::make_cuda_backend(c), path, ko);
-      const auto got = decode_across_128(run, 23, 9, 3, 5);
-      if (r == 0) ref = got;
-      for (size_t t = 0; t < got.size(); ++t)
-        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": decode logits differ in run " << r << " at position " << kAcross128 + t;
-      EXPECT_TRUE(run.be->decode_graph()) << preset;
-      const auto v = run.be->variants();
+      c[r].kernels.attn_one_split_direct = true;
+      c[r].kernels.attn_one_split_no_combine = r == 1;
+    }
+    const auto runs = decode_across_128_same(preset, path, ko, c, 23, 9, 3, 5, "without the combine launch");
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+      const auto& v = runs[(size_t)r].variants;
       ASSERT_TRUE(v.count("attn_decode")) << preset;
       EXPECT_EQ(v.at("attn_decode").find("+nocombine") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
     }
@@ -717,16 +734,10 @@ TEST(CudaModels, AttnHeadSplitSameBytes) {
       c[r].kernels.attn_head_pair_max_group = r == 4 ? 8 : 4;
     }
     const bool g4 = std::string(preset) != "qwen3-32b-tiny";
-    std::vector<std::vector<float>> ref;
+    const auto runs = decode_across_128_same(preset, path, ko, c, 19, 7, 5, 3, "across the head-split forms");
     for (int r = 0; r < kRuns; ++r) {
-      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
-      const auto got = decode_across_128(run, 19, 7, 5, 3);
-      if (r == 0) ref = got;
-      for (size_t t = 0; t < got.size(); ++t)
-        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": decode logits differ in run " << r << " at position " << kAcross128 + t;
-      EXPECT_TRUE(run.be->decode_graph()) << preset;
-      const auto v = run.be->variants();
+      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+      const auto& v = runs[(size_t)r].variants;
       ASSERT_TRUE(v.count("attn_decode")) << preset;
       const std::string& ad = v.at("attn_decode");
       EXPECT_EQ(ad.find("+hs,") != std::string::npos || ad.ends_with("+hs"), r == 1 || r == 2 || r >= 4) << preset << ": " << ad;
@@ -753,15 +764,9 @@ TEST(CudaModels, AttnFoldKStageSameBytes) {
       c[r].kernels.attn_pv_mma = true;
       c[r].kernels.attn_fold_k_stage = r == 1;
     }
-    std::vector<std::vector<float>> ref;
+    const auto runs = decode_across_128_same(preset, path, ko, c, 13, 5, 11, 2, "with the K stage");
     for (int r = 0; r < 2; ++r) {
-      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
-      const auto got = decode_across_128(run, 13, 5, 11, 2);
-      if (r == 0) ref = got;
-      for (size_t t = 0; t < got.size(); ++t)
-        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
-            << preset << ": decode logits differ with the K stage at position " << kAcross128 + t;
-      const auto v = run.be->variants();
+      const auto& v = runs[(size_t)r].variants;
       ASSERT_TRUE(v.count("attn_decode")) << preset;
       EXPECT_EQ(v.at("attn_decode").find("+pre+ks") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
     }
