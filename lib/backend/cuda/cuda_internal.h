@@ -141,10 +141,12 @@ class CudaBackend final : public Backend {
   // of the step graph's key. A layer whose group exceeds kernels.attn_head_pair_max_group takes
   // the group's block where this says 2 (qk_norm_rope_kv_attention).
   // kernels.attn_one_split_no_combine: a decode step at pos0 of n_tokens rows whose rows all have
-  // at most cuda::kAttnMinSplitKeys keys takes no combine kernel; part of the step graph's key.
-  bool attn_one_split_at(int64_t pos0, int n_tokens) const {
+  // at most cuda::kAttnMinSplitKeys keys (or, given the launch's n_splits, a cache of one split)
+  // takes no combine kernel; the position part (n_splits 0) is in the step graph's key.
+  bool attn_one_split_at(int64_t pos0, int n_tokens, int n_splits = 0) const {
     const auto& k = cfg_.kernels;
-    return k.attn_one_split_no_combine && k.attn_one_split_direct && pos0 + n_tokens <= cuda::kAttnMinSplitKeys;
+    return k.attn_one_split_no_combine && k.attn_one_split_direct &&
+           (pos0 + n_tokens <= cuda::kAttnMinSplitKeys || n_splits == 1);
   }
   int attn_head_split_at(int64_t pos0, int n_tokens) const {
     if (n_tokens != 1) return 0;

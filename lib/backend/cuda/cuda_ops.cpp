@@ -710,8 +710,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     p.combine_preload = cfg_.kernels.attn_combine_preload;
     p.one_split_direct = cfg_.kernels.attn_one_split_direct;
-    p.rows_one_split = attn_one_split_at(pos0, n) ||
-                       (cfg_.kernels.attn_one_split_no_combine && p.one_split_direct && p.n_splits == 1);
+    p.rows_one_split = attn_one_split_at(pos0, n, p.n_splits);
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
