@@ -938,6 +938,28 @@ PY
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  rows24)
+    # The twenty-fourth session's first call: the CUDA-vs-CPU tests at the defaults (the
+    # decode_across_128_same refactor's first GPU run), qwen3-8b q4_k_m decode timelines at 4096 /
+    # 16384 keys (the combine's share since the preload), the README rows not re-measured since
+    # the attention changes: qwen3-32b q4_k_m pp512 + tg128, qwen3-8b f16 pp512.
+    gpu_info
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    for d in 4096 16384; do
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" \
+        --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
+      gzip -f "$out/trace-d$d.jsonl"
+    done
+    rm -f "$f"
+    row_32b 130
+    rm -f "$f"
+    synth qwen3-8b f16
+    timeout 80 "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   rows23b)
     # The README rows of the other files at the defaults (after skip23): qwen3-8b q4_0 / q8_0
     # pp512 + tg128, qwen3-32b q4_k_m pp512 + tg128.
