@@ -960,6 +960,28 @@ PY
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  attnsrc24)
+    # Where the depth attention's instructions and stalls are, per SASS line: ncu --set full with
+    # the source counters of one launch of the folded kernel (fold + pv + prefetch + K stage) at
+    # 16512 keys (G = 4, 66 splits) and of the pair form (G = 2) at 4096 keys; details and the
+    # source page (SASS, executed instructions, stall samples) exported as text.
+    gpu_info
+    ncu --version | tail -n 1
+    mkdir -p "$out/ncu"
+    for c in "d16512|gqa_kernel<128, 4, 3, true, true, true, true, true, true>|neox_norm_pv16_pre_ks_ms96/q8_0-q5_1/32-8x128/n1@16512/" \
+             "d4096hs2|gqa_kernel<128, 2, 3, true, true, true, true, true, true>|neox_norm_pv16_pre_ks_hs2_ms96/q8_0-q5_1/32-8x128/n1@4096/"; do
+      tag=${c%%|*}; rest=${c#*|}; kern=${rest%%|*}; case_name=${rest#*|}
+      timeout 150 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
+        -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
+        "$bin/kernel-check" --section fused --filter "$case_name" > "$out/ncu/run-$tag.txt" 2>&1
+      echo "## $tag rc=$?"; tail -n 3 "$out/ncu/run-$tag.txt"
+      ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
+      grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible" "$out/ncu/details-$tag.txt" | head -n 12
+      ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
+      echo "source rc=$? $(wc -l < "$out/ncu/source-$tag.csv") lines"
+    done
+    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    ;;
   rows23b)
     # The README rows of the other files at the defaults (after skip23): qwen3-8b q4_0 / q8_0
     # pp512 + tg128, qwen3-32b q4_k_m pp512 + tg128.
