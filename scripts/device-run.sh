@@ -960,6 +960,28 @@ PY
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  bulk24)
+    # kernels.attn_bulk_stage (the fold's staged tile copies as one cp.async.bulk per key and
+    # cache): gates (kernel-check fused attn_decode_rope/*_bk against the unfolded path's bytes,
+    # CUDA-vs-CPU incl. AttnBulkStageSameBytes), ncu source counters of the bulk instance at 16512
+    # keys, then tg128 arms base / bulk on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys.
+    gpu_info
+    kc 120 fused _bk 20261601 6
+    cuda_vs_cpu "BulkStage" 6
+    mkdir -p "$out/ncu"
+    timeout 100 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
+      -k "regex:\(int\)4, \(int\)3, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1>" \
+      --launch-count 1 -o "$out/ncu/d16512bk" -f "$bin/kernel-check" --section fused \
+      --filter "neox_norm_pv16_pre_ks_bk_ms96/q8_0-q5_1/32-8x128/n1@16512/" > "$out/ncu/run-d16512bk.txt" 2>&1
+    echo "## ncu rc=$?"
+    ncu -i "$out/ncu/d16512bk.ncu-rep" --page details 2>&1 | grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy" | head -n 8
+    ncu -i "$out/ncu/d16512bk.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-d16512bk.csv" 2>&1
+    rm -f "$out"/ncu/*.ncu-rep
+    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-bulk-stage.toml
+    rm -f "$f"
+    ;;
   attnsrc24)
     # Where the depth attention's instructions and stalls are, per SASS line: ncu --set full with
     # the source counters of one launch of the folded kernel (fold + pv + prefetch + K stage) at
@@ -968,8 +990,8 @@ PY
     gpu_info
     ncu --version | tail -n 1
     mkdir -p "$out/ncu"
-    for c in "d16512|gqa_kernel<128, 4, 3, true, true, true, true, true, true>|neox_norm_pv16_pre_ks_ms96/q8_0-q5_1/32-8x128/n1@16512/" \
-             "d4096hs2|gqa_kernel<128, 2, 3, true, true, true, true, true, true>|neox_norm_pv16_pre_ks_hs2_ms96/q8_0-q5_1/32-8x128/n1@4096/"; do
+    for c in "d16512|\\(int\\)4, \\(int\\)3, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1>|neox_norm_pv16_pre_ks_ms96/q8_0-q5_1/32-8x128/n1@16512/" \
+             "d4096hs2|\\(int\\)2, \\(int\\)3, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1>|neox_norm_pv16_pre_ks_hs2_ms96/q8_0-q5_1/32-8x128/n1@4096/"; do
       tag=${c%%|*}; rest=${c#*|}; kern=${rest%%|*}; case_name=${rest#*|}
       timeout 150 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
         -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
@@ -980,6 +1002,7 @@ PY
       ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
       echo "source rc=$? $(wc -l < "$out/ncu/source-$tag.csv") lines"
     done
+    rm -f "$out"/ncu/*.ncu-rep  # too large to come back
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
   rows23b)

@@ -9,6 +9,7 @@
 #include "attn/attn_common.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
+#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "norm/q8_1_emit.cuh"
 #include "kv/kv_quant.cuh"
@@ -253,11 +254,57 @@ __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::
     cp_async8(&kt[r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * KS + part * 8);
   }
 }
+// BK (AttnParams::RopeFold::bulk_stage, with KS): a warp's tile copies as one bulk copy
+// (cp.async.bulk through the tensor memory accelerator) per key and cache instead of 17 + 6
+// cp.async chunks per lane with their address arithmetic (ncu, fac5d51: the two staging
+// sections were ~17% of the depth kernel's instructions and ~20% of its stall samples). Lane r
+// requests key r's V slice (96 bytes, 16-byte aligned) and its K slice from the slice's 16-byte
+// aligned start (KSR = 144 bytes: the 136-byte slice sits at 0 or 8 in its row, kt_off); each
+// copy completes on the warp's mbarrier for that cache, armed by lane 0 with the tile's bytes, one
+// phase per tile. The same bytes land where the scores and P x V read them: the same bits.
+constexpr int kKsBulk = 144;
+__device__ __forceinline__ void arm_tile(uint64_t* bar, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bulk::smem_addr(bar)), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_row(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   bulk::smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(bulk::smem_addr(bar))
+               : "memory");
+#endif
+}
+// The warp's V slices (kv head hk) of keys base .. base + nk - 1 into vt, completing on bar.
+__device__ __forceinline__ void stage_v_bulk(uint8_t (&vt)[32][kVsSlice], const attn::Args& a, int base, int nk, int hk,
+                                             uint64_t* bar) {
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) arm_tile(bar, (uint32_t)(nk * kVsSlice));
+  __syncwarp();
+  if (lane < nk) bulk_row(&vt[lane][0], a.v + (int64_t)(base + lane) * a.v_row_bytes + hk * kVsSlice, kVsSlice, bar);
+}
+// The warp's K slices (kv head hk, KS bytes each) from their 16-byte aligned starts into kt (a
+// row's slice at kt_off = its start's offset in that 16-byte granule), completing on bar.
+template <int KS, int KSR>
+__device__ __forceinline__ void stage_k_bulk(uint8_t (&kt)[32][KSR], const attn::Args& a, int base, int nk, int hk,
+                                             uint64_t* bar) {
+  static_assert(KSR >= KS + 8 && KSR % 16 == 0, "the slice and its start's offset in a 16-byte granule");
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) arm_tile(bar, (uint32_t)(nk * KSR));
+  __syncwarp();
+  if (lane < nk) {
+    const uint8_t* src = a.k + (int64_t)(base + lane) * a.k_row_bytes + (int64_t)hk * KS;
+    bulk_row(&kt[lane][0], reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(src) & ~(uintptr_t)15), KSR, bar);
+  }
+}
+
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
-          bool KS = false>
+          bool KS = false, bool BK = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
+  static_assert(!BK || (KS && D == 128), "bulk tile copies: every tile's K staged, head_dim 128");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -298,19 +345,37 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // new key, which no kernel before this one writes in the fold) is taken from this kernel's own
   // copies (knew, vnew), never from these bytes.
   constexpr int kKs = D / 32 * 34;  // bytes of a key's q8_0 head slice
-  __shared__ __align__(16) uint8_t kt[PF ? kWarps : 1][PF ? 32 : 1][PF ? kKs : 8];
+  constexpr int kKsr = BK ? kKsBulk : kKs;  // BK: the slice from its 16-byte aligned start
+  __shared__ __align__(16) uint8_t kt[PF ? kWarps : 1][PF ? 32 : 1][PF ? kKsr : 8];
+  // BK: each warp's mbarriers of its K and V tile copies (phase t: the warp's tile t), and where a
+  // key's slice starts in its kt row (the launcher checks that the cache rows are 16-byte aligned).
+  __shared__ __align__(8) uint64_t kbar[BK ? kWarps : 1], vbar[BK ? kWarps : 1];
+  [[maybe_unused]] const int kt_off = BK ? (int)((reinterpret_cast<uintptr_t>(a.k) + (uintptr_t)hk * kKs) & 15) : 0;
   [[maybe_unused]] const bool pre = PF && b + warp * 32 < e;  // warp-uniform
   if constexpr (RF) {
     head_norm_weights<N>(a.rf.q_norm, lane, wq);
     head_norm_weights<N>(a.rf.k_norm, lane, wk);
     head_rope_cs<NEOX, N>(a.rf.ang, lane, (float)pos, cs, sn);
   }
+  if constexpr (BK) {
+    if (lane == 0) {
+      bulk::init_barrier(&kbar[warp]);
+      bulk::init_barrier(&vbar[warp]);
+    }
+    __syncwarp();
+  }
   if constexpr (PF) {
     if (pre) {
       const int base = b + warp * 32, nk = min(32, e - base);
-      stage_v_tile(vt[warp], a, base, nk, hk);
-      stage_k_tile(kt[warp], a, base, nk, hk);
-      asm volatile("cp.async.commit_group;" ::: "memory");
+      if constexpr (BK) {
+        asm volatile("fence.proxy.async.global;" ::: "memory");
+        stage_v_bulk(vt[warp], a, base, nk, hk, &vbar[warp]);
+        stage_k_bulk<kKs>(kt[warp], a, base, nk, hk, &kbar[warp]);
+      } else {
+        stage_v_tile(vt[warp], a, base, nk, hk);
+        stage_k_tile(kt[warp], a, base, nk, hk);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+      }
     }
   }
   pdl_wait();
@@ -425,21 +490,28 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // cp.async groups per thread, oldest first: [K, V of the first tile], then per tile the next
   // tile's K (empty past the last) and, from the second tile on, the tile's own V before it.
   constexpr bool ks = KS;
-  for (int base = b + warp * 32; base < e; base += kWarps * 32) {
+  [[maybe_unused]] uint32_t tile = 0;  // BK: the warp's tile index (its barriers' phase parity)
+  for (int base = b + warp * 32; base < e; base += kWarps * 32, ++tile) {
     const int j = base + lane;
     const bool valid = j < e;
     // PF: the first tile's V and K slices were requested before the wait.
     [[maybe_unused]] const bool first_pre = PF && pre && base == b + warp * 32;
     if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
       if (!first_pre) {
-        stage_v_tile(vt[warp], a, base, min(32, e - base), hk);
-        asm volatile("cp.async.commit_group;" ::: "memory");
+        if constexpr (BK) {
+          stage_v_bulk(vt[warp], a, base, min(32, e - base), hk, &vbar[warp]);
+        } else {
+          stage_v_tile(vt[warp], a, base, min(32, e - base), hk);
+          asm volatile("cp.async.commit_group;" ::: "memory");
+        }
       }
     }
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
-    if constexpr (PF) {
+    if constexpr (BK) {
+      bulk::wait_barrier(&kbar[warp], tile & 1);  // this tile's K slices have landed (first_pre or staged)
+    } else if constexpr (PF) {
       if (first_pre) {  // the K slices (and the V slices, requested together) have landed
         cp_async_wait_all();
         __syncwarp();
@@ -454,7 +526,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
       } else if (valid) {
         if (first_pre || ks)
-          score_key_q8i<D, G, true>(&kt[warp][lane][0], 0, qi, dot);  // the same words from shared memory
+          score_key_q8i<D, G, true>(&kt[warp][lane][kt_off], 0, qi, dot);  // the same words from shared memory
         else
           score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
       }
@@ -465,8 +537,12 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       {  // the next tile's K slices into the tile just read
         __syncwarp();
         const int nb = base + kWarps * 32;
-        if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
-        asm volatile("cp.async.commit_group;" ::: "memory");
+        if constexpr (BK) {
+          if (nb < e) stage_k_bulk<kKs>(kt[warp], a, nb, min(32, e - nb), hk, &kbar[warp]);
+        } else {
+          if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
+          asm volatile("cp.async.commit_group;" ::: "memory");
+        }
       }
     }
     float p[G];
@@ -491,7 +567,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     // where the fixed per-call cost dominates: kept as the form with fewer round trips).
     const int nk = min(32, e - base);
     if constexpr (VS) {
-      if constexpr (KS)
+      if constexpr (BK)
+        bulk::wait_barrier(&vbar[warp], tile & 1);  // this tile's V slices
+      else if constexpr (KS)
         cp_async_wait_group<1>();  // this tile's V (the next tile's K may still be in flight)
       else
         cp_async_wait_all();
@@ -625,6 +703,14 @@ bool head_split_applies(const attn::Args& a, int D) {
          v_stage_applies(a, D);
 }
 
+// RopeFold::bulk_stage applies where stage_k does (the caller checks that), with NeoX pairs (the
+// instances built), and K rows whose slices' 16-byte granules lie inside the cache: base and row
+// bytes 16-byte aligned (then the kv heads are even in number and an odd head's slice ends its
+// granule-aligned span exactly at the row's end).
+bool bulk_stage_applies(const attn::Args& a) {
+  return a.rf.bulk_stage && a.rf.neox && (reinterpret_cast<uintptr_t>(a.k) | (uintptr_t)a.k_row_bytes) % 16 == 0;
+}
+
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
@@ -634,6 +720,11 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   if constexpr (D == 128 && (G == 4 || G == 8)) {
     if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
       const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
+      if (bulk_stage_applies(a)) {
+        if (a.rf.head_split == 2)
+          return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
+        return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
+      }
       if (a.rf.head_split == 2) {
         if (a.rf.neox)
           return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true>, gh, block, 0, s, b);
@@ -649,6 +740,8 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && bulk_stage_applies(a))
+              return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k)
@@ -774,6 +867,13 @@ bool attn_decode_pv_mma(const AttnParams& p) { return p.pv_mma && q8i_staged_g48
 
 bool attn_decode_head_split(const AttnParams& p) {
   return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);
+}
+
+bool attn_decode_bulk_stage(const AttnParams& p) {
+  if (!(p.rope.on && p.rope.prefetch && p.rope.stage_k && attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p)))
+    return false;
+  if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no prefetch form
+  return bulk_stage_applies(attn::make_args(p));
 }
 
 bool attn_decode_v_stage(const AttnParams& p) {
