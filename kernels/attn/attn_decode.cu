@@ -9,7 +9,6 @@
 #include "attn/attn_common.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
-#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "norm/q8_1_emit.cuh"
 #include "kv/kv_quant.cuh"
@@ -254,57 +253,53 @@ __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::
     cp_async8(&kt[r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * KS + part * 8);
   }
 }
-// BK (AttnParams::RopeFold::bulk_stage, with KS): a warp's tile copies as one bulk copy
-// (cp.async.bulk through the tensor memory accelerator) per key and cache instead of 17 + 6
-// cp.async chunks per lane with their address arithmetic (ncu, fac5d51: the two staging
-// sections were ~17% of the depth kernel's instructions and ~20% of its stall samples). Lane r
-// requests key r's V slice (96 bytes, 16-byte aligned) and its K slice from the slice's 16-byte
-// aligned start (KSR = 144 bytes: the 136-byte slice sits at 0 or 8 in its row, kt_off); each
-// copy completes on the warp's mbarrier for that cache, armed by lane 0 with the tile's bytes, one
-// phase per tile. The same bytes land where the scores and P x V read them: the same bits.
-constexpr int kKsBulk = 144;
-__device__ __forceinline__ void arm_tile(uint64_t* bar, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bulk::smem_addr(bar)), "r"(bytes) : "memory");
-#endif
-}
-__device__ __forceinline__ void bulk_row(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   bulk::smem_addr(dst)),
-               "l"(src), "r"(bytes), "r"(bulk::smem_addr(bar))
-               : "memory");
-#endif
-}
-// The warp's V slices (kv head hk) of keys base .. base + nk - 1 into vt, completing on bar.
-__device__ __forceinline__ void stage_v_bulk(uint8_t (&vt)[32][kVsSlice], const attn::Args& a, int base, int nk, int hk,
-                                             uint64_t* bar) {
+// S16 (AttnParams::RopeFold::stage16, with KS): a warp's tile copies with less address work. The
+// K head slices (136 bytes at head_dim 128) from their 16-byte aligned starts as 9 chunks of 16
+// bytes into rows of 144 (the slice at kt_off = 0 or 8 of its row) instead of 17 chunks of 8; V's
+// 6 chunks per key as before. A tile's chunks are contiguous in shared memory (chunk c at byte 16 c),
+// and each lane steps its global address from chunk to chunk (32 chunks on: 3 keys and 5 parts of
+// K, 5 keys and 2 parts of V) instead of a division and a 64-bit product per chunk (ncu, fac5d51:
+// ~14 integer instructions per cp.async; the copies' sections ~17% of the depth kernel's
+// instructions). The same bytes land where the scores and P x V read them: the same bits.
+// (A first form, one cp.async.bulk per key and cache, lost 1-3%: the bulk copy takes uniform
+// operands, so the compiler issued the 32 lanes' copies one after another; bench/notes/attn-stage16.md.)
+constexpr int kKs16 = 144;
+template <int SLICE, int ROW>
+__device__ __forceinline__ void stage_tile16(uint8_t (&t)[32][ROW], const uint8_t* first, int64_t row_bytes, int nk) {
+  static_assert(ROW % 16 == 0 && ROW >= SLICE, "16-byte chunks of whole rows");
+  constexpr int P = ROW / 16;                   // chunks per key
+  constexpr int dr = 32 / P, dp = 32 % P;       // keys and parts 32 chunks on
   const int lane = threadIdx.x & 31;
-  if (lane == 0) arm_tile(bar, (uint32_t)(nk * kVsSlice));
-  __syncwarp();
-  if (lane < nk) bulk_row(&vt[lane][0], a.v + (int64_t)(base + lane) * a.v_row_bytes + hk * kVsSlice, kVsSlice, bar);
-}
-// The warp's K slices (kv head hk, KS bytes each) from their 16-byte aligned starts into kt (a
-// row's slice at kt_off = its start's offset in that 16-byte granule), completing on bar.
-template <int KS, int KSR>
-__device__ __forceinline__ void stage_k_bulk(uint8_t (&kt)[32][KSR], const attn::Args& a, int base, int nk, int hk,
-                                             uint64_t* bar) {
-  static_assert(KSR >= KS + 8 && KSR % 16 == 0, "the slice and its start's offset in a 16-byte granule");
-  const int lane = threadIdx.x & 31;
-  if (lane == 0) arm_tile(bar, (uint32_t)(nk * KSR));
-  __syncwarp();
-  if (lane < nk) {
-    const uint8_t* src = a.k + (int64_t)(base + lane) * a.k_row_bytes + (int64_t)hk * KS;
-    bulk_row(&kt[lane][0], reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(src) & ~(uintptr_t)15), KSR, bar);
+  int part = lane % P;
+  const uint8_t* src = first + (int64_t)(lane / P) * row_bytes + part * 16;
+  uint8_t* dst = &t[0][0] + lane * 16;
+  for (int c = lane; c < nk * P; c += 32, dst += 512) {
+    cp_async16(dst, src);
+    part += dp;
+    src += dr * row_bytes + dp * 16;
+    if (part >= P) {
+      part -= P;
+      src += row_bytes - P * 16;
+    }
   }
+}
+// The warp's K slices (kv head hk, KS bytes each) of keys base .. base + nk - 1: 16-byte chunks from
+// each slice's aligned start (the launcher checks that the cache base and rows are 16-byte aligned).
+template <int KS, int KSR>
+__device__ __forceinline__ void stage_k_tile16(uint8_t (&kt)[32][KSR], const attn::Args& a, int base, int nk, int hk) {
+  static_assert(KSR >= KS + 8, "the slice and its start's offset in a 16-byte granule");
+  stage_tile16<KS, KSR>(kt, a.k + (int64_t)base * a.k_row_bytes + (((int64_t)hk * KS) & ~int64_t{15}), a.k_row_bytes, nk);
+}
+__device__ __forceinline__ void stage_v_tile16(uint8_t (&vt)[32][kVsSlice], const attn::Args& a, int base, int nk, int hk) {
+  stage_tile16<kVsSlice, kVsSlice>(vt, a.v + (int64_t)base * a.v_row_bytes + hk * kVsSlice, a.v_row_bytes, nk);
 }
 
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
-          bool KS = false, bool BK = false>
+          bool KS = false, bool S16 = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
-  static_assert(!BK || (KS && D == 128), "bulk tile copies: every tile's K staged, head_dim 128");
+  static_assert(!S16 || (KS && D == 128), "16-byte K chunks: every tile's K staged, head_dim 128");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -345,37 +340,27 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // new key, which no kernel before this one writes in the fold) is taken from this kernel's own
   // copies (knew, vnew), never from these bytes.
   constexpr int kKs = D / 32 * 34;  // bytes of a key's q8_0 head slice
-  constexpr int kKsr = BK ? kKsBulk : kKs;  // BK: the slice from its 16-byte aligned start
+  constexpr int kKsr = S16 ? kKs16 : kKs;  // S16: the slice from its 16-byte aligned start
   __shared__ __align__(16) uint8_t kt[PF ? kWarps : 1][PF ? 32 : 1][PF ? kKsr : 8];
-  // BK: each warp's mbarriers of its K and V tile copies (phase t: the warp's tile t), and where a
-  // key's slice starts in its kt row (the launcher checks that the cache rows are 16-byte aligned).
-  __shared__ __align__(8) uint64_t kbar[BK ? kWarps : 1], vbar[BK ? kWarps : 1];
-  [[maybe_unused]] const int kt_off = BK ? (int)((reinterpret_cast<uintptr_t>(a.k) + (uintptr_t)hk * kKs) & 15) : 0;
+  // S16: where a key's slice starts in its kt row (the cache base is 16-byte aligned).
+  [[maybe_unused]] const int kt_off = S16 ? (hk * kKs) & 15 : 0;
   [[maybe_unused]] const bool pre = PF && b + warp * 32 < e;  // warp-uniform
   if constexpr (RF) {
     head_norm_weights<N>(a.rf.q_norm, lane, wq);
     head_norm_weights<N>(a.rf.k_norm, lane, wk);
     head_rope_cs<NEOX, N>(a.rf.ang, lane, (float)pos, cs, sn);
   }
-  if constexpr (BK) {
-    if (lane == 0) {
-      bulk::init_barrier(&kbar[warp]);
-      bulk::init_barrier(&vbar[warp]);
-    }
-    __syncwarp();
-  }
   if constexpr (PF) {
     if (pre) {
       const int base = b + warp * 32, nk = min(32, e - base);
-      if constexpr (BK) {
-        asm volatile("fence.proxy.async.global;" ::: "memory");
-        stage_v_bulk(vt[warp], a, base, nk, hk, &vbar[warp]);
-        stage_k_bulk<kKs>(kt[warp], a, base, nk, hk, &kbar[warp]);
+      if constexpr (S16) {
+        stage_v_tile16(vt[warp], a, base, nk, hk);
+        stage_k_tile16<kKs>(kt[warp], a, base, nk, hk);
       } else {
         stage_v_tile(vt[warp], a, base, nk, hk);
         stage_k_tile(kt[warp], a, base, nk, hk);
-        asm volatile("cp.async.commit_group;" ::: "memory");
       }
+      asm volatile("cp.async.commit_group;" ::: "memory");
     }
   }
   pdl_wait();
@@ -490,28 +475,24 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // cp.async groups per thread, oldest first: [K, V of the first tile], then per tile the next
   // tile's K (empty past the last) and, from the second tile on, the tile's own V before it.
   constexpr bool ks = KS;
-  [[maybe_unused]] uint32_t tile = 0;  // BK: the warp's tile index (its barriers' phase parity)
-  for (int base = b + warp * 32; base < e; base += kWarps * 32, ++tile) {
+  for (int base = b + warp * 32; base < e; base += kWarps * 32) {
     const int j = base + lane;
     const bool valid = j < e;
     // PF: the first tile's V and K slices were requested before the wait.
     [[maybe_unused]] const bool first_pre = PF && pre && base == b + warp * 32;
     if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
       if (!first_pre) {
-        if constexpr (BK) {
-          stage_v_bulk(vt[warp], a, base, min(32, e - base), hk, &vbar[warp]);
-        } else {
+        if constexpr (S16)
+          stage_v_tile16(vt[warp], a, base, min(32, e - base), hk);
+        else
           stage_v_tile(vt[warp], a, base, min(32, e - base), hk);
-          asm volatile("cp.async.commit_group;" ::: "memory");
-        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
       }
     }
     float dot[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
-    if constexpr (BK) {
-      bulk::wait_barrier(&kbar[warp], tile & 1);  // this tile's K slices have landed (first_pre or staged)
-    } else if constexpr (PF) {
+    if constexpr (PF) {
       if (first_pre) {  // the K slices (and the V slices, requested together) have landed
         cp_async_wait_all();
         __syncwarp();
@@ -537,12 +518,12 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       {  // the next tile's K slices into the tile just read
         __syncwarp();
         const int nb = base + kWarps * 32;
-        if constexpr (BK) {
-          if (nb < e) stage_k_bulk<kKs>(kt[warp], a, nb, min(32, e - nb), hk, &kbar[warp]);
+        if constexpr (S16) {
+          if (nb < e) stage_k_tile16<kKs>(kt[warp], a, nb, min(32, e - nb), hk);
         } else {
           if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
-          asm volatile("cp.async.commit_group;" ::: "memory");
         }
+        asm volatile("cp.async.commit_group;" ::: "memory");
       }
     }
     float p[G];
@@ -567,9 +548,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     // where the fixed per-call cost dominates: kept as the form with fewer round trips).
     const int nk = min(32, e - base);
     if constexpr (VS) {
-      if constexpr (BK)
-        bulk::wait_barrier(&vbar[warp], tile & 1);  // this tile's V slices
-      else if constexpr (KS)
+      if constexpr (KS)
         cp_async_wait_group<1>();  // this tile's V (the next tile's K may still be in flight)
       else
         cp_async_wait_all();
@@ -703,12 +682,12 @@ bool head_split_applies(const attn::Args& a, int D) {
          v_stage_applies(a, D);
 }
 
-// RopeFold::bulk_stage applies where stage_k does (the caller checks that), with NeoX pairs (the
+// RopeFold::stage16 applies where stage_k does (the caller checks that), with NeoX pairs (the
 // instances built), and K rows whose slices' 16-byte granules lie inside the cache: base and row
 // bytes 16-byte aligned (then the kv heads are even in number and an odd head's slice ends its
-// granule-aligned span exactly at the row's end).
-bool bulk_stage_applies(const attn::Args& a) {
-  return a.rf.bulk_stage && a.rf.neox && (reinterpret_cast<uintptr_t>(a.k) | (uintptr_t)a.k_row_bytes) % 16 == 0;
+// granule-aligned span exactly at the row's end; an even head's span runs 8 bytes into the next).
+bool stage16_applies(const attn::Args& a) {
+  return a.rf.stage16 && a.rf.neox && (reinterpret_cast<uintptr_t>(a.k) | (uintptr_t)a.k_row_bytes) % 16 == 0;
 }
 
 template <int D, int G>
@@ -720,7 +699,7 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   if constexpr (D == 128 && (G == 4 || G == 8)) {
     if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
       const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
-      if (bulk_stage_applies(a)) {
+      if (stage16_applies(a)) {
         if (a.rf.head_split == 2)
           return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
         return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
@@ -740,7 +719,7 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
-            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && bulk_stage_applies(a))
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && stage16_applies(a))
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
@@ -869,11 +848,11 @@ bool attn_decode_head_split(const AttnParams& p) {
   return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);
 }
 
-bool attn_decode_bulk_stage(const AttnParams& p) {
+bool attn_decode_stage16(const AttnParams& p) {
   if (!(p.rope.on && p.rope.prefetch && p.rope.stage_k && attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p)))
     return false;
   if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no prefetch form
-  return bulk_stage_applies(attn::make_args(p));
+  return stage16_applies(attn::make_args(p));
 }
 
 bool attn_decode_v_stage(const AttnParams& p) {
