@@ -80,6 +80,8 @@
 #   bulk24 : kernels.attn_bulk_stage (one cp.async.bulk per key and cache for the decode attention's tile
 #            copies): gates, ncu source counters, tg128 arms (ran at 160eb1a; the form lost and was
 #            replaced by kernels.attn_stage16, the phase with it: git show 160eb1a:scripts/device-run.sh)
+#   stage24: kernels.attn_stage16 (16-byte K chunks, stepped copy addresses): gates, ncu source counters,
+#            tg128 arms (ran at a603fa6; neutral, dropped: git show a603fa6:scripts/device-run.sh)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
@@ -963,26 +965,16 @@ PY
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
-  stage24)
-    # kernels.attn_stage16 (the fold's staged K tile copies as 16-byte chunks, stepped addresses):
-    # gates (kernel-check fused attn_decode_rope/*_s16 against the unfolded path's bytes,
-    # CUDA-vs-CPU incl. AttnStage16SameBytes), ncu source counters of the S16 instance at 16512
-    # keys, then tg128 arms base / stage16 on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys.
+  si24)
+    # kernels.attn_softmax_interleave (the heads' online-softmax shuffle trees side by side):
+    # gates (kernel-check fused attn_decode_rope/*_si against the unfolded path's bytes,
+    # CUDA-vs-CPU incl. AttnSoftmaxInterleaveSameBytes), then tg128 arms base / interleaved on
+    # qwen3-8b q4_k_m at 0 / 4096 / 16384 keys.
     gpu_info
-    kc 120 fused _s16 20261602 6
-    cuda_vs_cpu "Stage16" 6
-    mkdir -p "$out/ncu"
-    timeout 100 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
-      -k "regex:\(int\)4, \(int\)3, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1, \(bool\)1>" \
-      --launch-count 1 -o "$out/ncu/d16512s16" -f "$bin/kernel-check" --section fused \
-      --filter "neox_norm_pv16_pre_ks_s16_ms96/q8_0-q5_1/32-8x128/n1@16512/" > "$out/ncu/run-d16512s16.txt" 2>&1
-    echo "## ncu rc=$?"
-    ncu -i "$out/ncu/d16512s16.ncu-rep" --page details 2>&1 | grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy" | head -n 8
-    ncu -i "$out/ncu/d16512s16.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-d16512s16.csv" 2>&1
-    rm -f "$out"/ncu/*.ncu-rep
-    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    kc 120 fused _si 20261603 6
+    cuda_vs_cpu "SoftmaxInterleave" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-stage16.toml
+    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave.toml
     rm -f "$f"
     ;;
   attnsrc24)

@@ -237,7 +237,7 @@ struct FoldCfg {
   int max_splits = 64;  // attn_decode_splits' cap on both sides (kernels.attn_max_splits)
   int hs = 0;           // AttnParams::RopeFold::head_split (the folded side only): query heads per block
   bool direct = false;  // AttnParams::one_split_direct (the folded side only)
-  bool s16 = false;     // AttnParams::RopeFold::stage16 (the folded side only)
+  bool si = false;      // AttnParams::RopeFold::softmax_interleave (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -322,7 +322,7 @@ class AttnRopeFoldCase : public Case {
     p.rope.prefetch = c_.pre;
     p.rope.stage_k = c_.ks;
     p.rope.head_split = c_.hs;
-    p.rope.stage16 = c_.s16;
+    p.rope.softmax_interleave = c_.si;
     p.one_split_direct = c_.direct;
     return p;
   }
@@ -406,7 +406,7 @@ void add_fused_cases(Registry& r) {
   const auto add_fold = [&r](const FoldCfg& c) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.s16 ? "_s16" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
@@ -486,11 +486,11 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Normal, 64, 8, 90, false, false, 0, true, true, true, 96, false, true}}) {
     add_fold(c);
   }
-  // The tile copies as 16-byte chunks (RopeFold::stage16) against the unfolded path: one split
-  // (1, 128 keys), a partial second tile (129, 4097), two and four tiles per warp (16384, 16513 at
-  // 66 splits, 30001), a window, the head split and the pair form (their partial and full tiles),
-  // the one-split direct rows, and where no such form exists (Normal pairs; G = 8's group block)
-  // the same bytes from the cp.async forms.
+  // The interleaved softmax trees (RopeFold::softmax_interleave) against the unfolded path: one
+  // split (1, 128 keys), a partial second tile (129, 4097), two and four tiles per warp (16384,
+  // 16513 at 66 splits, 30001), a window, YaRN, the head split and the pair form (their partial and
+  // full tiles), the one-split direct rows, and where no such form exists (Normal pairs; G = 8's
+  // group block) the same bytes from the plain form.
   for (FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true, true, true, 96},
                     FoldCfg{K::Neox, 32, 8, 128, true, false, 0, true, true, true, 96},
                     FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true},
@@ -512,7 +512,7 @@ void add_fused_cases(Registry& r) {
                     FoldCfg{K::Normal, 32, 8, 16384, false, false, 0, true, true, true, 96},
                     FoldCfg{K::Neox, 64, 8, 16384, true, false, 0, true, true, true, 96},
                     FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true, true, true, 96, 2}}) {
-    c.s16 = true;
+    c.si = true;
     add_fold(c);
   }
 }

@@ -253,53 +253,19 @@ __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::
     cp_async8(&kt[r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * KS + part * 8);
   }
 }
-// S16 (AttnParams::RopeFold::stage16, with KS): a warp's tile copies with less address work. The
-// K head slices (136 bytes at head_dim 128) from their 16-byte aligned starts as 9 chunks of 16
-// bytes into rows of 144 (the slice at kt_off = 0 or 8 of its row) instead of 17 chunks of 8; V's
-// 6 chunks per key as before. A tile's chunks are contiguous in shared memory (chunk c at byte 16 c),
-// and each lane steps its global address from chunk to chunk (32 chunks on: 3 keys and 5 parts of
-// K, 5 keys and 2 parts of V) instead of a division and a 64-bit product per chunk (ncu, fac5d51:
-// ~14 integer instructions per cp.async; the copies' sections ~17% of the depth kernel's
-// instructions). The same bytes land where the scores and P x V read them: the same bits.
-// (A first form, one cp.async.bulk per key and cache, lost 1-3%: the bulk copy takes uniform
-// operands, so the compiler issued the 32 lanes' copies one after another; bench/notes/attn-stage16.md.)
-constexpr int kKs16 = 144;
-template <int SLICE, int ROW>
-__device__ __forceinline__ void stage_tile16(uint8_t (&t)[32][ROW], const uint8_t* first, int64_t row_bytes, int nk) {
-  static_assert(ROW % 16 == 0 && ROW >= SLICE, "16-byte chunks of whole rows");
-  constexpr int P = ROW / 16;                   // chunks per key
-  constexpr int dr = 32 / P, dp = 32 % P;       // keys and parts 32 chunks on
-  const int lane = threadIdx.x & 31;
-  int part = lane % P;
-  const uint8_t* src = first + (int64_t)(lane / P) * row_bytes + part * 16;
-  uint8_t* dst = &t[0][0] + lane * 16;
-  for (int c = lane; c < nk * P; c += 32, dst += 512) {
-    cp_async16(dst, src);
-    part += dp;
-    src += dr * row_bytes + dp * 16;
-    if (part >= P) {
-      part -= P;
-      src += row_bytes - P * 16;
-    }
-  }
-}
-// The warp's K slices (kv head hk, KS bytes each) of keys base .. base + nk - 1: 16-byte chunks from
-// each slice's aligned start (the launcher checks that the cache base and rows are 16-byte aligned).
-template <int KS, int KSR>
-__device__ __forceinline__ void stage_k_tile16(uint8_t (&kt)[32][KSR], const attn::Args& a, int base, int nk, int hk) {
-  static_assert(KSR >= KS + 8, "the slice and its start's offset in a 16-byte granule");
-  stage_tile16<KS, KSR>(kt, a.k + (int64_t)base * a.k_row_bytes + (((int64_t)hk * KS) & ~int64_t{15}), a.k_row_bytes, nk);
-}
-__device__ __forceinline__ void stage_v_tile16(uint8_t (&vt)[32][kVsSlice], const attn::Args& a, int base, int nk, int hk) {
-  stage_tile16<kVsSlice, kVsSlice>(vt, a.v + (int64_t)base * a.v_row_bytes + hk * kVsSlice, a.v_row_bytes, nk);
-}
-
+// SI (AttnParams::RopeFold::softmax_interleave, with KS): each tile's online softmax steps the G
+// heads' shuffle trees side by side (the G maxima per butterfly step, then the G sums) instead of
+// one head's max and sum trees after another. ncu (fac5d51, 16512 keys) had the softmax at ~20% of
+// the depth kernel's stall samples, mostly waiting on shuffles, the heads' trees serialized; the
+// kernel is bound by each warp's dependent latency (16 warps per SM at 128 registers), not by
+// issue: 8% fewer instructions in the tile copies changed nothing (bench/notes/attn-stage16.md).
+// The same operations per head in the same order: the same bits.
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
-          bool KS = false, bool S16 = false>
+          bool KS = false, bool SI = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
-  static_assert(!S16 || (KS && D == 128), "16-byte K chunks: every tile's K staged, head_dim 128");
+  static_assert(!SI || KS, "the interleaved softmax trees: in the staged form");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -340,10 +306,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   // new key, which no kernel before this one writes in the fold) is taken from this kernel's own
   // copies (knew, vnew), never from these bytes.
   constexpr int kKs = D / 32 * 34;  // bytes of a key's q8_0 head slice
-  constexpr int kKsr = S16 ? kKs16 : kKs;  // S16: the slice from its 16-byte aligned start
-  __shared__ __align__(16) uint8_t kt[PF ? kWarps : 1][PF ? 32 : 1][PF ? kKsr : 8];
-  // S16: where a key's slice starts in its kt row (the cache base is 16-byte aligned).
-  [[maybe_unused]] const int kt_off = S16 ? (hk * kKs) & 15 : 0;
+  __shared__ __align__(16) uint8_t kt[PF ? kWarps : 1][PF ? 32 : 1][PF ? kKs : 8];
   [[maybe_unused]] const bool pre = PF && b + warp * 32 < e;  // warp-uniform
   if constexpr (RF) {
     head_norm_weights<N>(a.rf.q_norm, lane, wq);
@@ -353,13 +316,8 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   if constexpr (PF) {
     if (pre) {
       const int base = b + warp * 32, nk = min(32, e - base);
-      if constexpr (S16) {
-        stage_v_tile16(vt[warp], a, base, nk, hk);
-        stage_k_tile16<kKs>(kt[warp], a, base, nk, hk);
-      } else {
-        stage_v_tile(vt[warp], a, base, nk, hk);
-        stage_k_tile(kt[warp], a, base, nk, hk);
-      }
+      stage_v_tile(vt[warp], a, base, nk, hk);
+      stage_k_tile(kt[warp], a, base, nk, hk);
       asm volatile("cp.async.commit_group;" ::: "memory");
     }
   }
@@ -482,10 +440,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     [[maybe_unused]] const bool first_pre = PF && pre && base == b + warp * 32;
     if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
       if (!first_pre) {
-        if constexpr (S16)
-          stage_v_tile16(vt[warp], a, base, min(32, e - base), hk);
-        else
-          stage_v_tile(vt[warp], a, base, min(32, e - base), hk);
+        stage_v_tile(vt[warp], a, base, min(32, e - base), hk);
         asm volatile("cp.async.commit_group;" ::: "memory");
       }
     }
@@ -507,7 +462,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
       } else if (valid) {
         if (first_pre || ks)
-          score_key_q8i<D, G, true>(&kt[warp][lane][kt_off], 0, qi, dot);  // the same words from shared memory
+          score_key_q8i<D, G, true>(&kt[warp][lane][0], 0, qi, dot);  // the same words from shared memory
         else
           score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
       }
@@ -518,17 +473,39 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       {  // the next tile's K slices into the tile just read
         __syncwarp();
         const int nb = base + kWarps * 32;
-        if constexpr (S16) {
-          if (nb < e) stage_k_tile16<kKs>(kt[warp], a, nb, min(32, e - nb), hk);
-        } else {
-          if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
-        }
+        if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
         asm volatile("cp.async.commit_group;" ::: "memory");
       }
     }
     float p[G];
+    if constexpr (SI) {
+      float sc[G], mx[G], ps[G];
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
+      for (int g = 0; g < G; ++g) {
+        sc[g] = valid ? attn::finish_score(dot[g], a.scale, a.softcap) : -INFINITY;
+        mx[g] = sc[g];
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int g = 0; g < G; ++g) mx[g] = fmaxf(mx[g], __shfl_xor_sync(0xffffffffu, mx[g], o));
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float m_new = fmaxf(m[g], mx[g]);  // finite: lane 0's key is always valid
+        corr[g] = expf(m[g] - m_new);
+        p[g] = valid ? expf(sc[g] - m_new) : 0.0f;
+        ps[g] = p[g];
+        m[g] = m_new;
+      }
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int g = 0; g < G; ++g) ps[g] += __shfl_xor_sync(0xffffffffu, ps[g], o);  // attn::warp_sum's order
+#pragma unroll
+      for (int g = 0; g < G; ++g) l[g] = l[g] * corr[g] + ps[g];
+    }
+#pragma unroll
+    for (int g = 0; g < (SI ? 0 : G); ++g) {
       const float sc = valid ? attn::finish_score(dot[g], a.scale, a.softcap) : -INFINITY;
       float mx = sc;
 #pragma unroll
@@ -682,13 +659,9 @@ bool head_split_applies(const attn::Args& a, int D) {
          v_stage_applies(a, D);
 }
 
-// RopeFold::stage16 applies where stage_k does (the caller checks that), with NeoX pairs (the
-// instances built), and K rows whose slices' 16-byte granules lie inside the cache: base and row
-// bytes 16-byte aligned (then the kv heads are even in number and an odd head's slice ends its
-// granule-aligned span exactly at the row's end; an even head's span runs 8 bytes into the next).
-bool stage16_applies(const attn::Args& a) {
-  return a.rf.stage16 && a.rf.neox && (reinterpret_cast<uintptr_t>(a.k) | (uintptr_t)a.k_row_bytes) % 16 == 0;
-}
+// RopeFold::softmax_interleave applies where stage_k does (the caller checks that), with NeoX
+// pairs (the instances built).
+bool softmax_interleave_applies(const attn::Args& a) { return a.rf.softmax_interleave && a.rf.neox; }
 
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
@@ -699,7 +672,7 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
   if constexpr (D == 128 && (G == 4 || G == 8)) {
     if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
       const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
-      if (stage16_applies(a)) {
+      if (softmax_interleave_applies(a)) {
         if (a.rf.head_split == 2)
           return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
         return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
@@ -719,7 +692,7 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
-            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && stage16_applies(a))
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a))
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
@@ -848,11 +821,11 @@ bool attn_decode_head_split(const AttnParams& p) {
   return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);
 }
 
-bool attn_decode_stage16(const AttnParams& p) {
+bool attn_decode_softmax_interleave(const AttnParams& p) {
   if (!(p.rope.on && p.rope.prefetch && p.rope.stage_k && attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p)))
     return false;
-  if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no prefetch form
-  return stage16_applies(attn::make_args(p));
+  if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no staged form
+  return softmax_interleave_applies(attn::make_args(p));
 }
 
 bool attn_decode_v_stage(const AttnParams& p) {

@@ -117,11 +117,10 @@ struct AttnParams {
     // (coalesced cp.async, each tile's requested while the tile before it is finished) and scored
     // from there instead of one key row per lane from global memory. Same words: same bytes.
     bool stage_k = false;
-    // With stage_k taken and NeoX pairs, a 16-byte aligned K cache: each warp's tile copies with
-    // less address work (K slices as 16-byte chunks from their aligned starts, 9 per key instead of
-    // 17 of 8 bytes; each lane's source address stepped from chunk to chunk); the same bytes land,
-    // so the same bytes out (kernel-check fused attn_decode_rope/*_s16).
-    bool stage16 = false;
+    // With stage_k taken and NeoX pairs: each tile's online softmax steps the G heads' shuffle
+    // trees side by side (the maxima, then the sums) instead of head after head; the same bits
+    // (kernel-check fused attn_decode_rope/*_si).
+    bool softmax_interleave = false;
     // With prefetch and stage_k taken (4 or 8 query heads per kv head), head_split 1 or 2: blocks
     // of that many query heads instead of one block per kv head (grid n_splits x n_head /
     // head_split), each block computing its heads' share of the group's work: their q prologue,
@@ -158,9 +157,9 @@ bool attn_decode_rope_fold_applies(const AttnParams& p);
 // Whether launch_attn_decode(p) takes p.rope.head_split (1 or 2, below the group; the fold with
 // prefetch and stage_k, 4 or 8 query heads per kv head; G = 8 only in full builds).
 bool attn_decode_head_split(const AttnParams& p);
-// Whether launch_attn_decode(p) takes p.rope.stage16 (the fold's staged form with NeoX pairs, a
-// 16-byte aligned K cache).
-bool attn_decode_stage16(const AttnParams& p);
+// Whether launch_attn_decode(p) takes p.rope.softmax_interleave (the fold's staged form with NeoX
+// pairs).
+bool attn_decode_softmax_interleave(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).

@@ -748,16 +748,15 @@ TEST(CudaModels, AttnHeadSplitSameBytes) {
   }
 }
 
-// kernels.attn_stage16 (the fold's staged K tile copies as 16-byte chunks, stepped addresses)
-// changes no byte of the decode logits. As AttnFoldKStageSameBytes (one split of a 160-row
-// cache: from 129 keys warp 0 has a second tile, so both the first tile's copies before the wait
-// and a later tile's are taken), run 1 with the switch, run 2 with it and one block per query head
-// up to 128 keys (kernels.attn_head_split_keys) so that the head-split instance takes it too. The
-// form exists for NeoX pairs (qwen3); llama's Normal pairs keep the 8-byte form.
-TEST(CudaModels, AttnStage16SameBytes) {
+// kernels.attn_softmax_interleave (the heads' online-softmax shuffle trees side by side) changes
+// no byte of the decode logits. As AttnFoldKStageSameBytes (one split of a 160-row cache: from 129
+// keys warp 0 has a second tile), run 1 with the switch, run 2 with it and one block per query
+// head up to 128 keys (kernels.attn_head_split_keys) so that the head-split instance takes it too.
+// The form exists for NeoX pairs (qwen3); llama's Normal pairs keep the plain form.
+TEST(CudaModels, AttnSoftmaxInterleaveSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
-    const std::string path = write_hd128(preset, "stage16");
+    const std::string path = write_hd128(preset, "softmax-interleave");
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
     Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
     for (int r = 0; r < 3; ++r) {
@@ -765,16 +764,16 @@ TEST(CudaModels, AttnStage16SameBytes) {
       c[r].kernels.attn_fold_prefetch = true;
       c[r].kernels.attn_pv_mma = true;
       c[r].kernels.attn_fold_k_stage = true;
-      c[r].kernels.attn_stage16 = r >= 1;
+      c[r].kernels.attn_softmax_interleave = r >= 1;
       c[r].kernels.attn_head_split_keys = r == 2 ? 128 : 0;
       c[r].kernels.attn_head_pair_keys = 0;
     }
-    const auto runs = decode_across_128_same(preset, path, ko, c, 29, 13, 2, 4, "with the 16-byte K chunks");
+    const auto runs = decode_across_128_same(preset, path, ko, c, 29, 13, 2, 4, "with the interleaved softmax trees");
     const bool neox = std::string(preset) == "qwen3-8b-tiny";
     for (int r = 0; r < 3; ++r) {
       const auto& v = runs[(size_t)r].variants;
       ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+s16") != std::string::npos, r >= 1 && neox) << preset << ": " << v.at("attn_decode");
+      EXPECT_EQ(v.at("attn_decode").find("+si") != std::string::npos, r >= 1 && neox) << preset << ": " << v.at("attn_decode");
     }
     std::remove(path.c_str());
   }
