@@ -130,6 +130,21 @@ row_32b() {  # limit_s: qwen3-32b q4_k_m pp512 + tg128 at the defaults (the file
   timeout "$1" "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
     --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+row_f16() {  # limit_s: qwen3-8b f16 pp512 at the defaults (the file deleted after)
+  synth qwen3-8b f16
+  timeout "$1" "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
+    --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+  rm -f "$f"
+}
+traces_at() {  # depths...: tg128 decode timelines of the gguf-synth file $f at each depth (trace-d<depth>.jsonl.gz)
+  local d
+  for d in "$@"; do
+    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" \
+      --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
+    gzip -f "$out/trace-d$d.jsonl"
+  done
+}
 tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of a gguf-synth file, deleted after
   local preset=$1 mix=$2; shift 2
   synth "$preset" "$mix"
@@ -951,19 +966,11 @@ PY
     gpu_info
     cuda_vs_cpu "" 4
     synth qwen3-8b q4_k_m
-    for d in 4096 16384; do
-      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" \
-        --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
-      gzip -f "$out/trace-d$d.jsonl"
-    done
+    traces_at 4096 16384
     rm -f "$f"
     row_32b 130
     rm -f "$f"
-    synth qwen3-8b f16
-    timeout 80 "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    row_f16 80
     ;;
   si24)
     # kernels.attn_softmax_interleave (the heads' online-softmax shuffle trees side by side):
@@ -974,7 +981,17 @@ PY
     kc 120 fused _si 20261603 6
     cuda_vs_cpu "SoftmaxInterleave" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave.toml
+    # (ran at 4adc9aa with the key off by default and an arm turning it on; since then the
+    # default is on and the arm turns it off)
+    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave-off.toml
+    rm -f "$f"
+    ;;
+  si24b)
+    # Confirmation of si24 on a second call (the same binary): base / interleaved at 8192 and
+    # 16384 keys (the group block, G = 4).
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 8192,16384 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave-off.toml
     rm -f "$f"
     ;;
   attnsrc24)
@@ -1017,22 +1034,14 @@ PY
     cuda_vs_cpu "" 4
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 5 150
-    for d in 4096 16384; do  # timelines at depth (the combine's share since the preload)
-      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" \
-        --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
-      gzip -f "$out/trace-d$d.jsonl"
-    done
+    traces_at 4096 16384  # timelines at depth (the combine's share since the preload)
     timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     rows_q4_0_q8_0
     row_32b 100
     rm -f "$f"
-    synth qwen3-8b f16
-    timeout 80 "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    row_f16 80
     ;;
   bulk23c)
     # Confirmation of bulk23 before the defaults change (a binary with both off by default): base vs

@@ -411,7 +411,7 @@ void add_fused_cases(Registry& r) {
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   };
-  for (const FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false}, FoldCfg{K::Neox, 32, 8, 17, true, false},
+  const FoldCfg folds[] = {FoldCfg{K::Neox, 32, 8, 1, true, false}, FoldCfg{K::Neox, 32, 8, 17, true, false},
                           FoldCfg{K::Neox, 32, 8, 128, true, false}, FoldCfg{K::Neox, 32, 8, 129, true, false},
                           FoldCfg{K::Neox, 32, 8, 4097, true, false}, FoldCfg{K::Neox, 32, 8, 16384, true, false},
                           FoldCfg{K::Normal, 32, 8, 4097, false, false}, FoldCfg{K::Normal, 32, 8, 33, true, true},
@@ -483,35 +483,15 @@ void add_fused_cases(Registry& r) {
                           FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, true, true},
                           FoldCfg{K::Neox, 32, 8, 60, true, false, 0, true, true, true, 96, false, true},
                           FoldCfg{K::Neox, 64, 8, 128, true, false, 0, true, true, true, 96, true, true},
-                          FoldCfg{K::Normal, 64, 8, 90, false, false, 0, true, true, true, 96, false, true}}) {
-    add_fold(c);
-  }
-  // The interleaved softmax trees (RopeFold::softmax_interleave) against the unfolded path: one
-  // split (1, 128 keys), a partial second tile (129, 4097), two and four tiles per warp (16384,
-  // 16513 at 66 splits, 30001), a window, YaRN, the head split and the pair form (their partial and
-  // full tiles), the one-split direct rows, and where no such form exists (Normal pairs; G = 8's
-  // group block) the same bytes from the plain form.
-  for (FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 32, 8, 128, true, false, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true},
-                    FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true},
-                    FoldCfg{K::Neox, 32, 8, 16384, true, false, 0, true, true, true},
-                    FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 32, 8, 30001, true, false, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 32, 8, 16384, true, false, 3000, true, true, true, 96},
-                    FoldCfg{K::Neox, 32, 8, 4097, false, true, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 32, 8, 17, true, false, 0, true, true, true, 96, true},
-                    FoldCfg{K::Neox, 32, 8, 255, true, false, 0, true, true, true, 96, true},
-                    FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, true},
-                    FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, 2},
-                    FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, 2},
-                    FoldCfg{K::Neox, 32, 8, 16513, true, false, 0, true, true, true, 96, 2},
-                    FoldCfg{K::Neox, 32, 8, 4097, true, false, 1000, true, true, true, 96, 2},
-                    FoldCfg{K::Neox, 32, 8, 128, true, false, 0, true, true, true, 96, true, true},
-                    FoldCfg{K::Neox, 32, 8, 60, true, false, 0, true, true, true, 96, false, true},
-                    FoldCfg{K::Normal, 32, 8, 16384, false, false, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 64, 8, 16384, true, false, 0, true, true, true, 96},
-                    FoldCfg{K::Neox, 64, 8, 4097, true, false, 0, true, true, true, 96, 2}}) {
+                          FoldCfg{K::Normal, 64, 8, 90, false, false, 0, true, true, true, 96, false, true}};
+  for (const FoldCfg& c : folds) add_fold(c);
+  // The interleaved softmax trees (RopeFold::softmax_interleave) against the unfolded path:
+  // every configuration above with K staged in every tile again with the switch (one split, partial
+  // and full second tiles, 2 and 4 tiles per warp, 66 splits, windows, YaRN, the head split and the
+  // pair form, the one-split direct rows); where no such form exists (Normal pairs, G = 8's group
+  // block) the same bytes from the plain form.
+  for (FoldCfg c : folds) {
+    if (!c.ks) continue;
     c.si = true;
     add_fold(c);
   }
