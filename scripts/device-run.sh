@@ -972,6 +972,21 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  first25)
+    # The next session's first call (written at 50887af, not run yet): the gates of the default
+    # flipped without a device run (kernels.attn_softmax_interleave): kernel-check fused (every
+    # attn_decode_rope case, 41 of them with the interleaved trees), the CUDA-vs-CPU tests at the
+    # defaults, then the qwen3-8b q4_k_m README decode rows at the defaults with the old order as an
+    # arm (0 / 4096 / 16384 keys) and pp512 / pp2048.
+    gpu_info
+    kc 200 fused attn_decode_rope 20261701 6
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave-off.toml
+    timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   si24)
     # kernels.attn_softmax_interleave (the heads' online-softmax shuffle trees side by side):
     # gates (kernel-check fused attn_decode_rope/*_si against the unfolded path's bytes,
