@@ -130,6 +130,14 @@ row_32b() {  # limit_s: qwen3-32b q4_k_m pp512 + tg128 at the defaults (the file
   timeout "$1" "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
     --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+q4km_rows() {  # limit_s [arms...]: qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys (with the arms) and pp512 / pp2048 at the defaults
+  local limit=$1; shift
+  synth qwen3-8b q4_k_m
+  tg_on 0,4096,16384 5 "$limit" "$@"
+  timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
+    --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+  rm -f "$f"
+}
 row_f16() {  # limit_s: qwen3-8b f16 pp512 at the defaults (the file deleted after)
   synth qwen3-8b f16
   timeout "$1" "$bin/pp-bench" -m "$f" -p 512 -n 0 -r 5 --set receipt.hash_model=false \
@@ -952,11 +960,7 @@ PY
     kc 60 attn no_combine 20261503 4
     kc 60 attn one_split_direct 20261504 4
     cuda_vs_cpu "NoCombine|HeadSplit" 8
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-attn-no-combine-off.toml
-    timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    q4km_rows 200 --arm configs/arm-base.toml --arm configs/arm-attn-no-combine-off.toml
     ;;
   rows24)
     # The twenty-fourth session's first call: the CUDA-vs-CPU tests at the defaults (the
@@ -981,11 +985,7 @@ PY
     gpu_info
     kc 200 fused attn_decode_rope 20261701 6
     cuda_vs_cpu "" 4
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 220 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave-off.toml
-    timeout 90 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -r 5 --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
+    q4km_rows 220 --arm configs/arm-base.toml --arm configs/arm-attn-softmax-interleave-off.toml
     ;;
   si24)
     # kernels.attn_softmax_interleave (the heads' online-softmax shuffle trees side by side):
