@@ -976,6 +976,19 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  nk25)
+    # kernels.attn_new_key_in_tile (the fold's new key scored in its tile by its lane): gates
+    # (kernel-check fused attn_decode_rope/*_nk against the unfolded path's bytes, CUDA-vs-CPU incl.
+    # AttnSoftmaxInterleaveSameBytes with the new key runs and AttnHeadSplitSameBytes's fixed
+    # check), then tg128 arms on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys: base / the new key in
+    # its tile / the KV cache as f16 (llama.cpp's cache type, the anchors' depth rows).
+    gpu_info
+    kc 150 fused _nk 20261801 6
+    cuda_vs_cpu "SoftmaxInterleave|HeadSplit" 6
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 330 --arm configs/arm-base.toml --arm configs/arm-attn-new-key-in-tile.toml --arm configs/arm-kv-f16.toml
+    rm -f "$f"
+    ;;
   first25)
     # The next session's first call (written at 50887af, not run yet): the gates of the default
     # flipped without a device run (kernels.attn_softmax_interleave): kernel-check fused (every

@@ -260,12 +260,19 @@ __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::
 // kernel is bound by each warp's dependent latency (16 warps per SM at 128 registers), not by
 // issue: 8% fewer instructions in the tile copies changed nothing (bench/notes/attn-stage16.md).
 // The same operations per head in the same order: the same bits.
+// NK (AttnParams::RopeFold::new_key_in_tile, with SI): the fold's new key is scored in its tile by
+// its own lane, like every other key, from the K tile's slot for pos overwritten with the new key's
+// q8_0 slice (knew) once the tile's copies have landed, instead of by the whole warp pw in a
+// separate score_key_q8i before its tiles (~240 instructions at G = 4 on that warp's chain, in the
+// block that also prepares the new key: likely the slowest block of the row). The same function
+// on the same bytes: the same bits.
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
-          bool KS = false, bool SI = false>
+          bool KS = false, bool SI = false, bool NK = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
   static_assert(!SI || KS, "the interleaved softmax trees: in the staged form");
+  static_assert(!NK || SI, "the new key scored in its tile: in the interleaved staged form");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -394,7 +401,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       // Head split: every block of the group scores the new key; the group's first writes it.
       const int pw = ((pos - b) / 32) % kWarps;
       const bool writer = h0 % a.group == 0;
-      if (warp == pw) {
+      if (!NK && warp == pw) {
         float dn[G];
 #pragma unroll
         for (int g = 0; g < G; ++g) dn[g] = 0.0f;
@@ -456,8 +463,16 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         __syncwarp();
       }
     }
+    if constexpr (NK) {
+      if (pos >= base && pos < base + 32 && pos < e) {  // warp-uniform: the new key's slot takes knew
+        static_assert(kKs % 8 == 0, "the key slice as 8-byte words");
+        if (lane < kKs / 8)
+          reinterpret_cast<uint2*>(&kt[warp][pos - base][0])[lane] = reinterpret_cast<const uint2*>(knew)[lane];
+        __syncwarp();
+      }
+    }
     if constexpr (KP == KP_Q8I) {
-      if (RF && j == pos) {  // the fold's new key (last split only): scored from its shared copy
+      if (RF && !NK && j == pos) {  // the fold's new key (last split only): scored from its shared copy
 #pragma unroll
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
       } else if (valid) {
@@ -673,6 +688,11 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
     if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
       const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
       if (softmax_interleave_applies(a)) {
+        if (a.rf.new_key_in_tile) {
+          if (a.rf.head_split == 2)
+            return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true, true>, gh, block, 0, s, b);
+          return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true, true>, gh, block, 0, s, b);
+        }
         if (a.rf.head_split == 2)
           return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
         return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
@@ -692,8 +712,11 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
-            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a))
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a)) {
+              if (a.rf.new_key_in_tile)
+                return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true, true>, grid, block, 0, s, b);
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true>, grid, block, 0, s, b);
+            }
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k)
@@ -826,6 +849,10 @@ bool attn_decode_softmax_interleave(const AttnParams& p) {
     return false;
   if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no staged form
   return softmax_interleave_applies(attn::make_args(p));
+}
+
+bool attn_decode_new_key_in_tile(const AttnParams& p) {
+  return p.rope.new_key_in_tile && attn_decode_softmax_interleave(p);
 }
 
 bool attn_decode_v_stage(const AttnParams& p) {
