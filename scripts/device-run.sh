@@ -976,6 +976,21 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  wp25)
+    # kernels.attn_warp_prologue (each warp its own q prologue, no block barrier before the merge):
+    # gates (kernel-check fused attn_decode_rope/*_wp against the unfolded path's bytes,
+    # CUDA-vs-CPU at the new defaults incl. AttnSoftmaxInterleaveSameBytes's warp-prologue runs),
+    # tg128 arms on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys: base (kernels.attn_new_key_in_tile
+    # now on) / the new key's old pass (confirming nk25 on a second call) / each warp's own
+    # prologue, pp512 / pp2048; then the README rows of q4_0 / q8_0 / qwen3-32b at the defaults.
+    gpu_info
+    kc 100 fused _wp 20261802 6
+    cuda_vs_cpu "SoftmaxInterleave" 6
+    q4km_rows 200 --arm configs/arm-base.toml --arm configs/arm-attn-new-key-in-tile-off.toml --arm configs/arm-attn-warp-prologue.toml
+    rows_q4_0_q8_0
+    row_32b 150
+    rm -f "$f"
+    ;;
   nk25)
     # kernels.attn_new_key_in_tile (the fold's new key scored in its tile by its lane): gates
     # (kernel-check fused attn_decode_rope/*_nk against the unfolded path's bytes, CUDA-vs-CPU incl.
