@@ -976,32 +976,25 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
-  wp25)
-    # kernels.attn_warp_prologue (each warp its own q prologue, no block barrier before the merge):
-    # gates (kernel-check fused attn_decode_rope/*_wp against the unfolded path's bytes,
-    # CUDA-vs-CPU at the new defaults incl. AttnSoftmaxInterleaveSameBytes's warp-prologue runs),
-    # tg128 arms on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys: base (kernels.attn_new_key_in_tile
-    # now on) / the new key's old pass (confirming nk25 on a second call) / each warp's own
-    # prologue, pp512 / pp2048; then the README rows of q4_0 / q8_0 / qwen3-32b at the defaults.
+  rev25)
+    # Levers kept on ratios inside the first arm's handicap (aa25: a later arm runs ~0.3-0.7%
+    # faster than the first with the same configuration), re-measured with the lever in the first
+    # arm (the defaults) and its off form as a later arm, beside an A/A copy of the base:
+    # norm/quantize bulk loads (kept on 1.010x / 1.004x), the Q4_K GLU's cap fallback (1.005x on
+    # qwen3-8b), no combine launch at depth 0 (1.020x). qwen3-8b q4_k_m tg128 at depth 0.
     gpu_info
-    kc 100 fused _wp 20261802 6
-    cuda_vs_cpu "SoftmaxInterleave" 6
-    q4km_rows 200 --arm configs/arm-base.toml --arm configs/arm-attn-new-key-in-tile-off.toml --arm configs/arm-attn-warp-prologue.toml
-    rows_q4_0_q8_0
-    row_32b 150
+    synth qwen3-8b q4_k_m
+    tg_on 0 7 200 --arm configs/arm-base.toml --arm configs/arm-base-b.toml --arm configs/arm-small-bulk-off.toml \
+      --arm configs/arm-mmvs-cap-fallback-off.toml --arm configs/arm-attn-no-combine-off.toml
     rm -f "$f"
     ;;
-  nk25)
-    # kernels.attn_new_key_in_tile (the fold's new key scored in its tile by its lane): gates
-    # (kernel-check fused attn_decode_rope/*_nk against the unfolded path's bytes, CUDA-vs-CPU incl.
-    # AttnSoftmaxInterleaveSameBytes with the new key runs and AttnHeadSplitSameBytes's fixed
-    # check), then tg128 arms on qwen3-8b q4_k_m at 0 / 4096 / 16384 keys: base / the new key in
-    # its tile / the KV cache as f16 (llama.cpp's cache type, the anchors' depth rows).
+  aa25)
+    # A/A: three identical arms (the base configuration) on qwen3-8b q4_k_m tg128 at 0 / 4096 /
+    # 16384 keys: what an arm's position in the interleaved rotation does by itself (nk25 and wp25
+    # both had their second arm ~1% faster at depth 0, whichever configuration it held).
     gpu_info
-    kc 150 fused _nk 20261801 6
-    cuda_vs_cpu "SoftmaxInterleave|HeadSplit" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 330 --arm configs/arm-base.toml --arm configs/arm-attn-new-key-in-tile.toml --arm configs/arm-kv-f16.toml
+    tg_on 0,4096,16384 5 300 --arm configs/arm-base.toml --arm configs/arm-base-b.toml --arm configs/arm-base-c.toml
     rm -f "$f"
     ;;
   first25)

@@ -238,8 +238,6 @@ struct FoldCfg {
   int hs = 0;           // AttnParams::RopeFold::head_split (the folded side only): query heads per block
   bool direct = false;  // AttnParams::one_split_direct (the folded side only)
   bool si = false;      // AttnParams::RopeFold::softmax_interleave (the folded side only)
-  bool nk = false;      // AttnParams::RopeFold::new_key_in_tile (the folded side only)
-  bool wp = false;      // AttnParams::RopeFold::warp_prologue (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -325,8 +323,6 @@ class AttnRopeFoldCase : public Case {
     p.rope.stage_k = c_.ks;
     p.rope.head_split = c_.hs;
     p.rope.softmax_interleave = c_.si;
-    p.rope.new_key_in_tile = c_.nk;
-    p.rope.warp_prologue = c_.wp;
     p.one_split_direct = c_.direct;
     return p;
   }
@@ -410,7 +406,7 @@ void add_fused_cases(Registry& r) {
   const auto add_fold = [&r](const FoldCfg& c) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.nk ? "_nk" : "", c.wp ? "_wp" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
@@ -494,17 +490,9 @@ void add_fused_cases(Registry& r) {
   // and full second tiles, 2 and 4 tiles per warp, 66 splits, windows, YaRN, the head split and the
   // pair form, the one-split direct rows); where no such form exists (Normal pairs, G = 8's group
   // block) the same bytes from the plain form.
-  // And the new key scored in its tile (RopeFold::new_key_in_tile, with the interleaved trees):
-  // the same configurations, the new key in a first, second, partial or full tile, in the last of
-  // 66 splits, in every block of the head split; then with each warp's own prologue
-  // (RopeFold::warp_prologue) as well.
   for (FoldCfg c : folds) {
     if (!c.ks) continue;
     c.si = true;
-    add_fold(c);
-    c.nk = true;
-    add_fold(c);
-    c.wp = true;
     add_fold(c);
   }
 }

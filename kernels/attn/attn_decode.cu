@@ -260,27 +260,12 @@ __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::
 // kernel is bound by each warp's dependent latency (16 warps per SM at 128 registers), not by
 // issue: 8% fewer instructions in the tile copies changed nothing (bench/notes/attn-stage16.md).
 // The same operations per head in the same order: the same bits.
-// NK (AttnParams::RopeFold::new_key_in_tile, with SI): the fold's new key is scored in its tile by
-// its own lane, like every other key, from the K tile's slot for pos overwritten with the new key's
-// q8_0 slice (knew) once the tile's copies have landed, instead of by the whole warp pw in a
-// separate score_key_q8i before its tiles (~240 instructions at G = 4 on that warp's chain, in the
-// block that also prepares the new key: likely the slowest block of the row). The same function
-// on the same bytes: the same bits.
-// WP (AttnParams::RopeFold::warp_prologue, with NK): no block barrier before the merge. Every warp
-// prepares all G query heads itself (load, head norm, RoPE, int8 quantization with the G x 4
-// blocks' max trees side by side) into its own QInt8, and in the last split every warp quantizes
-// all 4 blocks of the new K and V heads into its own copies (the writer warps and the warp of pos
-// read only their own): the block's two barriers of the q prologue (qf across warps, then qi) go,
-// the redundant work takes issue slots the latency-bound kernel leaves idle. The same values from
-// the same expressions: the same bits.
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
-          bool KS = false, bool SI = false, bool NK = false, bool WP = false>
+          bool KS = false, bool SI = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
   static_assert(!SI || KS, "the interleaved softmax trees: in the staged form");
-  static_assert(!NK || SI, "the new key scored in its tile: in the interleaved staged form");
-  static_assert(!WP || NK, "the warp-private prologue: with the new key scored in its tile");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -292,10 +277,6 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   __shared__ __align__(16) uint8_t knew[RF ? D / 32 * 34 : 16];
   __shared__ __align__(16) uint8_t vnew[RF ? kVsSlice : 16];
   __shared__ float dnew[RF ? G : 1];
-  // WP: each warp's own query quantization and new K / V slices.
-  __shared__ QInt8<D, WP ? G : 1> qiw[WP ? kWarps : 1];
-  __shared__ __align__(16) uint8_t knew_w[WP ? kWarps : 1][WP ? D / 32 * 34 : 16];
-  __shared__ __align__(16) uint8_t vnew_w[WP ? kWarps : 1][WP ? kVsSlice : 16];
   // PV: each warp's tile probabilities as f16 (heads x keys; rows past G stay 0), and its C fragments.
   __shared__ __align__(16) __half ph[PV ? kWarps : 1][8][40];
   [[maybe_unused]] float cacc[PV ? 8 : 1][4] = {};
@@ -342,63 +323,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   }
   pdl_wait();
   const float* qrow = a.q + (int64_t)i * a.ld_q + (int64_t)h0 * D;
-  // The query quantization and the new key / value slices this warp reads (WP: its own).
-  auto* qsel = &qi;
-  const uint8_t* kn = knew;
-  const uint8_t* vn = vnew;
-  if constexpr (WP) {
-    qsel = &qiw[warp];
-    kn = knew_w[warp];
-    vn = vnew_w[warp];
-    // As the block form below, per warp: the new K and V heads' loads with the query heads',
-    // element lane + 32 t of every head in lane's register t (q8 block t).
-    float kraw[N], vraw[N];
-    if (last) {
-#pragma unroll
-      for (int t = 0; t < N; ++t) {
-        kraw[t] = a.rf.k_src[(int64_t)hk * D + lane + 32 * t];
-        vraw[t] = a.rf.v_src[(int64_t)hk * D + lane + 32 * t];
-      }
-    }
-    float o[G][N];
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      float v[N];
-#pragma unroll
-      for (int t = 0; t < N; ++t) v[t] = qrow[g * D + lane + 32 * t];
-      norm_rope_head<NEOX, N>(v, a.rf.q_norm != nullptr, wq, D, a.rf.eps, cs, sn, lane, o[g]);
-    }
-    if (last) {  // block-uniform
-      float ok[N];
-      norm_rope_head<NEOX, N>(kraw, a.rf.k_norm != nullptr, wk, D, a.rf.eps, cs, sn, lane, ok);
-#pragma unroll
-      for (int t = 0; t < N; ++t) {
-        kvq::quantize_block(a.type_k, ok[t], lane, knew_w[warp] + t * 34);
-        kvq::quantize_block(a.type_v, vraw[t], lane, vnew_w[warp] + t * (kVsSlice / N));
-      }
-    }
-    float am[G][N];
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-      for (int t = 0; t < N; ++t) am[g][t] = fabsf(o[g][t]);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-#pragma unroll
-      for (int g = 0; g < G; ++g)
-#pragma unroll
-        for (int t = 0; t < N; ++t) am[g][t] = fmaxf(am[g][t], __shfl_xor_sync(0xffffffffu, am[g][t], off));
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-      for (int t = 0; t < N; ++t) {
-        const float d = am[g][t] / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
-        const int qv = __float2int_rn(o[g][t] * id);
-        reinterpret_cast<int8_t*>(qiw[warp].q[g])[t * 32 + lane] = (int8_t)qv;
-        if (lane == 0) qiw[warp].d[g][t] = d;
-      }
-    __syncwarp();
-  } else if constexpr (KP == KP_Q8I) {
+  if constexpr (KP == KP_Q8I) {
     // One warp per 32-element block of the G heads: d = amax / 127, q = rn(x * (1 / d)). A warp's
     // blocks are all copied to shared memory before the first is quantized: one global round trip
     // instead of one per block (the loop had kept each load behind the previous block's
@@ -459,7 +384,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   } else {
     for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
   }
-  if constexpr (!WP) __syncthreads();
+  __syncthreads();
   if constexpr (RF) {
     if (last) {  // block-uniform
       // The warp whose tiles hold pos scores the new key from the shared copy (score_key_q8i on
@@ -469,7 +394,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       // Head split: every block of the group scores the new key; the group's first writes it.
       const int pw = ((pos - b) / 32) % kWarps;
       const bool writer = h0 % a.group == 0;
-      if (!NK && warp == pw) {
+      if (warp == pw) {
         float dn[G];
 #pragma unroll
         for (int g = 0; g < G; ++g) dn[g] = 0.0f;
@@ -481,11 +406,11 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       } else if (writer && warp == (pw + 1) % kWarps) {
         uint16_t* kd = reinterpret_cast<uint16_t*>(const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes +
                                                    (int64_t)hk * (D / 32) * 34);
-        for (int c = lane; c < D / 32 * 17; c += 32) kd[c] = reinterpret_cast<const uint16_t*>(kn)[c];
+        for (int c = lane; c < D / 32 * 17; c += 32) kd[c] = reinterpret_cast<const uint16_t*>(knew)[c];
       } else if (writer && warp == (pw + 2) % kWarps) {
         uint32_t* vd = reinterpret_cast<uint32_t*>(const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes +
                                                    (int64_t)hk * kVsSlice);
-        if (lane < kVsSlice / 4) vd[lane] = reinterpret_cast<const uint32_t*>(vn)[lane];
+        if (lane < kVsSlice / 4) vd[lane] = reinterpret_cast<const uint32_t*>(vnew)[lane];
       }
     }
   }
@@ -531,21 +456,13 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         __syncwarp();
       }
     }
-    if constexpr (NK) {
-      if (pos >= base && pos < base + 32 && pos < e) {  // warp-uniform: the new key's slot takes knew
-        static_assert(kKs % 8 == 0, "the key slice as 8-byte words");
-        if (lane < kKs / 8)
-          reinterpret_cast<uint2*>(&kt[warp][pos - base][0])[lane] = reinterpret_cast<const uint2*>(kn)[lane];
-        __syncwarp();
-      }
-    }
     if constexpr (KP == KP_Q8I) {
-      if (RF && !NK && j == pos) {  // the fold's new key (last split only): scored from its shared copy
+      if (RF && j == pos) {  // the fold's new key (last split only): scored from its shared copy
 #pragma unroll
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
       } else if (valid) {
         if (first_pre || ks)
-          score_key_q8i<D, G, true>(&kt[warp][lane][0], 0, *qsel, dot);  // the same words from shared memory
+          score_key_q8i<D, G, true>(&kt[warp][lane][0], 0, qi, dot);  // the same words from shared memory
         else
           score_key_q8i<D, G>(a.k + (int64_t)j * a.k_row_bytes, hk, qi, dot);
       }
@@ -616,7 +533,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       if constexpr (RF) {
         if (pos >= base && pos < base + nk) {  // warp-uniform: the fold's new value replaces the copy
           if (lane < kVsSlice / 4)
-            reinterpret_cast<uint32_t*>(&vt[warp][pos - base][0])[lane] = reinterpret_cast<const uint32_t*>(vn)[lane];
+            reinterpret_cast<uint32_t*>(&vt[warp][pos - base][0])[lane] = reinterpret_cast<const uint32_t*>(vnew)[lane];
           __syncwarp();
         }
       }
@@ -756,16 +673,6 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
     if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
       const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
       if (softmax_interleave_applies(a)) {
-        if (a.rf.new_key_in_tile && a.rf.warp_prologue) {
-          if (a.rf.head_split == 2)
-            return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true, true, true>, gh, block, 0, s, b);
-          return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true, true, true>, gh, block, 0, s, b);
-        }
-        if (a.rf.new_key_in_tile) {
-          if (a.rf.head_split == 2)
-            return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true, true>, gh, block, 0, s, b);
-          return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true, true>, gh, block, 0, s, b);
-        }
         if (a.rf.head_split == 2)
           return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
         return launch_kernel(attn_decode_gqa_kernel<D, 1, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
@@ -785,13 +692,8 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
-            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a)) {
-              if (a.rf.new_key_in_tile && a.rf.warp_prologue)
-                return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true, true, true>, grid, block, 0, s, b);
-              if (a.rf.new_key_in_tile)
-                return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true, true>, grid, block, 0, s, b);
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a))
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true>, grid, block, 0, s, b);
-            }
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k)
@@ -925,12 +827,6 @@ bool attn_decode_softmax_interleave(const AttnParams& p) {
   if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no staged form
   return softmax_interleave_applies(attn::make_args(p));
 }
-
-bool attn_decode_new_key_in_tile(const AttnParams& p) {
-  return p.rope.new_key_in_tile && attn_decode_softmax_interleave(p);
-}
-
-bool attn_decode_warp_prologue(const AttnParams& p) { return p.rope.warp_prologue && attn_decode_new_key_in_tile(p); }
 
 bool attn_decode_v_stage(const AttnParams& p) {
   if (!attn::valid(p)) return false;

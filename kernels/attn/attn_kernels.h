@@ -121,16 +121,6 @@ struct AttnParams {
     // trees side by side (the maxima, then the sums) instead of head after head; the same bits
     // (kernel-check fused attn_decode_rope/*_si).
     bool softmax_interleave = false;
-    // With softmax_interleave taken: the new key (row pos) is scored in its tile by its own lane
-    // from the tile's K slot overwritten with the kernel's quantized copy, instead of by one warp
-    // in a separate pass before its tiles; the same function on the same bytes: the same bits
-    // (kernel-check fused attn_decode_rope/*_nk).
-    bool new_key_in_tile = false;
-    // With new_key_in_tile taken: every warp prepares all of the block's query heads and, in the
-    // last split, all blocks of the new K and V heads into its own shared-memory copies; no block
-    // barrier before the merge. The same values: the same bits (kernel-check fused
-    // attn_decode_rope/*_wp).
-    bool warp_prologue = false;
     // With prefetch and stage_k taken (4 or 8 query heads per kv head), head_split 1 or 2: blocks
     // of that many query heads instead of one block per kv head (grid n_splits x n_head /
     // head_split), each block computing its heads' share of the group's work: their q prologue,
@@ -170,10 +160,6 @@ bool attn_decode_head_split(const AttnParams& p);
 // Whether launch_attn_decode(p) takes p.rope.softmax_interleave (the fold's staged form with NeoX
 // pairs).
 bool attn_decode_softmax_interleave(const AttnParams& p);
-// Whether launch_attn_decode(p) takes p.rope.new_key_in_tile (where the interleaved form is taken).
-bool attn_decode_new_key_in_tile(const AttnParams& p);
-// Whether launch_attn_decode(p) takes p.rope.warp_prologue (where new_key_in_tile is taken).
-bool attn_decode_warp_prologue(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).

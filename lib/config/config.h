@@ -100,8 +100,6 @@ struct KernelsSection {
   bool attn_fold_k_stage = true;    // with attn_fold_prefetch: every later tile's K staged in shared memory
   bool attn_fold_prefetch = true;   // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
   bool attn_softmax_interleave = true;   // with attn_fold_k_stage: the heads' softmax shuffle trees side by side
-  bool attn_new_key_in_tile = true;      // with attn_softmax_interleave: the fold's new key scored in its tile by its lane
-  bool attn_warp_prologue = false;       // with attn_new_key_in_tile: each warp its own q prologue, no block barrier before the merge
   bool attn_combine_preload = true;   // decode attention combine: the first 96 splits' values requested at once
   int attn_max_splits = 96;          // decode attention: the most key splits per row (attn_decode_splits)
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys
