@@ -112,9 +112,11 @@ synth() {  # preset mix: a gguf-synth file in $synth_dir, its path in $f (delete
   f="$synth_dir/$1-$2.gguf"
   timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
 }
-tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the gguf-synth file $f (kept)
+tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the gguf-synth file $f (kept); with arms, an A/A copy of the first (bench.aa_copy)
   local depths=$1 reps=$2 limit=$3; shift 3
-  timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" --set receipt.hash_model=false \
+  local aa=()
+  [[ " $* " == *" --arm "* ]] && aa=(--set bench.aa_copy=true)
+  timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" "${aa[@]}" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
 rows_q4_0_q8_0() {  # the README rows of qwen3-8b q4_0 and q8_0 at the defaults: pp512 + tg128

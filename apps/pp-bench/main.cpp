@@ -91,6 +91,7 @@ struct ArmRun {
   std::mt19937 rng{1234};
   std::uniform_int_distribution<int32_t> tok;
   std::vector<double> dev_us;  // device time per replayed decode step (Backend::last_step_device_us)
+  bool aa_copy = false;        // bench.aa_copy: the second copy of the group's first arm
 
   backend::View logits_view() const { return logits.view(1, model->hparams().n_vocab); }
   // Fill the cache to the row's depth (untimed, in ubatches of 512).
@@ -162,9 +163,12 @@ int main(int argc, char** argv) {
       // repetitions of a row then rotate over the arms, so a drift over the run's minutes falls
       // on every arm alike), else one arm after another (each loaded, measured, released).
       std::vector<std::vector<size_t>> groups;
+      MEMRA_CHECK(!ctx.cfg.bench.aa_copy || ctx.cfg.bench.interleave,
+                  "bench.aa_copy needs bench.interleave (the copy is measured in the arms' rotation)");
       if (ctx.cfg.bench.interleave) {
         groups.emplace_back();
         for (size_t a = 0; a < arm_files.size(); ++a) groups.back().push_back(a);
+        if (ctx.cfg.bench.aa_copy) groups.back().push_back(0);  // the A/A copy of the first arm, loaded last
       } else {
         for (size_t a = 0; a < arm_files.size(); ++a) groups.push_back({a});
       }
@@ -196,6 +200,8 @@ int main(int argc, char** argv) {
           r->model = model::load_model(r->file, *r->be);
           runs.push_back(std::move(r));
         }
+        const bool has_aa = ctx.cfg.bench.aa_copy && runs.size() >= 2;
+        if (has_aa) runs.back()->aa_copy = true;
         for (auto& rp : runs) {
           ArmRun& ar = *rp;
           const auto& hp = ar.model->hparams();
@@ -321,6 +327,11 @@ int main(int argc, char** argv) {
               m["first_arm"] = runs[0]->arm;
               ratio_col = fmt::format("{:.3f}x", st.median / r0);
             }
+            if (has_aa) {  // the A/A copy is the group's last arm
+              const double r0 = summarize(samples[0]).median, rc = summarize(samples[n_arms - 1]).median;
+              m["aa_ratio"] = rc / r0;
+              if (a > 0 && a + 1 < n_arms) m["ratio_to_aa_copy"] = st.median / rc;
+            }
             m["repetitions"] = cfg.bench.repetitions;
             m["warmup"] = cfg.bench.warmup;
             if (!trace_json.is_null()) m["trace"] = trace_json;
@@ -359,10 +370,12 @@ int main(int argc, char** argv) {
             rec.results()["variants"] = be->variants();
             rec.results()["decode_graph"] = be->decode_graph();
             rec.results()["arm"] = arm;
+            if (has_aa) rec.results()["aa_copy"] = ar.aa_copy;
             rec.set_status("ok");
             if (ctx.write_receipt) rec.append_to(ctx.receipt_path);
             std::printf("| %s | %s | %s | %s | %.2f | %.2f..%.2f (sd %.2f) | %s | %s | %s | %s | %s |\n", path.c_str(),
-                        arm.empty() ? "base" : arm.c_str(), chosen.c_str(), row.name.c_str(), st.median, st.min, st.max,
+                        (std::string(arm.empty() ? "base" : arm) + (ar.aa_copy ? " (A/A copy)" : "")).c_str(), chosen.c_str(),
+                        row.name.c_str(), st.median, st.min, st.max,
                         st.stddev, bytes_col.c_str(), floor_col.c_str(), tflops_col.c_str(), peak_col.c_str(),
                         ratio_col.c_str());
             std::fflush(stdout);

@@ -125,6 +125,7 @@ struct BenchSection {
   int repetitions = 5;
   int warmup = 1;
   bool interleave = true;  // pp-bench --arm: every arm resident, repetitions rotate over the arms
+  bool aa_copy = false;    // pp-bench with interleave: a second copy of the first arm joins the rotation
 };
 
 struct SweepSection {

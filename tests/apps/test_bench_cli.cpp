@@ -1,6 +1,8 @@
 // pp-bench --arm on the CPU backend with a tiny synth model: the receipts per row and arm, the
 // arms' configurations, bench.interleave (repetitions rotating over resident arms) and its guard
 // against an arm that changes the shared rows.
+#include <map>
+
 #include "run_util.h"
 
 namespace memra::apptest {
@@ -66,6 +68,52 @@ TEST(PpBenchArms, InterleavedArmsGiveOneReceiptPerRowAndArm) {
         }
       }
   }
+}
+
+// bench.aa_copy: a second copy of the first arm joins the rotation, loaded last; its receipts carry
+// the first arm's configuration and results.aa_copy, every receipt of a row the copy's median over
+// the first arm's (metrics.aa_ratio), the other arms' receipts their median over the copy's.
+TEST(PpBenchArms, AaCopyJoinsTheRotation) {
+  MEMRA_APPS_REQUIRE_SHARED();
+  const std::string a = write_arm("arm_aa_a.toml", "[kernels]\nfuse = true\n");
+  const std::string b = write_arm("arm_aa_b.toml", "[kernels]\nfuse = false\n");
+  auto res = run_tool(MEMRA_PP_BENCH, bench_args({a, b}, {"--set", "bench.aa_copy=true"}));
+  ASSERT_EQ(res.code, 0) << res.describe();
+  ASSERT_EQ(res.receipts.size(), 6u) << "2 rows x (2 arms + the copy)";
+  EXPECT_NE(res.out.find("(A/A copy)"), std::string::npos) << res.out;
+  std::map<std::string, double> first, copy;  // row -> median
+  for (const auto& r : res.receipts) {
+    const auto& m = r["metrics"];
+    EXPECT_EQ(m["interleaved_arms"].get<int>(), 3);
+    ASSERT_TRUE(r["results"].contains("aa_copy"));
+    const bool is_copy = r["results"]["aa_copy"].get<bool>();
+    const std::string row = m["row"];
+    if (is_copy) {
+      EXPECT_EQ(r["results"]["arm"], a) << "the copy is of the first arm";
+      EXPECT_TRUE(r["config"]["kernels"]["fuse"].get<bool>()) << "the copy carries the first arm's configuration";
+      EXPECT_FALSE(copy.count(row));
+      copy[row] = m["tok_s_median"].get<double>();
+    } else if (r["results"]["arm"] == a) {
+      first[row] = m["tok_s_median"].get<double>();
+    }
+  }
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(copy.size(), 2u);
+  for (const auto& r : res.receipts) {
+    const auto& m = r["metrics"];
+    const std::string row = m["row"];
+    ASSERT_TRUE(m.contains("aa_ratio"));
+    EXPECT_DOUBLE_EQ(m["aa_ratio"].get<double>(), copy[row] / first[row]);
+    const bool other = r["results"]["arm"] == b;
+    EXPECT_EQ(m.contains("ratio_to_aa_copy"), other);
+    if (other) {
+      EXPECT_DOUBLE_EQ(m["ratio_to_aa_copy"].get<double>(), m["tok_s_median"].get<double>() / copy[row]);
+    }
+  }
+  // Arms run one after another have no rotation to put a copy in: a clear error.
+  auto seq = run_tool(MEMRA_PP_BENCH, bench_args({a, b}, {"--set", "bench.aa_copy=true", "--set", "bench.interleave=false"}));
+  EXPECT_NE(seq.code, 0) << seq.describe();
+  EXPECT_NE(seq.err.find("bench.aa_copy"), std::string::npos) << seq.err;
 }
 
 TEST(PpBenchArms, ArmChangingTheRowsIsAnErrorWhenInterleaved) {
