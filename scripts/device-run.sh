@@ -978,6 +978,24 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  first26)
+    # The next session's first call (written at the end of the twenty-fifth, not run yet): gates at
+    # the defaults (kernel-check fused, the CUDA-vs-CPU tests), then where an f16 KV cache's decode
+    # step goes (llama.cpp's cache type: 0.82x / 0.79x / 0.65x of our q8_0 / q5_1 default at 0 /
+    # 4096 / 16384 keys, nk25): timelines at 0 and 16384 keys with kv.type_k = kv.type_v = f16,
+    # for the f16-cache attention build (bench/notes/attn-new-key.md).
+    gpu_info
+    kc 200 fused attn_decode_rope 20261901 6
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    for d in 0 16384; do
+      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --set kv.type_k=f16 --set kv.type_v=f16 \
+        --trace "$out/trace-f16kv-d$d.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
+      gzip -f "$out/trace-f16kv-d$d.jsonl"
+    done
+    rm -f "$f"
+    ;;
   rev25)
     # Levers kept on ratios inside the first arm's handicap (aa25: a later arm runs ~0.3-0.7%
     # faster than the first with the same configuration), re-measured with the lever in the first
