@@ -146,13 +146,15 @@ row_f16() {  # limit_s: qwen3-8b f16 pp512 at the defaults (the file deleted aft
     --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
   rm -f "$f"
 }
-traces_at() {  # depths...: tg128 decode timelines of the gguf-synth file $f at each depth (trace-d<depth>.jsonl.gz)
-  local d
-  for d in "$@"; do
+traces_at() {  # depths... [-- tag pp-bench args...]: tg128 decode timelines of the gguf-synth file $f at each depth (trace[-tag]-d<depth>.jsonl.gz)
+  local depths=() d tag=""
+  while (($#)) && [[ $1 != -- ]]; do depths+=("$1"); shift; done
+  if (($#)); then shift; tag="-$1"; shift; fi
+  for d in "${depths[@]}"; do
     timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --trace "$out/trace-d$d.jsonl" \
+      --set kernels.prefill_f16_weights=false "$@" --trace "$out/trace$tag-d$d.jsonl" \
       --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
-    gzip -f "$out/trace-d$d.jsonl"
+    gzip -f "$out/trace$tag-d$d.jsonl"
   done
 }
 tg() {  # preset mix depths reps limit_s [pp-bench args: arms...]: tg128 rows of a gguf-synth file, deleted after
@@ -988,12 +990,7 @@ PY
     kc 200 fused attn_decode_rope 20261901 6
     cuda_vs_cpu "" 4
     synth qwen3-8b q4_k_m
-    for d in 0 16384; do
-      timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --set kv.type_k=f16 --set kv.type_v=f16 \
-        --trace "$out/trace-f16kv-d$d.jsonl" --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
-      gzip -f "$out/trace-f16kv-d$d.jsonl"
-    done
+    traces_at 0 16384 -- f16kv --set kv.type_k=f16 --set kv.type_v=f16
     rm -f "$f"
     ;;
   rev25)
