@@ -980,6 +980,22 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  f16mma26)
+    # The f16-cache tensor-core decode attention (kernels.attn_f16_mma, built in the twenty-sixth
+    # session): its gates (kernel-check attn_decode_f16mma/* against the naive twin, decode ==
+    # verify) and every other decode attention case after the merge's refactor, kernel times at
+    # 16384 keys beside the old f16 form and the q8_0 / q5_1 forms, the CUDA-vs-CPU tests, then
+    # tg128 with an f16 cache at 0 / 4096 / 16384 keys, the form on (base) and off, beside an A/A copy.
+    gpu_info
+    kc 200 attn attn_decode 20261903 12
+    timeout 100 "$bin/kernel-check" --section attn --perf --seed 20261904 --filter "n1@16383" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-f16-mma-off.toml
+    rm -f "$f"
+    ;;
   first26)
     # The next session's first call (written at the end of the twenty-fifth, not run yet): gates at
     # the defaults (kernel-check fused, the CUDA-vs-CPU tests), then where an f16 KV cache's decode

@@ -50,6 +50,7 @@ struct AttnCfg {
   bool pv = false;   // decode: AttnParams::pv_mma (P and V rounded to f16, f32 sums; with q8i)
   int max_splits = 64;  // decode: attn_decode_splits' cap (kernels.attn_max_splits)
   int extra_ctx = 0;    // cache rows past the last row's position + 3 (decode: more splits for short rows)
+  bool f16mma = false;  // decode: AttnParams::f16_mma (f16 K/V: q and P rounded to f16, f32 sums)
 };
 
 class AttnCase : public Case {
@@ -114,6 +115,7 @@ class AttnCase : public Case {
     p.q8_scores = c_.q8i;
     p.pv_mma = c_.pv;
     if (c_.pv) p.v_stage = true;
+    p.f16_mma = c_.f16mma;
     return p;
   }
   cudaError_t launch(Env& env) override {
@@ -129,8 +131,9 @@ class AttnCase : public Case {
     const int D = c_.head_dim, G = c_.n_head / c_.n_head_kv;
     const float scale = 1.0f / std::sqrt((float)D);
     const bool h16 = c_.kern == Kern::Mma || c_.kern == Kern::Staged;  // the naive twin rounds what the kernel rounds
-    auto rn = [h16](float x) { return h16 ? to_f16(x) : x; };
-    auto rnv = [h16, this](float x) { return h16 || c_.pv ? to_f16(x) : x; };  // P and V (pv: only those)
+    // f16mma: q (the cache is f16) and P rounded, as the tensor-core decode form computes.
+    auto rn = [h16, this](float x) { return h16 || c_.f16mma ? to_f16(x) : x; };
+    auto rnv = [h16, this](float x) { return h16 || c_.pv || c_.f16mma ? to_f16(x) : x; };  // P and V (pv: only those)
     ref_.assign((size_t)c_.n_tokens * q_width_, 0.0);
     naive_.assign(ref_.size(), 0.0f);
     // One (row, head) per work item, on all cores: every item writes only its own outputs.
@@ -221,11 +224,15 @@ class AttnCase : public Case {
     const auto got = env.download(dout_, (size_t)c_.n_tokens * q_width_);
     const double e_naive = ref::norm_err(naive_, ref_);
     Verdict v = ref::norm(got, ref_, 4 * e_naive + 1e-6);
-    v.detail += ref::cat(" (naive ", c_.q8i ? "q8 scores" : "f32", c_.pv ? " + f16 P, V" : "", " error ", e_naive,
+    v.detail += ref::cat(" (naive ", c_.q8i ? "q8 scores" : c_.f16mma ? "f16 q, K" : "f32", c_.pv || c_.f16mma ? " + f16 P, V" : "", " error ", e_naive,
                          ", splits ", splits_, ")");
     if (c_.q8i && !cuda::attn_decode_q8_scores(params())) {
       v.pass = false;
       v.detail += " (the int8 score path was not taken)";
+    }
+    if (c_.f16mma != cuda::attn_decode_f16_mma(params())) {  // off: the old f16 path, not this one
+      v.pass = false;
+      v.detail += c_.f16mma ? " (the f16 tensor-core path was not taken)" : " (the f16 tensor-core path was taken)";
     }
     if (c_.pv && !cuda::attn_decode_pv_mma(params())) {
       v.pass = false;
@@ -401,7 +408,7 @@ void add_attn_cases(Registry& r) {
   };
   const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
   auto name = [](const AttnCfg& c) {
-    return ref::cat(c.kern == Kern::Decode ? (c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+    return ref::cat(c.kern == Kern::Decode ? (c.f16mma ? "attn_decode_f16mma/" : c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "", c.max_splits != 64 ? ref::cat("/max_splits", c.max_splits) : "");
   };
@@ -511,6 +518,36 @@ void add_attn_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode_pv16/verify_identity/q8_0-q5_1/", h.n_head, "-", h.n_head_kv, "x128/n5@2000"),
           [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
   }
+  // Scores and P x V on tensor cores over an f16 cache (AttnParams::f16_mma: q and P rounded to
+  // f16, f32 sums) with its naive twin's tolerance: groups 1 to 8 (4 in reduced builds), one and
+  // several tiles and splits (partial last tiles at 17, 33, 4097, 16383 keys, 16-key tiles), a
+  // window, softcap, verify batches, more than 64 splits; and its decode == verify identity.
+  // The f16 cases above keep the path off (the old f32 form, still the one past these shapes).
+  for (Heads h : {Heads{32, 8}, Heads{64, 8}, Heads{8, 8}, Heads{16, 8}, Heads{9, 3}, Heads{40, 8}, Heads{56, 8}})
+    if (h.n_head == 32 || g8) {
+      AttnCfg c{Kern::Decode, 1, 0, h.n_head, h.n_head_kv, 128, QType::F16, QType::F16, 0, 0.0f};
+      c.f16mma = true;
+      for (int len : {1, 17, 33, 129, 4097, 16383}) {
+        c.pos0 = len - 1;
+        add(c);
+      }
+    }
+  for (auto [n, pos, win, cap, ms] : {std::tuple<int, int, int, float, int>{1, 4096, 1000, 0.0f, 64}, {1, 600, 0, 50.0f, 64},
+                                      {4, 900, 0, 0.0f, 64}, {3, 20000, 0, 0.0f, 96}, {1, 16512, 0, 0.0f, 96}}) {
+    AttnCfg c{Kern::Decode, n, pos, 32, 8, 128, QType::F16, QType::F16, win, cap};
+    c.f16mma = true;
+    c.max_splits = ms;
+    add(c);
+  }
+  for (Heads h : {Heads{32, 8}, Heads{64, 8}}) {
+    if (h.n_head != 32 && !g8) continue;
+    AttnCfg c{Kern::Decode, 5, 2000, h.n_head, h.n_head_kv, 128, QType::F16, QType::F16, 0, 0.0f};
+    c.f16mma = true;
+    r.add("attn", ref::cat("attn_decode_f16mma/verify_identity/f16-f16/", h.n_head, "-", h.n_head_kv, "x128/n5@2000"),
+          [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
+  }
+  // The old f16 path at 16384 keys (named as the tensor-core case, so --perf --filter compares them).
+  add({Kern::Decode, 1, 16383, 32, 8, 128, QType::F16, QType::F16, 0, 0.0f});
   // V staged through shared memory == direct loads (bytes), f32 and int8 scores, partial tiles
   // (17, 33 keys), several tiles per warp (4097, 16383), a verify batch.
   for (bool q8i : {false, true})

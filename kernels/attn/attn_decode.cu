@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "attn/attn_common.cuh"
+#include "attn/attn_decode_f16.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
 #include "common/launch.cuh"
@@ -727,7 +728,9 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
 template <int D>
 cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream_t s) {
   cudaError_t e = cudaSuccess;
-  switch (n_head / a.n_head_kv) {
+  if (attn::f16_mma_applies(a, D))  // an f16 cache on tensor cores (kernels/attn/attn_decode_f16.cu)
+    e = attn::launch_decode_f16_mma(a, n_tokens, s);
+  else switch (n_head / a.n_head_kv) {
 #ifndef MEMRA_REDUCED_INSTANCES
     case 1: e = launch_gqa<D, 1>(a, n_tokens, s); break;
     case 2: e = launch_gqa<D, 2>(a, n_tokens, s); break;
@@ -816,6 +819,10 @@ bool attn_decode_rope_fold_applies(const AttnParams& p) {
 }
 
 bool attn_decode_pv_mma(const AttnParams& p) { return p.pv_mma && q8i_staged_g48(p); }
+
+bool attn_decode_f16_mma(const AttnParams& p) {
+  return attn::valid(p) && attn::f16_mma_applies(attn::make_args(p), p.head_dim);
+}
 
 bool attn_decode_head_split(const AttnParams& p) {
   return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);

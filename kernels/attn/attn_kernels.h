@@ -91,6 +91,14 @@ struct AttnParams {
   // tensor-core decode attention's class): gated by tolerance against its naive twin
   // (kernel-check attn_decode_pv16/*); decode == verify still bit for bit (the same code per row).
   bool pv_mma = false;
+  // Split-K decode on an f16 K and V cache, head_dim 128, 1 to 8 query heads per kv head (4 only
+  // in reduced builds), 16-byte aligned rows (attn_decode_f16_mma): scores and P x V on tensor
+  // cores (mma.sync m16n8k16, f32 accumulation). Each warp stages 16-key tiles of K and V head
+  // slices in shared memory (cp.async, swizzled 16-byte chunks) and reads them as fragments with
+  // ldmatrix (V transposed); q and the probabilities are rounded to f16 (the cache is f16 already).
+  // The numeric class of llama.cpp's f16 tensor-core decode attention: gated by tolerance against
+  // its naive twin (kernel-check attn_decode_f16mma/*); decode == verify bit for bit.
+  bool f16_mma = false;
   // Split-K decode of one token (n_tokens == 1) where attn_decode_rope_fold_applies(p): the work
   // of launch_qk_norm_rope with its K/V append done by this kernel. q is the q projection before
   // its per-head RMSNorm and rotation; every block normalizes and rotates its query heads itself,
@@ -166,6 +174,8 @@ bool attn_decode_q8_scores(const AttnParams& p);
 bool attn_decode_v_stage(const AttnParams& p);
 // Whether launch_attn_decode(p) takes P x V on tensor cores (p.pv_mma where it applies).
 bool attn_decode_pv_mma(const AttnParams& p);
+// Whether launch_attn_decode(p) takes the f16-cache tensor-core form (p.f16_mma where it applies).
+bool attn_decode_f16_mma(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -41,6 +41,40 @@ struct MergeSmem {
 // result, written as the combine kernel would write it (o / l, and its q8s block: each pass of
 // the loop below gives a warp 32 consecutive elements of one head) instead of as a partial; the
 // combine of a one-split partial multiplies by expf(m - m) = 1 and adds to 0, so the same bits.
+// The merge itself, from the warps' maxima and sums in shared memory and acc_at(w, g, d), the
+// warp w's unnormalized output element d of head g (wherever the kernel keeps it); called by every
+// thread of the block after a barrier.
+template <int D, int G, class AccAt>
+__device__ __forceinline__ void merge_warps_and_store(const float (&sm_m)[kDecodeWarps][G],
+                                                      const float (&sm_l)[kDecodeWarps][G], AccAt acc_at,
+                                                      const Args& a, int i, int h0, int s, bool direct) {
+  for (int t = threadIdx.x; t < G * D; t += kDecodeWarps * 32) {
+    const int g = t / D, d = t % D;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, sm_m[w][g]);
+    float lsum = 0.0f, o = 0.0f;
+    if (mx != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kDecodeWarps; ++w) {
+        const float f = expf(sm_m[w][g] - mx);  // an empty warp: m = -inf -> 0
+        lsum += sm_l[w][g] * f;
+        o += acc_at(w, g, d) * f;
+      }
+    }
+    if (direct) {  // block-uniform
+      write_result<D>(a, i, h0 + g, d, lsum, o);
+      continue;
+    }
+    float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
+    if (d == 0) {
+      part[0] = mx;
+      part[1] = lsum;
+    }
+    part[2 + d] = o;
+  }
+}
+
 template <int D, int G, class PutAcc>
 __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                      PutAcc put_acc, const Args& a, int i, int h0, int s,
@@ -55,31 +89,7 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
   }
   put_acc(sm.acc[warp]);
   __syncthreads();
-  for (int t = threadIdx.x; t < G * D; t += kDecodeWarps * 32) {
-    const int g = t / D, d = t % D;
-    float mx = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, sm.m[w][g]);
-    float lsum = 0.0f, o = 0.0f;
-    if (mx != -INFINITY) {
-#pragma unroll
-      for (int w = 0; w < kDecodeWarps; ++w) {
-        const float f = expf(sm.m[w][g] - mx);  // an empty warp: m = -inf -> 0
-        lsum += sm.l[w][g] * f;
-        o += sm.acc[w][g][d] * f;
-      }
-    }
-    if (direct) {  // block-uniform
-      write_result<D>(a, i, h0 + g, d, lsum, o);
-      continue;
-    }
-    float* part = a.ws + (((int64_t)i * a.n_head + h0 + g) * a.n_splits + s) * (D + 2);
-    if (d == 0) {
-      part[0] = mx;
-      part[1] = lsum;
-    }
-    part[2 + d] = o;
-  }
+  merge_warps_and_store<D, G>(sm.m, sm.l, [&](int w, int g, int d) { return sm.acc[w][g][d]; }, a, i, h0, s, direct);
 }
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],

@@ -639,6 +639,22 @@ TEST(CudaModels, AttnPvMmaAgainstOracle) {
   }
 }
 
+// kernels.attn_f16_mma (scores and P x V of the decode attention on tensor cores over an f16 K/V
+// cache) against the CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4
+// and 8 query heads per kv head; the path is taken.
+TEST(CudaModels, AttnF16MmaAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "f16-mma");
+    Config c = gpu_config(true);
+    c.kernels.attn_f16_mma = true;
+    c.kv.type_k = "f16";
+    c.kv.type_v = "f16";
+    check_model_file(path, std::string(preset) + " hd128 f16 cache f16mma", c, "+f16mma");
+    std::remove(path.c_str());
+  }
+}
+
 // kernels.attn_rope_fold (the q/k norm + RoPE + K/V append done by the decode attention kernel)
 // changes no byte of the decode logits over a prompt and decode steps that cross from one split
 // to two (n_ctx 256: 2 splits of >= 128 keys): qwen3 (NeoX, head norms, 4 query heads per kv
