@@ -980,6 +980,22 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  tiles26)
+    # The q8_0 K / q5_1 V form of the 16-key tensor-core tiles (kernels.attn_q8_mma, built after
+    # f16mma26 showed the f16 form at 1.23x / 1.33x / 1.53x of the old f16 kernel): every decode
+    # attention gate (kernel-check attn_decode*, the fold's fused cases after pv_tile_mma's refactor),
+    # kernel times at 16384 keys of every form, the CUDA-vs-CPU tests, then tg128 at 0 / 4096 / 16384
+    # keys: the defaults, the q8 tile form (no fold), the f16 cache, beside an A/A copy.
+    gpu_info
+    kc 200 attn attn_decode 20261905 12
+    kc 150 fused attn_decode_rope 20261906 4
+    timeout 100 "$bin/kernel-check" --section attn --perf --seed 20261907 --filter "n1@16383" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 280 --arm configs/arm-base.toml --arm configs/arm-attn-q8-mma.toml --arm configs/arm-kv-f16.toml
+    rm -f "$f"
+    ;;
   f16mma26)
     # The f16-cache tensor-core decode attention (kernels.attn_f16_mma, built in the twenty-sixth
     # session): its gates (kernel-check attn_decode_f16mma/* against the naive twin, decode ==

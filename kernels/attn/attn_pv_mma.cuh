@@ -33,37 +33,46 @@ __device__ __forceinline__ void q5_1_pairs(uint32_t qh0, uint32_t qh1, uint32_t 
 __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *reinterpret_cast<const uint32_t*>(&h); }
 __device__ __forceinline__ __half2 bits_h2(uint32_t u) { return *reinterpret_cast<const __half2*>(&u); }
 
+// 16 keys of a tile: C[mt] += V^T P^T over rows 0 .. 15 of vt (rows >= nk contribute 0: their d
+// and m are masked to 0, and their probabilities must be 0); b0 / b1: the B fragment of P^T (lane
+// (g, t): head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t as f16 pairs).
+__device__ __forceinline__ void pv_k16_q5_1(const uint8_t (*vt)[kVsSlice], int nk, uint32_t b0, uint32_t b1,
+                                            float (&c)[8][4]) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const __half2 k1024 = __half2half2(__ushort_as_half((unsigned short)0x6400u));
+#pragma unroll
+  for (int blk = 0; blk < 4; ++blk) {
+    uint32_t af[2][4];  // m-tiles 2 blk, 2 blk + 1
+#pragma unroll
+    for (int kp = 0; kp < 2; ++kp) {
+      const int k = 2 * t + 8 * kp;
+      const uint8_t* r0 = &vt[k][24 * blk];
+      const uint8_t* r1 = &vt[k + 1][24 * blk];
+      const uint2 h0 = *reinterpret_cast<const uint2*>(r0), h1 = *reinterpret_cast<const uint2*>(r1);  // {d, m}, qh
+      uint32_t q[4];
+      q5_1_pairs(h0.y, h1.y, r0[8 + g], r1[8 + g], r0[16 + g], r1[16 + g], g, q);
+      const uint32_t vmask = (k < nk ? 0x0000ffffu : 0u) | (k + 1 < nk ? 0xffff0000u : 0u);
+      const __half2 d2 = bits_h2(__byte_perm(h0.x, h1.x, 0x5410) & vmask);
+      const __half2 m2 = bits_h2(__byte_perm(h0.x, h1.x, 0x7632) & vmask);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)  // element g + 8 e: m-tile 2 blk + e / 2, row g + 8 (e % 2)
+        af[e >> 1][2 * kp + (e & 1)] = h2_bits(__hfma2(__hsub2(bits_h2(q[e]), k1024), d2, m2));
+    }
+#pragma unroll
+    for (int u = 0; u < 2; ++u) mma16816(c[2 * blk + u], af[u][0], af[u][1], af[u][2], af[u][3], b0, b1);
+  }
+}
+
 // One warp's tile: C[mt] += V^T P^T over keys 0 .. 31 of vt (keys >= nk contribute 0: their d and m
 // are masked to 0, and their probabilities in ph are 0). ph: [8 heads][40] f16, keys in cols 0..31.
 __device__ __forceinline__ void pv_tile_mma(const uint8_t (&vt)[32][kVsSlice], const __half (&ph)[8][40], int nk,
                                             float (&c)[8][4]) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const __half2 k1024 = __half2half2(__ushort_as_half((unsigned short)0x6400u));
 #pragma unroll
   for (int ks = 0; ks < 2; ++ks) {
     const uint32_t b0 = *reinterpret_cast<const uint32_t*>(&ph[g][16 * ks + 2 * t]);
     const uint32_t b1 = *reinterpret_cast<const uint32_t*>(&ph[g][16 * ks + 2 * t + 8]);
-#pragma unroll
-    for (int blk = 0; blk < 4; ++blk) {
-      uint32_t af[2][4];  // m-tiles 2 blk, 2 blk + 1
-#pragma unroll
-      for (int kp = 0; kp < 2; ++kp) {
-        const int k = 16 * ks + 2 * t + 8 * kp;
-        const uint8_t* r0 = &vt[k][24 * blk];
-        const uint8_t* r1 = &vt[k + 1][24 * blk];
-        const uint2 h0 = *reinterpret_cast<const uint2*>(r0), h1 = *reinterpret_cast<const uint2*>(r1);  // {d, m}, qh
-        uint32_t q[4];
-        q5_1_pairs(h0.y, h1.y, r0[8 + g], r1[8 + g], r0[16 + g], r1[16 + g], g, q);
-        const uint32_t vmask = (k < nk ? 0x0000ffffu : 0u) | (k + 1 < nk ? 0xffff0000u : 0u);
-        const __half2 d2 = bits_h2(__byte_perm(h0.x, h1.x, 0x5410) & vmask);
-        const __half2 m2 = bits_h2(__byte_perm(h0.x, h1.x, 0x7632) & vmask);
-#pragma unroll
-        for (int e = 0; e < 4; ++e)  // element g + 8 e: m-tile 2 blk + e / 2, row g + 8 (e % 2)
-          af[e >> 1][2 * kp + (e & 1)] = h2_bits(__hfma2(__hsub2(bits_h2(q[e]), k1024), d2, m2));
-      }
-#pragma unroll
-      for (int u = 0; u < 2; ++u) mma16816(c[2 * blk + u], af[u][0], af[u][1], af[u][2], af[u][3], b0, b1);
-    }
+    pv_k16_q5_1(&vt[16 * ks], nk - 16 * ks, b0, b1, c);
   }
 }
 
