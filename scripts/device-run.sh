@@ -980,6 +980,22 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
+  ring26)
+    # kernels.attn_f16_k_ring (two K tiles per warp in flight in the f16-cache tensor-core decode
+    # attention; tiles26 put its one-slot form at 0.43 of the bandwidth floor at 16384 keys): every
+    # decode attention gate (the merge took accessors), kernel times at 16384 keys, the CUDA-vs-CPU
+    # tests, then tg128 with an f16 cache at 0 / 4096 / 16384 keys, ring off (base) and on, beside an
+    # A/A copy.
+    gpu_info
+    kc 200 attn attn_decode 20261908 12
+    timeout 100 "$bin/kernel-check" --section attn --perf --seed 20261909 --filter "n1@16383" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-f16-k-ring.toml
+    rm -f "$f"
+    ;;
   tiles26)
     # The q8_0 K / q5_1 V form of the 16-key tensor-core tiles (kernels.attn_q8_mma, built after
     # f16mma26 showed the f16 form at 1.23x / 1.33x / 1.53x of the old f16 kernel): every decode

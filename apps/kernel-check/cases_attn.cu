@@ -51,7 +51,6 @@ struct AttnCfg {
   int max_splits = 64;  // decode: attn_decode_splits' cap (kernels.attn_max_splits)
   int extra_ctx = 0;    // cache rows past the last row's position + 3 (decode: more splits for short rows)
   bool f16mma = false;  // decode: AttnParams::f16_mma (f16 K/V: q and P rounded to f16, f32 sums)
-  bool q8mma = false;   // decode: AttnParams::q8_mma (with q8i and pv: their numeric classes)
 };
 
 class AttnCase : public Case {
@@ -117,7 +116,6 @@ class AttnCase : public Case {
     p.pv_mma = c_.pv;
     if (c_.pv) p.v_stage = true;
     p.f16_mma = c_.f16mma;
-    p.q8_mma = c_.q8mma;
     return p;
   }
   cudaError_t launch(Env& env) override {
@@ -236,11 +234,7 @@ class AttnCase : public Case {
       v.pass = false;
       v.detail += c_.f16mma ? " (the f16 tensor-core path was not taken)" : " (the f16 tensor-core path was taken)";
     }
-    if (c_.q8mma != cuda::attn_decode_q8_mma(params())) {
-      v.pass = false;
-      v.detail += c_.q8mma ? " (the q8_0 tensor-core tile path was not taken)" : " (the q8_0 tensor-core tile path was taken)";
-    }
-    if (c_.pv && !c_.q8mma && !cuda::attn_decode_pv_mma(params())) {
+    if (c_.pv && !cuda::attn_decode_pv_mma(params())) {
       v.pass = false;
       v.detail += " (the tensor-core P x V path was not taken)";
     }
@@ -313,7 +307,7 @@ class AttnVerifyIdentityCase : public AttnCase {
 //    combine kernel launched, the output poisoned before) vs every row through the combine.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine };
+  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine, kKRing };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -336,6 +330,7 @@ class AttnPathPairCase : public AttnCase {
                        : pair_ == kCombine ? !alt().combine_direct
                        : pair_ == kOneSplitDirect ? alt().one_split_direct
                        : pair_ == kNoCombine ? alt().one_split_direct && alt().rows_one_split
+                       : pair_ == kKRing ? cuda::attn_decode_f16_mma(alt()) && alt().f16_k_ring
                                            : alt().combine_preload && !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -351,6 +346,7 @@ class AttnPathPairCase : public AttnCase {
     if (pair_ == kCombinePreload) p.combine_preload = true;
     if (pair_ == kOneSplitDirect || pair_ == kNoCombine) p.one_split_direct = true;
     if (pair_ == kNoCombine) p.rows_one_split = true;
+    if (pair_ == kKRing) p.f16_k_ring = true;
     return p;
   }
   Pair pair_;
@@ -414,7 +410,7 @@ void add_attn_cases(Registry& r) {
   };
   const Types kTypes[] = {{QType::F16, QType::F16}, {QType::Q8_0, QType::Q5_1}};
   auto name = [](const AttnCfg& c) {
-    return ref::cat(c.kern == Kern::Decode ? (c.q8mma ? "attn_decode_q8mma/" : c.f16mma ? "attn_decode_f16mma/" : c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
+    return ref::cat(c.kern == Kern::Decode ? (c.f16mma ? "attn_decode_f16mma/" : c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "", c.max_splits != 64 ? ref::cat("/max_splits", c.max_splits) : "");
   };
@@ -525,8 +521,7 @@ void add_attn_cases(Registry& r) {
           [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
   }
   // Scores and P x V on tensor cores over an f16 cache (AttnParams::f16_mma: q and P rounded to
-  // f16, f32 sums) and over a q8_0 K / q5_1 V cache (AttnParams::q8_mma: the q8i and pv classes)
-  // with their naive twins' tolerance: groups 1 to 8 (4 in reduced builds), one and
+  // f16, f32 sums) with its naive twin's tolerance: groups 1 to 8 (4 in reduced builds), one and
   // several tiles and splits (partial last tiles at 17, 33, 4097, 16383 keys, 16-key tiles), a
   // window, softcap, verify batches, more than 64 splits; and its decode == verify identity.
   // The f16 cases above keep the path off (the old f32 form, still the one past these shapes).
@@ -537,14 +532,6 @@ void add_attn_cases(Registry& r) {
       for (int len : {1, 17, 33, 129, 4097, 16384}) {
         c.pos0 = len - 1;
         add(c);
-        c.tk = QType::Q8_0;  // the q8_0 K / q5_1 V tile form (AttnParams::q8_mma) on the same shapes
-        c.tv = QType::Q5_1;
-        c.f16mma = false;
-        c.q8mma = c.q8i = c.pv = true;
-        add(c);
-        c.tk = c.tv = QType::F16;
-        c.f16mma = true;
-        c.q8mma = c.q8i = c.pv = false;
       }
     }
   for (auto [n, pos, win, cap, ms] : {std::tuple<int, int, int, float, int>{1, 4096, 1000, 0.0f, 64}, {1, 600, 0, 50.0f, 64},
@@ -553,9 +540,6 @@ void add_attn_cases(Registry& r) {
     c.f16mma = true;
     c.max_splits = ms;
     add(c);
-    AttnCfg q{Kern::Decode, n, pos, 32, 8, 128, QType::Q8_0, QType::Q5_1, win, cap, true, true, ms};
-    q.q8mma = true;
-    add(q);
   }
   for (Heads h : {Heads{32, 8}, Heads{64, 8}}) {
     if (h.n_head != 32 && !g8) continue;
@@ -563,10 +547,19 @@ void add_attn_cases(Registry& r) {
     c.f16mma = true;
     r.add("attn", ref::cat("attn_decode_f16mma/verify_identity/f16-f16/", h.n_head, "-", h.n_head_kv, "x128/n5@2000"),
           [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
-    AttnCfg q{Kern::Decode, 5, 2000, h.n_head, h.n_head_kv, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f, true, true};
-    q.q8mma = true;
-    r.add("attn", ref::cat("attn_decode_q8mma/verify_identity/q8_0-q5_1/", h.n_head, "-", h.n_head_kv, "x128/n5@2000"),
-          [=] { return std::make_unique<AttnVerifyIdentityCase>(q); });
+  }
+  // Two K tiles per warp in flight (AttnParams::f16_k_ring) == one (bytes): one to many tiles per
+  // warp (a warp's second tile partial or absent), a window, a verify batch, groups 4, 8 and 3.
+  for (auto [n, len, nh, kv, win] :
+       {std::tuple<int, int, int, int, int>{1, 17, 32, 8, 0}, {1, 129, 32, 8, 0}, {1, 200, 32, 8, 0},
+        {1, 4097, 32, 8, 0}, {1, 16384, 32, 8, 0}, {1, 16384, 64, 8, 0}, {3, 2001, 32, 8, 0}, {1, 5000, 32, 8, 1000},
+        {1, 3001, 9, 3, 0}}) {
+    if (nh / kv != 4 && !g8) continue;
+    AttnCfg c{Kern::Decode, n, len - n, nh, kv, 128, QType::F16, QType::F16, win, 0.0f};
+    c.f16mma = true;
+    r.add("attn", ref::cat("attn_decode_f16mma/k_ring_vs_single/f16-f16/", nh, "-", kv, "x128/n", n, "@", len - n,
+                           win ? ref::cat("/win", win) : ""),
+          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kKRing); });
   }
   // The old f16 path at 16384 keys (named as the tensor-core case, so --perf --filter compares them).
   add({Kern::Decode, 1, 16383, 32, 8, 128, QType::F16, QType::F16, 0, 0.0f});

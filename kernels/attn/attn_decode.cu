@@ -728,8 +728,8 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
 template <int D>
 cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream_t s) {
   cudaError_t e = cudaSuccess;
-  if (attn::f16_mma_applies(a, D) || attn::q8_mma_applies(a, D))  // 16-key tensor-core tiles (attn_decode_mma.cu)
-    e = attn::launch_decode_mma(a, n_tokens, s);
+  if (attn::f16_mma_applies(a, D))  // an f16 cache on tensor cores (kernels/attn/attn_decode_mma.cu)
+    e = attn::launch_decode_f16_mma(a, n_tokens, s);
   else switch (n_head / a.n_head_kv) {
 #ifndef MEMRA_REDUCED_INSTANCES
     case 1: e = launch_gqa<D, 1>(a, n_tokens, s); break;
@@ -824,10 +824,6 @@ bool attn_decode_f16_mma(const AttnParams& p) {
   return attn::valid(p) && attn::f16_mma_applies(attn::make_args(p), p.head_dim);
 }
 
-bool attn_decode_q8_mma(const AttnParams& p) {
-  return attn::valid(p) && attn::q8_mma_applies(attn::make_args(p), p.head_dim);
-}
-
 bool attn_decode_head_split(const AttnParams& p) {
   return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);
 }
@@ -844,8 +840,6 @@ bool attn_decode_v_stage(const AttnParams& p) {
   const int g = p.n_head / p.n_head_kv;
   if (g < 1 || g > 8) return false;
   const attn::Args a = attn::make_args(p);
-  // The q8_mma form stages V its own way (and has no fold, pv_mma or head split: all follow this).
-  if (attn::q8_mma_applies(a, p.head_dim)) return false;
   return v_stage_applies(a, p.head_dim) && word_loads(a, p.head_dim).k == KP_Q8;
 }
 

@@ -99,15 +99,10 @@ struct AttnParams {
   // The numeric class of llama.cpp's f16 tensor-core decode attention: gated by tolerance against
   // its naive twin (kernel-check attn_decode_f16mma/*); decode == verify bit for bit.
   bool f16_mma = false;
-  // Split-K decode on a q8_0 K / q5_1 V cache, head_dim 128, 1 to 8 query heads per kv head (4 only
-  // in reduced builds), no RoPE fold (attn_decode_q8_mma): the same 16-key tile form on tensor
-  // cores. q is quantized per 32 elements as q8_scores does and each K block's int8 dot products
-  // come from one mma m16n8k32 (exact int32), scaled and summed as the q8_scores path does (the
-  // same score bits); P x V as pv_mma's class (P and the dequantized V rounded to f16, f32 sums)
-  // over 16-key tiles. Gated by tolerance against its naive twin (kernel-check
-  // attn_decode_q8mma/*); decode == verify bit for bit. Takes precedence over v_stage / pv_mma /
-  // the fold (their predicates say no where this applies).
-  bool q8_mma = false;
+  // With f16_mma taken: two K tiles per warp in flight, the one two tiles ahead requested after
+  // the scores (48 KB of shared memory per block instead of 32). Same values, same order: same
+  // bytes (kernel-check attn_decode_f16mma/k_ring_vs_single/*).
+  bool f16_k_ring = false;
   // Split-K decode of one token (n_tokens == 1) where attn_decode_rope_fold_applies(p): the work
   // of launch_qk_norm_rope with its K/V append done by this kernel. q is the q projection before
   // its per-head RMSNorm and rotation; every block normalizes and rotates its query heads itself,
@@ -185,9 +180,6 @@ bool attn_decode_v_stage(const AttnParams& p);
 bool attn_decode_pv_mma(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the f16-cache tensor-core form (p.f16_mma where it applies).
 bool attn_decode_f16_mma(const AttnParams& p);
-// Whether launch_attn_decode(p) takes the q8_0 K / q5_1 V tensor-core tile form (p.q8_mma where it
-// applies; never with p.rope.on).
-bool attn_decode_q8_mma(const AttnParams& p);
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t stream);
 
 // Prefill attention (many query rows). Ignores n_splits/workspace. Two kernels:

@@ -41,24 +41,23 @@ struct MergeSmem {
 // result, written as the combine kernel would write it (o / l, and its q8s block: each pass of
 // the loop below gives a warp 32 consecutive elements of one head) instead of as a partial; the
 // combine of a one-split partial multiplies by expf(m - m) = 1 and adds to 0, so the same bits.
-// The merge itself, from the warps' maxima and sums in shared memory and acc_at(w, g, d), the
-// warp w's unnormalized output element d of head g (wherever the kernel keeps it); called by every
-// thread of the block after a barrier.
-template <int D, int G, class AccAt>
-__device__ __forceinline__ void merge_warps_and_store(const float (&sm_m)[kDecodeWarps][G],
-                                                      const float (&sm_l)[kDecodeWarps][G], AccAt acc_at,
-                                                      const Args& a, int i, int h0, int s, bool direct) {
+// The merge itself, from m_at(w, g) / l_at(w, g) / acc_at(w, g, d), the warp w's maximum, sum and
+// unnormalized output element d of head g (wherever the kernel keeps them in shared memory);
+// called by every thread of the block after a barrier.
+template <int D, int G, class MAt, class LAt, class AccAt>
+__device__ __forceinline__ void merge_warps_and_store(MAt m_at, LAt l_at, AccAt acc_at, const Args& a, int i, int h0,
+                                                      int s, bool direct) {
   for (int t = threadIdx.x; t < G * D; t += kDecodeWarps * 32) {
     const int g = t / D, d = t % D;
     float mx = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, sm_m[w][g]);
+    for (int w = 0; w < kDecodeWarps; ++w) mx = fmaxf(mx, m_at(w, g));
     float lsum = 0.0f, o = 0.0f;
     if (mx != -INFINITY) {
 #pragma unroll
       for (int w = 0; w < kDecodeWarps; ++w) {
-        const float f = expf(sm_m[w][g] - mx);  // an empty warp: m = -inf -> 0
-        lsum += sm_l[w][g] * f;
+        const float f = expf(m_at(w, g) - mx);  // an empty warp: m = -inf -> 0
+        lsum += l_at(w, g) * f;
         o += acc_at(w, g, d) * f;
       }
     }
@@ -89,7 +88,8 @@ __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const 
   }
   put_acc(sm.acc[warp]);
   __syncthreads();
-  merge_warps_and_store<D, G>(sm.m, sm.l, [&](int w, int g, int d) { return sm.acc[w][g][d]; }, a, i, h0, s, direct);
+  merge_warps_and_store<D, G>([&](int w, int g) { return sm.m[w][g]; }, [&](int w, int g) { return sm.l[w][g]; },
+                              [&](int w, int g, int d) { return sm.acc[w][g][d]; }, a, i, h0, s, direct);
 }
 template <int D, int G>
 __device__ __forceinline__ void merge_and_store(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],

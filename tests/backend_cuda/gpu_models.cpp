@@ -639,21 +639,22 @@ TEST(CudaModels, AttnPvMmaAgainstOracle) {
   }
 }
 
-// kernels.attn_f16_mma / kernels.attn_q8_mma (the decode attention's 16-key tensor-core tile forms
-// over an f16 K/V cache and a q8_0 K / q5_1 V cache) against the CPU oracle with check_model's
-// tolerance rule, on head_dim 128 models with 4 and 8 query heads per kv head; the path is taken.
-TEST(CudaModels, AttnMmaTilesAgainstOracle) {
+// kernels.attn_f16_mma (scores and P x V of the decode attention on tensor cores over an f16 K/V
+// cache), with one and two K tiles per warp in flight (kernels.attn_f16_k_ring), against the CPU
+// oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per kv
+// head; the path is taken.
+TEST(CudaModels, AttnF16MmaAgainstOracle) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
-    const std::string path = write_hd128(preset, "mma-tiles");
-    for (bool f16 : {true, false}) {
+    const std::string path = write_hd128(preset, "f16-mma");
+    for (bool ring : {false, true}) {
       Config c = gpu_config(true);
-      c.kernels.attn_f16_mma = f16;
-      c.kernels.attn_q8_mma = !f16;
-      c.kv.type_k = f16 ? "f16" : "q8_0";
-      c.kv.type_v = f16 ? "f16" : "q5_1";
-      check_model_file(path, std::string(preset) + (f16 ? " hd128 f16 cache f16mma" : " hd128 q8mma"), c,
-                       f16 ? "+f16mma" : "+q8mma");
+      c.kernels.attn_f16_mma = true;
+      c.kernels.attn_f16_k_ring = ring;
+      c.kv.type_k = "f16";
+      c.kv.type_v = "f16";
+      check_model_file(path, std::string(preset) + (ring ? " hd128 f16 cache f16mma kring" : " hd128 f16 cache f16mma"),
+                       c, ring ? "+kring" : "+f16mma");
     }
     std::remove(path.c_str());
   }
