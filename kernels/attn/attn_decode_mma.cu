@@ -20,7 +20,8 @@
 // c ^ (r % 8): the 8 rows an ldmatrix phase reads at one chunk column hit distinct bank groups.
 // cp.async groups per thread, oldest first: [K0], [V0], then per tile [next K] after the scores
 // and [next V] after P x V. R (AttnParams::f16_k_ring): two K slots per warp, the K tile two ahead
-// requested after the scores ([K0], [V0], [K1], then [K n + 2], [V n + 1] per tile), so a tile's K
+// requested after the scores ([K0], [K1], [V0], then [K n + 2], [V n + 1] per tile; found
+// reading V before it had landed on the first device run, ring26, and fixed after it), so a tile's K
 // has had a whole tile's time in flight when its scores start; 48 KB of shared memory per block
 // instead of 32 (still 4 blocks per SM). A warp's first tiles are requested before the dependency
 // wait when all their keys lie below the launch's first position (rows written by earlier steps:
@@ -118,27 +119,23 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   constexpr int kStride = kDecodeWarps * kTile;  // keys between a warp's tiles
   const int base0 = b + warp * kTile, base1 = base0 + kStride;
   const bool any = base0 < e;  // warp-uniform
-  // The warp's first tile (and with R its second K) before the wait where their keys are all below
-  // the launch's first position. Groups stay in the order [K0], [V0] (, [K1]).
-  const bool early0 = any && min(e, base0 + kTile) <= pos_first;
-  const bool early1 = R && base1 < e && min(e, base1 + kTile) <= pos_first;
+  // The warp's first tile (with R also its second K) before the wait where all their keys lie below
+  // the launch's first position. Groups in the order [K0], [V0]; with R [K0], [K1], [V0].
+  const int last = R ? min(e, base1 + kTile) : min(e, base0 + kTile);
+  const bool early = any && last <= pos_first;
   const auto stage_first = [&] {
     stage_tile(tiles[warp][0], a.k, a.k_row_bytes, hk, base0, min(kTile, e - base0));
     commit_group();
+    if constexpr (R) {
+      if (base1 < e) stage_tile(tiles[warp][1], a.k, a.k_row_bytes, hk, base1, min(kTile, e - base1));
+      commit_group();
+    }
     stage_tile(vt, a.v, a.v_row_bytes, hk, base0, min(kTile, e - base0));
     commit_group();
   };
-  if (early0) stage_first();
-  if (early1) {
-    stage_tile(tiles[warp][1], a.k, a.k_row_bytes, hk, base1, min(kTile, e - base1));
-    commit_group();
-  }
+  if (early) stage_first();
   pdl_wait();
-  if (any && !early0) stage_first();
-  if (R && any && !early1) {
-    if (base1 < e) stage_tile(tiles[warp][1], a.k, a.k_row_bytes, hk, base1, min(kTile, e - base1));
-    commit_group();
-  }
+  if (any && !early) stage_first();
   // A fragments of q (rows >= G zero): head g, elements 16 x + 2t, + 1 and 16 x + 8 + 2t, + 1.
   uint32_t qa[kD / 16][2];
   {
@@ -161,7 +158,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   for (int base = base0; base < e; base += kStride) {
     const int nk = min(kTile, e - base);
     uint8_t* const kt = tiles[warp][slot];
-    // This tile's K; pending after it: its V (and with R the next tile's K).
+    // This tile's K; pending after it: its V (with R also the next tile's K, committed before it).
     if constexpr (R)
       wait_group<2>();
     else
@@ -214,11 +211,9 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
       c[mt][2] *= c0;
       c[mt][3] *= c1;
     }
-    // This tile's V; pending after it: the K tile(s) ahead.
-    if constexpr (R)
-      wait_group<2>();
-    else
-      wait_group<1>();
+    // This tile's V; pending after it: the K tile just requested (with R the next tile's K was
+    // committed before this V and so has landed too).
+    wait_group<1>();
     __syncwarp();
 #pragma unroll
     for (int mt = 0; mt < kD / 16; ++mt) {
