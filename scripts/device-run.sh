@@ -167,6 +167,17 @@ kc() {  # limit_s sections filter seed lines: kernel-check gates of the filter, 
   timeout "$1" "$bin/kernel-check" --section "$2" --filter "$3" --seed "$4" \
     --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n "$5"
 }
+attn_tiles_call() {  # seed limit_s [pp-bench args: arms...]: every decode attention gate, kernel times at 16384 keys, CUDA-vs-CPU, then qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys with the arms
+  local seed=$1 limit=$2; shift 2
+  gpu_info
+  kc 200 attn attn_decode "$seed" 12
+  timeout 100 "$bin/kernel-check" --section attn --perf --seed $((seed + 1)) --filter "n1@16383" \
+    --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
+  cuda_vs_cpu "" 4
+  synth qwen3-8b q4_k_m
+  tg_on 0,4096,16384 5 "$limit" "$@"
+  rm -f "$f"
+}
 gates_call() {  # seed test-grep sections [limit_s]: kernel-check of the sections, then the CUDA-vs-CPU model tests
   gpu_info
   timeout "${4:-120}" "$bin/kernel-check" --section "$3" --seed "$1" \
@@ -980,53 +991,21 @@ PY
     rm -f "$f"
     row_f16 80
     ;;
-  ring26)
-    # kernels.attn_f16_k_ring (two K tiles per warp in flight in the f16-cache tensor-core decode
-    # attention; tiles26 put its one-slot form at 0.43 of the bandwidth floor at 16384 keys): every
-    # decode attention gate (the merge took accessors), kernel times at 16384 keys, the CUDA-vs-CPU
-    # tests, then tg128 with an f16 cache at 0 / 4096 / 16384 keys, ring off (base) and on, beside an
-    # A/A copy.
-    gpu_info
-    kc 200 attn attn_decode 20261908 12
-    timeout 100 "$bin/kernel-check" --section attn --perf --seed 20261909 --filter "n1@16383" \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
-    cuda_vs_cpu "" 4
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
+  first27)
+    # The next session's first call: kernels.attn_f16_k_ring's fixed group order (ring26 caught V
+    # read before it landed; fixed after, not re-run): every decode attention gate with its
+    # same-bytes pairs, kernel times at 16384 keys, the CUDA-vs-CPU tests, tg128 with an f16 cache,
+    # ring off (base) and on (bench/notes/attn-mma-tiles.md).
+    attn_tiles_call 20261910 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
       --arm configs/arm-attn-f16-k-ring.toml
-    rm -f "$f"
     ;;
-  tiles26)
-    # The q8_0 K / q5_1 V form of the 16-key tensor-core tiles (kernels.attn_q8_mma, built after
-    # f16mma26 showed the f16 form at 1.23x / 1.33x / 1.53x of the old f16 kernel): every decode
-    # attention gate (kernel-check attn_decode*, the fold's fused cases after pv_tile_mma's refactor),
-    # kernel times at 16384 keys of every form, the CUDA-vs-CPU tests, then tg128 at 0 / 4096 / 16384
-    # keys: the defaults, the q8 tile form (no fold), the f16 cache, beside an A/A copy.
-    gpu_info
-    kc 200 attn attn_decode 20261905 12
-    kc 150 fused attn_decode_rope 20261906 4
-    timeout 100 "$bin/kernel-check" --section attn --perf --seed 20261907 --filter "n1@16383" \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
-    cuda_vs_cpu "" 4
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 280 --arm configs/arm-base.toml --arm configs/arm-attn-q8-mma.toml --arm configs/arm-kv-f16.toml
-    rm -f "$f"
-    ;;
-  f16mma26)
-    # The f16-cache tensor-core decode attention (kernels.attn_f16_mma, built in the twenty-sixth
-    # session): its gates (kernel-check attn_decode_f16mma/* against the naive twin, decode ==
-    # verify) and every other decode attention case after the merge's refactor, kernel times at
-    # 16384 keys beside the old f16 form and the q8_0 / q5_1 forms, the CUDA-vs-CPU tests, then
-    # tg128 with an f16 cache at 0 / 4096 / 16384 keys, the form on (base) and off, beside an A/A copy.
-    gpu_info
-    kc 200 attn attn_decode 20261903 12
-    timeout 100 "$bin/kernel-check" --section attn --perf --seed 20261904 --filter "n1@16383" \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "16383" | sed 's/norm_err.*|/|/'
-    cuda_vs_cpu "" 4
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-f16-mma-off.toml
-    rm -f "$f"
+  ring26 | f16mma26)
+    # Run in the twenty-sixth session through this helper's steps (receipts/h200/logs/{ring26,
+    # f16mma26}-*-20261203.log): f16mma26 with configs/arm-attn-f16-mma-off.toml as the second arm,
+    # ring26 with configs/arm-attn-f16-k-ring.toml; tiles26's arm (kernels.attn_q8_mma) is removed.
+    arm=configs/arm-attn-f16-mma-off.toml
+    [ "$phase" = ring26 ] && arm=configs/arm-attn-f16-k-ring.toml
+    attn_tiles_call 20261908 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml --arm "$arm"
     ;;
   first26)
     # The next session's first call (written at the end of the twenty-fifth, not run yet): gates at
