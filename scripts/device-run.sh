@@ -998,6 +998,29 @@ PY
     # ring off (base) and on (bench/notes/attn-mma-tiles.md).
     attn_tiles_call 20261910 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
       --arm configs/arm-attn-f16-k-ring.toml
+    # Where the f16 tile kernel's 16384-key time goes (twenty-seventh session): ncu --set full with
+    # the source counters of one launch of the split kernel (G = 4, 66 splits) and of the combine.
+    mkdir -p "$out/ncu"
+    for c in "f16d16384|attn_decode_f16_mma_kernel" "comb16384|attn_decode_combine_kernel"; do
+      tag=${c%%|*}; kern=${c#*|}
+      timeout 120 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
+        -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
+        "$bin/kernel-check" --section attn --filter "attn_decode_f16mma/f16-f16/32-8x128/n1@16383" > "$out/ncu/run-$tag.txt" 2>&1
+      echo "## $tag rc=$?"; tail -n 2 "$out/ncu/run-$tag.txt"
+      ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
+      grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible|Memory Throughput" "$out/ncu/details-$tag.txt" | head -n 12
+      ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
+    done
+    rm -f "$out"/ncu/*.ncu-rep
+    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    ;;
+  kvring27)
+    # kernels.attn_f16_kv_ring (two K + V tiles per warp in flight, 3 blocks per SM): every decode
+    # attention gate with its same-bytes pairs (kv_ring_vs_single/*), kernel times at 16384 keys
+    # (ring at 64 / 49 splits, single slot at 49 and 64), CUDA-vs-CPU, tg128 with an f16 cache:
+    # defaults, the ring at 49 splits, the single slot at 49 (bench/notes/attn-mma-tiles.md).
+    attn_tiles_call 20261912 330 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-f16-kv-ring.toml --arm configs/arm-attn-max-splits-49.toml
     ;;
   ring26 | f16mma26)
     # Run in the twenty-sixth session through this helper's steps (receipts/h200/logs/{ring26,
