@@ -178,6 +178,22 @@ attn_tiles_call() {  # seed limit_s [pp-bench args: arms...]: every decode atten
   tg_on 0,4096,16384 5 "$limit" "$@"
   rm -f "$f"
 }
+ncu_attn() {  # tag|kernel-regex|case-regex...: ncu --set full + SASS source counters of one launch each, in $out/ncu.tar.gz
+  local c tag rest kern case_re
+  mkdir -p "$out/ncu"
+  for c in "$@"; do
+    tag=${c%%|*}; rest=${c#*|}; kern=${rest%%|*}; case_re=${rest#*|}
+    timeout 120 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
+      -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
+      "$bin/kernel-check" --section attn --filter "$case_re" > "$out/ncu/run-$tag.txt" 2>&1
+    echo "## $tag rc=$?"; tail -n 2 "$out/ncu/run-$tag.txt"
+    ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
+    grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible|Dynamic Shared" "$out/ncu/details-$tag.txt" | head -n 12
+    ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
+  done
+  rm -f "$out"/ncu/*.ncu-rep
+  tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+}
 gates_call() {  # seed test-grep sections [limit_s]: kernel-check of the sections, then the CUDA-vs-CPU model tests
   gpu_info
   timeout "${4:-120}" "$bin/kernel-check" --section "$3" --seed "$1" \
@@ -992,27 +1008,12 @@ PY
     row_f16 80
     ;;
   first27)
-    # The next session's first call: kernels.attn_f16_k_ring's fixed group order (ring26 caught V
-    # read before it landed; fixed after, not re-run): every decode attention gate with its
-    # same-bytes pairs, kernel times at 16384 keys, the CUDA-vs-CPU tests, tg128 with an f16 cache,
-    # ring off (base) and on (bench/notes/attn-mma-tiles.md).
-    attn_tiles_call 20261910 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-f16-k-ring.toml
-    # Where the f16 tile kernel's 16384-key time goes (twenty-seventh session): ncu --set full with
-    # the source counters of one launch of the split kernel (G = 4, 66 splits) and of the combine.
-    mkdir -p "$out/ncu"
-    for c in "f16d16384|attn_decode_f16_mma_kernel" "comb16384|attn_decode_combine_kernel"; do
-      tag=${c%%|*}; kern=${c#*|}
-      timeout 120 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
-        -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
-        "$bin/kernel-check" --section attn --filter "attn_decode_f16mma/f16-f16/32-8x128/n1@16383" > "$out/ncu/run-$tag.txt" 2>&1
-      echo "## $tag rc=$?"; tail -n 2 "$out/ncu/run-$tag.txt"
-      ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
-      grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible|Memory Throughput" "$out/ncu/details-$tag.txt" | head -n 12
-      ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
-    done
-    rm -f "$out"/ncu/*.ncu-rep
-    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    # Run in the twenty-seventh session (receipts/h200/logs/first27-f25e44c-20261204.log): the gates
+    # and tg128 of kernels.attn_f16_k_ring's fixed order (with configs/arm-attn-f16-k-ring.toml as
+    # the second arm, since removed with the key), then ncu_attn of the f16 tile kernel and the
+    # combine on attn_decode_f16mma/f16-f16/32-8x128/n1@16383.
+    echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
+    exit 2
     ;;
   kvring27)
     # kernels.attn_f16_kv_ring (two K + V tiles per warp in flight, 3 blocks per SM): every decode
@@ -1021,13 +1022,19 @@ PY
     # defaults, the ring at 49 splits, the single slot at 49 (bench/notes/attn-mma-tiles.md).
     attn_tiles_call 20261912 330 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
       --arm configs/arm-attn-f16-kv-ring.toml --arm configs/arm-attn-max-splits-49.toml
+    # ncu of the ring's split kernel (49 splits), the single slot's (49: the first of the two cases
+    # the substring filter takes) and of the combine as the defaults run it (preload, 66 splits).
+    ncu_attn "ring49|attn_decode_f16_mma_kernel|attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits49/preload/kv_ring" \
+      "one49|attn_decode_f16_mma_kernel|attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits49/preload" \
+      "comb66|attn_decode_combine_kernel|attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits96/preload"
     ;;
   ring26 | f16mma26)
     # Run in the twenty-sixth session through this helper's steps (receipts/h200/logs/{ring26,
     # f16mma26}-*-20261203.log): f16mma26 with configs/arm-attn-f16-mma-off.toml as the second arm,
-    # ring26 with configs/arm-attn-f16-k-ring.toml; tiles26's arm (kernels.attn_q8_mma) is removed.
+    # ring26 with configs/arm-attn-f16-k-ring.toml (removed with kernels.attn_f16_k_ring in the
+    # twenty-seventh session); tiles26's arm (kernels.attn_q8_mma) is removed.
+    [ "$phase" = ring26 ] && { echo "ring26: its arm is removed" >&2; exit 2; }
     arm=configs/arm-attn-f16-mma-off.toml
-    [ "$phase" = ring26 ] && arm=configs/arm-attn-f16-k-ring.toml
     attn_tiles_call 20261908 260 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml --arm "$arm"
     ;;
   first26)

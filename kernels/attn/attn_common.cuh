@@ -41,7 +41,7 @@ struct Args {
   bool one_split_direct;    // AttnParams::one_split_direct
   bool rows_one_split;      // AttnParams::rows_one_split
   bool f16_mma;             // AttnParams::f16_mma
-  bool f16_k_ring;          // AttnParams::f16_k_ring
+  bool f16_kv_ring;         // AttnParams::f16_kv_ring
 };
 
 inline Args make_args(const AttnParams& p) {
@@ -49,7 +49,7 @@ inline Args make_args(const AttnParams& p) {
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
           p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
-          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma, p.f16_k_ring};
+          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma, p.f16_kv_ring};
 }
 
 // Key range [lo, hi) visible from position pos.

@@ -19,13 +19,15 @@
 // Tiles are 16 rows of 256 bytes (a key's head slice) with 16-byte chunk c of row r stored at
 // c ^ (r % 8): the 8 rows an ldmatrix phase reads at one chunk column hit distinct bank groups.
 // cp.async groups per thread, oldest first: [K0], [V0], then per tile [next K] after the scores
-// and [next V] after P x V. R (AttnParams::f16_k_ring): two K slots per warp, the K tile two ahead
-// requested after the scores ([K0], [K1], [V0], then [K n + 2], [V n + 1] per tile; found
-// reading V before it had landed on the first device run, ring26, and fixed after it), so a tile's K
-// has had a whole tile's time in flight when its scores start; 48 KB of shared memory per block
-// instead of 32 (still 4 blocks per SM). A warp's first tiles are requested before the dependency
-// wait when all their keys lie below the launch's first position (rows written by earlier steps:
-// the append of this step writes rows pos0 .. pos0 + n - 1 only).
+// and [next V] after P x V. P (AttnParams::f16_kv_ring): two slots of K and V per warp, one group
+// per tile holding both ([K0 V0], [K1 V1], then [K V of tile n + 2] into tile n's slot after its
+// P x V), so a tile's K and V have had a whole tile's time in flight when its scores start; 64 KB
+// of dynamic shared memory per block instead of 32, 3 blocks per SM instead of 4
+// (kernels.attn_max_splits 49 keeps a 16384-key layer of 8 kv heads at one wave: 392 blocks on
+// 396 slots). It replaces a ring of two K slots only (f16_k_ring, neutral on the H200 twice:
+// bench/notes/attn-mma-tiles.md). A warp's first tiles are requested before the dependency wait
+// when all their keys lie below the launch's first position (rows written by earlier steps: the
+// append of this step writes rows pos0 .. pos0 + n - 1 only).
 #include "attn/attn_decode_mma.cuh"
 
 #include <cuda_fp16.h>
@@ -89,15 +91,22 @@ __device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-template <int G, bool R>
-__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kernel(Args a) {
+// Tile `kv` (0 = K, 1 = V) of slot `slot` of warp `warp` in the block's dynamic shared memory.
+template <bool P>
+__device__ __forceinline__ uint8_t* tile_at(uint8_t* smem, int warp, int slot, int kv) {
+  constexpr int kSlots = P ? 2 : 1;
+  return smem + ((warp * kSlots + slot) * 2 + kv) * kTileBytes;
+}
+template <bool P>
+constexpr int kBlockSmem = kDecodeWarps * (P ? 2 : 1) * 2 * kTileBytes;
+
+template <int G, bool P>
+__global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_mma_kernel(Args a) {
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
-  static_assert(G * kD * 4 <= kTileBytes, "a warp's merge values overlay its first K slot");
-  constexpr int kSlots = R ? 2 : 1;  // K slots per warp
-  // Per warp: its K slot(s), then its V tile. After the loop a warp's first K slot holds its G x 128
-  // f32 outputs for the block merge and its V tile the G maxima and sums (with R the block's 48 KB
-  // leave no room beside the tiles).
-  __shared__ __align__(128) uint8_t tiles[kDecodeWarps][kSlots + 1][kTileBytes];
+  static_assert(G * kD * 4 <= kTileBytes, "a warp's merge values overlay its first K tile");
+  // Per warp and slot a K tile and a V tile. After the loop a warp's slot-0 K tile holds its G x 128
+  // f32 outputs for the block merge and its slot-0 V tile the G maxima and sums.
+  extern __shared__ __align__(128) uint8_t smem[];
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z, h0 = hk * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   // The positions are staged by the step's copy before its first kernel and no kernel writes them
@@ -111,7 +120,6 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
-  uint8_t* const vt = tiles[warp][kSlots];
   // ldmatrix .x4 addresses: lanes 8j .. 8j + 7 give matrix j's rows; matrices 0 / 1 are keys 0-7 at
   // chunk 2x / 2x + 1, matrices 2 / 3 keys 8-15. For K (no transpose) that is b0, b1 of the keys
   // 0-7 n-tile and b0, b1 of keys 8-15 at k-step x; for V (transposed) a0 .. a3 of m-tile x.
@@ -119,19 +127,24 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   constexpr int kStride = kDecodeWarps * kTile;  // keys between a warp's tiles
   const int base0 = b + warp * kTile, base1 = base0 + kStride;
   const bool any = base0 < e;  // warp-uniform
-  // The warp's first tile (with R also its second K) before the wait where all their keys lie below
-  // the launch's first position. Groups in the order [K0], [V0]; with R [K0], [K1], [V0].
-  const int last = R ? min(e, base1 + kTile) : min(e, base0 + kTile);
+  // The warp's first tile (with P also its second) before the wait where all their keys lie below
+  // the launch's first position. Groups [K0], [V0]; with P [K0 V0], [K1 V1].
+  const int last = P ? min(e, base1 + kTile) : min(e, base0 + kTile);
   const bool early = any && last <= pos_first;
   const auto stage_first = [&] {
-    stage_tile(tiles[warp][0], a.k, a.k_row_bytes, hk, base0, min(kTile, e - base0));
+    const int n0 = min(kTile, e - base0);
+    stage_tile(tile_at<P>(smem, warp, 0, 0), a.k, a.k_row_bytes, hk, base0, n0);
+    if constexpr (!P) commit_group();
+    stage_tile(tile_at<P>(smem, warp, 0, 1), a.v, a.v_row_bytes, hk, base0, n0);
     commit_group();
-    if constexpr (R) {
-      if (base1 < e) stage_tile(tiles[warp][1], a.k, a.k_row_bytes, hk, base1, min(kTile, e - base1));
+    if constexpr (P) {
+      if (base1 < e) {
+        const int n1 = min(kTile, e - base1);
+        stage_tile(tile_at<P>(smem, warp, 1, 0), a.k, a.k_row_bytes, hk, base1, n1);
+        stage_tile(tile_at<P>(smem, warp, 1, 1), a.v, a.v_row_bytes, hk, base1, n1);
+      }
       commit_group();
     }
-    stage_tile(vt, a.v, a.v_row_bytes, hk, base0, min(kTile, e - base0));
-    commit_group();
   };
   if (early) stage_first();
   pdl_wait();
@@ -157,12 +170,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   int slot = 0;
   for (int base = base0; base < e; base += kStride) {
     const int nk = min(kTile, e - base);
-    uint8_t* const kt = tiles[warp][slot];
-    // This tile's K; pending after it: its V (with R also the next tile's K, committed before it).
-    if constexpr (R)
-      wait_group<2>();
-    else
-      wait_group<1>();
+    uint8_t* const kt = tile_at<P>(smem, warp, slot, 0);
+    uint8_t* const vt = tile_at<P>(smem, warp, slot, 1);
+    // This tile's K (and with P its V); pending after it: its V (with P the next tile's group).
+    wait_group<1>();
     __syncwarp();
     float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
@@ -172,11 +183,12 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
       mma16816(s0, qa[x][0], 0u, qa[x][1], 0u, kb[0], kb[1]);
       mma16816(s1, qa[x][0], 0u, qa[x][1], 0u, kb[2], kb[3]);
     }
-    __syncwarp();  // every lane has read the K slot: the K tile R + 1 ahead may land in it
-    const int nb = base + kStride, nk_base = base + (R ? 2 : 1) * kStride;
-    if (nk_base < e) stage_tile(kt, a.k, a.k_row_bytes, hk, nk_base, min(kTile, e - nk_base));
-    commit_group();
-    if constexpr (R) slot ^= 1;
+    if constexpr (!P) {
+      __syncwarp();  // every lane has read the K tile: the next one may land in it
+      const int nb = base + kStride;
+      if (nb < e) stage_tile(kt, a.k, a.k_row_bytes, hk, nb, min(kTile, e - nb));
+      commit_group();
+    }
     // Head g's keys in this lane: 2t, 2t + 1, 8 + 2t, 9 + 2t.
     const float raw[4] = {s0[0], s0[1], s1[0], s1[1]};
     float sc[4], p[4], mx = -INFINITY;
@@ -211,23 +223,34 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
       c[mt][2] *= c0;
       c[mt][3] *= c1;
     }
-    // This tile's V; pending after it: the K tile just requested (with R the next tile's K was
-    // committed before this V and so has landed too).
-    wait_group<1>();
-    __syncwarp();
+    if constexpr (!P) {  // this tile's V; pending after it: the K tile just requested
+      wait_group<1>();
+      __syncwarp();
+    }
 #pragma unroll
     for (int mt = 0; mt < kD / 16; ++mt) {
       uint32_t va[4];
       ldsm_x4_trans(va, vt + swz(lrow, 2 * mt + lch));
       mma16816(c[mt], va[0], va[1], va[2], va[3], pb0, pb1);
     }
-    __syncwarp();  // every lane has read the V tile
-    if (nb < e) stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
-    commit_group();
+    __syncwarp();  // every lane has read the V tile (with P the slot)
+    if constexpr (P) {  // the tile two ahead into this slot
+      const int nb = base + 2 * kStride;
+      if (nb < e) {
+        stage_tile(kt, a.k, a.k_row_bytes, hk, nb, min(kTile, e - nb));
+        stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
+      }
+      commit_group();
+      slot ^= 1;
+    } else {
+      const int nb = base + kStride;
+      if (nb < e) stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
+      commit_group();
+    }
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
-  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(tiles[warp][0]);
+  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(tile_at<P>(smem, warp, 0, 0));
 #pragma unroll
   for (int mt = 0; mt < kD / 16; ++mt)
 #pragma unroll
@@ -235,24 +258,36 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
       const int hh = 2 * t + (x & 1), d = 16 * mt + g + 8 * (x >> 1);
       if (hh < G) acc[hh][d] = c[mt][x];
     }
-  float* ml = reinterpret_cast<float*>(vt);  // the warp's G maxima, then its G sums
+  float* ml = reinterpret_cast<float*>(tile_at<P>(smem, warp, 0, 1));  // the warp's G maxima, then its G sums
   if (t == 0 && g < G) {
     ml[g] = m;
     ml[G + g] = l;
   }
   __syncthreads();
-  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(tiles[w][kSlots]); };
+  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(tile_at<P>(smem, w, 0, 1)); };
   merge_warps_and_store<kD, G>(
       [&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
-      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(tiles[w][0])[hh * kD + d]; }, a, i, h0, s,
-      a.one_split_direct && used == 1);
+      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(tile_at<P>(smem, w, 0, 0))[hh * kD + d]; }, a,
+      i, h0, s, a.one_split_direct && used == 1);
+}
+
+template <int G, bool P>
+cudaError_t launch_gp(const Args& a, int n_tokens, cudaStream_t s) {
+  const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kDecodeWarps * 32);
+  constexpr int smem = kBlockSmem<P>;
+  if constexpr (smem > 48 * 1024) {
+    // The opt-in above 48 KB, once per instance (a per-process attribute of the current device; a
+    // host call, so not repeated at every decode step or inside graph capture).
+    static const cudaError_t attr =
+        cudaFuncSetAttribute(attn_decode_f16_mma_kernel<G, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (attr != cudaSuccess) return attr;
+  }
+  return launch_kernel(attn_decode_f16_mma_kernel<G, P>, grid, block, smem, s, a);
 }
 
 template <int G>
 cudaError_t launch_g(const Args& a, int n_tokens, cudaStream_t s) {
-  const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kDecodeWarps * 32);
-  if (a.f16_k_ring) return launch_kernel(attn_decode_f16_mma_kernel<G, true>, grid, block, 0, s, a);
-  return launch_kernel(attn_decode_f16_mma_kernel<G, false>, grid, block, 0, s, a);
+  return a.f16_kv_ring ? launch_gp<G, true>(a, n_tokens, s) : launch_gp<G, false>(a, n_tokens, s);
 }
 
 }  // namespace

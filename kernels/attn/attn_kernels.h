@@ -99,10 +99,11 @@ struct AttnParams {
   // The numeric class of llama.cpp's f16 tensor-core decode attention: gated by tolerance against
   // its naive twin (kernel-check attn_decode_f16mma/*); decode == verify bit for bit.
   bool f16_mma = false;
-  // With f16_mma taken: two K tiles per warp in flight, the one two tiles ahead requested after
-  // the scores (48 KB of shared memory per block instead of 32). Same values, same order: same
-  // bytes (kernel-check attn_decode_f16mma/k_ring_vs_single/*).
-  bool f16_k_ring = false;
+  // With f16_mma taken: two K and V tile pairs per warp in flight (a ring of two slots, the pair
+  // two tiles ahead requested after each tile's P x V; 64 KB of shared memory per block instead of
+  // 32, 3 blocks per SM instead of 4). Same values, same order: same bytes (kernel-check
+  // attn_decode_f16mma/kv_ring_vs_single/*).
+  bool f16_kv_ring = false;
   // Split-K decode of one token (n_tokens == 1) where attn_decode_rope_fold_applies(p): the work
   // of launch_qk_norm_rope with its K/V append done by this kernel. q is the q projection before
   // its per-head RMSNorm and rotation; every block normalizes and rotates its query heads itself,

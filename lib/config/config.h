@@ -98,7 +98,7 @@ struct KernelsSection {
   bool attn_rope_fold = true;     // decode: q/k norm + RoPE + K/V append inside the split attention kernel
   bool attn_pv_mma = true;        // decode attention: P x V on tensor cores (f16 P and V, f32 sums)
   bool attn_f16_mma = true;       // decode attention on an f16 K/V cache: scores and P x V on tensor cores
-  bool attn_f16_k_ring = false;   // attn_f16_mma: two K tiles per warp in flight
+  bool attn_f16_kv_ring = false;  // attn_f16_mma: two K/V tile pairs per warp in flight (3 blocks per SM)
   bool attn_fold_k_stage = true;    // with attn_fold_prefetch: every later tile's K staged in shared memory
   bool attn_fold_prefetch = true;   // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
   bool attn_softmax_interleave = true;   // with attn_fold_k_stage: the heads' softmax shuffle trees side by side

@@ -640,7 +640,7 @@ TEST(CudaModels, AttnPvMmaAgainstOracle) {
 }
 
 // kernels.attn_f16_mma (scores and P x V of the decode attention on tensor cores over an f16 K/V
-// cache), with one and two K tiles per warp in flight (kernels.attn_f16_k_ring), against the CPU
+// cache), with one and two K/V tile pairs per warp in flight (kernels.attn_f16_kv_ring), against the CPU
 // oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per kv
 // head; the path is taken.
 TEST(CudaModels, AttnF16MmaAgainstOracle) {
@@ -650,11 +650,11 @@ TEST(CudaModels, AttnF16MmaAgainstOracle) {
     for (bool ring : {false, true}) {
       Config c = gpu_config(true);
       c.kernels.attn_f16_mma = true;
-      c.kernels.attn_f16_k_ring = ring;
+      c.kernels.attn_f16_kv_ring = ring;
       c.kv.type_k = "f16";
       c.kv.type_v = "f16";
-      check_model_file(path, std::string(preset) + (ring ? " hd128 f16 cache f16mma kring" : " hd128 f16 cache f16mma"),
-                       c, ring ? "+kring" : "+f16mma");
+      check_model_file(path, std::string(preset) + (ring ? " hd128 f16 cache f16mma kvring" : " hd128 f16 cache f16mma"),
+                       c, ring ? "+kvring" : "+f16mma");
     }
     std::remove(path.c_str());
   }
