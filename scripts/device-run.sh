@@ -1015,18 +1015,25 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  split27)
+    # The f16 tile form's split geometry: kernels.attn_f16_split_keys = 64 (one 16-key tile per
+    # warp, twice the splits at ~4096 keys), kernels.attn_blocks_per_sm = 8 (128 splits at 16384
+    # keys), both: every decode attention gate (the new sk / bps cases), kernel times at 16384 and
+    # 4096 keys, CUDA-vs-CPU, tg128 on an f16 cache with the three arms (bench/notes/attn-mma-tiles.md).
+    attn_tiles_call 20261914 400 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
+      --arm configs/arm-attn-f16-split-keys-64.toml --arm configs/arm-attn-blocks-per-sm-8.toml \
+      --arm configs/arm-attn-f16-sk64-bps8.toml
+    timeout 60 "$bin/kernel-check" --section attn --perf --seed 20261916 --filter "n1@4095/max_splits96" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "4095" | sed 's/norm_err.*|/|/'
+    ;;
   kvring27)
-    # kernels.attn_f16_kv_ring (two K + V tiles per warp in flight, 3 blocks per SM): every decode
-    # attention gate with its same-bytes pairs (kv_ring_vs_single/*), kernel times at 16384 keys
-    # (ring at 64 / 49 splits, single slot at 49 and 64), CUDA-vs-CPU, tg128 with an f16 cache:
-    # defaults, the ring at 49 splits, the single slot at 49 (bench/notes/attn-mma-tiles.md).
-    attn_tiles_call 20261912 330 --set kv.type_k=f16 --set kv.type_v=f16 --arm configs/arm-base.toml \
-      --arm configs/arm-attn-f16-kv-ring.toml --arm configs/arm-attn-max-splits-49.toml
-    # ncu of the ring's split kernel (49 splits), the single slot's (49: the first of the two cases
-    # the substring filter takes) and of the combine as the defaults run it (preload, 66 splits).
-    ncu_attn "ring49|attn_decode_f16_mma_kernel|attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits49/preload/kv_ring" \
-      "one49|attn_decode_f16_mma_kernel|attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits49/preload" \
-      "comb66|attn_decode_combine_kernel|attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits96/preload"
+    # Run in the twenty-seventh session (receipts/h200/logs/kvring27-30ee70a-20261204.log): the gates
+    # and tg128 of kernels.attn_f16_kv_ring (two K + V tile pairs per warp, 3 blocks per SM; arms
+    # configs/arm-attn-f16-kv-ring.toml and configs/arm-attn-max-splits-49.toml, both 0.976x at
+    # 16384 keys, removed with the key), then ncu_attn of the ring and the single slot at 49 splits
+    # and of the combine with its preload at 66.
+    echo "kvring27: its arms (kernels.attn_f16_kv_ring, attn_max_splits 49) are removed; see its log" >&2
+    exit 2
     ;;
   ring26 | f16mma26)
     # Run in the twenty-sixth session through this helper's steps (receipts/h200/logs/{ring26,

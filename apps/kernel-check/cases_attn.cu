@@ -52,7 +52,8 @@ struct AttnCfg {
   int extra_ctx = 0;    // cache rows past the last row's position + 3 (decode: more splits for short rows)
   bool f16mma = false;  // decode: AttnParams::f16_mma (f16 K/V: q and P rounded to f16, f32 sums)
   bool preload = false;  // decode: AttnParams::combine_preload (the default config's combine)
-  bool kv_ring = false;  // decode: AttnParams::f16_kv_ring (with f16mma)
+  int split_keys = 128;  // decode: AttnParams::min_split_keys (kernels.attn_f16_split_keys; f16mma only)
+  int bps = 4;           // decode: attn_decode_splits' blocks per SM (kernels.attn_blocks_per_sm)
 };
 
 class AttnCase : public Case {
@@ -84,7 +85,8 @@ class AttnCase : public Case {
     dpos_ = env.upload(std::vector<int32_t>{c_.pos0});
     dout_ = env.alloc_output<float>((size_t)c_.n_tokens * q_width_);
     if (is_decode(c_.kern)) {
-      splits_ = cuda::attn_decode_splits(n_ctx_, c_.n_head, c_.n_head_kv, env.ctx().info().sm_count, c_.max_splits);
+      splits_ = cuda::attn_decode_splits(n_ctx_, c_.n_head, c_.n_head_kv, env.ctx().info().sm_count, c_.max_splits,
+                                         c_.split_keys, c_.bps);
       dws_ = env.alloc<float>(cuda::attn_decode_workspace_floats(c_.n_tokens, c_.n_head, c_.head_dim, splits_));
     }
     if (c_.kern == Kern::Staged) {
@@ -119,7 +121,7 @@ class AttnCase : public Case {
     if (c_.pv) p.v_stage = true;
     p.f16_mma = c_.f16mma;
     p.combine_preload = c_.preload;
-    p.f16_kv_ring = c_.kv_ring;
+    p.min_split_keys = c_.split_keys;
     return p;
   }
   cudaError_t launch(Env& env) override {
@@ -311,7 +313,7 @@ class AttnVerifyIdentityCase : public AttnCase {
 //    combine kernel launched, the output poisoned before) vs every row through the combine.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine, kKvRing };
+  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine };
   AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
@@ -334,7 +336,6 @@ class AttnPathPairCase : public AttnCase {
                        : pair_ == kCombine ? !alt().combine_direct
                        : pair_ == kOneSplitDirect ? alt().one_split_direct
                        : pair_ == kNoCombine ? alt().one_split_direct && alt().rows_one_split
-                       : pair_ == kKvRing ? cuda::attn_decode_f16_mma(alt()) && alt().f16_kv_ring
                                            : alt().combine_preload && !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -350,7 +351,6 @@ class AttnPathPairCase : public AttnCase {
     if (pair_ == kCombinePreload) p.combine_preload = true;
     if (pair_ == kOneSplitDirect || pair_ == kNoCombine) p.one_split_direct = true;
     if (pair_ == kNoCombine) p.rows_one_split = true;
-    if (pair_ == kKvRing) p.f16_kv_ring = true;
     return p;
   }
   Pair pair_;
@@ -417,7 +417,8 @@ void add_attn_cases(Registry& r) {
     return ref::cat(c.kern == Kern::Decode ? (c.f16mma ? "attn_decode_f16mma/" : c.pv ? "attn_decode_pv16/" : c.q8i ? "attn_decode_q8i/" : "attn_decode/") : c.kern == Kern::Tiled ? "attn_prefill_tiled/" : c.kern == Kern::Mma ? "attn_prefill_mma/" : "attn_prefill_staged/", tname(c.tk), "-", tname(c.tv), "/", c.n_head, "-",
                     c.n_head_kv, "x", c.head_dim, "/n", c.n_tokens, "@", c.pos0, c.window ? ref::cat("/win", c.window) : "",
                     c.softcap > 0 ? "/softcap" : "", c.max_splits != 64 ? ref::cat("/max_splits", c.max_splits) : "",
-                    c.preload ? "/preload" : "", c.kv_ring ? "/kv_ring" : "");
+                    c.preload ? "/preload" : "", c.split_keys != 128 ? ref::cat("/sk", c.split_keys) : "",
+                    c.bps != 4 ? ref::cat("/bps", c.bps) : "");
   };
   auto add = [&](const AttnCfg& c) {
     if (!cuda::attn_head_dim_supported(c.head_dim)) return;
@@ -553,32 +554,45 @@ void add_attn_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode_f16mma/verify_identity/f16-f16/", h.n_head, "-", h.n_head_kv, "x128/n5@2000"),
           [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
   }
-  // Two K/V tile pairs per warp in flight (AttnParams::f16_kv_ring) == one (bytes): one to many
-  // tiles per warp (a warp's second tile partial or absent), a window, a verify batch, groups 4, 8
-  // and 3, and 16384 keys at the ring's split cap (49: one wave of 3 blocks per SM on the H200).
-  for (auto [n, len, nh, kv, win, ms] :
-       {std::tuple<int, int, int, int, int, int>{1, 17, 32, 8, 0, 64}, {1, 129, 32, 8, 0, 64}, {1, 200, 32, 8, 0, 64},
-        {1, 4097, 32, 8, 0, 64}, {1, 16384, 32, 8, 0, 64}, {1, 16384, 32, 8, 0, 49}, {1, 16384, 64, 8, 0, 64},
-        {3, 2001, 32, 8, 0, 64}, {1, 5000, 32, 8, 1000, 64}, {1, 3001, 9, 3, 0, 64}}) {
+  // Shorter splits in the f16 tile form (AttnParams::min_split_keys 64: kernels.attn_f16_split_keys)
+  // and more blocks per SM (kernels.attn_blocks_per_sm 8: 128 splits at 16384 keys, past the
+  // combine's 96 preloaded ones): rows of 1 split (<= 128 keys) and of 2 to 128 splits with partial
+  // tiles, a window, a verify batch, groups 4 / 8 / 3, the preload; and the decode == verify identity.
+  // The 16384-key rows with 8 blocks per SM are the perf cases below (gated the same way).
+  for (auto [n, len, nh, kv, win, sk, bps] :
+       {std::tuple<int, int, int, int, int, int, int>{1, 129, 32, 8, 0, 64, 4}, {1, 200, 32, 8, 0, 64, 4},
+        {1, 1000, 32, 8, 0, 32, 4}, {1, 4096, 32, 8, 0, 64, 4},
+        {3, 2001, 32, 8, 0, 64, 4}, {1, 5000, 32, 8, 1000, 64, 4}, {1, 4096, 64, 8, 0, 64, 4}, {1, 3001, 9, 3, 0, 64, 8}}) {
     if (nh / kv != 4 && !g8) continue;
     AttnCfg c{Kern::Decode, n, len - n, nh, kv, 128, QType::F16, QType::F16, win, 0.0f};
     c.f16mma = true;
-    c.max_splits = ms;
-    r.add("attn", ref::cat("attn_decode_f16mma/kv_ring_vs_single/f16-f16/", nh, "-", kv, "x128/n", n, "@", len - n,
-                           win ? ref::cat("/win", win) : "", ms != 64 ? ref::cat("/max_splits", ms) : ""),
-          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kKvRing); });
+    c.max_splits = 1024;
+    c.preload = true;
+    c.split_keys = sk;
+    c.bps = bps;
+    add(c);
+  }
+  {
+    AttnCfg c{Kern::Decode, 5, 2000, 32, 8, 128, QType::F16, QType::F16, 0, 0.0f};
+    c.f16mma = true;
+    c.split_keys = 64;
+    r.add("attn", "attn_decode_f16mma/verify_identity/f16-f16/32-8x128/n5@2000/sk64",
+          [=] { return std::make_unique<AttnVerifyIdentityCase>(c); });
   }
   // The decode forms at 16384 keys as the default config runs them (the combine's preload; the split
   // cap 96, 66 splits at 8 kv heads on the H200), for kernel-check --perf: the cases above run the
   // combine without its preload, which at 64+ splits is a chain of dependent loads (12.3 us of a
-  // ~33 us pair in ncu, first27). The f16 tile form also with the K/V ring at 96 and 49 splits and
-  // without it at 49. Gated against the naive twin like the others.
-  for (auto [ms, ring] : {std::pair<int, bool>{96, false}, {49, false}, {96, true}, {49, true}}) {
-    AttnCfg c{Kern::Decode, 1, 16383, 32, 8, 128, QType::F16, QType::F16, 0, 0.0f};
+  // ~33 us pair in ncu, first27). Gated against the naive twin like the others.
+  // The f16 tile form also with shorter splits and more blocks per SM (above), at 16384 and 4096
+  // keys.
+  for (auto [len, sk, bps, ms] : {std::tuple<int, int, int, int>{16384, 128, 4, 96}, {16384, 64, 4, 96}, {16384, 128, 8, 1024},
+                                  {16384, 64, 8, 1024}, {4096, 128, 4, 96}, {4096, 64, 4, 96}}) {
+    AttnCfg c{Kern::Decode, 1, len - 1, 32, 8, 128, QType::F16, QType::F16, 0, 0.0f};
     c.f16mma = true;
     c.max_splits = ms;
     c.preload = true;
-    c.kv_ring = ring;
+    c.split_keys = sk;
+    c.bps = bps;
     add(c);
   }
   {

@@ -25,6 +25,7 @@ struct Args {
   int window;
   float softcap;
   int n_splits;
+  int min_split_keys;  // AttnParams::min_split_keys
   float* ws;
   int8_t* q8s_xq;
   float2* q8s_xds;
@@ -41,15 +42,14 @@ struct Args {
   bool one_split_direct;    // AttnParams::one_split_direct
   bool rows_one_split;      // AttnParams::rows_one_split
   bool f16_mma;             // AttnParams::f16_mma
-  bool f16_kv_ring;         // AttnParams::f16_kv_ring
 };
 
 inline Args make_args(const AttnParams& p) {
   return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
-          p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
-          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma, p.f16_kv_ring};
+          p.min_split_keys, p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
+          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma};
 }
 
 // Key range [lo, hi) visible from position pos.
@@ -63,9 +63,13 @@ __device__ __forceinline__ void key_range(int pos, int window, int& lo, int& hi)
 // keys. A function of the row's own key count only, so decode and verify rows still agree bit
 // for bit. Why: at depth ~0 with n_splits = 33 every split held ~4 keys and the combine walked 33
 // partials: 15.7 + 10.6 us per layer on the H200 (ncu, 2026-12-01) for ~130 keys.
-constexpr int kMinSplitKeys = kAttnMinSplitKeys;  // one 32-key round for each of the 4 warps of a block
-__device__ __forceinline__ int splits_used(int len, int n_splits) {
-  return max(1, min(n_splits, (len + kMinSplitKeys - 1) / kMinSplitKeys));
+// Rows of up to kMinSplitKeys keys use one split; a longer row's splits get at least min_keys keys
+// each (AttnParams::min_split_keys: kMinSplitKeys, one 32-key round for each of the 4 warps of a
+// block, except in the f16 tile form, whose warps take 16-key tiles).
+constexpr int kMinSplitKeys = kAttnMinSplitKeys;
+__device__ __forceinline__ int splits_used(int len, int n_splits, int min_keys) {
+  if (len <= kMinSplitKeys) return 1;
+  return max(1, min(n_splits, (len + min_keys - 1) / min_keys));
 }
 
 __device__ __forceinline__ float warp_sum(float v) {

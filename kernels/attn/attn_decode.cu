@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_decode_kernel(attn::Args a) 
   int lo, hi;
   attn::key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
-  const int used = attn::splits_used(len, a.n_splits);
+  const int used = attn::splits_used(len, a.n_splits, a.min_split_keys);
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   int lo, hi;
   attn::key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
-  const int used = attn::splits_used(len, a.n_splits);
+  const int used = attn::splits_used(len, a.n_splits, a.min_split_keys);
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   // RF, before the wait (nothing a kernel writes): the head norms' weights and the cos/sin of
   // this lane's pairs at pos (the same helpers and values as qk_norm_rope_kernel).
@@ -616,7 +616,7 @@ __global__ void __launch_bounds__(D) attn_decode_combine_kernel(attn::Args a) {
   // pos is read before the dependency wait (no kernel of the step writes it: AttnParams::pos0).
   int lo, hi;
   attn::key_range(*a.pos0 + i, a.window, lo, hi);
-  const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits);
+  const int n_used = attn::splits_used(max(0, hi - lo), a.n_splits, a.min_split_keys);
   pdl_wait();  // also where the split kernel wrote the row itself: the dependents wait on this grid
   if (a.one_split_direct && n_used == 1) return;
   const auto used = [&] { return n_used; };
@@ -762,7 +762,8 @@ size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int 
   return (size_t)n_tokens * n_head * n_splits * (head_dim + 2);
 }
 
-int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits) {
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits, int min_split_keys,
+                       int blocks_per_sm) {
   // Blocks per split: one per kv head on the GQA path (groups of up to 8), else one per query
   // head. Aim for ~4 blocks per SM at full context, but no split shorter than 128 keys (one
   // 32-key round per warp), capped at max_splits (64 before kernels.attn_max_splits) so the merge
@@ -779,8 +780,10 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int m
   const int per_split = (g >= 1 && g <= 8) ? n_head_kv : n_head;
   // 4 blocks per SM at full context (was 2: at 16384 keys that left 8 warps per SM on a
   // latency-bound kernel); the per-row count actually used is attn::splits_used (>= 128 keys each).
-  const int want = (4 * sm_count + per_split - 1) / std::max(1, per_split);
-  const int by_len = std::max(1, n_ctx / 128);
+  // kernels.attn_blocks_per_sm and AttnParams::min_split_keys (kernels.attn_f16_split_keys) move
+  // both terms; 4 and 128 are the rule above.
+  const int want = (std::max(1, blocks_per_sm) * sm_count + per_split - 1) / std::max(1, per_split);
+  const int by_len = std::max(1, n_ctx / std::max(1, min_split_keys));
   return std::max(1, std::min({want, by_len, std::clamp(max_splits, 1, 1024)}));
 }
 
@@ -845,6 +848,9 @@ bool attn_decode_v_stage(const AttnParams& p) {
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
   if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace) return cudaErrorInvalidValue;
+  if (p.min_split_keys < 16 || p.min_split_keys > kAttnMinSplitKeys ||
+      (p.min_split_keys != kAttnMinSplitKeys && !attn_decode_f16_mma(p)))
+    return cudaErrorInvalidValue;  // shorter splits only in the f16 tile form
   if (p.n_tokens == 0) return cudaSuccess;
   if (p.n_tokens > 65535 || p.n_head > 65535) return cudaErrorInvalidValue;
   if (p.rope.on && !attn_decode_rope_fold_applies(p)) return cudaErrorInvalidValue;

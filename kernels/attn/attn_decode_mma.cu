@@ -19,15 +19,11 @@
 // Tiles are 16 rows of 256 bytes (a key's head slice) with 16-byte chunk c of row r stored at
 // c ^ (r % 8): the 8 rows an ldmatrix phase reads at one chunk column hit distinct bank groups.
 // cp.async groups per thread, oldest first: [K0], [V0], then per tile [next K] after the scores
-// and [next V] after P x V. P (AttnParams::f16_kv_ring): two slots of K and V per warp, one group
-// per tile holding both ([K0 V0], [K1 V1], then [K V of tile n + 2] into tile n's slot after its
-// P x V), so a tile's K and V have had a whole tile's time in flight when its scores start; 64 KB
-// of dynamic shared memory per block instead of 32, 3 blocks per SM instead of 4
-// (kernels.attn_max_splits 49 keeps a 16384-key layer of 8 kv heads at one wave: 392 blocks on
-// 396 slots). It replaces a ring of two K slots only (f16_k_ring, neutral on the H200 twice:
-// bench/notes/attn-mma-tiles.md). A warp's first tiles are requested before the dependency wait
-// when all their keys lie below the launch's first position (rows written by earlier steps: the
-// append of this step writes rows pos0 .. pos0 + n - 1 only).
+// and [next V] after P x V. Two deeper forms were built, gated same-bytes and dropped on the H200
+// (bench/notes/attn-mma-tiles.md): a second K slot per warp (neutral twice) and a two-slot ring of
+// K + V pairs (64 KB per block, 3 blocks per SM: 0.976x at 16384 keys). A warp's first tile is
+// requested before the dependency wait when all its keys lie below the launch's first position
+// (rows written by earlier steps: the append of this step writes rows pos0 .. pos0 + n - 1 only).
 #include "attn/attn_decode_mma.cuh"
 
 #include <cuda_fp16.h>
@@ -91,22 +87,20 @@ __device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// Tile `kv` (0 = K, 1 = V) of slot `slot` of warp `warp` in the block's dynamic shared memory.
-template <bool P>
-__device__ __forceinline__ uint8_t* tile_at(uint8_t* smem, int warp, int slot, int kv) {
-  constexpr int kSlots = P ? 2 : 1;
-  return smem + ((warp * kSlots + slot) * 2 + kv) * kTileBytes;
-}
-template <bool P>
-constexpr int kBlockSmem = kDecodeWarps * (P ? 2 : 1) * 2 * kTileBytes;
+constexpr int kBlockSmem = kDecodeWarps * 2 * kTileBytes;  // 32 KB
 
-template <int G, bool P>
-__global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_mma_kernel(Args a) {
+// Tile `kv` (0 = K, 1 = V) of warp `warp` in the block's shared memory.
+__device__ __forceinline__ uint8_t* tile_at(uint8_t* smem, int warp, int kv) {
+  return smem + (warp * 2 + kv) * kTileBytes;
+}
+
+template <int G>
+__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kernel(Args a) {
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
-  static_assert(G * kD * 4 <= kTileBytes, "a warp's merge values overlay its first K tile");
-  // Per warp and slot a K tile and a V tile. After the loop a warp's slot-0 K tile holds its G x 128
-  // f32 outputs for the block merge and its slot-0 V tile the G maxima and sums.
-  extern __shared__ __align__(128) uint8_t smem[];
+  static_assert(G * kD * 4 <= kTileBytes, "a warp's merge values overlay its K tile");
+  // Per warp a K tile and a V tile. After the loop a warp's K tile holds its G x 128 f32 outputs for
+  // the block merge and its V tile the G maxima and sums.
+  __shared__ __align__(128) uint8_t smem[kBlockSmem];
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z, h0 = hk * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   // The positions are staged by the step's copy before its first kernel and no kernel writes them
@@ -116,7 +110,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
   int lo, hi;
   key_range(pos, a.window, lo, hi);
   const int len = max(0, hi - lo);
-  const int used = splits_used(len, a.n_splits);
+  const int used = splits_used(len, a.n_splits, a.min_split_keys);
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
@@ -125,26 +119,19 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
   // 0-7 n-tile and b0, b1 of keys 8-15 at k-step x; for V (transposed) a0 .. a3 of m-tile x.
   const int mi = lane >> 3, lrow = (mi >> 1) * 8 + (lane & 7), lch = mi & 1;
   constexpr int kStride = kDecodeWarps * kTile;  // keys between a warp's tiles
-  const int base0 = b + warp * kTile, base1 = base0 + kStride;
+  const int base0 = b + warp * kTile;
   const bool any = base0 < e;  // warp-uniform
-  // The warp's first tile (with P also its second) before the wait where all their keys lie below
-  // the launch's first position. Groups [K0], [V0]; with P [K0 V0], [K1 V1].
-  const int last = P ? min(e, base1 + kTile) : min(e, base0 + kTile);
-  const bool early = any && last <= pos_first;
+  uint8_t* const kt = tile_at(smem, warp, 0);
+  uint8_t* const vt = tile_at(smem, warp, 1);
+  // The warp's first tile before the wait where all its keys lie below the launch's first
+  // position. Groups [K0], [V0].
+  const bool early = any && min(e, base0 + kTile) <= pos_first;
   const auto stage_first = [&] {
     const int n0 = min(kTile, e - base0);
-    stage_tile(tile_at<P>(smem, warp, 0, 0), a.k, a.k_row_bytes, hk, base0, n0);
-    if constexpr (!P) commit_group();
-    stage_tile(tile_at<P>(smem, warp, 0, 1), a.v, a.v_row_bytes, hk, base0, n0);
+    stage_tile(kt, a.k, a.k_row_bytes, hk, base0, n0);
     commit_group();
-    if constexpr (P) {
-      if (base1 < e) {
-        const int n1 = min(kTile, e - base1);
-        stage_tile(tile_at<P>(smem, warp, 1, 0), a.k, a.k_row_bytes, hk, base1, n1);
-        stage_tile(tile_at<P>(smem, warp, 1, 1), a.v, a.v_row_bytes, hk, base1, n1);
-      }
-      commit_group();
-    }
+    stage_tile(vt, a.v, a.v_row_bytes, hk, base0, n0);
+    commit_group();
   };
   if (early) stage_first();
   pdl_wait();
@@ -167,12 +154,9 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
   for (int mt = 0; mt < kD / 16; ++mt)
 #pragma unroll
     for (int x = 0; x < 4; ++x) c[mt][x] = 0.0f;
-  int slot = 0;
   for (int base = base0; base < e; base += kStride) {
     const int nk = min(kTile, e - base);
-    uint8_t* const kt = tile_at<P>(smem, warp, slot, 0);
-    uint8_t* const vt = tile_at<P>(smem, warp, slot, 1);
-    // This tile's K (and with P its V); pending after it: its V (with P the next tile's group).
+    // This tile's K; pending after it: its V.
     wait_group<1>();
     __syncwarp();
     float s0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, s1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -183,8 +167,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
       mma16816(s0, qa[x][0], 0u, qa[x][1], 0u, kb[0], kb[1]);
       mma16816(s1, qa[x][0], 0u, qa[x][1], 0u, kb[2], kb[3]);
     }
-    if constexpr (!P) {
-      __syncwarp();  // every lane has read the K tile: the next one may land in it
+    __syncwarp();  // every lane has read the K tile: the next one may land in it
+    {
       const int nb = base + kStride;
       if (nb < e) stage_tile(kt, a.k, a.k_row_bytes, hk, nb, min(kTile, e - nb));
       commit_group();
@@ -223,26 +207,17 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
       c[mt][2] *= c0;
       c[mt][3] *= c1;
     }
-    if constexpr (!P) {  // this tile's V; pending after it: the K tile just requested
-      wait_group<1>();
-      __syncwarp();
-    }
+    // This tile's V; pending after it: the K tile just requested.
+    wait_group<1>();
+    __syncwarp();
 #pragma unroll
     for (int mt = 0; mt < kD / 16; ++mt) {
       uint32_t va[4];
       ldsm_x4_trans(va, vt + swz(lrow, 2 * mt + lch));
       mma16816(c[mt], va[0], va[1], va[2], va[3], pb0, pb1);
     }
-    __syncwarp();  // every lane has read the V tile (with P the slot)
-    if constexpr (P) {  // the tile two ahead into this slot
-      const int nb = base + 2 * kStride;
-      if (nb < e) {
-        stage_tile(kt, a.k, a.k_row_bytes, hk, nb, min(kTile, e - nb));
-        stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
-      }
-      commit_group();
-      slot ^= 1;
-    } else {
+    __syncwarp();  // every lane has read the V tile
+    {
       const int nb = base + kStride;
       if (nb < e) stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
       commit_group();
@@ -250,7 +225,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
-  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(tile_at<P>(smem, warp, 0, 0));
+  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(kt);
 #pragma unroll
   for (int mt = 0; mt < kD / 16; ++mt)
 #pragma unroll
@@ -258,36 +233,23 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, P ? 3 : 4) attn_decode_f16_
       const int hh = 2 * t + (x & 1), d = 16 * mt + g + 8 * (x >> 1);
       if (hh < G) acc[hh][d] = c[mt][x];
     }
-  float* ml = reinterpret_cast<float*>(tile_at<P>(smem, warp, 0, 1));  // the warp's G maxima, then its G sums
+  float* ml = reinterpret_cast<float*>(vt);  // the warp's G maxima, then its G sums
   if (t == 0 && g < G) {
     ml[g] = m;
     ml[G + g] = l;
   }
   __syncthreads();
-  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(tile_at<P>(smem, w, 0, 1)); };
+  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(tile_at(smem, w, 1)); };
   merge_warps_and_store<kD, G>(
       [&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
-      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(tile_at<P>(smem, w, 0, 0))[hh * kD + d]; }, a,
+      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(tile_at(smem, w, 0))[hh * kD + d]; }, a,
       i, h0, s, a.one_split_direct && used == 1);
-}
-
-template <int G, bool P>
-cudaError_t launch_gp(const Args& a, int n_tokens, cudaStream_t s) {
-  const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kDecodeWarps * 32);
-  constexpr int smem = kBlockSmem<P>;
-  if constexpr (smem > 48 * 1024) {
-    // The opt-in above 48 KB, once per instance (a per-process attribute of the current device; a
-    // host call, so not repeated at every decode step or inside graph capture).
-    static const cudaError_t attr =
-        cudaFuncSetAttribute(attn_decode_f16_mma_kernel<G, P>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (attr != cudaSuccess) return attr;
-  }
-  return launch_kernel(attn_decode_f16_mma_kernel<G, P>, grid, block, smem, s, a);
 }
 
 template <int G>
 cudaError_t launch_g(const Args& a, int n_tokens, cudaStream_t s) {
-  return a.f16_kv_ring ? launch_gp<G, true>(a, n_tokens, s) : launch_gp<G, false>(a, n_tokens, s);
+  const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kDecodeWarps * 32);
+  return launch_kernel(attn_decode_f16_mma_kernel<G>, grid, block, 0, s, a);
 }
 
 }  // namespace

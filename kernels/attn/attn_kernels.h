@@ -41,6 +41,12 @@ struct AttnParams {
   // verify batch reproduces plain decode bit for bit when both use the same n_splits: pick
   // n_splits from the cache capacity (attn_decode_splits), never from the batch.
   int n_splits = 1;
+  // Split-K decode only: the fewest keys a split of a row longer than kAttnMinSplitKeys gets
+  // (attn::splits_used; rows of up to kAttnMinSplitKeys keys always use one split). Below
+  // kAttnMinSplitKeys (16 at least) only where the f16 tile form is taken (attn_decode_f16_mma:
+  // 16-key tiles, so 64 keys give each of its 4 warps one tile); launch_attn_decode refuses it
+  // elsewhere. Part of the partition, so of a long row's bits (the same for decode and verify).
+  int min_split_keys = 128;
   float* workspace = nullptr;
   // Split-K decode only, optional: also the q8s planes of out for the next mmvs matvec
   // (kernels/matvec/mmvs.h; rows n_tokens x n_head*head_dim, dense), byte-identical to
@@ -99,11 +105,6 @@ struct AttnParams {
   // The numeric class of llama.cpp's f16 tensor-core decode attention: gated by tolerance against
   // its naive twin (kernel-check attn_decode_f16mma/*); decode == verify bit for bit.
   bool f16_mma = false;
-  // With f16_mma taken: two K and V tile pairs per warp in flight (a ring of two slots, the pair
-  // two tiles ahead requested after each tile's P x V; 64 KB of shared memory per block instead of
-  // 32, 3 blocks per SM instead of 4). Same values, same order: same bytes (kernel-check
-  // attn_decode_f16mma/kv_ring_vs_single/*).
-  bool f16_kv_ring = false;
   // Split-K decode of one token (n_tokens == 1) where attn_decode_rope_fold_applies(p): the work
   // of launch_qk_norm_rope with its K/V append done by this kernel. q is the q projection before
   // its per-head RMSNorm and rotation; every block normalizes and rotates its query heads itself,
@@ -156,10 +157,13 @@ size_t attn_decode_workspace_floats(int n_tokens, int n_head, int head_dim, int 
 // The fewest keys a split of a decode row gets (attn::splits_used): rows of up to this many keys
 // use one split.
 constexpr int kAttnMinSplitKeys = 128;
-// Splits so that ~4 blocks per SM run at full context, at most max_splits (clamped to 1 .. 1024;
-// the backend passes kernels.attn_max_splits); a pure function of its arguments. The count fixes
-// how a row's keys are partitioned (attn::splits_used), so the bits of a long row depend on it.
-int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits);
+// Splits so that ~blocks_per_sm blocks per SM run at full context (the backend passes
+// kernels.attn_blocks_per_sm, default 4), no more than n_ctx / min_split_keys (the launch's
+// AttnParams::min_split_keys), at most max_splits (clamped to 1 .. 1024; kernels.attn_max_splits);
+// a pure function of its arguments. The count fixes how a row's keys are partitioned
+// (attn::splits_used), so the bits of a long row depend on it.
+int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits,
+                       int min_split_keys = kAttnMinSplitKeys, int blocks_per_sm = 4);
 // Whether launch_attn_decode(p) reads K or V with aligned word loads (GQA split-K form; K q8_0
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.

@@ -98,12 +98,13 @@ struct KernelsSection {
   bool attn_rope_fold = true;     // decode: q/k norm + RoPE + K/V append inside the split attention kernel
   bool attn_pv_mma = true;        // decode attention: P x V on tensor cores (f16 P and V, f32 sums)
   bool attn_f16_mma = true;       // decode attention on an f16 K/V cache: scores and P x V on tensor cores
-  bool attn_f16_kv_ring = false;  // attn_f16_mma: two K/V tile pairs per warp in flight (3 blocks per SM)
   bool attn_fold_k_stage = true;    // with attn_fold_prefetch: every later tile's K staged in shared memory
   bool attn_fold_prefetch = true;   // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
   bool attn_softmax_interleave = true;   // with attn_fold_k_stage: the heads' softmax shuffle trees side by side
   bool attn_combine_preload = true;   // decode attention combine: the first 96 splits' values requested at once
   int attn_max_splits = 96;          // decode attention: the most key splits per row (attn_decode_splits)
+  int attn_blocks_per_sm = 4;        // decode attention: split count aimed at this many blocks per SM
+  int attn_f16_split_keys = 128;     // attn_f16_mma: the fewest keys per split of a row past 128 keys
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys
   int attn_head_pair_keys = 4608;    // ... then blocks of 2 query heads up to this many keys
   int attn_head_pair_max_group = 4;  // ... for groups of at most this many query heads per kv head

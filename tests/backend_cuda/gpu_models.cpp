@@ -640,22 +640,17 @@ TEST(CudaModels, AttnPvMmaAgainstOracle) {
 }
 
 // kernels.attn_f16_mma (scores and P x V of the decode attention on tensor cores over an f16 K/V
-// cache), with one and two K/V tile pairs per warp in flight (kernels.attn_f16_kv_ring), against the CPU
-// oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per kv
-// head; the path is taken.
+// cache) against the CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4 and
+// 8 query heads per kv head; the path is taken.
 TEST(CudaModels, AttnF16MmaAgainstOracle) {
   MEMRA_REQUIRE_GPU();
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "f16-mma");
-    for (bool ring : {false, true}) {
-      Config c = gpu_config(true);
-      c.kernels.attn_f16_mma = true;
-      c.kernels.attn_f16_kv_ring = ring;
-      c.kv.type_k = "f16";
-      c.kv.type_v = "f16";
-      check_model_file(path, std::string(preset) + (ring ? " hd128 f16 cache f16mma kvring" : " hd128 f16 cache f16mma"),
-                       c, ring ? "+kvring" : "+f16mma");
-    }
+    Config c = gpu_config(true);
+    c.kernels.attn_f16_mma = true;
+    c.kv.type_k = "f16";
+    c.kv.type_v = "f16";
+    check_model_file(path, std::string(preset) + " hd128 f16 cache f16mma", c, "+f16mma");
     std::remove(path.c_str());
   }
 }

@@ -694,8 +694,12 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   }
   cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
   if (decode) {
+    p.f16_mma = cfg_.kernels.attn_f16_mma;
+    // kernels.attn_f16_split_keys only where the f16 tile form is taken (launch_attn_decode refuses
+    // shorter splits elsewhere).
+    if (cuda::attn_decode_f16_mma(p)) p.min_split_keys = cfg_.kernels.attn_f16_split_keys;
     p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count,
-                                          cfg_.kernels.attn_max_splits);
+                                          cfg_.kernels.attn_max_splits, p.min_split_keys, cfg_.kernels.attn_blocks_per_sm);
     p.workspace = static_cast<float*>(workspace(
         kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, ap.n_head, ap.head_dim_k, p.n_splits)));
     const bool emit = emit_q8s_for(out);
@@ -708,8 +712,6 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.q8_scores = cfg_.kernels.attn_q8_scores;
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.pv_mma = cfg_.kernels.attn_pv_mma;
-    p.f16_mma = cfg_.kernels.attn_f16_mma;
-    p.f16_kv_ring = cfg_.kernels.attn_f16_kv_ring;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;
     p.combine_preload = cfg_.kernels.attn_combine_preload;
     p.one_split_direct = cfg_.kernels.attn_one_split_direct;
@@ -725,7 +727,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                     ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
                                     cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
                                     std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "") +
-                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (cuda::attn_decode_f16_mma(p) ? "+f16mma" : "") + (cuda::attn_decode_f16_mma(p) && p.f16_kv_ring ? "+kvring" : "") + (emit ? "+q8s" : ""),
+                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (cuda::attn_decode_f16_mma(p) ? "+f16mma" : "") + (p.min_split_keys != cuda::kAttnMinSplitKeys ? fmt::format("+sk{}", p.min_split_keys) : "") + (emit ? "+q8s" : ""),
                                     std::string(rf ? cuda::attn_decode_head_split(p) ? (rf->head_split == 2 ? "+rope+pre+ks+hs2" : "+rope+pre+ks+hs")
                                          : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
                                        : "")) + (rf && cuda::attn_decode_softmax_interleave(p) ? "+si" : ""));
