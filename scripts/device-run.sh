@@ -1015,6 +1015,26 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  ob27)
+    # kernels.mmvs_offset_bytes (the old byte-wise offset form) against the default (one dp4a per
+    # word off the integer sum): every mmvs / mmvs_id gate (the ob cases byte-identical), kernel
+    # times of the Q6_K / Q4_0 launches in both forms, CUDA-vs-CPU, tg128 of qwen3-8b q4_k_m
+    # (0 / 4096 keys) and q4_0 (0) with the old form as the arm (bench/notes/mmvs-offset-dp4a.md).
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id --seed 20261920 --receipt "$out/kernel-check.jsonl" | tail -n 3
+    timeout 150 "$bin/kernel-check" --section mmvs --seed 20261921 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
+    for flt in "cap6/Q6_K/" "cap6/Q4_0/" "cap0/Q6_K/" "cap0/Q4_0/"; do
+      timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20261922 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
+    done
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-offset-bytes.toml
+    rm -f "$f"
+    synth qwen3-8b q4_0
+    tg_on 0 7 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-offset-bytes.toml
+    rm -f "$f"
+    ;;
   split27)
     # Run in the twenty-seventh session (receipts/h200/logs/split27-a542fd8-20261204.log): every
     # decode attention gate (the sk / bps cases), kernel times at 16384 / 4096 keys, CUDA-vs-CPU and
