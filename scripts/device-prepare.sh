@@ -5,12 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant]
 # lean: only kernel-check, pp-bench, gguf-synth and the GPU tests, no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
 lean=${3:-}
 bins="run-gen kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test_backend_cuda_gpu"
-[ "$lean" = lean ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
+[ "$lean" = lean ] || [ "$lean" = quant ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch
 for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
@@ -18,10 +18,14 @@ done
 cp -L "$build"/lib/libmemra.so .device/lib/
 # CUPTI for pp-bench --trace (scripts/bootstrap.sh installs it; the H200 machine's own copy is not
 # on the run path).
-[ "$lean" != lean ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+[ "$lean" != lean ] && [ "$lean" != quant ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
-for m in llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m; do
+# quant: lean, without the f32 synth models (18 MB; their three CUDA-vs-CPU tests are skipped by
+# device-run.sh's cuda_vs_cpu, which says so) when the tree and the pack outgrow the 64 MiB carry.
+models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m"
+[ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m"
+for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
 done
 cp "$shared"/reference/*.jsonl .device/shared/reference/
