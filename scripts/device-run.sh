@@ -1020,25 +1020,27 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
-  ob27)
-    # kernels.mmvs_offset_bytes (the old byte-wise offset form) against the default (one dp4a per
-    # word off the integer sum): every mmvs / mmvs_id gate (the ob cases byte-identical), kernel
-    # times of the Q6_K / Q4_0 launches in both forms, CUDA-vs-CPU, tg128 of qwen3-8b q4_k_m
-    # (0 / 4096 keys) and q4_0 (0) with the old form as the arm (bench/notes/mmvs-offset-dp4a.md).
+  final27)
+    # The twenty-seventh session's last call: the defaults after kernels.mmvs_offset_bytes' removal
+    # (the one-dp4a offset form only): kernel-check mmvs_id, CUDA-vs-CPU, and the README rows:
+    # qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys + pp512 / pp2048, q4_0 and q8_0 pp512 +
+    # tg128, qwen3-32b q4_k_m pp512 + tg128 (last: the longest file to make).
     gpu_info
-    timeout 150 "$bin/kernel-check" --section mmvs_id --seed 20261920 --receipt "$out/kernel-check.jsonl" | tail -n 3
-    timeout 150 "$bin/kernel-check" --section mmvs --seed 20261921 --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 3
-    for flt in "cap6/Q6_K/" "cap6/Q4_0/" "cap0/Q6_K/" "cap0/Q4_0/"; do
-      timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20261922 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
-    done
+    timeout 90 "$bin/kernel-check" --section mmvs_id --seed 20261930 --receipt "$out/kernel-check.jsonl" | tail -n 2
     cuda_vs_cpu "" 4
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-offset-bytes.toml
+    q4km_rows 150
+    rows_q4_0_q8_0
+    row_32b 150
     rm -f "$f"
-    synth qwen3-8b q4_0
-    tg_on 0 7 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-offset-bytes.toml
-    rm -f "$f"
+    ;;
+  ob27)
+    # Run in the twenty-seventh session (receipts/h200/logs/ob27-b13ad40-20261204.log): the mmvs /
+    # mmvs_id gates with kernels.mmvs_offset_bytes (the Q6_K / Q4_0 offsets subtracted byte-wise,
+    # the old form) beside the default, kernel times of both, CUDA-vs-CPU, tg128 of q4_k_m and q4_0
+    # with the old form as the arm (0.991x / 0.993x / 0.957x). The old form, its key and its arm
+    # file are removed (bench/notes/mmvs-offset-dp4a.md).
+    echo "ob27: kernels.mmvs_offset_bytes is removed; see its log" >&2
+    exit 2
     ;;
   split27)
     # Run in the twenty-seventh session (receipts/h200/logs/split27-a542fd8-20261204.log): every

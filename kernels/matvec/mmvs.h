@@ -94,13 +94,6 @@ struct MmvsParams {
   // so the Q6_K warp loads are whole 512-byte runs too; kernels.mmvs_act_il_q6k). Plain launches
   // of Q6_K rows only (no GLU, no extra segments; else NotSupported). Same bits.
   bool act_il_q6k = false;
-  // kernels.mmvs_offset_bytes: the Q6_K (32) and Q4_0 (8) quant offsets subtracted byte-wise before
-  // the dp4a (vsub4: three instructions per word on sm_90, the form before 2026-12-04) instead of
-  // taken off the integer sum with one dp4a per word against the offset bytes; the same integer
-  // sums, so the same bits (kernel-check mmvs_id */offset_bytes_vs_default). One-token interleaved
-  // launches (act_il, m = 1) at min_blocks 0, 5, 6 (the pair at 0, 6) only, else NotSupported;
-  // other types ignore it.
-  bool offset_bytes = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual

@@ -82,14 +82,11 @@ MEMRA_HD int dot4(uint4 w, int4 x, int acc) {
 MEMRA_HD uint4 mask4(uint4 v, int shift, uint32_t m) {
   return make_uint4((v.x >> shift) & m, (v.y >> shift) & m, (v.z >> shift) & m, (v.w >> shift) & m);
 }
-MEMRA_HD uint4 sub4(uint4 v, uint32_t b) {
-  return make_uint4(wq::vsub4(v.x, b), wq::vsub4(v.y, b), wq::vsub4(v.z, b), wq::vsub4(v.w, b));
-}
 // dot4 of a granule's 16 quants with 16 copies of the byte b: b x (their sum), exactly.
 // Quant offsets are taken off the integer sum with it (dot4(q, x) - dot4b(b, x) = dot4(q - b, x)
 // as integers, the same value as a byte-wise subtract first: one dp4a per word for the three
-// instructions of vsub4's byte-wise emulation on sm_90). SB (MmvsParams::offset_bytes): the old
-// form, the offset subtracted byte-wise with sub4 before the dp4a; the same integer either way.
+// instructions of vsub4's byte-wise emulation on sm_90; 1.077x the Q6_K output head, 1.045x
+// qwen3-8b q4_0 tg128: bench/notes/mmvs-offset-dp4a.md).
 MEMRA_HD int dot4b(uint32_t b, int4 x, int acc) { return dot4(make_uint4(b, b, b, b), x, acc); }
 
 // Where dot() reads its activation row: q16(u) = the 16 quants of granule u (elements 16u ..
@@ -191,7 +188,7 @@ struct Task<QType::Q4_K> {
     q1 = ldw16(sb + 32 + 32 * j);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int j = t & 3;
     // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
@@ -239,7 +236,7 @@ struct Task<QType::Q6_K> {
     sc = ldw8(b + 192 + 8 * n);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
     // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
@@ -249,7 +246,8 @@ struct Task<QType::Q6_K> {
     const float4 dsa = x.ds4(8 * sbi + 4 * n);
     const float4 dsb = x.ds4(8 * sbi + 4 * n + 2);
     const float dx[4] = {dsa.x, dsa.z, dsb.x, dsb.z};
-    // ql low/high nibbles | two qh bits = q + 32 (0 .. 63; ggml dequantize_row_q6_K subtracts 32).
+    // ql low/high nibbles | two qh bits: the unsigned 6-bit q (0 .. 63), the weight q - 32 (ggml
+    // dequantize_row_q6_K); the 32 is taken off the integer sum below.
     const uint4 q[4] = {
         make_uint4((la.x & 0x0F0F0F0Fu) | ((hh.x << 4) & 0x30303030u), (la.y & 0x0F0F0F0Fu) | ((hh.y << 4) & 0x30303030u),
                    (la.z & 0x0F0F0F0Fu) | ((hh.z << 4) & 0x30303030u), (la.w & 0x0F0F0F0Fu) | ((hh.w << 4) & 0x30303030u)),
@@ -263,8 +261,7 @@ struct Task<QType::Q6_K> {
 #pragma unroll
     for (int qd = 0; qd < 4; ++qd) {
       const int4 xv = x.q16q6(t, qd);
-      // sum (q - 32) x, exactly
-      const int s = SB ? dot4(sub4(q[qd], 0x20202020u), xv, 0) : dot4(q[qd], xv, 0) - dot4b(0x20202020u, xv, 0);
+      const int s = dot4(q[qd], xv, 0) - dot4b(0x20202020u, xv, 0);  // sum (q - 32) x, exactly
       const float dsc = fmul_rn(dd, (float)(int8_t)(s64 >> (16 * qd)));
       r = fadd_rn(r, fmul_rn(dx[qd], fmul_rn(dsc, (float)s)));
     }
@@ -289,7 +286,7 @@ struct Task<QType::Q8_0> {
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
@@ -318,21 +315,15 @@ struct Task<QType::Q4_0> {
     q1 = ldw16(b + 16);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     // Block qs: low nibbles elements 0..15, high 16..31; sum (q - 8) x, exactly.
-    int s0, s1;
-    if constexpr (SB) {
-      s0 = dot4(sub4(mask4(q0, 4, 0x0F0F0F0Fu), 0x08080808u), x1, dot4(sub4(mask4(q0, 0, 0x0F0F0F0Fu), 0x08080808u), x0, 0));
-      s1 = dot4(sub4(mask4(q1, 4, 0x0F0F0F0Fu), 0x08080808u), x3, dot4(sub4(mask4(q1, 0, 0x0F0F0F0Fu), 0x08080808u), x2, 0));
-    } else {
-      s0 = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0)) -
-           dot4b(0x08080808u, x1, dot4b(0x08080808u, x0, 0));
-      s1 = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0)) -
-           dot4b(0x08080808u, x3, dot4b(0x08080808u, x2, 0));
-    }
+    const int s0 = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0)) -
+                   dot4b(0x08080808u, x1, dot4b(0x08080808u, x0, 0));
+    const int s1 = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0)) -
+                   dot4b(0x08080808u, x3, dot4b(0x08080808u, x2, 0));
     const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
     const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
     return fadd_rn(r0, r1);
