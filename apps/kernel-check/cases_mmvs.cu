@@ -137,11 +137,6 @@ class MmvsCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override { return ref::norm(env.download(dy_, (size_t)(m_ * n_)), ref_, kTol); }
-  // MmvsParams::q4_0_offset_dp4a (with act_il, Q4_0): the offset-by-dp4a instances.
-  MmvsCase& q4_0_offset_dp4a() {
-    q4_0_offset_dp4a_ = true;
-    return *this;
-  }
   PerfCount perf_count() const override {
     const double wb = (double)*qtype_row_bytes(t_, k_) * (double)n_ * (glu_ ? 2 : 1);
     return {wb + (double)m_ * (double)k_ * 1.25 + 4.0 * (double)(m_ * n_), 0};
@@ -159,7 +154,6 @@ class MmvsCase : public Case {
       p.act_il_q6k = act_q6k_;
       p.xq = dxq_il_;
     }
-    p.q4_0_offset_dp4a = q4_0_offset_dp4a_;
     return p;
   }
   QType t_;
@@ -169,7 +163,6 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool q4_0_offset_dp4a_ = false;
   bool act_il_, act_q6k_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
@@ -522,14 +515,10 @@ class MmvsInstIdCase : public Case {
 // (the instances kernels.mmvs_act_il takes). q6k: the Q6_K variant of the order (act_il_q6k, a
 // plain Q6_K launch; the instances kernels.mmvs_act_il_q6k takes), and its refusals: a GLU launch,
 // another weight type, act_il off.
-//
-// q4_0_offset_dp4a (Q4_0): both launches read the interleaved order, the second with
-// MmvsParams::q4_0_offset_dp4a (the offset by dp4a against the offset bytes): byte-identical rows,
-// and the caps that form has no instance for (8, 12) and an m = 3 launch refused.
 class MmvsActIlIdCase : public Case {
  public:
-  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap, bool q6k = false, bool q4_0_offset_dp4a = false)
-      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k), ob_(q4_0_offset_dp4a) {}
+  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap, bool q6k = false)
+      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
@@ -538,31 +527,14 @@ class MmvsActIlIdCase : public Case {
   }
   cudaError_t launch(Env& env) override {
     for (int v = 0; v < 2; ++v) {
-      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v || ob_ ? dxq_il_ : dxq_, dxds_, dy_[v]);
+      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v ? dxq_il_ : dxq_, dxds_, dy_[v]);
       p.split_max_warps = 2;
       p.min_blocks = p.min_blocks_glu = cap_;
-      p.act_il = v == 1 || ob_;
-      p.act_il_q6k = (v == 1 || ob_) && q6k_;
-      p.q4_0_offset_dp4a = ob_ && v == 1;
+      p.act_il = v == 1;
+      p.act_il_q6k = v == 1 && q6k_;
       if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
     }
-    if (ob_) {  // the launches the offset-by-dp4a form has no instance for
-      auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
-      p.act_il = true;
-      p.act_il_q6k = q6k_;
-      p.q4_0_offset_dp4a = true;
-      p.split_max_warps = 2;
-      p.min_blocks = 8;
-      refusals_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-      p.min_blocks = 12;
-      refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-      p.act_il = p.act_il_q6k = false;  // m = 3, plain order
-      p.m = 3;
-      p.xq = dxq_;
-      p.min_blocks = 0;
-      refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-    }
-    if (q6k_ && !ob_) {  // the launches the Q6_K variant has no instance for
+    if (q6k_) {  // the launches the Q6_K variant has no instance for
       auto p = mmvs_params(t_, dw_, &dw_, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
       p.act_il = p.act_il_q6k = true;
       refusals_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;  // GLU
@@ -577,8 +549,7 @@ class MmvsActIlIdCase : public Case {
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
-    if (ob_ && !refusals_) return ref::fail("q4_0_offset_dp4a at caps 8 / 12 or at m = 3 was not refused");
-    if (q6k_ && !ob_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
+    if (q6k_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
     const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
     return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
   }
@@ -587,7 +558,7 @@ class MmvsActIlIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   int glu_, cap_;
-  bool q6k_, ob_;
+  bool q6k_;
   bool refusals_ = false;
   DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
@@ -757,34 +728,6 @@ void add_mmvs_cases(Registry& r) {
         r.add("mmvs", ref::cat("mmvs_ail_q6k_cap6/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true, true); });
     }
-    // kernels.mmvs_q4_0_offset_dp4a: the Q4_0 offset by 8 dp4a per block (the ob27 form) against
-    // the default (from the activation's quant sum), the same order and cap: byte-identical rows
-    // (plain, GLU; partial task groups), the refusals; f64-gated --perf rows "mmvs_ail_o8_cap6/..."
-    // beside "mmvs_ail_cap6/...", the uncapped output head "mmvs_ail_o8_cap0/..." beside
-    // "mmvs_ail_cap0/...".
-    if (t == QType::Q4_0) {
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}})
-        for (int glu : {0, 1})
-          for (int cap : {0, 5, 6})
-            r.add("mmvs_id", ref::cat("mmvs_ail_o8/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap,
-                                      "/offset_dp4a_vs_default_bytes"),
-                  [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap, false, true); });
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}, {1031, 14336}})
-        r.add("mmvs", ref::cat("mmvs_ail_o8_cap6/", tn, "/", n, "x", k, "/m1"), [=] {
-          auto c = std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true);
-          c->q4_0_offset_dp4a();
-          return c;
-        });
-    }
-    if (t == QType::Q4_0 || t == QType::Q6_K)
-      for (bool o8 : {false, true}) {
-        if (o8 && t != QType::Q4_0) continue;
-        r.add("mmvs", ref::cat(o8 ? "mmvs_ail_o8_cap0/" : "mmvs_ail_cap0/", tn, "/151936x4096/m1"), [=] {
-          auto c = std::make_unique<MmvsCase>(t, 151936, 4096, 1, 0, true, true, 0, true, 2, true);
-          if (o8) c->q4_0_offset_dp4a();
-          return c;
-        });
-      }
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),

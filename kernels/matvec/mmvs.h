@@ -94,12 +94,6 @@ struct MmvsParams {
   // so the Q6_K warp loads are whole 512-byte runs too; kernels.mmvs_act_il_q6k). Plain launches
   // of Q6_K rows only (no GLU, no extra segments; else NotSupported). Same bits.
   bool act_il_q6k = false;
-  // kernels.mmvs_q4_0_offset_dp4a: the Q4_0 offset (8 per weight) taken off the integer sum with
-  // 8 dp4a per block against the offset bytes (the ob27 form) instead of from the activation's
-  // exact quant sum (xds .y): the same integer, so the same bits (kernel-check mmvs_id
-  // mmvs_ail_o8/*). One-token interleaved launches (act_il, m = 1) at min_blocks 0, 5, 6 only, else
-  // NotSupported; other types ignore it.
-  bool q4_0_offset_dp4a = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual

@@ -82,14 +82,6 @@ MEMRA_HD int dot4(uint4 w, int4 x, int acc) {
 MEMRA_HD uint4 mask4(uint4 v, int shift, uint32_t m) {
   return make_uint4((v.x >> shift) & m, (v.y >> shift) & m, (v.z >> shift) & m, (v.w >> shift) & m);
 }
-// An integer-valued float (the q8s quant sums: exact integers below 2^12) as int.
-MEMRA_HD int exact_int(float v) {
-#ifdef __CUDA_ARCH__
-  return __float2int_rz(v);
-#else
-  return (int)v;
-#endif
-}
 // dot4 of a granule's 16 quants with 16 copies of the byte b: b x (their sum), exactly.
 // Quant offsets are taken off the integer sum with it (dot4(q, x) - dot4b(b, x) = dot4(q - b, x)
 // as integers, the same value as a byte-wise subtract first: one dp4a per word for the three
@@ -196,7 +188,7 @@ struct Task<QType::Q4_K> {
     q1 = ldw16(sb + 32 + 32 * j);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int j = t & 3;
     // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
@@ -244,7 +236,7 @@ struct Task<QType::Q6_K> {
     sc = ldw8(b + 192 + 8 * n);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
     // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
@@ -294,7 +286,7 @@ struct Task<QType::Q8_0> {
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
@@ -323,17 +315,15 @@ struct Task<QType::Q4_0> {
     q1 = ldw16(b + 16);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SB = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     // Block qs: low nibbles elements 0..15, high 16..31; sum (q - 8) x, exactly.
-    // The offset: 8 x the block's exact quant sum (xds .y), or (SB: kernels.mmvs_q4_0_offset_dp4a)
-    // by dp4a against the offset bytes; the same integer.
-    const int o0 = SB ? dot4b(0x08080808u, x1, dot4b(0x08080808u, x0, 0)) : 8 * exact_int(ds.y);
-    const int o1 = SB ? dot4b(0x08080808u, x3, dot4b(0x08080808u, x2, 0)) : 8 * exact_int(ds.w);
-    const int s0 = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0)) - o0;
-    const int s1 = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0)) - o1;
+    const int s0 = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0)) -
+                   dot4b(0x08080808u, x1, dot4b(0x08080808u, x0, 0));
+    const int s1 = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0)) -
+                   dot4b(0x08080808u, x3, dot4b(0x08080808u, x2, 0));
     const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
     const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
     return fadd_rn(r0, r1);
