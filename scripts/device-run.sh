@@ -183,20 +183,21 @@ attn_tiles_call() {  # seed limit_s [pp-bench args: arms...]: every decode atten
   tg_on 0,4096,16384 5 "$limit" "$@"
   rm -f "$f"
 }
-ncu_attn() {  # tag|kernel-regex|case-regex...: ncu --set full + SASS source counters of one launch each, in $out/ncu.tar.gz
-  local c tag rest kern case_re
+ncu_src() {  # section tag|kernel-regex|case-regex...: ncu --set full + SASS source counters of one launch each of kernel-check cases, in $out/ncu.tar.gz
+  local section=$1 c tag rest kern case_re
+  shift
   mkdir -p "$out/ncu"
   for c in "$@"; do
     tag=${c%%|*}; rest=${c#*|}; kern=${rest%%|*}; case_re=${rest#*|}
-    timeout 120 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
+    timeout 150 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
       -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
-      "$bin/kernel-check" --section attn --filter "$case_re" > "$out/ncu/run-$tag.txt" 2>&1
+      "$bin/kernel-check" --section "$section" --filter "$case_re" > "$out/ncu/run-$tag.txt" 2>&1
     echo "## $tag rc=$?"; tail -n 2 "$out/ncu/run-$tag.txt"
     ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
     grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible|Dynamic Shared" "$out/ncu/details-$tag.txt" | head -n 12
     ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
   done
-  rm -f "$out"/ncu/*.ncu-rep
+  rm -f "$out"/ncu/*.ncu-rep  # too large to come back
   tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
 }
 gates_call() {  # seed test-grep sections [limit_s]: kernel-check of the sections, then the CUDA-vs-CPU model tests
@@ -1015,7 +1016,7 @@ PY
   first27)
     # Run in the twenty-seventh session (receipts/h200/logs/first27-f25e44c-20261204.log): the gates
     # and tg128 of kernels.attn_f16_k_ring's fixed order (with configs/arm-attn-f16-k-ring.toml as
-    # the second arm, since removed with the key), then ncu_attn of the f16 tile kernel and the
+    # the second arm, since removed with the key), then ncu_src attn of the f16 tile kernel and the
     # combine on attn_decode_f16mma/f16-f16/32-8x128/n1@16383.
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
@@ -1062,7 +1063,7 @@ PY
     # Run in the twenty-seventh session (receipts/h200/logs/kvring27-30ee70a-20261204.log): the gates
     # and tg128 of kernels.attn_f16_kv_ring (two K + V tile pairs per warp, 3 blocks per SM; arms
     # configs/arm-attn-f16-kv-ring.toml and configs/arm-attn-max-splits-49.toml, both 0.976x at
-    # 16384 keys, removed with the key), then ncu_attn of the ring and the single slot at 49 splits
+    # 16384 keys, removed with the key), then ncu_src attn of the ring and the single slot at 49 splits
     # and of the combine with its preload at 66.
     echo "kvring27: its arms (kernels.attn_f16_kv_ring, attn_max_splits 49) are removed; see its log" >&2
     exit 2
@@ -1150,21 +1151,8 @@ PY
     # source page (SASS, executed instructions, stall samples) exported as text.
     gpu_info
     ncu --version | tail -n 1
-    mkdir -p "$out/ncu"
-    for c in "d16512|\\(int\\)4, \\(int\\)3, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1>|neox_norm_pv16_pre_ks_ms96/q8_0-q5_1/32-8x128/n1@16512/" \
-             "d4096hs2|\\(int\\)2, \\(int\\)3, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1>|neox_norm_pv16_pre_ks_hs2_ms96/q8_0-q5_1/32-8x128/n1@4096/"; do
-      tag=${c%%|*}; rest=${c#*|}; kern=${rest%%|*}; case_name=${rest#*|}
-      timeout 150 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
-        -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
-        "$bin/kernel-check" --section fused --filter "$case_name" > "$out/ncu/run-$tag.txt" 2>&1
-      echo "## $tag rc=$?"; tail -n 3 "$out/ncu/run-$tag.txt"
-      ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
-      grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible" "$out/ncu/details-$tag.txt" | head -n 12
-      ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
-      echo "source rc=$? $(wc -l < "$out/ncu/source-$tag.csv") lines"
-    done
-    rm -f "$out"/ncu/*.ncu-rep  # too large to come back
-    tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    ncu_src fused "d16512|\\(int\\)4, \\(int\\)3, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1>|neox_norm_pv16_pre_ks_ms96/q8_0-q5_1/32-8x128/n1@16512/" \
+      "d4096hs2|\\(int\\)2, \\(int\\)3, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1, \\(bool\\)1>|neox_norm_pv16_pre_ks_hs2_ms96/q8_0-q5_1/32-8x128/n1@4096/"
     ;;
   rows23b)
     # The README rows of the other files at the defaults (after skip23): qwen3-8b q4_0 / q8_0
