@@ -94,13 +94,6 @@ struct MmvsParams {
   // so the Q6_K warp loads are whole 512-byte runs too; kernels.mmvs_act_il_q6k). Plain launches
   // of Q6_K rows only (no GLU, no extra segments; else NotSupported). Same bits.
   bool act_il_q6k = false;
-  // kernels.mmvs_row_planes: each row's plane pointers (body row, d and aux entries) taken once per
-  // row and every task's loads addressed from them with 32-bit task arithmetic (true), or each
-  // task's addresses computed from the matrix's planes and the row in 64-bit arithmetic (false,
-  // the form before 2026-12-04); the same addresses, so the same bits (kernel-check mmvs_id
-  // mmvs_ail_ta/*). false: one-token interleaved launches (act_il, m = 1) at min_blocks 0, 5, 6
-  // (the pair at 0, 6) only, else NotSupported.
-  bool row_planes = true;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual

@@ -152,67 +152,36 @@ struct Src {
   const uint8_t* aux;
 };
 
-// A matrix's planes at one row: its body row, and its entries of the d and aux planes (both
-// indexed by (row, block) with blocks_per_row blocks per row: 2 bytes per d entry, 16 per aux
-// entry). The kernel takes it once per row, so a task's offsets are 32-bit task arithmetic.
-MEMRA_HD Src row_src(const Src& s, int64_t row, const Geo& g) {
-  const size_t rb = (size_t)row * (size_t)g.blocks_per_row;
-  return {s.w + (size_t)row * g.body_row_bytes, s.d ? s.d + rb * 2 : nullptr, s.aux ? s.aux + rb * 16 : nullptr};
-}
-
 // Interleaved order (sp::il_chunk, computed here on its own; the CPU replay checks that the two
-// agree): chunk 0 of task t in its row's body (w_row), and the distance between its chunks.
+// agree): chunk 0 of task t in its row's body, and the distance between its chunks.
 struct IlAt {
   const uint8_t* c0;
   size_t step;
 };
-// The same from the matrix's planes and the row (the per-task form: kernels.mmvs_row_planes false).
 template <int C>
-MEMRA_HD IlAt il_at_task(const Src& s, int64_t row, int t, const Geo& g) {
+MEMRA_HD IlAt il_at(const Src& s, int64_t row, int t, const Geo& g) {
   const int64_t g0 = t & ~31;
   const int64_t n = g.n_tasks - g0 < 32 ? g.n_tasks - g0 : 32;
   return {s.w + (size_t)row * g.body_row_bytes + 16 * (size_t)(g0 * C + (t & 31)), 16 * (size_t)n};
 }
-template <int C>
-MEMRA_HD IlAt il_at(const uint8_t* w_row, int t, const Geo& g) {
-  const int g0 = t & ~31;
-  const int n = (int)g.n_tasks - g0 < 32 ? (int)g.n_tasks - g0 : 32;
-  return {w_row + 16 * (size_t)(g0 * C + (t & 31)), 16 * (size_t)n};
-}
 
-// One task = 64 weights of a row. load() issues the loads (load_row: from the row's planes,
-// row_src), dot() is the contribution of the task against one activation row (xq, xds = that
-// row's q8s planes).
+// One task = 64 weights of a row. load() issues the loads, dot() is the contribution of the task
+// against one activation row (xq, xds = that row's q8s planes).
 template <QType T>
 struct Task;
 
 template <>
 struct Task<QType::Q4_K> {
   uint4 h, q0, q1;
-  // Per-task addressing from the matrix's planes (kernels.mmvs_row_planes false; the CPU replay).
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     if (g.il) {
-      const IlAt at = il_at_task<2>(s, row, t, g);
+      const IlAt at = il_at<2>(s, row, t, g);
       h = ldw16(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
       q0 = ldw16(at.c0);
       q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* sb = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
-    const int j = t & 3;
-    h = ldw16(sb);
-    q0 = ldw16(sb + 16 + 32 * j);
-    q1 = ldw16(sb + 32 + 32 * j);
-  }
-  MEMRA_HD void load_row(const Src& r, int t, const Geo& g) {
-    if (g.il) {
-      const IlAt at = il_at<2>(r.w, t, g);
-      h = ldw16(r.aux + 16 * (t >> 2));
-      q0 = ldw16(at.c0);
-      q1 = ldw16(at.c0 + at.step);
-      return;
-    }
-    const uint8_t* sb = r.w + 144 * (t >> 2);
     const int j = t & 3;
     h = ldw16(sb);
     q0 = ldw16(sb + 16 + 32 * j);
@@ -247,14 +216,13 @@ struct Task<QType::Q6_K> {
   uint4 la, lb, hh;
   uint2 sc;
   uint32_t d;
-  // Per-task addressing from the matrix's planes (kernels.mmvs_row_planes false; the CPU replay).
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     const int64_t sbi = t >> 2;
     const int n = (t >> 1) & 1, lh = t & 1;
     const size_t blk = (size_t)row * (size_t)g.blocks_per_row + (size_t)sbi;
     d = ldw2(s.d + blk * 2);
     if (g.il) {
-      const IlAt at = il_at_task<3>(s, row, t, g);
+      const IlAt at = il_at<3>(s, row, t, g);
       la = ldw16(at.c0);
       lb = ldw16(at.c0 + at.step);
       hh = ldw16(at.c0 + 2 * at.step);
@@ -262,24 +230,6 @@ struct Task<QType::Q6_K> {
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)sbi * 208;
-    la = ldw16(b + 64 * n + 16 * lh);
-    lb = ldw16(b + 64 * n + 32 + 16 * lh);
-    hh = ldw16(b + 128 + 32 * n + 16 * lh);
-    sc = ldw8(b + 192 + 8 * n);
-  }
-  MEMRA_HD void load_row(const Src& r, int t, const Geo& g) {
-    const int sbi = t >> 2;
-    const int n = (t >> 1) & 1, lh = t & 1;
-    d = ldw2(r.d + 2 * sbi);
-    if (g.il) {
-      const IlAt at = il_at<3>(r.w, t, g);
-      la = ldw16(at.c0);
-      lb = ldw16(at.c0 + at.step);
-      hh = ldw16(at.c0 + 2 * at.step);
-      sc = ldw8(r.aux + 16 * sbi + 8 * n);
-      return;
-    }
-    const uint8_t* b = r.w + 208 * sbi;
     la = ldw16(b + 64 * n + 16 * lh);
     lb = ldw16(b + 64 * n + 32 + 16 * lh);
     hh = ldw16(b + 128 + 32 * n + 16 * lh);
@@ -323,28 +273,15 @@ template <>
 struct Task<QType::Q8_0> {
   uint4 q[4];
   uint32_t d;
-  // Per-task addressing from the matrix's planes (kernels.mmvs_row_planes false; the CPU replay).
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
-      const IlAt at = il_at_task<4>(s, row, t, g);
+      const IlAt at = il_at<4>(s, row, t, g);
 #pragma unroll
       for (int i = 0; i < 4; ++i) q[i] = ldw16(at.c0 + i * at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
-  }
-  MEMRA_HD void load_row(const Src& r, int t, const Geo& g) {
-    d = ldw4(r.d + 4 * t);
-    if (g.il) {
-      const IlAt at = il_at<4>(r.w, t, g);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) q[i] = ldw16(at.c0 + i * at.step);
-      return;
-    }
-    const uint8_t* b = r.w + 64 * t;
 #pragma unroll
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
@@ -365,28 +302,15 @@ template <>
 struct Task<QType::Q4_0> {
   uint4 q0, q1;
   uint32_t d;
-  // Per-task addressing from the matrix's planes (kernels.mmvs_row_planes false; the CPU replay).
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
-      const IlAt at = il_at_task<2>(s, row, t, g);
+      const IlAt at = il_at<2>(s, row, t, g);
       q0 = ldw16(at.c0);
       q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 32;
-    q0 = ldw16(b);
-    q1 = ldw16(b + 16);
-  }
-  MEMRA_HD void load_row(const Src& r, int t, const Geo& g) {
-    d = ldw4(r.d + 4 * t);
-    if (g.il) {
-      const IlAt at = il_at<2>(r.w, t, g);
-      q0 = ldw16(at.c0);
-      q1 = ldw16(at.c0 + at.step);
-      return;
-    }
-    const uint8_t* b = r.w + 32 * t;
     q0 = ldw16(b);
     q1 = ldw16(b + 16);
   }
