@@ -258,7 +258,7 @@ struct Task<QType::Q6_K> {
         make_uint4(((lb.x >> 4) & 0x0F0F0F0Fu) | ((hh.x >> 2) & 0x30303030u), ((lb.y >> 4) & 0x0F0F0F0Fu) | ((hh.y >> 2) & 0x30303030u),
                    ((lb.z >> 4) & 0x0F0F0F0Fu) | ((hh.z >> 2) & 0x30303030u), ((lb.w >> 4) & 0x0F0F0F0Fu) | ((hh.w >> 2) & 0x30303030u))};
     float r = 0.0f;
-#pragma unroll
+MEMRA_UNROLL
     for (int qd = 0; qd < 4; ++qd) {
       const int4 xv = x.q16q6(t, qd);
       const int s = dot4(q[qd], xv, 0) - dot4b(0x20202020u, xv, 0);  // sum (q - 32) x, exactly
@@ -277,12 +277,12 @@ struct Task<QType::Q8_0> {
     d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
       const IlAt at = il_at<4>(s, row, t, g);
-#pragma unroll
+MEMRA_UNROLL
       for (int i = 0; i < 4; ++i) q[i] = ldw16(at.c0 + i * at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
-#pragma unroll
+MEMRA_UNROLL
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
