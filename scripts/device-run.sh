@@ -1021,6 +1021,26 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  chains28)
+    # Written in the twenty-seventh session, not run yet (its device time was spent):
+    # kernels.mmvs_split_chains (the Q4_K / Q8_0 / Q4_0 tasks' 8-deep dp4a chains as two of 4, the
+    # same bits) as the arm against the defaults: tg128 of qwen3-8b q4_k_m (0 / 4096 keys) and q8_0
+    # (0) with an A/A copy, every mmvs_id gate (the sc cases byte-identical), CUDA-vs-CPU, kernel
+    # times of both forms (bench/notes/mmvs-split-chains.md).
+    gpu_info
+    timeout 40 "$bin/kernel-check" --section mmvs_id --seed 20261960 --receipt "$out/kernel-check.jsonl" | tail -n 2
+    cuda_vs_cpu "" 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-chains.toml
+    rm -f "$f"
+    synth qwen3-8b q8_0
+    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-chains.toml
+    rm -f "$f"
+    for flt in "glu_cap5/Q4_K/12288" "cap6/Q4_K/4096x12288" "cap0/Q8_0/" "glu_cap5/Q8_0/12288"; do
+      timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20261961 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
+    done
+    ;;
   rp27)
     # Run in the twenty-seventh session (receipts/h200/logs/rp27-25eb5e9-20261204.log): a row's
     # plane pointers once per row (kernels.mmvs_row_planes) against the per-task addressing as the

@@ -482,6 +482,35 @@ TEST(CudaModels, MmvsActIlSameBytes) {
   }
 }
 
+// kernels.mmvs_split_chains (the Q4_K / Q8_0 / Q4_0 dp4a chains as two of 4) changes no byte of
+// the decode logits, at the default caps and uncapped; only its runs' one-token launches carry
+// "_sc"; a cap it has no instance for is refused when the backend is made.
+TEST(CudaModels, MmvsSplitChainsSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    const std::string path = shared_dir() + "/models/synth/" + file;
+    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    c[1].kernels.mmvs_split_chains = c[2].kernels.mmvs_split_chains = true;
+    c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
+    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    expect_same_decode_bytes(runs, 37, 4, 21);
+    for (int r = 0; r < 3; ++r) {
+      const auto& v = runs[r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      EXPECT_EQ(v.at("mmvs_m1").find("_sc") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
+    }
+  }
+  Config bad = gpu_config(true);
+  bad.kernels.mmvs_split_chains = true;
+  bad.kernels.mmvs_min_blocks = 8;
+  bad.kernels.mmvs_cap_no_spill = false;
+  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
+}
+
 // kernels.mmvs_mixed_types (one launch for the q/k/v of a layer whose v is Q6_K and q, k Q4_K)
 // changes no byte of the decode logits; the receipts' matvec variant shows the mixed launch ran
 // (the synth q4_k_m file has such layers) in that run only, with the default cap and without.
