@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <span>
 
@@ -174,6 +175,19 @@ void check_model_file(const std::string& path, const std::string& rel, const Con
     const auto v = runs[2].be->variants();
     ASSERT_TRUE(v.count("attn_decode")) << rel;
     EXPECT_NE(v.at("attn_decode").find(variant), std::string::npos) << rel << ": " << v.at("attn_decode");
+  }
+}
+
+// Same-bytes tests over synth files: each file opened once per configuration (a q8_0 K / q5_1 V
+// cache of 64 rows), the runs handed to check with the file's name.
+void for_each_synth_runs(std::initializer_list<const char*> files, std::span<const Config> configs,
+                         const std::function<void(std::span<ModelRun>, const std::string&)>& check) {
+  for (const char* file : files) {
+    SCOPED_TRACE(file);
+    const std::string path = shared_dir() + "/models/synth/" + file;
+    std::vector<ModelRun> runs;
+    for (const Config& c : configs) runs.push_back(open_run(backend::make_cuda_backend(c), path, {64, QType::Q8_0, QType::Q5_1}));
+    check(runs, file);
   }
 }
 
@@ -488,22 +502,17 @@ TEST(CudaModels, MmvsActIlSameBytes) {
 TEST(CudaModels, MmvsSplitChainsSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
-    SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
-    c[1].kernels.mmvs_split_chains = c[2].kernels.mmvs_split_chains = true;
-    c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
-    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+  Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+  c[1].kernels.mmvs_split_chains = c[2].kernels.mmvs_split_chains = true;
+  c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
+  for_each_synth_runs({"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}, c, [](std::span<ModelRun> runs, const std::string&) {
     expect_same_decode_bytes(runs, 37, 4, 21);
-    for (int r = 0; r < 3; ++r) {
+    for (size_t r = 0; r < runs.size(); ++r) {
       const auto& v = runs[r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       EXPECT_EQ(v.at("mmvs_m1").find("_sc") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
     }
-  }
+  });
   Config bad = gpu_config(true);
   bad.kernels.mmvs_split_chains = true;
   bad.kernels.mmvs_min_blocks = 8;
