@@ -533,7 +533,7 @@ class MmvsInstIdCase : public Case {
 class MmvsActIlIdCase : public Case {
  public:
   MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap, bool q6k = false, bool split_chains = false)
-      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k), ob_(split_chains) {}
+      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k), sc_(split_chains) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
@@ -542,15 +542,15 @@ class MmvsActIlIdCase : public Case {
   }
   cudaError_t launch(Env& env) override {
     for (int v = 0; v < 2; ++v) {
-      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v || ob_ ? dxq_il_ : dxq_, dxds_, dy_[v]);
+      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v || sc_ ? dxq_il_ : dxq_, dxds_, dy_[v]);
       p.split_max_warps = 2;
       p.min_blocks = p.min_blocks_glu = cap_;
-      p.act_il = v == 1 || ob_;
-      p.act_il_q6k = (v == 1 || ob_) && q6k_;
-      p.split_chains = ob_ && v == 1;
+      p.act_il = v == 1 || sc_;
+      p.act_il_q6k = (v == 1 || sc_) && q6k_;
+      p.split_chains = sc_ && v == 1;
       if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
     }
-    if (ob_) {  // the launches the split-chain form has no instance for
+    if (sc_) {  // the launches the split-chain form has no instance for
       auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
       p.act_il = true;
       p.act_il_q6k = q6k_;
@@ -566,7 +566,7 @@ class MmvsActIlIdCase : public Case {
       p.min_blocks = 0;
       refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
     }
-    if (q6k_ && !ob_) {  // the launches the Q6_K variant has no instance for
+    if (q6k_ && !sc_) {  // the launches the Q6_K variant has no instance for
       auto p = mmvs_params(t_, dw_, &dw_, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
       p.act_il = p.act_il_q6k = true;
       refusals_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;  // GLU
@@ -581,8 +581,8 @@ class MmvsActIlIdCase : public Case {
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
-    if (ob_ && !refusals_) return ref::fail("split_chains at caps 8 / 12 or at m = 3 was not refused");
-    if (q6k_ && !ob_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
+    if (sc_ && !refusals_) return ref::fail("split_chains at caps 8 / 12 or at m = 3 was not refused");
+    if (q6k_ && !sc_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
     const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
     return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
   }
@@ -591,7 +591,7 @@ class MmvsActIlIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   int glu_, cap_;
-  bool q6k_, ob_;
+  bool q6k_, sc_;
   bool refusals_ = false;
   DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;

@@ -156,6 +156,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
     for (int x = 0; x < 4; ++x) c[mt][x] = 0.0f;
   for (int base = base0; base < e; base += kStride) {
     const int nk = min(kTile, e - base);
+    const int nb = base + kStride;  // the warp's next tile
     // This tile's K; pending after it: its V.
     wait_group<1>();
     __syncwarp();
@@ -168,11 +169,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
       mma16816(s1, qa[x][0], 0u, qa[x][1], 0u, kb[2], kb[3]);
     }
     __syncwarp();  // every lane has read the K tile: the next one may land in it
-    {
-      const int nb = base + kStride;
-      if (nb < e) stage_tile(kt, a.k, a.k_row_bytes, hk, nb, min(kTile, e - nb));
-      commit_group();
-    }
+    if (nb < e) stage_tile(kt, a.k, a.k_row_bytes, hk, nb, min(kTile, e - nb));
+    commit_group();
     // Head g's keys in this lane: 2t, 2t + 1, 8 + 2t, 9 + 2t.
     const float raw[4] = {s0[0], s0[1], s1[0], s1[1]};
     float sc[4], p[4], mx = -INFINITY;
@@ -217,11 +215,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
       mma16816(c[mt], va[0], va[1], va[2], va[3], pb0, pb1);
     }
     __syncwarp();  // every lane has read the V tile
-    {
-      const int nb = base + kStride;
-      if (nb < e) stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
-      commit_group();
-    }
+    if (nb < e) stage_tile(vt, a.v, a.v_row_bytes, hk, nb, min(kTile, e - nb));
+    commit_group();
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
