@@ -137,11 +137,6 @@ class MmvsCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override { return ref::norm(env.download(dy_, (size_t)(m_ * n_)), ref_, kTol); }
-  // MmvsParams::split_chains (with act_il): the split-chain instances.
-  MmvsCase& split_chains() {
-    split_chains_ = true;
-    return *this;
-  }
   PerfCount perf_count() const override {
     const double wb = (double)*qtype_row_bytes(t_, k_) * (double)n_ * (glu_ ? 2 : 1);
     return {wb + (double)m_ * (double)k_ * 1.25 + 4.0 * (double)(m_ * n_), 0};
@@ -159,7 +154,6 @@ class MmvsCase : public Case {
       p.act_il_q6k = act_q6k_;
       p.xq = dxq_il_;
     }
-    p.split_chains = split_chains_;
     return p;
   }
   QType t_;
@@ -169,7 +163,6 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool split_chains_ = false;
   bool act_il_, act_q6k_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
@@ -331,10 +324,8 @@ class MmvsPairCase : public Case {
  public:
   // act_il: the one launch reads the activation in the interleaved order (MmvsParams::act_il), the
   // two launches it is compared with the plain order.
-  // split_chains (with act_il): the one launch takes the split-chain instance
-  // (MmvsParams::split_chains).
-  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, bool split_chains = false)
-      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), split_chains_(split_chains) {}
+  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
@@ -349,7 +340,6 @@ class MmvsPairCase : public Case {
       p.act_il = true;
       p.xq = dxq_il_;
     }
-    p.split_chains = split_chains_;
     return cuda::launch_mmvs(p, env.stream());
   }
   void reference(Env& env) override {
@@ -429,7 +419,6 @@ class MmvsPairCase : public Case {
   int64_t rows_[3];
   int cap_;
   bool act_il_;
-  bool split_chains_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
   std::vector<float> sep_[3];
@@ -526,14 +515,10 @@ class MmvsInstIdCase : public Case {
 // (the instances kernels.mmvs_act_il takes). q6k: the Q6_K variant of the order (act_il_q6k, a
 // plain Q6_K launch; the instances kernels.mmvs_act_il_q6k takes), and its refusals: a GLU launch,
 // another weight type, act_il off.
-//
-// split_chains: both launches read the interleaved order, the second with
-// MmvsParams::split_chains (the 8-deep dp4a chains as two of 4): byte-identical rows, and the caps
-// that form has no instance for (8, 12) and an m = 3 launch refused.
 class MmvsActIlIdCase : public Case {
  public:
-  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap, bool q6k = false, bool split_chains = false)
-      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k), sc_(split_chains) {}
+  MmvsActIlIdCase(QType t, int64_t n, int64_t k, int glu, int cap, bool q6k = false)
+      : t_(t), n_(n), k_(k), glu_(glu), cap_(cap), q6k_(q6k) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
@@ -542,31 +527,14 @@ class MmvsActIlIdCase : public Case {
   }
   cudaError_t launch(Env& env) override {
     for (int v = 0; v < 2; ++v) {
-      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v || sc_ ? dxq_il_ : dxq_, dxds_, dy_[v]);
+      auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, v ? dxq_il_ : dxq_, dxds_, dy_[v]);
       p.split_max_warps = 2;
       p.min_blocks = p.min_blocks_glu = cap_;
-      p.act_il = v == 1 || sc_;
-      p.act_il_q6k = (v == 1 || sc_) && q6k_;
-      p.split_chains = sc_ && v == 1;
+      p.act_il = v == 1;
+      p.act_il_q6k = v == 1 && q6k_;
       if (const cudaError_t e = cuda::launch_mmvs(p, env.stream()); e != cudaSuccess) return e;
     }
-    if (sc_) {  // the launches the split-chain form has no instance for
-      auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
-      p.act_il = true;
-      p.act_il_q6k = q6k_;
-      p.split_chains = true;
-      p.split_max_warps = 2;
-      p.min_blocks = 8;
-      refusals_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-      p.min_blocks = 12;
-      refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-      p.act_il = p.act_il_q6k = false;  // m = 3, plain order
-      p.m = 3;
-      p.xq = dxq_;
-      p.min_blocks = 0;
-      refusals_ = refusals_ && cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;
-    }
-    if (q6k_ && !sc_) {  // the launches the Q6_K variant has no instance for
+    if (q6k_) {  // the launches the Q6_K variant has no instance for
       auto p = mmvs_params(t_, dw_, &dw_, n_, k_, 1, dxq_il_, dxds_, dy_[1]);
       p.act_il = p.act_il_q6k = true;
       refusals_ = cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported;  // GLU
@@ -581,8 +549,7 @@ class MmvsActIlIdCase : public Case {
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
-    if (sc_ && !refusals_) return ref::fail("split_chains at caps 8 / 12 or at m = 3 was not refused");
-    if (q6k_ && !sc_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
+    if (q6k_ && !refusals_) return ref::fail("act_il_q6k on a GLU, without act_il or on Q4_K rows was not refused");
     const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
     return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
   }
@@ -591,7 +558,7 @@ class MmvsActIlIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   int glu_, cap_;
-  bool q6k_, sc_;
+  bool q6k_;
   bool refusals_ = false;
   DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
@@ -761,36 +728,6 @@ void add_mmvs_cases(Registry& r) {
         r.add("mmvs", ref::cat("mmvs_ail_q6k_cap6/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true, true); });
     }
-    // kernels.mmvs_split_chains: the 8-deep dp4a chains as two of 4 (Q4_K, Q8_0, Q4_0) against the
-    // default, the same order and cap: byte-identical rows (plain, GLU; partial task groups), the
-    // refusals; f64-gated --perf rows "mmvs_ail_sc_cap6/..." beside "mmvs_ail_cap6/...", the GLU at
-    // cap 5 ("mmvs_ail_sc_glu_cap5/..." beside "mmvs_ail_glu_cap5/..."), the uncapped output head
-    // ("mmvs_ail_sc_cap0/..." beside "mmvs_ail_cap0/...").
-    if (t != QType::Q6_K) {
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{1031, 2304}, {1031, 14336}, {4096, 4096}})
-        for (int glu : {0, 1})
-          for (int cap : {0, 5, 6})
-            r.add("mmvs_id", ref::cat("mmvs_ail_sc/", tn, "/", n, "x", k, glu ? "/glu" : "/plain", "/cap", cap,
-                                      "/split_chains_vs_default_bytes"),
-                  [=] { return std::make_unique<MmvsActIlIdCase>(t, n, k, glu, cap, false, true); });
-      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}, {1031, 14336}})
-        r.add("mmvs", ref::cat("mmvs_ail_sc_cap6/", tn, "/", n, "x", k, "/m1"), [=] {
-          auto c = std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true);
-          c->split_chains();
-          return c;
-        });
-      r.add("mmvs", ref::cat("mmvs_ail_sc_glu_cap5/", tn, "/12288x4096/m1"), [=] {
-        auto c = std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 5, true, 2, true);
-        c->split_chains();
-        return c;
-      });
-      for (bool sc : {false, true})
-        r.add("mmvs", ref::cat(sc ? "mmvs_ail_sc_cap0/" : "mmvs_ail_cap0/", tn, "/151936x4096/m1"), [=] {
-          auto c = std::make_unique<MmvsCase>(t, 151936, 4096, 1, 0, true, true, 0, true, 2, true);
-          if (sc) c->split_chains();
-          return c;
-        });
-    }
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),
@@ -824,11 +761,6 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, cap, true); });
     r.add("mmvs_id", ref::cat("mmvs_pair_ail/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/vs_plain_order_launches_bytes"),
           [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, true); });
-    // kernels.mmvs_split_chains: the pair's split-chain instance against the same launches.
-    r.add("mmvs_id", ref::cat("mmvs_pair_ail_sc/Q4_K+Q6_K/cap", cap, "/4096+1024+1024x4096/vs_plain_order_launches_bytes"),
-          [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, cap, true, true); });
-    r.add("mmvs_id", ref::cat("mmvs_pair_ail_sc/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/vs_plain_order_launches_bytes"),
-          [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, true, true); });
   }
   r.add("mmvs", "mmvs_pair/Q4_K+Q6_K/8192+1024+1024x5120/m1",
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });

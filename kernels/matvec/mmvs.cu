@@ -45,7 +45,6 @@ struct Args {
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
   bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
-  bool split_chains;  // MmvsParams::split_chains (the split-chain instances, AO bit 4)
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -58,13 +57,10 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits. AO & 3: the activation's order (q8s::Order: 0 plain, 1
-// interleaved, 2 the Q6_K variant, for Q6_K tasks only); AO & 4: the Q4_K / Q8_0 / Q4_0 dp4a sums
-// as two chains of 4 added (MmvsParams::split_chains; the same integers, so the same bits).
+// interleaved, 2 the Q6_K variant, for Q6_K tasks only).
 template <QType T, int MM, int GLU, int AO = 0>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
-  constexpr int ORD = AO & 3;
-  constexpr bool SC = (AO & 4) != 0;
-  static_assert(ORD != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
+  static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
   int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
@@ -122,9 +118,9 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // where the tasks read the row: the plain q8s order, the interleaved one (MmvsParams::act_il)
         // or its Q6_K variant (act_il_q6k)
         const auto x = [&] {
-          if constexpr (ORD == 2)
+          if constexpr (AO == 2)
             return mmvs::GXQ6{xq, xds};
-          else if constexpr (ORD == 1)
+          else if constexpr (AO == 1)
             return mmvs::GXI{xq, xds};
           else
             return mmvs::GX{xq, xds};
@@ -132,8 +128,8 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
         for (int d = 0; d < kDepth; ++d) {
           if (t0 + step * d < n_tasks) {
-            acc[j] = __fadd_rn(acc[j], wt[d].template dot<SC>(t0 + step * d, x));
-            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].template dot<SC>(t0 + step * d, x));
+            acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
+            if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
           }
         }
       }
@@ -186,7 +182,7 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 }
 
 // MmvsParams::act_il (m = 1): the activation in the interleaved q8s order (AO 1) or its Q6_K
-// variant (AO 2, plain Q6_K launches), uncapped or capped; AO | 4: MmvsParams::split_chains.
+// variant (AO 2, plain Q6_K launches), uncapped or capped.
 template <QType T, int GLU, int MINB, int AO = 1>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args a) {
   mmvs_body<T, 1, GLU, AO>(a);
@@ -203,14 +199,13 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 // One launch of two weight types (MmvsParams::w_type2): a CTA's rows are all of one type (the
 // launcher checks that the type-T2 rows start a CTA), and each runs the body of its own type, so
 // every row gets the operations, order and bits of a launch of that type alone. m = 1, plain;
-// AIL: the activation in the interleaved order (MmvsParams::act_il); SC: MmvsParams::split_chains.
-template <QType T, QType T2, int MINB, bool AIL = false, bool SC = false>
+// AIL: the activation in the interleaved order (MmvsParams::act_il).
+template <QType T, QType T2, int MINB, bool AIL = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
-  constexpr int AO = (AIL ? 1 : 0) | (SC ? 4 : 0);
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
-    mmvs_body<T2, 1, 0, AO>(a);
+    mmvs_body<T2, 1, 0, AIL ? 1 : 0>(a);
   else
-    mmvs_body<T, 1, 0, AO>(a);
+    mmvs_body<T, 1, 0, AIL ? 1 : 0>(a);
 }
 
 template <QType T, int MM, int MINB = 1>
@@ -227,28 +222,18 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
-template <QType T, int MINB, int AO = 1>
+template <QType T, int MINB>
 cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-  if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB, AO>, grid, block, 0, s, a);
-  if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB, AO>, grid, block, 0, s, a);
-  return launch_kernel(mmvs_ail_kernel<T, 2, MINB, AO>, grid, block, 0, s, a);
+  if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
 }
-// Types whose tasks have 8-deep dp4a chains (Q4_K, Q8_0, Q4_0): MmvsParams::split_chains applies.
-constexpr bool has_chains(QType t) { return t == QType::Q4_K || t == QType::Q8_0 || t == QType::Q4_0; }
 // The interleaved-activation instances: uncapped and at 5 and 6 CTAs per SM, and at 8 and 12 except
 // in the reduced build.
-// MmvsParams::split_chains: the split-chain instances at 0, 5 and 6 CTAs per SM only.
 template <QType T>
 cudaError_t launch_ail(const Args& a, int glu, int min_blocks, cudaStream_t s) {
-  if constexpr (has_chains(T)) {
-    if (a.split_chains) {
-      if (min_blocks == 6) return launch_ail_m<T, 6, 5>(a, glu, s);
-      if (min_blocks == 5) return launch_ail_m<T, 5, 5>(a, glu, s);
-      return min_blocks == 0 ? launch_ail_m<T, 1, 5>(a, glu, s) : cudaErrorNotSupported;
-    }
-  }
   if (min_blocks == 6) return launch_ail_m<T, 6>(a, glu, s);
   if (min_blocks == 5) return launch_ail_m<T, 5>(a, glu, s);
 #ifndef MEMRA_REDUCED_INSTANCES
@@ -408,9 +393,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.act_il_q6k && (!p.act_il || p.w_type != QType::Q6_K || p.glu != 0 || p.n_extra != 0)) return cudaErrorNotSupported;
   a.act_il = p.act_il;
   a.act_q6k = p.act_il_q6k;
-  // The split-chain form: one-token interleaved launches (the decode step's) only.
-  if (p.split_chains && (!p.act_il || p.m != 1)) return cudaErrorNotSupported;
-  a.split_chains = p.split_chains;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -448,11 +430,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
     const dim3 g(grid), b(32 * kWarps);
-    if (p.split_chains) {
-      if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true, true>, g, b, 0, stream, a);
-      if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true, true>, g, b, 0, stream, a);
-      return cudaErrorNotSupported;
-    }
     if (mb == 0 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true>, g, b, 0, stream, a);
     if (mb == 6 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, g, b, 0, stream, a);
     if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, g, b, 0, stream, a);

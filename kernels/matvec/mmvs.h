@@ -94,12 +94,6 @@ struct MmvsParams {
   // so the Q6_K warp loads are whole 512-byte runs too; kernels.mmvs_act_il_q6k). Plain launches
   // of Q6_K rows only (no GLU, no extra segments; else NotSupported). Same bits.
   bool act_il_q6k = false;
-  // kernels.mmvs_split_chains: the Q4_K, Q8_0 and Q4_0 tasks' 8-deep dp4a chains (each 32-weight
-  // sum accumulated through 8 dp4a) computed as two chains of 4 and one add: the same integers, so
-  // the same bits (kernel-check mmvs_id */split_chains_vs_default_bytes), half the dependent depth.
-  // One-token interleaved launches (act_il, m = 1) at min_blocks 0, 5, 6 (the pair at 0, 6) only,
-  // else NotSupported; Q6_K (chains of 4 already) ignores it.
-  bool split_chains = false;
   // Optional residual epilogue (plain launches only: glu = 0, n_extra = 0): y[j][r] =
   // residual[j][r] + (W x)[j][r], one f32 add (round to nearest) of the same two values that
   // add_rms_norm adds, so the same bits as the matvec followed by that add. y may be residual

@@ -188,7 +188,7 @@ struct Task<QType::Q4_K> {
     q1 = ldw16(sb + 32 + 32 * j);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SC = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int j = t & 3;
     // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
@@ -203,15 +203,8 @@ struct Task<QType::Q4_K> {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     // q0 = qs bytes 32j..32j+15: low nibbles elements 0..15, high 32..47; q1: 16..31 / 48..63.
-    // SC (kernels.mmvs_split_chains): each 8-deep dp4a chain as two of 4 and an add, the same integer.
-    int sa, sb;
-    if constexpr (SC) {
-      sa = dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0) + dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, 0);
-      sb = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0) + dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, 0);
-    } else {
-      sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
-      sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
-    }
+    const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
+    const int sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
     const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
     const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
     return fadd_rn(ra, rb);
@@ -243,7 +236,7 @@ struct Task<QType::Q6_K> {
     sc = ldw8(b + 192 + 8 * n);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SC = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int sbi = t >> 2, n = (t >> 1) & 1, lh = t & 1;
     // Scales of quadrants 0..3 of this half: bytes lh, lh+2, lh+4, lh+6 of the half's 8.
@@ -293,19 +286,12 @@ MEMRA_UNROLL
     for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SC = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
-    // SC (kernels.mmvs_split_chains): each 8-deep dp4a chain as two of 4 and an add, the same integer.
-    int s0, s1;
-    if constexpr (SC) {
-      s0 = dot4(q[0], x0, 0) + dot4(q[1], x1, 0);
-      s1 = dot4(q[2], x2, 0) + dot4(q[3], x3, 0);
-    } else {
-      s0 = dot4(q[1], x1, dot4(q[0], x0, 0));
-      s1 = dot4(q[3], x3, dot4(q[2], x2, 0));
-    }
+    const int s0 = dot4(q[1], x1, dot4(q[0], x0, 0));
+    const int s1 = dot4(q[3], x3, dot4(q[2], x2, 0));
     const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
     const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
     return fadd_rn(r0, r1);
@@ -329,24 +315,15 @@ struct Task<QType::Q4_0> {
     q1 = ldw16(b + 16);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
-  template <bool SC = false, class X>
+  template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
     // Block qs: low nibbles elements 0..15, high 16..31; sum (q - 8) x, exactly.
-    // SC (kernels.mmvs_split_chains): each 8-deep dp4a chain as two of 4 and an add, the same integer.
-    int s0, s1;
-    if constexpr (SC) {
-      s0 = dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0) + dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, 0) -
-           (dot4b(0x08080808u, x0, 0) + dot4b(0x08080808u, x1, 0));
-      s1 = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0) + dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, 0) -
-           (dot4b(0x08080808u, x2, 0) + dot4b(0x08080808u, x3, 0));
-    } else {
-      s0 = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0)) -
-           dot4b(0x08080808u, x1, dot4b(0x08080808u, x0, 0));
-      s1 = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0)) -
-           dot4b(0x08080808u, x3, dot4b(0x08080808u, x2, 0));
-    }
+    const int s0 = dot4(mask4(q0, 4, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0)) -
+                   dot4b(0x08080808u, x1, dot4b(0x08080808u, x0, 0));
+    const int s1 = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q1, 0, 0x0F0F0F0Fu), x2, 0)) -
+                   dot4b(0x08080808u, x3, dot4b(0x08080808u, x2, 0));
     const float r0 = fmul_rn(fmul_rn(half_lo(d), ds.x), (float)s0);
     const float r1 = fmul_rn(fmul_rn(half_hi(d), ds.z), (float)s1);
     return fadd_rn(r0, r1);

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <span>
 
@@ -175,19 +174,6 @@ void check_model_file(const std::string& path, const std::string& rel, const Con
     const auto v = runs[2].be->variants();
     ASSERT_TRUE(v.count("attn_decode")) << rel;
     EXPECT_NE(v.at("attn_decode").find(variant), std::string::npos) << rel << ": " << v.at("attn_decode");
-  }
-}
-
-// Same-bytes tests over synth files: each file opened once per configuration (a q8_0 K / q5_1 V
-// cache of 64 rows), the runs handed to check with the file's name.
-void for_each_synth_runs(std::initializer_list<const char*> files, std::span<const Config> configs,
-                         const std::function<void(std::span<ModelRun>, const std::string&)>& check) {
-  for (const char* file : files) {
-    SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    std::vector<ModelRun> runs;
-    for (const Config& c : configs) runs.push_back(open_run(backend::make_cuda_backend(c), path, {64, QType::Q8_0, QType::Q5_1}));
-    check(runs, file);
   }
 }
 
@@ -494,30 +480,6 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       EXPECT_EQ(q6k_launches > 0, r >= 4 && has_q6k) << "run " << r << ": " << all;
     }
   }
-}
-
-// kernels.mmvs_split_chains (the Q4_K / Q8_0 / Q4_0 dp4a chains as two of 4) changes no byte of
-// the decode logits, at the default caps and uncapped; only its runs' one-token launches carry
-// "_sc"; a cap it has no instance for is refused when the backend is made.
-TEST(CudaModels, MmvsSplitChainsSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
-  c[1].kernels.mmvs_split_chains = c[2].kernels.mmvs_split_chains = true;
-  c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
-  for_each_synth_runs({"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}, c, [](std::span<ModelRun> runs, const std::string&) {
-    expect_same_decode_bytes(runs, 37, 4, 21);
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const auto& v = runs[r].be->variants();
-      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
-      EXPECT_EQ(v.at("mmvs_m1").find("_sc") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
-    }
-  });
-  Config bad = gpu_config(true);
-  bad.kernels.mmvs_split_chains = true;
-  bad.kernels.mmvs_min_blocks = 8;
-  bad.kernels.mmvs_cap_no_spill = false;
-  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
 }
 
 // kernels.mmvs_mixed_types (one launch for the q/k/v of a layer whose v is Q6_K and q, k Q4_K)

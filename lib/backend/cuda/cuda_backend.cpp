@@ -140,16 +140,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(QType::Q6_K, 0, want, &spills, true, true));
     mmvs_q6k_cap_ = spills ? 0 : want;
   }
-  // kernels.mmvs_split_chains has instances at caps 0, 5 and 6 only (the Q4_K / Q8_0 / Q4_0 ones matter;
-  // the check is on every type's cap, as the key is a whole-run choice).
-  if (cfg_.kernels.mmvs_split_chains && cfg_.kernels.mmvs_act_il) {
-    const auto ok = [](int c) { return c == 0 || c == 5 || c == 6; };
-    bool all = ok(mmvs_q6k_cap_) && ok(mmvs_pair_cap_);
-    for (const auto& row : mmvs_cap_)
-      for (int c : row) all = all && ok(c);
-    MEMRA_CHECK(all, "config: kernels.mmvs_split_chains has instances at kernels.mmvs_min_blocks / mmvs_min_blocks_glu / "
-                     "mmvs_cap_fallback 0, 5 or 6 only");
-  }
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)

@@ -275,7 +275,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.xds = q.xds;
   p.act_il = q.il;
   p.act_il_q6k = q.q6k;
-  p.split_chains = cfg_.kernels.mmvs_split_chains && q.il;
   p.y = y.data;
   p.ldy = y.ld;
   if (residual) {
@@ -294,10 +293,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "",
-                                p.split_chains ? "_sc" : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
