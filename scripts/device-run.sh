@@ -1021,25 +1021,36 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
-  chains28)
-    # Written in the twenty-seventh session, not run yet (its device time was spent):
-    # kernels.mmvs_split_chains (the Q4_K / Q8_0 / Q4_0 tasks' 8-deep dp4a chains as two of 4, the
-    # same bits) as the arm against the defaults: tg128 of qwen3-8b q4_k_m (0 / 4096 keys) and q8_0
-    # (0) with an A/A copy, every mmvs_id gate (the sc cases byte-identical), CUDA-vs-CPU, kernel
-    # times of both forms (bench/notes/mmvs-split-chains.md).
+  rp28)
+    # The twenty-eighth session: kernels.mmvs_row_pairs (two rows per warp in the plain one-token
+    # matvecs, the same bits) as the arm against the defaults: every mmvs_id gate (the mmvs_rp cases
+    # byte-identical to the plain launch), CUDA-vs-CPU (CudaModels.MmvsRowPairsSameBytes), tg128 of
+    # qwen3-8b q4_k_m (0 / 4096 keys), q8_0 and q4_0 with an A/A copy, kernel times of both forms
+    # (bench/notes/mmvs-row-pairs.md).
     gpu_info
-    timeout 40 "$bin/kernel-check" --section mmvs_id --seed 20261960 --receipt "$out/kernel-check.jsonl" | tail -n 2
-    cuda_vs_cpu "" 4
+    timeout 90 "$bin/kernel-check" --section mmvs_id --seed 20261980 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    cuda_vs_cpu "RowPairs" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-chains.toml
+    tg_on 0,4096 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml
     rm -f "$f"
-    synth qwen3-8b q8_0
-    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-chains.toml
-    rm -f "$f"
-    for flt in "glu_cap5/Q4_K/12288" "cap6/Q4_K/4096x12288" "cap0/Q8_0/" "glu_cap5/Q8_0/12288"; do
-      timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20261961 --filter "$flt" \
+    for mix in q8_0 q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml
+      rm -f "$f"
+    done
+    for flt in "cap6/Q4_K/4096x" "_cap0/Q4_K/4096x" "_cap5/Q4_K/4096x" "cap6/Q6_K/4096x12288" "rp_cap0/Q6_K/4096x12288" \
+               "cap6/Q6_K/151936" "rp_cap0/Q6_K/151936" "rp_cap0/Q4_K/1024x" "ail_cap6/Q4_K/1024x" "ail_cap6/Q8_0/4096x" "rp_cap0/Q8_0/4096x"; do
+      timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20261981 --filter "$flt" \
         --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
     done
+    ;;
+  chains28)
+    # Run in the twenty-eighth session (receipts/h200/logs/chains28-62aa63a-20261204.log): the Q4_K /
+    # Q8_0 / Q4_0 tasks' 8-deep dp4a chains as two of 4 (kernels.mmvs_split_chains) as the arm:
+    # neutral (tg128 0.994x / 0.996x / 1.004x, A/A 0.999x / 1.002x / 1.003x); the split form, its
+    # key and its arm file are removed (bench/notes/mmvs-split-chains.md).
+    echo "chains28: kernels.mmvs_split_chains is removed; see its log" >&2
+    exit 2
     ;;
   rp27)
     # Run in the twenty-seventh session (receipts/h200/logs/rp27-25eb5e9-20261204.log): a row's

@@ -110,10 +110,11 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   // act_q6k: with act_il, the Q6_K variant of the order (MmvsParams::act_il_q6k).
+  // row_pairs: with act_il, MmvsParams::row_pairs (two rows per warp).
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool act_il = false, bool act_q6k = false)
+           int max_warps = 4, bool act_il = false, bool act_q6k = false, bool row_pairs = false)
       : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        act_il_(act_il), act_q6k_(act_q6k) {}
+        act_il_(act_il), act_q6k_(act_q6k), row_pairs_(row_pairs) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -154,6 +155,7 @@ class MmvsCase : public Case {
       p.act_il_q6k = act_q6k_;
       p.xq = dxq_il_;
     }
+    p.row_pairs = row_pairs_;
     return p;
   }
   QType t_;
@@ -163,7 +165,7 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool act_il_, act_q6k_;
+  bool act_il_, act_q6k_, row_pairs_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
@@ -566,6 +568,78 @@ class MmvsActIlIdCase : public Case {
   float* dy_[2] = {};
 };
 
+// kernels.mmvs_row_pairs: the row-pair launch (MmvsParams::row_pairs, two rows per warp) against the
+// plain launch at the same cap, byte for byte, with and without the residual epilogue (then y is
+// another buffer than the residual, as the plain launch's); refusals: an odd row count, m = 3, a
+// GLU, the plain activation order, the Q6_K order, cap 8, extra segments.
+class MmvsRowPairsIdCase : public Case {
+ public:
+  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual)
+      : t_(t), n_(n), k_(k), cap_(cap), res_(residual) {}
+  void generate(Env& env) override {
+    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
+    if (res_) dres_ = env.upload(env.normal((size_t)n_, 2.0f));
+    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
+  }
+  cuda::MmvsParams params(float* y, bool pairs) const {
+    auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, y);
+    p.split_max_warps = 2;
+    p.min_blocks = cap_;
+    p.act_il = true;
+    p.row_pairs = pairs;
+    p.residual = dres_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    for (int v = 0; v < 2; ++v)
+      if (const cudaError_t e = cuda::launch_mmvs(params(dy_[v], v == 1), env.stream()); e != cudaSuccess) return e;
+    const auto refused = [&](cuda::MmvsParams p) { return cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported; };
+    auto p = params(dy_[1], true);
+    p.n_rows = n_ - 1;
+    refusals_ = refused(p);
+    p = params(dy_[1], true);
+    p.m = 3;
+    refusals_ = refusals_ && refused(p);
+    p = params(dy_[1], true);
+    p.act_il = false;
+    p.xq = dxq_;
+    refusals_ = refusals_ && refused(p);
+    p = params(dy_[1], true);
+    p.act_il_q6k = t_ == QType::Q6_K;
+    p.min_blocks = t_ == QType::Q6_K ? cap_ : 8;
+    refusals_ = refusals_ && refused(p);
+    if (!res_) {  // (a GLU or extra segments with a residual are invalid, not unsupported)
+      p = params(dy_[1], true);
+      p.w2 = dw_.w, p.w2_d = dw_.w_d, p.w2_aux = dw_.w_aux, p.glu = 1;
+      refusals_ = refusals_ && refused(p);
+      p = params(dy_[1], true);
+      p.n_extra = 1;
+      p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_, dy_[0], 0, false};
+      refusals_ = refusals_ && refused(p);
+    }
+    return cudaSuccess;
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    if (!refusals_) return ref::fail("row_pairs with an odd row count, m = 3, a GLU, the plain or Q6_K order, cap 8 or extra segments was not refused");
+    const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
+    return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
+  }
+
+ private:
+  QType t_;
+  int64_t n_, k_;
+  int cap_;
+  bool res_;
+  bool refusals_ = false;
+  DeviceWeight dw_;
+  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dres_ = nullptr;
+  float* dy_[2] = {};
+};
+
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
 // followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
 // byte-identical; a GLU launch with a residual is refused.
@@ -728,6 +802,19 @@ void add_mmvs_cases(Registry& r) {
         r.add("mmvs", ref::cat("mmvs_ail_q6k_cap6/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true, true); });
     }
+    // kernels.mmvs_row_pairs: byte identity with the plain launch (k = 2304: 36 tasks, a partial
+    // lane group; 5120 and 12288: 2 warps per row; 14336: 224 tasks; n / 2 odd: a partly empty last
+    // CTA), with and without the residual, at its three caps; f64 reference and --perf rows
+    // "mmvs_rp_cap{0,5}/..." beside "mmvs_ail_cap6/..." on the qwen3-8b shapes.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 5120}, {1030, 12288}, {1030, 14336}})
+      for (int cap : {0, 5, 6})
+        for (bool res : {false, true})
+          r.add("mmvs_id", ref::cat("mmvs_rp/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
+                [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {4096, 12288}, {151936, 4096}})
+      for (int cap : {0, 5})
+        r.add("mmvs", ref::cat("mmvs_rp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),

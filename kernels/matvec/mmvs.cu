@@ -45,6 +45,7 @@ struct Args {
   int64_t t2_begin;  // the first row of the w_type2 segments (the pair kernel only)
   bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
+  int64_t pair_off;  // MmvsParams::row_pairs: a warp's second row is row + pair_off (GLU 3)
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -52,7 +53,9 @@ struct Args {
 // removed.
 constexpr int kDepth = 2;
 
-// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2). A row is served by a.wpr
+// GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2), 3 row pairs (MmvsParams::row_pairs:
+// the "partner" is row + a.pair_off of the same matrix, each row written on its own with the plain
+// epilogue; a.n_rows is then the first half's count). A row is served by a.wpr
 // consecutive warps of the CTA (sub-warp s takes the task groups s, s + wpr, ...: tasks
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
@@ -91,7 +94,8 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     for (int d = 0; d < kDepth; ++d) {
       if (t0 + step * d < n_tasks) {
         wt[d].load(w, row, t0 + step * d, g);
-        if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
+        if constexpr (GLU == 3) ut[d].load(w, row + a.pair_off, t0 + step * d, g);
+        else if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
       }
     }
   };
@@ -103,10 +107,13 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // overlaps the row's dot products instead of adding a round trip to every CTA's end. Plain
   // launches only (launch_mmvs), and compiled out of the GLU ones: there the register would have
   // made the Q4_K cap-6 instance spill.
-  float resv[MM] = {};
-  if (GLU == 0 && a.res && live && sub == 0 && lane == 0) {
+  float resv[MM] = {}, resv2[MM] = {};
+  if ((GLU == 0 || GLU == 3) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
-    for (int j = 0; j < MM; ++j) resv[j] = j < a.m ? a.res[j * a.ldres + row] : 0.0f;
+    for (int j = 0; j < MM; ++j) {
+      resv[j] = j < a.m ? a.res[j * a.ldres + row] : 0.0f;
+      if constexpr (GLU == 3) resv2[j] = j < a.m ? a.res[j * a.ldres + row + a.pair_off] : 0.0f;
+    }
   }
   for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
     if (t0 != first || !a.preload) issue(t0);
@@ -169,8 +176,9 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // As launch_glu computes it: __fmul_rn(act(gate), up).
         if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
-        if (GLU == 0 && a.res) v = __fadd_rn(resv[j], v);
+        if ((GLU == 0 || GLU == 3) && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
+        if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : acc2[j];
       }
     }
   }
@@ -228,6 +236,10 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
   if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
+  if (glu == 3) {  // row pairs: uncapped and at 5 and 6 CTAs per SM
+    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) return launch_kernel(mmvs_ail_kernel<T, 3, MINB>, grid, block, 0, s, a);
+    return cudaErrorNotSupported;
+  }
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
 }
 // The interleaved-activation instances: uncapped and at 5 and 6 CTAs per SM, and at 8 and 12 except
@@ -393,6 +405,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.act_il_q6k && (!p.act_il || p.w_type != QType::Q6_K || p.glu != 0 || p.n_extra != 0)) return cudaErrorNotSupported;
   a.act_il = p.act_il;
   a.act_q6k = p.act_il_q6k;
+  a.pair_off = 0;
+  // Row pairs: plain one-token launches of one matrix in the interleaved activation order, an even
+  // row count; the grid covers the first half, each warp also serving row + n_rows / 2.
+  if (p.row_pairs &&
+      (p.m != 1 || p.glu != 0 || p.n_extra != 0 || !p.act_il || p.act_il_q6k || p.n_rows % 2 != 0 ||
+       (p.min_blocks != 0 && p.min_blocks != 5 && p.min_blocks != 6)))
+    return cudaErrorNotSupported;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -436,6 +455,16 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, g, b, 0, stream, a);
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
+  if (p.row_pairs) {
+    a.n_rows = a.pair_off = p.n_rows / 2;
+    switch (p.w_type) {
+      case QType::Q4_K: return launch_ail<QType::Q4_K>(a, 3, p.min_blocks, stream);
+      case QType::Q6_K: return launch_ail<QType::Q6_K>(a, 3, p.min_blocks, stream);
+      case QType::Q8_0: return launch_ail<QType::Q8_0>(a, 3, p.min_blocks, stream);
+      case QType::Q4_0: return launch_ail<QType::Q4_0>(a, 3, p.min_blocks, stream);
+      default: return cudaErrorNotSupported;
+    }
+  }
   switch (p.w_type) {
     case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
     case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
@@ -460,6 +489,24 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
   if (min_blocks == 0) return cudaSuccess;
   if (act_il) return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, spills);
   return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, spills);
+}
+
+template <QType T>
+cudaError_t row_pairs_spills_t(int min_blocks, bool* spills) {
+  if (min_blocks == 5) return kernel_spills(mmvs_ail_kernel<T, 3, 5>, spills);
+  return kernel_spills(mmvs_ail_kernel<T, 3, 6>, spills);
+}
+cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills) {
+  if (!spills || (min_blocks != 0 && min_blocks != 5 && min_blocks != 6)) return cudaErrorInvalidValue;
+  *spills = false;
+  if (min_blocks == 0) return cudaSuccess;
+  switch (t) {
+    case QType::Q4_K: return row_pairs_spills_t<QType::Q4_K>(min_blocks, spills);
+    case QType::Q6_K: return row_pairs_spills_t<QType::Q6_K>(min_blocks, spills);
+    case QType::Q8_0: return row_pairs_spills_t<QType::Q8_0>(min_blocks, spills);
+    case QType::Q4_0: return row_pairs_spills_t<QType::Q4_0>(min_blocks, spills);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il, bool act_il_q6k) {

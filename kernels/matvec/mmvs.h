@@ -100,6 +100,13 @@ struct MmvsParams {
   // (the residual stream updated in place: each element is read and written by one lane).
   const float* residual = nullptr;
   int64_t ld_residual = 0;  // 0 = ldy
+  // Row pairs (kernels.mmvs_row_pairs): each warp serves rows r and r + n_rows / 2 together, the
+  // two rows' tasks of a lane loaded at once and dotted against one activation load (the GLU's
+  // two-matrix loop), so twice the weight bytes in flight per lane and half the activation loads
+  // per weight. Each row gets the plain launch's operations in its order (and the residual
+  // epilogue): the same bits. Plain m = 1 launches of one matrix with act_il (not act_il_q6k), an
+  // even n_rows, min_blocks 0, 5 or 6; else cudaErrorNotSupported.
+  bool row_pairs = false;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most
@@ -120,6 +127,9 @@ bool mmvs_supported(QType t, int64_t n_cols);
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps);
 // As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
 cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il = false);
+// As mmvs_cap_spills, for the row-pair instance (MmvsParams::row_pairs) of type t at min_blocks
+// (0, 5 or 6).
+cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.

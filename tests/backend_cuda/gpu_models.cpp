@@ -482,6 +482,32 @@ TEST(CudaModels, MmvsActIlSameBytes) {
   }
 }
 
+// kernels.mmvs_row_pairs (two rows per warp in the plain one-token launches) changes no byte of the
+// decode or verify logits, at the default caps and uncapped; only its runs' one-token launch kinds
+// carry "_rp".
+TEST(CudaModels, MmvsRowPairsSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
+    SCOPED_TRACE(file);
+    const std::string path = shared_dir() + "/models/synth/" + file;
+    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    c[1].kernels.mmvs_row_pairs = c[2].kernels.mmvs_row_pairs = true;
+    c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
+    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    expect_same_decode_bytes(runs, 37, 4, 21);
+    const int32_t three[3] = {4, 8, 15};
+    expect_same_batch_bytes(runs, three);
+    for (int r = 0; r < 3; ++r) {
+      const auto& v = runs[r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      EXPECT_EQ(v.at("mmvs_m1").find("_rp") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
+    }
+  }
+}
+
 // kernels.mmvs_mixed_types (one launch for the q/k/v of a layer whose v is Q6_K and q, k Q4_K)
 // changes no byte of the decode logits; the receipts' matvec variant shows the mixed launch ran
 // (the synth q4_k_m file has such layers) in that run only, with the default cap and without.

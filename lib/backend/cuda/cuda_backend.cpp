@@ -140,6 +140,24 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(QType::Q6_K, 0, want, &spills, true, true));
     mmvs_q6k_cap_ = spills ? 0 : want;
   }
+  if (cfg_.kernels.mmvs_row_pairs) {
+    // The row-pair instances (uncapped, 5, 6): the GLU launches' cap and rule (two rows' tasks per
+    // lane, as the GLU's gate and up), uncapped where that cap has no row-pair instance.
+    const auto rp_cap = [](int c) { return c == 5 || c == 6; };
+    const int want = cfg_.kernels.mmvs_min_blocks_glu, fb = cfg_.kernels.mmvs_cap_fallback;
+    for (int ti = 0; ti < 4; ++ti) {
+      bool spills = false;
+      if (rp_cap(want) && cfg_.kernels.mmvs_cap_no_spill)
+        MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills));
+      int take = rp_cap(want) && !spills ? want : 0;
+      if (spills && rp_cap(fb) && fb != want) {
+        bool fb_spills = true;
+        MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], fb, &fb_spills));
+        if (!fb_spills) take = fb;
+      }
+      mmvs_rp_cap_[ti] = take;
+    }
+  }
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)

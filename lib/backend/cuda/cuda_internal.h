@@ -214,6 +214,8 @@ class CudaBackend final : public Backend {
   int mmvs_pair_cap_ = 0;
   // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).
   int mmvs_q6k_cap_ = 0;
+  // The same for the row-pair instances (kernels.mmvs_row_pairs), per weight type, capped as the GLU.
+  int mmvs_rp_cap_[4] = {};
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;
