@@ -1021,28 +1021,31 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
-  rp28)
-    # The twenty-eighth session: kernels.mmvs_row_pairs (two rows per warp in the plain one-token
-    # matvecs, the same bits) as the arm against the defaults: every mmvs_id gate (the mmvs_rp cases
-    # byte-identical to the plain launch), CUDA-vs-CPU (CudaModels.MmvsRowPairsSameBytes), tg128 of
-    # qwen3-8b q4_k_m (0 / 4096 keys), q8_0 and q4_0 with an A/A copy, kernel times of both forms
-    # (bench/notes/mmvs-row-pairs.md).
+  rp28b)
+    # The twenty-eighth session's second call: kernels.mmvs_row_pairs per weight type after rp28
+    # (every type, Q4_K capped at 5 by the GLU's rule: 1.023x q8_0, 0.965x q4_k_m, 0.981x q4_0; the
+    # Q6_K down and head slower at kernel level): Q4_K / Q8_0 / Q4_0 pairs uncapped and capped at 5
+    # as arms, an A/A copy; the mmvs_rp gates and CudaModels.MmvsRowPairsSameBytes again.
     gpu_info
-    timeout 90 "$bin/kernel-check" --section mmvs_id --seed 20261980 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp --seed 20261982 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
     cuda_vs_cpu "RowPairs" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml
+    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml --arm configs/arm-mmvs-row-pairs-cap5.toml
     rm -f "$f"
-    for mix in q8_0 q4_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml
-      rm -f "$f"
-    done
-    for flt in "cap6/Q4_K/4096x" "_cap0/Q4_K/4096x" "_cap5/Q4_K/4096x" "cap6/Q6_K/4096x12288" "rp_cap0/Q6_K/4096x12288" \
-               "cap6/Q6_K/151936" "rp_cap0/Q6_K/151936" "rp_cap0/Q4_K/1024x" "ail_cap6/Q4_K/1024x" "ail_cap6/Q8_0/4096x" "rp_cap0/Q8_0/4096x"; do
-      timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20261981 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
-    done
+    synth qwen3-8b q8_0
+    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml
+    rm -f "$f"
+    synth qwen3-8b q4_0
+    tg_on 0 5 80 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml --arm configs/arm-mmvs-row-pairs-cap5.toml
+    rm -f "$f"
+    ;;
+  rp28)
+    # Run in the twenty-eighth session (receipts/h200/logs/rp28-b6879fa-20261204.log): every mmvs_id
+    # gate incl. mmvs_rp (462/462), CUDA-vs-CPU 36/36, tg128 with kernels.mmvs_row_pairs on for every
+    # weight type (the key was a boolean then; its arm file now names types): 0.965x q4_k_m at 0 and
+    # 4096 keys, 1.023x q8_0, 0.981x q4_0 (A/A 0.997x-1.003x), kernel times of both forms.
+    echo "rp28: its arm is rp28b's now (kernels.mmvs_row_pairs names types); see its log" >&2
+    exit 2
     ;;
   chains28)
     # Run in the twenty-eighth session (receipts/h200/logs/chains28-62aa63a-20261204.log): the Q4_K /

@@ -483,8 +483,9 @@ TEST(CudaModels, MmvsActIlSameBytes) {
 }
 
 // kernels.mmvs_row_pairs (two rows per warp in the plain one-token launches) changes no byte of the
-// decode or verify logits, at the default caps and uncapped; only its runs' one-token launch kinds
-// carry "_rp".
+// decode or verify logits, at each row-pair cap (0, 5, 6) and with the other launches uncapped; only
+// its runs' one-token launch kinds carry "_rp"; an unknown type or cap is refused when the backend is
+// made.
 TEST(CudaModels, MmvsRowPairsSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
@@ -492,20 +493,28 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     SCOPED_TRACE(file);
     const std::string path = shared_dir() + "/models/synth/" + file;
     const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
-    c[1].kernels.mmvs_row_pairs = c[2].kernels.mmvs_row_pairs = true;
-    c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
-    ModelRun runs[3] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko)};
+    Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    for (int r = 1; r < 4; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    c[2].kernels.mmvs_min_blocks_rp = 5;
+    c[3].kernels.mmvs_min_blocks_rp = 6;
+    c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
+    ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
+                        open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
     expect_same_decode_bytes(runs, 37, 4, 21);
     const int32_t three[3] = {4, 8, 15};
     expect_same_batch_bytes(runs, three);
-    for (int r = 0; r < 3; ++r) {
+    for (int r = 0; r < 4; ++r) {
       const auto& v = runs[r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       EXPECT_EQ(v.at("mmvs_m1").find("_rp") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
     }
   }
+  Config bad = gpu_config(true);
+  bad.kernels.mmvs_row_pairs = {"q5_k"};
+  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
+  bad.kernels.mmvs_row_pairs = {"q4_k"};
+  bad.kernels.mmvs_min_blocks_rp = 8;
+  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
 }
 
 // kernels.mmvs_mixed_types (one launch for the q/k/v of a layer whose v is Q6_K and q, k Q4_K)

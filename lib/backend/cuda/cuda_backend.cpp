@@ -140,22 +140,18 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       MEMRA_CUDA_CHECK(cuda::mmvs_cap_spills(QType::Q6_K, 0, want, &spills, true, true));
     mmvs_q6k_cap_ = spills ? 0 : want;
   }
-  if (cfg_.kernels.mmvs_row_pairs) {
-    // The row-pair instances (uncapped, 5, 6): the GLU launches' cap and rule (two rows' tasks per
-    // lane, as the GLU's gate and up), uncapped where that cap has no row-pair instance.
-    const auto rp_cap = [](int c) { return c == 5 || c == 6; };
-    const int want = cfg_.kernels.mmvs_min_blocks_glu, fb = cfg_.kernels.mmvs_cap_fallback;
-    for (int ti = 0; ti < 4; ++ti) {
+  {
+    // The row-pair instances (kernels.mmvs_row_pairs) exist uncapped and at 5 and 6 CTAs per SM.
+    const int want = cfg_.kernels.mmvs_min_blocks_rp;
+    if (want != 0 && want != 5 && want != 6)
+      throw Error(fmt::format("kernels.mmvs_min_blocks_rp = {}: must be 0, 5 or 6", want));
+    for (const std::string& name : cfg_.kernels.mmvs_row_pairs) {
+      const int ti = name == "q4_k" ? 0 : name == "q6_k" ? 1 : name == "q8_0" ? 2 : name == "q4_0" ? 3 : -1;
+      if (ti < 0) throw Error(fmt::format("kernels.mmvs_row_pairs: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0)", name));
       bool spills = false;
-      if (rp_cap(want) && cfg_.kernels.mmvs_cap_no_spill)
-        MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills));
-      int take = rp_cap(want) && !spills ? want : 0;
-      if (spills && rp_cap(fb) && fb != want) {
-        bool fb_spills = true;
-        MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], fb, &fb_spills));
-        if (!fb_spills) take = fb;
-      }
-      mmvs_rp_cap_[ti] = take;
+      if (want && cfg_.kernels.mmvs_cap_no_spill) MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills));
+      mmvs_rp_cap_[ti] = spills ? 0 : want;
+      mmvs_rp_[ti] = true;
     }
   }
   const auto& info = ctx().info();

@@ -214,7 +214,9 @@ class CudaBackend final : public Backend {
   int mmvs_pair_cap_ = 0;
   // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).
   int mmvs_q6k_cap_ = 0;
-  // The same for the row-pair instances (kernels.mmvs_row_pairs), per weight type, capped as the GLU.
+  // The row-pair launches (kernels.mmvs_row_pairs) per weight type (as mmvs_cap_), and their cap
+  // (kernels.mmvs_min_blocks_rp, 0 where that instance spills).
+  bool mmvs_rp_[4] = {};
   int mmvs_rp_cap_[4] = {};
 
   Config cfg_;

@@ -293,9 +293,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   // kernels.mmvs_row_pairs: plain one-token launches of one matrix (launch_mmvs' conditions).
-  if (cfg_.kernels.mmvs_row_pairs && p.m == 1 && glu == 0 && extra.empty() && p.act_il && !p.act_il_q6k &&
-      p.n_rows % 2 == 0) {
-    const int ti = w.type == QType::Q4_K ? 0 : w.type == QType::Q6_K ? 1 : w.type == QType::Q8_0 ? 2 : 3;
+  const int ti = w.type == QType::Q4_K ? 0 : w.type == QType::Q6_K ? 1 : w.type == QType::Q8_0 ? 2 : w.type == QType::Q4_0 ? 3 : -1;
+  if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && extra.empty() && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
     p.row_pairs = true;
     p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_rp_cap_[ti];
   }
