@@ -1021,23 +1021,33 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
-  rp28b)
-    # The twenty-eighth session's second call: kernels.mmvs_row_pairs per weight type after rp28
-    # (every type, Q4_K capped at 5 by the GLU's rule: 1.023x q8_0, 0.965x q4_k_m, 0.981x q4_0; the
-    # Q6_K down and head slower at kernel level): Q4_K / Q8_0 / Q4_0 pairs uncapped and capped at 5
-    # as arms, an A/A copy; the mmvs_rp gates and CudaModels.MmvsRowPairsSameBytes again.
+  final28)
+    # The twenty-eighth session's last call: the defaults with kernels.mmvs_row_pairs = ["q4_k",
+    # "q8_0"], the off form as the arm (the reversed A/B, an A/A copy): every mmvs_id gate,
+    # CUDA-vs-CPU, the README tg128 rows of qwen3-8b q4_k_m at 0 / 4096 / 16384 keys, q8_0, and
+    # qwen3-32b q4_k_m (last: the longest file to make). Prefill is not touched by the lever (one-token
+    # launches only): its rows stay final27's.
     gpu_info
-    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp --seed 20261982 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    timeout 90 "$bin/kernel-check" --section mmvs_id --seed 20261990 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
     cuda_vs_cpu "RowPairs" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml --arm configs/arm-mmvs-row-pairs-cap5.toml
+    tg_on 0,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-off.toml
     rm -f "$f"
     synth qwen3-8b q8_0
-    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml
+    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-off.toml
     rm -f "$f"
-    synth qwen3-8b q4_0
-    tg_on 0 5 80 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs.toml --arm configs/arm-mmvs-row-pairs-cap5.toml
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-off.toml
     rm -f "$f"
+    ;;
+  rp28b)
+    # Run in the twenty-eighth session (receipts/h200/logs/rp28b-36bb109-20261204.log): the mmvs_rp
+    # gates (120/120), CUDA-vs-CPU 36/36, tg128 with Q4_K / Q8_0 / Q4_0 row pairs uncapped and at 5
+    # as arms: q4_k_m 1.023x / 1.026x uncapped (0 / 4096 keys), 0.969x / 0.963x at 5; q8_0 1.021x;
+    # q4_0 0.993x either way (A/A 0.995x-1.001x). The default became ["q4_k", "q8_0"] uncapped; the
+    # arm files are removed (configs/arm-mmvs-row-pairs-off.toml is final28's).
+    echo "rp28b: its arms are removed (the lever is the default); see its log" >&2
+    exit 2
     ;;
   rp28)
     # Run in the twenty-eighth session (receipts/h200/logs/rp28-b6879fa-20261204.log): every mmvs_id

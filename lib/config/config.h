@@ -84,7 +84,7 @@ struct KernelsSection {
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
-  std::vector<std::string> mmvs_row_pairs;  // weight types whose one-token plain mmvs launches take two rows per warp
+  std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0"};  // weight types whose one-token plain mmvs launches take two rows per warp
   int mmvs_min_blocks_rp = 0;     // the row-pair instances' cap (0, 5 or 6; uncapped where it spills)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)

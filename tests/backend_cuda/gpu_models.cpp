@@ -468,7 +468,8 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       int q6k_launches = 0;
       for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
         const size_t e = std::min(all.find(',', b), all.size());
-        const std::string s = all.substr(b, e - b);
+        std::string s = all.substr(b, e - b);
+        if (ends(s, "_rp")) s.resize(s.size() - 3);  // a row-pair launch (kernels.mmvs_row_pairs)
         const bool q6k = ends(s, "_actil_q6k");
         q6k_launches += q6k;
         EXPECT_EQ(ends(s, "_actil") || q6k, r > 0) << "run " << r << ": " << s;
@@ -494,6 +495,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     const std::string path = shared_dir() + "/models/synth/" + file;
     const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
     Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < 4; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
     c[2].kernels.mmvs_min_blocks_rp = 5;
     c[3].kernels.mmvs_min_blocks_rp = 6;
@@ -565,6 +567,9 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   // kernels.mmvs_cap_fallback: where 12 spills, 5 if it does not.
   fb5.kernels.mmvs_min_blocks = fb5.kernels.mmvs_min_blocks_glu = 12;
   fb5.kernels.mmvs_cap_fallback = 5;
+  // The plain and GLU caps only: the row-pair launches have their own cap (kernels.mmvs_min_blocks_rp,
+  // CudaModels.MmvsRowPairsSameBytes).
+  for (Config* c : {&none, &def, &all12, &ruled, &rows1, &fb5}) c->kernels.mmvs_row_pairs.clear();
   ModelRun runs[6] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
                       open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko),
                       open_run(backend::make_cuda_backend(rows1), path, ko), open_run(backend::make_cuda_backend(fb5), path, ko)};
