@@ -1022,7 +1022,8 @@ PY
     exit 2
     ;;
   final28)
-    # The twenty-eighth session's last call: the defaults with kernels.mmvs_row_pairs = ["q4_k",
+    # Run in the twenty-eighth session (receipts/h200/logs/final28-7f1c8b8-20261204.log; off / on
+    # 0.987x / 0.978x / 0.984x q4_k_m, 0.985x q8_0, 1.006x qwen3-32b). The twenty-eighth session's last call: the defaults with kernels.mmvs_row_pairs = ["q4_k",
     # "q8_0"], the off form as the arm (the reversed A/B, an A/A copy): every mmvs_id gate,
     # CUDA-vs-CPU, the README tg128 rows of qwen3-8b q4_k_m at 0 / 4096 / 16384 keys, q8_0, and
     # qwen3-32b q4_k_m (last: the longest file to make). Prefill is not touched by the lever (one-token
