@@ -1021,6 +1021,30 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  rpone29)
+    # Written in the twenty-eighth session, not run yet (its device time was spent): row pairs that
+    # hold one task per row in flight (kernels.mmvs_row_pairs_one_task, the same bits) as arms: Q6_K
+    # pairs (the two-task form took 135 registers and lost), the Q4_K pairs one-task (the qwen3-32b
+    # loss of the two-task form), Q4_0 pairs; the mmvs_rp1 gates, CUDA-vs-CPU, kernel times
+    # (bench/notes/mmvs-row-pairs.md).
+    gpu_info
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp --seed 20262900 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    cuda_vs_cpu "RowPairs" 6
+    for flt in "rp1_cap0/Q6_K/" "rp1_cap6/Q6_K/" "ail_cap6/Q6_K/4096x12288" "ail_cap6/Q6_K/151936"; do
+      timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20262901 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q6k-one.toml --arm configs/arm-mmvs-rp-q6k-one-cap6.toml \
+      --arm configs/arm-mmvs-rp-q4k-one.toml
+    rm -f "$f"
+    synth qwen3-8b q4_0
+    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q4_0-one.toml
+    rm -f "$f"
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q4k-one.toml  # 3 resident arms of ~38 GB
+    rm -f "$f"
+    ;;
   final28)
     # Run in the twenty-eighth session (receipts/h200/logs/final28-7f1c8b8-20261204.log; off / on
     # 0.987x / 0.978x / 0.984x q4_k_m, 0.985x q8_0, 1.006x qwen3-32b). The twenty-eighth session's last call: the defaults with kernels.mmvs_row_pairs = ["q4_k",

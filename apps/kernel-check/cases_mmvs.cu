@@ -110,9 +110,10 @@ double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 class MmvsCase : public Case {
  public:
   // act_q6k: with act_il, the Q6_K variant of the order (MmvsParams::act_il_q6k).
-  // row_pairs: with act_il, MmvsParams::row_pairs (two rows per warp).
+  // row_pairs: with act_il, MmvsParams::row_pairs (two rows per warp): 1 two tasks per row in
+  // flight, 2 one (row_pair_one_task).
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool act_il = false, bool act_q6k = false, bool row_pairs = false)
+           int max_warps = 4, bool act_il = false, bool act_q6k = false, int row_pairs = 0)
       : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
         act_il_(act_il), act_q6k_(act_q6k), row_pairs_(row_pairs) {}
   void generate(Env& env) override {
@@ -155,7 +156,8 @@ class MmvsCase : public Case {
       p.act_il_q6k = act_q6k_;
       p.xq = dxq_il_;
     }
-    p.row_pairs = row_pairs_;
+    p.row_pairs = row_pairs_ > 0;
+    p.row_pair_one_task = row_pairs_ == 2;
     return p;
   }
   QType t_;
@@ -165,7 +167,8 @@ class MmvsCase : public Case {
   int cap_;
   bool preload_;
   int max_warps_;
-  bool act_il_, act_q6k_, row_pairs_;
+  bool act_il_, act_q6k_;
+  int row_pairs_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;
@@ -574,8 +577,9 @@ class MmvsActIlIdCase : public Case {
 // GLU, the plain activation order, the Q6_K order, cap 8, extra segments.
 class MmvsRowPairsIdCase : public Case {
  public:
-  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual)
-      : t_(t), n_(n), k_(k), cap_(cap), res_(residual) {}
+  // one_task: MmvsParams::row_pair_one_task (one task per row in flight).
+  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false)
+      : t_(t), n_(n), k_(k), cap_(cap), res_(residual), one_(one_task) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
@@ -588,6 +592,7 @@ class MmvsRowPairsIdCase : public Case {
     p.min_blocks = cap_;
     p.act_il = true;
     p.row_pairs = pairs;
+    p.row_pair_one_task = pairs && one_;
     p.residual = dres_;
     return p;
   }
@@ -631,7 +636,7 @@ class MmvsRowPairsIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   int cap_;
-  bool res_;
+  bool res_, one_;
   bool refusals_ = false;
   DeviceWeight dw_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
@@ -811,10 +816,20 @@ void add_mmvs_cases(Registry& r) {
         for (bool res : {false, true})
           r.add("mmvs_id", ref::cat("mmvs_rp/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
                 [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res); });
+    // kernels.mmvs_row_pairs_one_task: the pairs with one task per row in flight.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 12288}, {1030, 14336}})
+      for (int cap : {0, 6})
+        for (bool res : {false, true})
+          r.add("mmvs_id", ref::cat("mmvs_rp1/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
+                [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res, true); });
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {4096, 12288}, {151936, 4096}})
       for (int cap : {0, 5})
         r.add("mmvs", ref::cat("mmvs_rp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, true); });
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 1); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}})
+      for (int cap : {0, 6})
+        r.add("mmvs", ref::cat("mmvs_rp1_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 2); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),

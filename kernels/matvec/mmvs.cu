@@ -46,6 +46,7 @@ struct Args {
   bool act_il;       // MmvsParams::act_il (the interleaved-activation instances)
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
   int64_t pair_off;  // MmvsParams::row_pairs: a warp's second row is row + pair_off (GLU 3)
+  bool pair_one;     // MmvsParams::row_pair_one_task: the row pairs with one task per row in flight
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -55,13 +56,15 @@ constexpr int kDepth = 2;
 
 // GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2), 3 row pairs (MmvsParams::row_pairs:
 // the "partner" is row + a.pair_off of the same matrix, each row written on its own with the plain
-// epilogue; a.n_rows is then the first half's count). A row is served by a.wpr
+// epilogue; a.n_rows is then the first half's count). D: tasks per row in flight per lane (kDepth;
+// 1 for the row pairs that keep the plain launch's registers, MmvsParams::row_pair_one_task: the
+// lane's tasks are still summed in increasing order, so the same bits). A row is served by a.wpr
 // consecutive warps of the CTA (sub-warp s takes the task groups s, s + wpr, ...: tasks
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits. AO & 3: the activation's order (q8s::Order: 0 plain, 1
 // interleaved, 2 the Q6_K variant, for Q6_K tasks only).
-template <QType T, int MM, int GLU, int AO = 0>
+template <QType T, int MM, int GLU, int AO = 0, int D = kDepth>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -86,12 +89,12 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
 #pragma unroll
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
   const int64_t kb = a.k / 32;
-  Task<T> wt[kDepth], ut[kDepth];
+  Task<T> wt[D], ut[D];
   const int first = lane + 32 * sub, step = 32 * wpr;  // a lane's tasks: first, first + step, ...
   const int n_tasks = live ? a.n_tasks : 0;
   auto issue = [&](int t0) {
 #pragma unroll
-    for (int d = 0; d < kDepth; ++d) {
+    for (int d = 0; d < D; ++d) {
       if (t0 + step * d < n_tasks) {
         wt[d].load(w, row, t0 + step * d, g);
         if constexpr (GLU == 3) ut[d].load(w, row + a.pair_off, t0 + step * d, g);
@@ -115,7 +118,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       if constexpr (GLU == 3) resv2[j] = j < a.m ? a.res[j * a.ldres + row + a.pair_off] : 0.0f;
     }
   }
-  for (int t0 = first; t0 < n_tasks; t0 += step * kDepth) {
+  for (int t0 = first; t0 < n_tasks; t0 += step * D) {
     if (t0 != first || !a.preload) issue(t0);
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
@@ -133,7 +136,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
             return mmvs::GX{xq, xds};
         }();
 #pragma unroll
-        for (int d = 0; d < kDepth; ++d) {
+        for (int d = 0; d < D; ++d) {
           if (t0 + step * d < n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
             if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
@@ -191,9 +194,9 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 
 // MmvsParams::act_il (m = 1): the activation in the interleaved q8s order (AO 1) or its Q6_K
 // variant (AO 2, plain Q6_K launches), uncapped or capped.
-template <QType T, int GLU, int MINB, int AO = 1>
+template <QType T, int GLU, int MINB, int AO = 1, int D = kDepth>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args a) {
-  mmvs_body<T, 1, GLU, AO>(a);
+  mmvs_body<T, 1, GLU, AO, D>(a);
 }
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
@@ -236,8 +239,11 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
   if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
-  if (glu == 3) {  // row pairs: uncapped and at 5 and 6 CTAs per SM
-    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) return launch_kernel(mmvs_ail_kernel<T, 3, MINB>, grid, block, 0, s, a);
+  if (glu == 3) {  // row pairs: uncapped and at 5 and 6 CTAs per SM, two or one task per row in flight
+    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) {
+      if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, 1>, grid, block, 0, s, a);
+      return launch_kernel(mmvs_ail_kernel<T, 3, MINB>, grid, block, 0, s, a);
+    }
     return cudaErrorNotSupported;
   }
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
@@ -406,6 +412,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.act_il = p.act_il;
   a.act_q6k = p.act_il_q6k;
   a.pair_off = 0;
+  a.pair_one = p.row_pairs && p.row_pair_one_task;
   // Row pairs: plain one-token launches of one matrix in the interleaved activation order, an even
   // row count; the grid covers the first half, each warp also serving row + n_rows / 2.
   if (p.row_pairs &&
@@ -491,20 +498,24 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
   return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, spills);
 }
 
-template <QType T>
-cudaError_t row_pairs_spills_t(int min_blocks, bool* spills) {
-  if (min_blocks == 5) return kernel_spills(mmvs_ail_kernel<T, 3, 5>, spills);
-  return kernel_spills(mmvs_ail_kernel<T, 3, 6>, spills);
+template <QType T, int D>
+cudaError_t row_pairs_spills_d(int min_blocks, bool* spills) {
+  if (min_blocks == 5) return kernel_spills(mmvs_ail_kernel<T, 3, 5, 1, D>, spills);
+  return kernel_spills(mmvs_ail_kernel<T, 3, 6, 1, D>, spills);
 }
-cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills) {
+template <QType T>
+cudaError_t row_pairs_spills_t(int min_blocks, bool one_task, bool* spills) {
+  return one_task ? row_pairs_spills_d<T, 1>(min_blocks, spills) : row_pairs_spills_d<T, kDepth>(min_blocks, spills);
+}
+cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task) {
   if (!spills || (min_blocks != 0 && min_blocks != 5 && min_blocks != 6)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
   switch (t) {
-    case QType::Q4_K: return row_pairs_spills_t<QType::Q4_K>(min_blocks, spills);
-    case QType::Q6_K: return row_pairs_spills_t<QType::Q6_K>(min_blocks, spills);
-    case QType::Q8_0: return row_pairs_spills_t<QType::Q8_0>(min_blocks, spills);
-    case QType::Q4_0: return row_pairs_spills_t<QType::Q4_0>(min_blocks, spills);
+    case QType::Q4_K: return row_pairs_spills_t<QType::Q4_K>(min_blocks, one_task, spills);
+    case QType::Q6_K: return row_pairs_spills_t<QType::Q6_K>(min_blocks, one_task, spills);
+    case QType::Q8_0: return row_pairs_spills_t<QType::Q8_0>(min_blocks, one_task, spills);
+    case QType::Q4_0: return row_pairs_spills_t<QType::Q4_0>(min_blocks, one_task, spills);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -107,6 +107,10 @@ struct MmvsParams {
   // epilogue): the same bits. Plain m = 1 launches of one matrix with act_il (not act_il_q6k), an
   // even n_rows, min_blocks 0, 5 or 6; else cudaErrorNotSupported.
   bool row_pairs = false;
+  // With row_pairs: one task per row in flight per lane instead of two (kernels.mmvs_row_pairs_one_task),
+  // the plain launch's registers for two rows: the same bytes in flight per lane as the plain
+  // launch, one activation load for both rows' tasks. The lane's tasks in the same order: same bits.
+  bool row_pair_one_task = false;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most
@@ -128,8 +132,8 @@ bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m,
 // As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
 cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il = false);
 // As mmvs_cap_spills, for the row-pair instance (MmvsParams::row_pairs) of type t at min_blocks
-// (0, 5 or 6).
-cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills);
+// (0, 5 or 6); one_task: the instance with one task per row in flight (row_pair_one_task).
+cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task = false);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.

@@ -469,7 +469,9 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
         const size_t e = std::min(all.find(',', b), all.size());
         std::string s = all.substr(b, e - b);
-        if (ends(s, "_rp")) s.resize(s.size() - 3);  // a row-pair launch (kernels.mmvs_row_pairs)
+        // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight)
+        for (const char* rp : {"_rp", "_rp1"})
+          if (ends(s, rp)) s.resize(s.size() - std::strlen(rp));
         const bool q6k = ends(s, "_actil_q6k");
         q6k_launches += q6k;
         EXPECT_EQ(ends(s, "_actil") || q6k, r > 0) << "run " << r << ": " << s;
@@ -494,21 +496,24 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     SCOPED_TRACE(file);
     const std::string path = shared_dir() + "/models/synth/" + file;
     const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
-    Config c[4] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    constexpr int kRuns = 6;
+    Config c[kRuns] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
     c[0].kernels.mmvs_row_pairs.clear();
-    for (int r = 1; r < 4; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
-    c[2].kernels.mmvs_min_blocks_rp = 5;
+    for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    c[2].kernels.mmvs_min_blocks_rp = c[5].kernels.mmvs_min_blocks_rp = 5;
     c[3].kernels.mmvs_min_blocks_rp = 6;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
-    ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                        open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
+    c[4].kernels.mmvs_row_pairs_one_task = c[5].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    std::vector<ModelRun> runs;
+    for (const Config& cf : c) runs.push_back(open_run(backend::make_cuda_backend(cf), path, ko));
     expect_same_decode_bytes(runs, 37, 4, 21);
     const int32_t three[3] = {4, 8, 15};
     expect_same_batch_bytes(runs, three);
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < kRuns; ++r) {
       const auto& v = runs[r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       EXPECT_EQ(v.at("mmvs_m1").find("_rp") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
+      EXPECT_EQ(v.at("mmvs_m1").find("_rp1") != std::string::npos, r >= 4) << "run " << r << ": " << v.at("mmvs_m1");
     }
   }
   Config bad = gpu_config(true);
@@ -516,6 +521,9 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
   bad.kernels.mmvs_row_pairs = {"q4_k"};
   bad.kernels.mmvs_min_blocks_rp = 8;
+  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
+  bad.kernels.mmvs_min_blocks_rp = 0;
+  bad.kernels.mmvs_row_pairs_one_task = {"q6_k"};  // not paired
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
 }
 

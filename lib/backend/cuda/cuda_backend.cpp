@@ -145,13 +145,23 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     const int want = cfg_.kernels.mmvs_min_blocks_rp;
     if (want != 0 && want != 5 && want != 6)
       throw Error(fmt::format("kernels.mmvs_min_blocks_rp = {}: must be 0, 5 or 6", want));
-    for (const std::string& name : cfg_.kernels.mmvs_row_pairs) {
+    const auto type_index = [](const char* key, const std::string& name) {
       const int ti = name == "q4_k" ? 0 : name == "q6_k" ? 1 : name == "q8_0" ? 2 : name == "q4_0" ? 3 : -1;
-      if (ti < 0) throw Error(fmt::format("kernels.mmvs_row_pairs: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0)", name));
+      if (ti < 0) throw Error(fmt::format("{}: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0)", key, name));
+      return ti;
+    };
+    for (const std::string& name : cfg_.kernels.mmvs_row_pairs) mmvs_rp_[type_index("kernels.mmvs_row_pairs", name)] = true;
+    for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task) {
+      const int ti = type_index("kernels.mmvs_row_pairs_one_task", name);
+      if (!mmvs_rp_[ti])
+        throw Error(fmt::format("kernels.mmvs_row_pairs_one_task: '{}' is not in kernels.mmvs_row_pairs", name));
+      mmvs_rp_one_[ti] = true;
+    }
+    for (int ti = 0; ti < 4; ++ti) {
       bool spills = false;
-      if (want && cfg_.kernels.mmvs_cap_no_spill) MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills));
+      if (mmvs_rp_[ti] && want && cfg_.kernels.mmvs_cap_no_spill)
+        MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills, mmvs_rp_one_[ti]));
       mmvs_rp_cap_[ti] = spills ? 0 : want;
-      mmvs_rp_[ti] = true;
     }
   }
   const auto& info = ctx().info();

@@ -217,6 +217,7 @@ class CudaBackend final : public Backend {
   // The row-pair launches (kernels.mmvs_row_pairs) per weight type (as mmvs_cap_), and their cap
   // (kernels.mmvs_min_blocks_rp, 0 where that instance spills).
   bool mmvs_rp_[4] = {};
+  bool mmvs_rp_one_[4] = {};  // kernels.mmvs_row_pairs_one_task
   int mmvs_rp_cap_[4] = {};
 
   Config cfg_;
