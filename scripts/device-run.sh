@@ -1021,6 +1021,15 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  rpone29k)
+    # The kernel-level part of rpone29 alone (a short call: the mmvs_rp1 gates, the Q6_K one-task
+    # pairs' times beside the plain launch's).
+    timeout 40 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp1 --seed 20262902 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    for flt in "rp1_cap6/Q6_K/" "ail_cap6/Q6_K/4096x12288" "ail_cap6/Q6_K/151936" "rp1_cap0/Q4_K/4096x"; do
+      timeout 25 "$bin/kernel-check" --section mmvs --perf --seed 20262903 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
+    done
+    ;;
   rpone29)
     # Written in the twenty-eighth session, not run yet (its device time was spent): row pairs that
     # hold one task per row in flight (kernels.mmvs_row_pairs_one_task, the same bits) as arms: Q6_K
