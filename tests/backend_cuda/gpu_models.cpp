@@ -441,8 +441,6 @@ TEST(CudaModels, MmvsActIlSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
     constexpr int kRuns = 6;
     Config c[kRuns] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
     c[0].kernels.mmvs_act_il = false;
@@ -451,9 +449,7 @@ TEST(CudaModels, MmvsActIlSameBytes) {
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 12;
     c[4].kernels.mmvs_act_il_q6k = c[5].kernels.mmvs_act_il_q6k = true;
     c[5].kernels.mmvs_min_blocks = c[5].kernels.mmvs_min_blocks_glu = 0;
-    ModelRun runs[kRuns] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
-                            open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko),
-                            open_run(backend::make_cuda_backend(c[4]), path, ko), open_run(backend::make_cuda_backend(c[5]), path, ko)};
+    auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 31, 3, 23);
     const int32_t three[3] = {4, 8, 15};
     expect_same_batch_bytes(runs, three);
@@ -494,18 +490,15 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
-    const std::string path = shared_dir() + "/models/synth/" + file;
-    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
     constexpr int kRuns = 6;
-    Config c[kRuns] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
+    std::vector<Config> c(kRuns, gpu_config(true));
     c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
     c[2].kernels.mmvs_min_blocks_rp = c[5].kernels.mmvs_min_blocks_rp = 5;
     c[3].kernels.mmvs_min_blocks_rp = 6;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
     c[4].kernels.mmvs_row_pairs_one_task = c[5].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
-    std::vector<ModelRun> runs;
-    for (const Config& cf : c) runs.push_back(open_run(backend::make_cuda_backend(cf), path, ko));
+    auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 21);
     const int32_t three[3] = {4, 8, 15};
     expect_same_batch_bytes(runs, three);
