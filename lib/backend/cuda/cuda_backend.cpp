@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "common/launch.cuh"
 #include "kv/kv_kernels.h"
+#include "quant/types.h"
 #include "matvec/mmvs.h"
 #include "matvec/split_layout.h"
 #include "quant/quant_kernels.h"
@@ -94,8 +95,12 @@ void CudaKv::truncate(int n) {
 
 // ---------------------------------------------------------------- backend
 
+int CudaBackend::mmvs_type_index(QType t) {
+  return t == QType::Q4_K ? 0 : t == QType::Q6_K ? 1 : t == QType::Q8_0 ? 2 : t == QType::Q4_0 ? 3 : -1;
+}
+
 int CudaBackend::mmvs_cap(QType t, int glu) const {
-  const int ti = t == QType::Q4_K ? 0 : t == QType::Q6_K ? 1 : t == QType::Q8_0 ? 2 : t == QType::Q4_0 ? 3 : -1;
+  const int ti = mmvs_type_index(t);
   return ti < 0 || glu < 0 || glu > 2 ? 0 : mmvs_cap_[ti][glu];
 }
 
@@ -146,7 +151,8 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     if (want != 0 && want != 5 && want != 6)
       throw Error(fmt::format("kernels.mmvs_min_blocks_rp = {}: must be 0, 5 or 6", want));
     const auto type_index = [](const char* key, const std::string& name) {
-      const int ti = name == "q4_k" ? 0 : name == "q6_k" ? 1 : name == "q8_0" ? 2 : name == "q4_0" ? 3 : -1;
+      const auto t = qtype_from_name(name);
+      const int ti = t ? mmvs_type_index(*t) : -1;
       if (ti < 0) throw Error(fmt::format("{}: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0)", key, name));
       return ti;
     };

@@ -210,6 +210,8 @@ class CudaBackend final : public Backend {
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
   int mmvs_cap_[4][3] = {};
   int mmvs_cap(QType t, int glu) const;
+  // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0), -1 for another type.
+  static int mmvs_type_index(QType t);
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
   int mmvs_pair_cap_ = 0;
   // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).

@@ -293,7 +293,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   // kernels.mmvs_row_pairs: plain one-token launches of one matrix (launch_mmvs' conditions).
-  const int ti = w.type == QType::Q4_K ? 0 : w.type == QType::Q6_K ? 1 : w.type == QType::Q8_0 ? 2 : w.type == QType::Q4_0 ? 3 : -1;
+  const int ti = mmvs_type_index(w.type);
   if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && extra.empty() && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
     p.row_pairs = true;
     p.row_pair_one_task = mmvs_rp_one_[ti];
