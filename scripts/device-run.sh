@@ -1021,6 +1021,18 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  rpk30)
+    # Kernel times of the three plain-launch forms (plain, two-task pairs, one-task pairs) for Q4_K
+    # and Q6_K at the qwen3-8b and qwen3-32b shapes: rpone29 measured the Q4_K one-task pairs 0.962x
+    # qwen3-8b q4_k_m and 1.015x qwen3-32b (bench/notes/mmvs-row-pairs.md).
+    gpu_info
+    for t in Q4_K Q6_K; do
+      for shp in 4096x4096 4096x12288 5120x8192 5120x25600 151936x5120; do
+        timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20263001 \
+          --filter "/$t/$shp/m1" --receipt "$out/kernel-check-perf.jsonl" | grep -E "ail_cap6|rp_cap0|rp1_cap" | sed 's/norm_err.*|/|/'
+      done
+    done
+    ;;
   rpone29k)
     # The kernel-level part of rpone29 alone (a short call: the mmvs_rp1 gates, the Q6_K one-task
     # pairs' times beside the plain launch's).

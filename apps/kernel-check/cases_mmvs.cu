@@ -826,7 +826,16 @@ void add_mmvs_cases(Registry& r) {
       for (int cap : {0, 5})
         r.add("mmvs", ref::cat("mmvs_rp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 1); });
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096}})
+    // The qwen3-32b shapes (o 5120x8192, down 5120x25600, head 151936x5120; 2 warps per row) of
+    // the three forms: the plain launch, the two-task pairs, the one-task pairs (--perf only).
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{5120, 8192}, {5120, 25600}, {151936, 5120}}) {
+      r.add("mmvs", ref::cat("mmvs_ail_cap6/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
+      r.add("mmvs", ref::cat("mmvs_rp_cap0/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2, true, false, 1); });
+    }
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096},
+                        {5120, 8192}, {5120, 25600}, {151936, 5120}})
       for (int cap : {0, 6})
         r.add("mmvs", ref::cat("mmvs_rp1_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 2); });
