@@ -1021,6 +1021,25 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  rpk30b)
+    # The defaults with the Q6_K one-task pairs (rpone29: 1.022x / 1.014x qwen3-8b q4_k_m); the
+    # reversed A/B of those (the Q6_K rows plain as the arm); kernels.mmvs_row_pairs_one_task_min_k
+    # at 8192 (the qwen3-8b 12288-weight downs and the qwen3-32b o and downs one task) and 16384 (the
+    # qwen3-32b downs only): rpone29's Q4_K one-task form lost 4-5% on qwen3-8b and won 1.5% on
+    # qwen3-32b, while rpk30's kernel times favour it at every shape (bench/notes/mmvs-row-pairs.md).
+    gpu_info
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp --seed 20263010 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    cuda_vs_cpu "RowPairs" 6
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q6k-off.toml --arm configs/arm-mmvs-rp-one-from8192.toml
+    rm -f "$f"
+    synth qwen3-8b q8_0
+    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-one-from8192.toml
+    rm -f "$f"
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-one-from16384.toml  # 3 resident arms of ~38 GB
+    rm -f "$f"
+    ;;
   rpk30)
     # Kernel times of the three plain-launch forms (plain, two-task pairs, one-task pairs) for Q4_K
     # and Q6_K at the qwen3-8b and qwen3-32b shapes: rpone29 measured the Q4_K one-task pairs 0.962x
@@ -1034,37 +1053,17 @@ PY
     done
     ;;
   rpone29k)
-    # The kernel-level part of rpone29 alone (a short call: the mmvs_rp1 gates, the Q6_K one-task
-    # pairs' times beside the plain launch's).
-    timeout 40 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp1 --seed 20262902 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    for flt in "rp1_cap6/Q6_K/" "ail_cap6/Q6_K/4096x12288" "ail_cap6/Q6_K/151936" "rp1_cap0/Q4_K/4096x"; do
-      timeout 25 "$bin/kernel-check" --section mmvs --perf --seed 20262903 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
-    done
+    # Not run: rpone29 and rpk30 measured the same kernel times (and more shapes).
+    echo "rpone29k: superseded by rpk30 (kernel times of the three forms); see its log" >&2
+    exit 2
     ;;
   rpone29)
-    # Written in the twenty-eighth session, not run yet (its device time was spent): row pairs that
-    # hold one task per row in flight (kernels.mmvs_row_pairs_one_task, the same bits) as arms: Q6_K
-    # pairs (the two-task form took 135 registers and lost), the Q4_K pairs one-task (the qwen3-32b
-    # loss of the two-task form), Q4_0 pairs; the mmvs_rp1 gates, CUDA-vs-CPU, kernel times
-    # (bench/notes/mmvs-row-pairs.md).
-    gpu_info
-    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp --seed 20262900 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    cuda_vs_cpu "RowPairs" 6
-    for flt in "rp1_cap0/Q6_K/" "rp1_cap6/Q6_K/" "ail_cap6/Q6_K/4096x12288" "ail_cap6/Q6_K/151936"; do
-      timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20262901 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep "x" | sed 's/norm_err.*|/|/'
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q6k-one.toml --arm configs/arm-mmvs-rp-q6k-one-cap6.toml \
-      --arm configs/arm-mmvs-rp-q4k-one.toml
-    rm -f "$f"
-    synth qwen3-8b q4_0
-    tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q4_0-one.toml
-    rm -f "$f"
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-q4k-one.toml  # 3 resident arms of ~38 GB
-    rm -f "$f"
+    # Run in the twenty-ninth session (receipts/h200/logs/rpone29-f258086-20261204.log): mmvs_rp gates
+    # 184/184, CUDA-vs-CPU 36/36; tg128 qwen3-8b q4_k_m Q6_K one-task pairs 1.022x / 1.014x (0 / 4096
+    # keys; capped at 6 1.012x / 1.006x), Q4_K one-task 0.962x / 0.948x, qwen3-32b Q4_K one-task
+    # 1.015x, q4_0 one-task pairs 0.989x (A/A 0.995x-1.003x). Its arm files are removed.
+    echo "rpone29: its arms are removed (the Q6_K one-task pairs are the default); see its log" >&2
+    exit 2
     ;;
   final28)
     # Run in the twenty-eighth session (receipts/h200/logs/final28-7f1c8b8-20261204.log; off / on

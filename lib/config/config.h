@@ -84,9 +84,10 @@ struct KernelsSection {
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
-  std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0"};  // weight types whose one-token plain mmvs launches take two rows per warp
+  std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0", "q6_k"};  // weight types whose one-token plain mmvs launches take two rows per warp
   int mmvs_min_blocks_rp = 0;     // the row-pair instances' cap (0, 5 or 6; uncapped where it spills)
-  std::vector<std::string> mmvs_row_pairs_one_task;  // of those types, the ones whose pairs hold one task per row in flight
+  std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k"};  // of those types, the ones whose pairs hold one task per row in flight
+  int64_t mmvs_row_pairs_one_task_min_k = 0;  // the other pair types' rows of at least this many weights: one task too (0: never)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy

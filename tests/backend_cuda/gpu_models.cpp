@@ -490,7 +490,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
-    constexpr int kRuns = 6;
+    constexpr int kRuns = 7;
     std::vector<Config> c(kRuns, gpu_config(true));
     c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
@@ -498,6 +498,8 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     c[3].kernels.mmvs_min_blocks_rp = 6;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
     c[4].kernels.mmvs_row_pairs_one_task = c[5].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    // kernels.mmvs_row_pairs_one_task_min_k: the 512-weight down rows one task, the 256-weight o two.
+    c[6].kernels.mmvs_row_pairs_one_task_min_k = 512;
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 21);
     const int32_t three[3] = {4, 8, 15};
@@ -505,8 +507,12 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     for (int r = 0; r < kRuns; ++r) {
       const auto& v = runs[r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
-      EXPECT_EQ(v.at("mmvs_m1").find("_rp") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
-      EXPECT_EQ(v.at("mmvs_m1").find("_rp1") != std::string::npos, r >= 4) << "run " << r << ": " << v.at("mmvs_m1");
+      const std::string& s = v.at("mmvs_m1");
+      bool two = false;  // a two-task pair launch: "_rp" not followed by "1"
+      for (size_t at = s.find("_rp"); at != std::string::npos; at = s.find("_rp", at + 1))
+        two = two || at + 3 == s.size() || s[at + 3] != '1';
+      EXPECT_EQ(two, (r > 0 && r < 4) || r == 6) << "run " << r << ": " << s;
+      EXPECT_EQ(s.find("_rp1") != std::string::npos, r >= 4) << "run " << r << ": " << s;
     }
   }
   Config bad = gpu_config(true);

@@ -163,12 +163,13 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
         throw Error(fmt::format("kernels.mmvs_row_pairs_one_task: '{}' is not in kernels.mmvs_row_pairs", name));
       mmvs_rp_one_[ti] = true;
     }
-    for (int ti = 0; ti < 4; ++ti) {
-      bool spills = false;
-      if (mmvs_rp_[ti] && want && cfg_.kernels.mmvs_cap_no_spill)
-        MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills, mmvs_rp_one_[ti]));
-      mmvs_rp_cap_[ti] = spills ? 0 : want;
-    }
+    for (int ti = 0; ti < 4; ++ti)
+      for (int one = 0; one < 2; ++one) {
+        bool spills = false;
+        if (mmvs_rp_[ti] && want && cfg_.kernels.mmvs_cap_no_spill)
+          MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills, one != 0));
+        mmvs_rp_cap_[ti][one] = spills ? 0 : want;
+      }
   }
   const auto& info = ctx().info();
   // Fails here (not at the first launch) on a device the kernels are not built for.

@@ -220,7 +220,7 @@ class CudaBackend final : public Backend {
   // (kernels.mmvs_min_blocks_rp, 0 where that instance spills).
   bool mmvs_rp_[4] = {};
   bool mmvs_rp_one_[4] = {};  // kernels.mmvs_row_pairs_one_task
-  int mmvs_rp_cap_[4] = {};
+  int mmvs_rp_cap_[4][2] = {};  // [type][one task]
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;

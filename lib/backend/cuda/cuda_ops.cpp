@@ -296,8 +296,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const int ti = mmvs_type_index(w.type);
   if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && extra.empty() && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
     p.row_pairs = true;
-    p.row_pair_one_task = mmvs_rp_one_[ti];
-    p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_rp_cap_[ti];
+    const int64_t one_min_k = cfg_.kernels.mmvs_row_pairs_one_task_min_k;
+    p.row_pair_one_task = mmvs_rp_one_[ti] || (one_min_k > 0 && k >= one_min_k);
+    p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_rp_cap_[ti][p.row_pair_one_task ? 1 : 0];
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
