@@ -494,6 +494,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     std::vector<Config> c(kRuns, gpu_config(true));
     c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_one_task.clear();
     c[2].kernels.mmvs_min_blocks_rp = c[5].kernels.mmvs_min_blocks_rp = 5;
     c[3].kernels.mmvs_min_blocks_rp = 6;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
@@ -522,7 +523,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   bad.kernels.mmvs_min_blocks_rp = 8;
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
   bad.kernels.mmvs_min_blocks_rp = 0;
-  bad.kernels.mmvs_row_pairs_one_task = {"q6_k"};  // not paired
+  bad.kernels.mmvs_row_pairs_one_task = {"q5_k"};
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
 }
 

@@ -157,12 +157,9 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       return ti;
     };
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs) mmvs_rp_[type_index("kernels.mmvs_row_pairs", name)] = true;
-    for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task) {
-      const int ti = type_index("kernels.mmvs_row_pairs_one_task", name);
-      if (!mmvs_rp_[ti])
-        throw Error(fmt::format("kernels.mmvs_row_pairs_one_task: '{}' is not in kernels.mmvs_row_pairs", name));
-      mmvs_rp_one_[ti] = true;
-    }
+    // A one-task type that is not paired (kernels.mmvs_row_pairs = [] turns every pair off) has no effect.
+    for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task)
+      mmvs_rp_one_[type_index("kernels.mmvs_row_pairs_one_task", name)] = true;
     for (int ti = 0; ti < 4; ++ti)
       for (int one = 0; one < 2; ++one) {
         bool spills = false;
