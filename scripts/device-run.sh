@@ -1021,8 +1021,24 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
+  gp30)
+    # The SiLU GLU row pairs (kernels.mmvs_glu_pairs, built in the twenty-ninth session): the mmvs_gp
+    # gates (byte identity with the GLU launch at caps 0 / 5 / 6, refusals), CUDA-vs-CPU (RowPairs
+    # with a GLU-pairs run), kernel times beside the GLU launch's at the qwen3-8b / qwen3-32b gate/up
+    # shapes. No tg rows (the session's device time): those are the next call's.
+    gpu_info
+    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_gp --seed 20263020 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    cuda_vs_cpu "RowPairs" 6
+    for t in Q4_K Q8_0 Q4_0; do
+      for shp in 12288x4096 25600x5120; do
+        timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20263021 \
+          --filter "/$t/$shp/m1" --receipt "$out/kernel-check-perf.jsonl" | grep -E "ail_glu|gp_cap" | sed 's/norm_err.*|/|/'
+      done
+    done
+    ;;
   final29)
-    # The twenty-ninth session's last call: the defaults (the Q6_K one-task pairs, the other pairs one
+    # Run in the twenty-ninth session (receipts/h200/logs/final29-4ab6318-20261204.log; min_k 0 as the
+    # arm 0.995x / 0.995x / 0.992x q4_k_m, 0.986x qwen3-32b; the README rows). The twenty-ninth session's last tg call: the defaults (the Q6_K one-task pairs, the other pairs one
     # task from 8192-weight rows), kernels.mmvs_row_pairs_one_task_min_k = 0 as the arm (the reversed
     # A/B, an A/A copy); the mmvs_rp gates, CUDA-vs-CPU, the README tg128 rows of qwen3-8b q4_k_m at 0 /
     # 4096 / 16384 keys and qwen3-32b q4_k_m.

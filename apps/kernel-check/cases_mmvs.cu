@@ -111,7 +111,7 @@ class MmvsCase : public Case {
  public:
   // act_q6k: with act_il, the Q6_K variant of the order (MmvsParams::act_il_q6k).
   // row_pairs: with act_il, MmvsParams::row_pairs (two rows per warp): 1 two tasks per row in
-  // flight, 2 one (row_pair_one_task).
+  // flight, 2 one (row_pair_one_task; with glu = 1 the SiLU GLU pairs, kernels.mmvs_glu_pairs).
   MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
            int max_warps = 4, bool act_il = false, bool act_q6k = false, int row_pairs = 0)
       : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
@@ -577,19 +577,21 @@ class MmvsActIlIdCase : public Case {
 // GLU, the plain activation order, the Q6_K order, cap 8, extra segments.
 class MmvsRowPairsIdCase : public Case {
  public:
-  // one_task: MmvsParams::row_pair_one_task (one task per row in flight).
-  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false)
-      : t_(t), n_(n), k_(k), cap_(cap), res_(residual), one_(one_task) {}
+  // one_task: MmvsParams::row_pair_one_task (one task per row in flight). glu: the SiLU GLU pairs
+  // (kernels.mmvs_glu_pairs: one task, no residual) against the GLU launch.
+  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false, bool glu = false)
+      : t_(t), n_(n), k_(k), cap_(cap), res_(residual && !glu), one_(one_task || glu), glu_(glu) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
     if (res_) dres_ = env.upload(env.normal((size_t)n_, 2.0f));
     for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
   }
   cuda::MmvsParams params(float* y, bool pairs) const {
-    auto p = mmvs_params(t_, dw_, nullptr, n_, k_, 1, dxq_il_, dxds_, y);
+    auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, dxq_il_, dxds_, y);
     p.split_max_warps = 2;
-    p.min_blocks = cap_;
+    p.min_blocks = p.min_blocks_glu = cap_;
     p.act_il = true;
     p.row_pairs = pairs;
     p.row_pair_one_task = pairs && one_;
@@ -612,11 +614,14 @@ class MmvsRowPairsIdCase : public Case {
     refusals_ = refusals_ && refused(p);
     p = params(dy_[1], true);
     p.act_il_q6k = t_ == QType::Q6_K;
-    p.min_blocks = t_ == QType::Q6_K ? cap_ : 8;
+    p.min_blocks = p.min_blocks_glu = t_ == QType::Q6_K ? cap_ : 8;
     refusals_ = refusals_ && refused(p);
     if (!res_) {  // (a GLU or extra segments with a residual are invalid, not unsupported)
-      p = params(dy_[1], true);
-      p.w2 = dw_.w, p.w2_d = dw_.w_d, p.w2_aux = dw_.w_aux, p.glu = 1;
+      p = params(dy_[1], true);  // GELU pairs, and SiLU pairs with two tasks per row
+      p.w2 = dw_.w, p.w2_d = dw_.w_d, p.w2_aux = dw_.w_aux, p.glu = 2;
+      refusals_ = refusals_ && refused(p);
+      p.glu = 1;
+      p.row_pair_one_task = false;
       refusals_ = refusals_ && refused(p);
       p = params(dy_[1], true);
       p.n_extra = 1;
@@ -627,7 +632,7 @@ class MmvsRowPairsIdCase : public Case {
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
-    if (!refusals_) return ref::fail("row_pairs with an odd row count, m = 3, a GLU, the plain or Q6_K order, cap 8 or extra segments was not refused");
+    if (!refusals_) return ref::fail("row_pairs with an odd row count, m = 3, a GELU or two-task GLU, the plain or Q6_K order, cap 8 or extra segments was not refused");
     const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
     return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
   }
@@ -636,9 +641,9 @@ class MmvsRowPairsIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   int cap_;
-  bool res_, one_;
+  bool res_, one_, glu_;
   bool refusals_ = false;
-  DeviceWeight dw_;
+  DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
   float* dxds_ = nullptr;
   float* dres_ = nullptr;
@@ -822,6 +827,17 @@ void add_mmvs_cases(Registry& r) {
         for (bool res : {false, true})
           r.add("mmvs_id", ref::cat("mmvs_rp1/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
                 [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res, true); });
+    // kernels.mmvs_glu_pairs: the SiLU GLU pairs against the GLU launch (1 or 2 warps per row, partial
+    // lane groups, n / 2 odd), at the three caps; f64 reference and --perf rows "mmvs_gp_cap{0,5,6}/..."
+    // beside "mmvs_ail_glu[_cap{5,6}]/..." (qwen3-8b and qwen3-32b gate/up shapes).
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 5120}, {1030, 12288}, {1030, 14336}})
+      for (int cap : {0, 5, 6})
+        r.add("mmvs_id", ref::cat("mmvs_gp/", tn, "/", n, "x", k, "/cap", cap, "/vs_glu_bytes"),
+              [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, false, true, true); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
+      for (int cap : {0, 5, 6})
+        r.add("mmvs", ref::cat("mmvs_gp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 1, true, true, cap, true, 2, true, false, 2); });
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {4096, 12288}, {151936, 4096}})
       for (int cap : {0, 5})
         r.add("mmvs", ref::cat("mmvs_rp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

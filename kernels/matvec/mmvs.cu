@@ -56,7 +56,9 @@ constexpr int kDepth = 2;
 
 // GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2), 3 row pairs (MmvsParams::row_pairs:
 // the "partner" is row + a.pair_off of the same matrix, each row written on its own with the plain
-// epilogue; a.n_rows is then the first half's count). D: tasks per row in flight per lane (kDepth;
+// epilogue; a.n_rows is then the first half's count), 4 SiLU GLU row pairs (rows row and
+// row + a.pair_off of both w and w2, each output row as GLU 1 writes it; D = 1: four tasks per
+// lane in flight, as the GLU's two per matrix). D: tasks per row in flight per lane (kDepth;
 // 1 for the row pairs that keep the plain launch's registers, MmvsParams::row_pair_one_task: the
 // lane's tasks are still summed in increasing order, so the same bits). A row is served by a.wpr
 // consecutive warps of the CTA (sub-warp s takes the task groups s, s + wpr, ...: tasks
@@ -85,11 +87,13 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     ldy = a.seg[sg].ldy;
     g.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
   }
-  float acc[MM], acc2[MM];
+  static_assert(GLU != 4 || D == 1, "the GLU row pairs hold one task per row in flight");
+  constexpr int kAcc = GLU == 4 ? 4 : 2;  // accumulators per output row j (GLU 4: both rows' gate, up)
+  float acc[MM], acc2[MM], acc3[MM], acc4[MM];
 #pragma unroll
-  for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = 0.0f;
+  for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = acc3[j] = acc4[j] = 0.0f;
   const int64_t kb = a.k / 32;
-  Task<T> wt[D], ut[D];
+  Task<T> wt[D], ut[D], pt[D], qt[D];
   const int first = lane + 32 * sub, step = 32 * wpr;  // a lane's tasks: first, first + step, ...
   const int n_tasks = live ? a.n_tasks : 0;
   auto issue = [&](int t0) {
@@ -99,6 +103,10 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         wt[d].load(w, row, t0 + step * d, g);
         if constexpr (GLU == 3) ut[d].load(w, row + a.pair_off, t0 + step * d, g);
         else if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
+        if constexpr (GLU == 4) {
+          pt[d].load(w, row + a.pair_off, t0 + step * d, g);
+          qt[d].load(a.w2, row + a.pair_off, t0 + step * d, a.g);
+        }
       }
     }
   };
@@ -140,6 +148,10 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
           if (t0 + step * d < n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
             if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
+            if constexpr (GLU == 4) {
+              acc3[j] = __fadd_rn(acc3[j], pt[d].dot(t0 + step * d, x));
+              acc4[j] = __fadd_rn(acc4[j], qt[d].dot(t0 + step * d, x));
+            }
           }
         }
       }
@@ -151,15 +163,23 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     for (int o = 16; o > 0; o >>= 1) {
       acc[j] = __fadd_rn(acc[j], __shfl_xor_sync(0xffffffffu, acc[j], o));
       if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], __shfl_xor_sync(0xffffffffu, acc2[j], o));
+      if constexpr (GLU == 4) {
+        acc3[j] = __fadd_rn(acc3[j], __shfl_xor_sync(0xffffffffu, acc3[j], o));
+        acc4[j] = __fadd_rn(acc4[j], __shfl_xor_sync(0xffffffffu, acc4[j], o));
+      }
     }
   }
   if (wpr > 1) {  // the row's partials, summed by its first warp in sub-warp order
-    __shared__ float part[kWarps][2][MM];
+    __shared__ float part[kWarps][kAcc][MM];
     if (lane == 0) {
 #pragma unroll
       for (int j = 0; j < MM; ++j) {
         part[warp][0][j] = acc[j];
         part[warp][1][j] = acc2[j];
+        if constexpr (GLU == 4) {
+          part[warp][2][j] = acc3[j];
+          part[warp][3][j] = acc4[j];
+        }
       }
     }
     __syncthreads();
@@ -169,6 +189,10 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       for (int s = 1; s < wpr; ++s) {
         acc[j] = __fadd_rn(acc[j], part[warp + s][0][j]);
         if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], part[warp + s][1][j]);
+        if constexpr (GLU == 4) {
+          acc3[j] = __fadd_rn(acc3[j], part[warp + s][2][j]);
+          acc4[j] = __fadd_rn(acc4[j], part[warp + s][3][j]);
+        }
       }
   }
   if (lane == 0) {
@@ -177,11 +201,12 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       if (j < a.m) {
         float v = acc[j];
         // As launch_glu computes it: __fmul_rn(act(gate), up).
-        if constexpr (GLU == 1) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
+        if constexpr (GLU == 1 || GLU == 4) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
         if ((GLU == 0 || GLU == 3) && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
         if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : acc2[j];
+        if constexpr (GLU == 4) y[j * ldy + row + a.pair_off] = __fmul_rn(act<ActKind::Silu>(acc3[j]), acc4[j]);
       }
     }
   }
@@ -244,6 +269,10 @@ cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
       if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, 1>, grid, block, 0, s, a);
       return launch_kernel(mmvs_ail_kernel<T, 3, MINB>, grid, block, 0, s, a);
     }
+    return cudaErrorNotSupported;
+  }
+  if (glu == 4) {  // SiLU GLU row pairs, one task per row and matrix: uncapped and at 5 and 6
+    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) return launch_kernel(mmvs_ail_kernel<T, 4, MINB, 1, 1>, grid, block, 0, s, a);
     return cudaErrorNotSupported;
   }
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
@@ -413,11 +442,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.act_q6k = p.act_il_q6k;
   a.pair_off = 0;
   a.pair_one = p.row_pairs && p.row_pair_one_task;
-  // Row pairs: plain one-token launches of one matrix in the interleaved activation order, an even
-  // row count; the grid covers the first half, each warp also serving row + n_rows / 2.
+  // Row pairs: one-token launches of one matrix (or a SiLU GLU pair, one task per row) in the
+  // interleaved activation order, an even row count; the grid covers the first half, each warp also
+  // serving row + n_rows / 2.
+  const int mb_pairs = p.glu ? p.min_blocks_glu : p.min_blocks;
   if (p.row_pairs &&
-      (p.m != 1 || p.glu != 0 || p.n_extra != 0 || !p.act_il || p.act_il_q6k || p.n_rows % 2 != 0 ||
-       (p.min_blocks != 0 && p.min_blocks != 5 && p.min_blocks != 6)))
+      (p.m != 1 || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || p.n_extra != 0 || !p.act_il ||
+       p.act_il_q6k || p.n_rows % 2 != 0 || (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6)))
     return cudaErrorNotSupported;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
@@ -464,11 +495,12 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   }
   if (p.row_pairs) {
     a.n_rows = a.pair_off = p.n_rows / 2;
+    const int g = p.glu ? 4 : 3;
     switch (p.w_type) {
-      case QType::Q4_K: return launch_ail<QType::Q4_K>(a, 3, p.min_blocks, stream);
-      case QType::Q6_K: return launch_ail<QType::Q6_K>(a, 3, p.min_blocks, stream);
-      case QType::Q8_0: return launch_ail<QType::Q8_0>(a, 3, p.min_blocks, stream);
-      case QType::Q4_0: return launch_ail<QType::Q4_0>(a, 3, p.min_blocks, stream);
+      case QType::Q4_K: return launch_ail<QType::Q4_K>(a, g, mb_pairs, stream);
+      case QType::Q6_K: return launch_ail<QType::Q6_K>(a, g, mb_pairs, stream);
+      case QType::Q8_0: return launch_ail<QType::Q8_0>(a, g, mb_pairs, stream);
+      case QType::Q4_0: return launch_ail<QType::Q4_0>(a, g, mb_pairs, stream);
       default: return cudaErrorNotSupported;
     }
   }
@@ -498,24 +530,25 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
   return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, spills);
 }
 
-template <QType T, int D>
+template <QType T, int GLU, int D>
 cudaError_t row_pairs_spills_d(int min_blocks, bool* spills) {
-  if (min_blocks == 5) return kernel_spills(mmvs_ail_kernel<T, 3, 5, 1, D>, spills);
-  return kernel_spills(mmvs_ail_kernel<T, 3, 6, 1, D>, spills);
+  if (min_blocks == 5) return kernel_spills(mmvs_ail_kernel<T, GLU, 5, 1, D>, spills);
+  return kernel_spills(mmvs_ail_kernel<T, GLU, 6, 1, D>, spills);
 }
 template <QType T>
-cudaError_t row_pairs_spills_t(int min_blocks, bool one_task, bool* spills) {
-  return one_task ? row_pairs_spills_d<T, 1>(min_blocks, spills) : row_pairs_spills_d<T, kDepth>(min_blocks, spills);
+cudaError_t row_pairs_spills_t(int min_blocks, bool one_task, bool glu, bool* spills) {
+  if (glu) return row_pairs_spills_d<T, 4, 1>(min_blocks, spills);
+  return one_task ? row_pairs_spills_d<T, 3, 1>(min_blocks, spills) : row_pairs_spills_d<T, 3, kDepth>(min_blocks, spills);
 }
-cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task) {
+cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task, bool glu) {
   if (!spills || (min_blocks != 0 && min_blocks != 5 && min_blocks != 6)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
   switch (t) {
-    case QType::Q4_K: return row_pairs_spills_t<QType::Q4_K>(min_blocks, one_task, spills);
-    case QType::Q6_K: return row_pairs_spills_t<QType::Q6_K>(min_blocks, one_task, spills);
-    case QType::Q8_0: return row_pairs_spills_t<QType::Q8_0>(min_blocks, one_task, spills);
-    case QType::Q4_0: return row_pairs_spills_t<QType::Q4_0>(min_blocks, one_task, spills);
+    case QType::Q4_K: return row_pairs_spills_t<QType::Q4_K>(min_blocks, one_task, glu, spills);
+    case QType::Q6_K: return row_pairs_spills_t<QType::Q6_K>(min_blocks, one_task, glu, spills);
+    case QType::Q8_0: return row_pairs_spills_t<QType::Q8_0>(min_blocks, one_task, glu, spills);
+    case QType::Q4_0: return row_pairs_spills_t<QType::Q4_0>(min_blocks, one_task, glu, spills);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -110,6 +110,10 @@ struct MmvsParams {
   // With row_pairs: one task per row in flight per lane instead of two (kernels.mmvs_row_pairs_one_task),
   // the plain launch's registers for two rows: the same bytes in flight per lane as the plain
   // launch, one activation load for both rows' tasks. The lane's tasks in the same order: same bits.
+  // A SiLU GLU launch (glu = 1) takes row_pairs with row_pair_one_task only (kernels.mmvs_glu_pairs):
+  // rows r and r + n_rows / 2 of both matrices, one task each in flight (the GLU's four loads per
+  // lane), one activation load for the four; each output as the GLU writes it, capped by
+  // min_blocks_glu (0, 5 or 6). GELU (glu = 2) pairs: cudaErrorNotSupported.
   bool row_pair_one_task = false;
 };
 
@@ -132,8 +136,9 @@ bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m,
 // As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
 cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il = false);
 // As mmvs_cap_spills, for the row-pair instance (MmvsParams::row_pairs) of type t at min_blocks
-// (0, 5 or 6); one_task: the instance with one task per row in flight (row_pair_one_task).
-cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task = false);
+// (0, 5 or 6); one_task: the instance with one task per row in flight (row_pair_one_task); glu: the
+// SiLU GLU row-pair instance (one task per row; one_task ignored).
+cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task = false, bool glu = false);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.

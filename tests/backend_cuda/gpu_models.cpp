@@ -483,14 +483,15 @@ TEST(CudaModels, MmvsActIlSameBytes) {
 
 // kernels.mmvs_row_pairs (two rows per warp in the plain one-token launches) changes no byte of the
 // decode or verify logits, at each row-pair cap (0, 5, 6) and with the other launches uncapped; only
-// its runs' one-token launch kinds carry "_rp"; an unknown type or cap is refused when the backend is
+// its runs' one-token launch kinds carry "_rp" ("_rp1" one task per row, "_gp" the SiLU GLU pairs of
+// kernels.mmvs_glu_pairs); an unknown type or cap is refused when the backend is
 // made.
 TEST(CudaModels, MmvsRowPairsSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
-    constexpr int kRuns = 7;
+    constexpr int kRuns = 8;
     std::vector<Config> c(kRuns, gpu_config(true));
     c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
@@ -501,6 +502,8 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     c[4].kernels.mmvs_row_pairs_one_task = c[5].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
     // kernels.mmvs_row_pairs_one_task_min_k: the 512-weight down rows one task, the 256-weight o two.
     c[6].kernels.mmvs_row_pairs_one_task_min_k = 512;
+    // kernels.mmvs_glu_pairs: the gate/up launches two rows per warp (the plain ones as run 1).
+    c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 21);
     const int32_t three[3] = {4, 8, 15};
@@ -512,8 +515,9 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
       bool two = false;  // a two-task pair launch: "_rp" not followed by "1"
       for (size_t at = s.find("_rp"); at != std::string::npos; at = s.find("_rp", at + 1))
         two = two || at + 3 == s.size() || s[at + 3] != '1';
-      EXPECT_EQ(two, (r > 0 && r < 4) || r == 6) << "run " << r << ": " << s;
-      EXPECT_EQ(s.find("_rp1") != std::string::npos, r >= 4) << "run " << r << ": " << s;
+      EXPECT_EQ(two, (r > 0 && r < 4) || r >= 6) << "run " << r << ": " << s;
+      EXPECT_EQ(s.find("_rp1") != std::string::npos, r == 4 || r == 5 || r == 6) << "run " << r << ": " << s;
+      EXPECT_EQ(s.find("_glu_min_blocks") != std::string::npos && s.find("_gp") != std::string::npos, r == 7) << "run " << r << ": " << s;
     }
   }
   Config bad = gpu_config(true);
@@ -524,6 +528,9 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
   bad.kernels.mmvs_min_blocks_rp = 0;
   bad.kernels.mmvs_row_pairs_one_task = {"q5_k"};
+  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
+  bad.kernels.mmvs_row_pairs_one_task.clear();
+  bad.kernels.mmvs_glu_pairs = {"f16"};
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
 }
 

@@ -160,6 +160,21 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     // A one-task type that is not paired (kernels.mmvs_row_pairs = [] turns every pair off) has no effect.
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task)
       mmvs_rp_one_[type_index("kernels.mmvs_row_pairs_one_task", name)] = true;
+    for (const std::string& name : cfg_.kernels.mmvs_glu_pairs) mmvs_glu_pairs_[type_index("kernels.mmvs_glu_pairs", name)] = true;
+    for (int ti = 0; ti < 4; ++ti) {
+      if (!mmvs_glu_pairs_[ti]) continue;
+      int take = 0;
+      for (const int c : {cfg_.kernels.mmvs_min_blocks_glu, cfg_.kernels.mmvs_cap_fallback}) {
+        if (c != 5 && c != 6) continue;
+        bool spills = false;
+        if (cfg_.kernels.mmvs_cap_no_spill) MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], c, &spills, true, true));
+        if (!spills) {
+          take = c;
+          break;
+        }
+      }
+      mmvs_glu_pair_cap_[ti] = take;
+    }
     for (int ti = 0; ti < 4; ++ti)
       for (int one = 0; one < 2; ++one) {
         bool spills = false;

@@ -300,10 +300,15 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     p.row_pair_one_task = mmvs_rp_one_[ti] || (one_min_k > 0 && k >= one_min_k);
     p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_rp_cap_[ti][p.row_pair_one_task ? 1 : 0];
   }
+  // kernels.mmvs_glu_pairs: SiLU GLU one-token launches (one task per row and matrix).
+  if (ti >= 0 && mmvs_glu_pairs_[ti] && p.m == 1 && glu == 1 && extra.empty() && p.act_il && p.n_rows % 2 == 0) {
+    p.row_pairs = p.row_pair_one_task = true;
+    p.min_blocks_glu = mmvs_glu_pair_cap_[ti];
+  }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (p.row_pair_one_task ? "_rp1" : "_rp") : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
