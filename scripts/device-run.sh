@@ -1036,6 +1036,23 @@ PY
       done
     done
     ;;
+  gp30t)
+    # After gp30's gates and kernel times (the next session's second call): tg128 with the SiLU GLU
+    # row pairs as arms (capped as the GLU, and with the GLU launches uncapped) on qwen3-8b q4_k_m at
+    # 0 / 4096 keys, q8_0, q4_0 and qwen3-32b q4_k_m.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 160 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml --arm configs/arm-mmvs-glu-pairs-uncapped.toml
+    rm -f "$f"
+    for mix in q8_0 q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml
+      rm -f "$f"
+    done
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml  # 3 resident arms of ~38 GB
+    rm -f "$f"
+    ;;
   final29)
     # Run in the twenty-ninth session (receipts/h200/logs/final29-4ab6318-20261204.log; min_k 0 as the
     # arm 0.995x / 0.995x / 0.992x q4_k_m, 0.986x qwen3-32b; the README rows). The twenty-ninth session's last tg call: the defaults (the Q6_K one-task pairs, the other pairs one
