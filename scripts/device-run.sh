@@ -1039,10 +1039,15 @@ PY
   gp30t)
     # After gp30's gates and kernel times (the next session's second call): tg128 with the SiLU GLU
     # row pairs as arms (capped as the GLU, and with the GLU launches uncapped) on qwen3-8b q4_k_m at
-    # 0 / 4096 keys, q8_0, q4_0 and qwen3-32b q4_k_m.
+    # 0 / 4096 keys, q8_0, q4_0 and qwen3-32b q4_k_m; d0 traces of three forms.
     gpu_info
     synth qwen3-8b q4_k_m
     tg_on 0,4096 5 160 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml --arm configs/arm-mmvs-glu-pairs-uncapped.toml
+    # d0 timelines: the defaults, the GLU pairs, and every Q4_K / Q8_0 pair one task (min_k 1: the
+    # 8B o rows' loss of rpone29 in the step, while the isolated kernel is faster)
+    traces_at 0
+    traces_at 0 -- gp --config configs/arm-mmvs-glu-pairs.toml
+    traces_at 0 -- rp1all --set kernels.mmvs_row_pairs_one_task_min_k=1
     rm -f "$f"
     for mix in q8_0 q4_0; do
       synth qwen3-8b $mix
