@@ -84,6 +84,8 @@
 #            tg128 arms (ran at a603fa6; neutral, dropped: git show a603fa6:scripts/device-run.sh)
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
+#   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
+#   rpk30, rpk30b, final29 ran; gp30 then gp30t, the SiLU GLU row pairs, are the next to run)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
