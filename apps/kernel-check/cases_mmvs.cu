@@ -623,10 +623,12 @@ class MmvsRowPairsIdCase : public Case {
       p.glu = 1;
       p.row_pair_one_task = false;
       refusals_ = refusals_ && refused(p);
-      p = params(dy_[1], true);
-      p.n_extra = 1;
-      p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_, dy_[0], 0, false};
-      refusals_ = refusals_ && refused(p);
+      if (!glu_) {  // (extra segments with a GLU are invalid, not unsupported)
+        p = params(dy_[1], true);
+        p.n_extra = 1;
+        p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_, dy_[0], 0, false};
+        refusals_ = refusals_ && refused(p);
+      }
     }
     return cudaSuccess;
   }
