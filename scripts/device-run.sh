@@ -85,7 +85,7 @@
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
-#   rpk30, rpk30b, final29 ran; gp30 then gp30t, the SiLU GLU row pairs, are the next to run)
+#   rpk30, rpk30b, final29 ran; gp30, gp30t, gp30u, the SiLU GLU row pairs, are the next to run)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1040,24 +1040,32 @@ PY
     ;;
   gp30t)
     # After gp30's gates and kernel times (the next session's second call): tg128 with the SiLU GLU
-    # row pairs as arms (capped as the GLU, and with the GLU launches uncapped) on qwen3-8b q4_k_m at
-    # 0 / 4096 keys, q8_0, q4_0 and qwen3-32b q4_k_m; d0 traces of three forms.
+    # row pairs as arms (capped as the GLU, and with the GLU launches uncapped; on qwen3-8b q4_k_m also
+    # the row-pair output head at 6, kernels.mmvs_min_blocks_rp_head) on qwen3-8b q4_k_m at 0 / 4096
+    # keys and qwen3-32b q4_k_m. gp30u: q8_0, q4_0 and the d0 timelines.
     gpu_info
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 160 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml --arm configs/arm-mmvs-glu-pairs-uncapped.toml
-    # d0 timelines: the defaults, the GLU pairs, and every Q4_K / Q8_0 pair one task (min_k 1: the
-    # 8B o rows' loss of rpone29 in the step, while the isolated kernel is faster)
-    traces_at 0
-    traces_at 0 -- gp --config configs/arm-mmvs-glu-pairs.toml
-    traces_at 0 -- rp1all --set kernels.mmvs_row_pairs_one_task_min_k=1
+    tg_on 0,4096 5 190 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml --arm configs/arm-mmvs-glu-pairs-uncapped.toml \
+      --arm configs/arm-mmvs-rp-head6.toml
     rm -f "$f"
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml  # 3 resident arms of ~38 GB
+    rm -f "$f"
+    ;;
+  gp30u)
+    # The third call of the GLU pairs: q8_0 and q4_0 arms, then d0 timelines of qwen3-8b q4_k_m with
+    # the defaults, the GLU pairs, and every Q4_K / Q8_0 pair one task (min_k 1: the 8B o rows' loss
+    # of rpone29 in the step, while the isolated kernel is faster).
+    gpu_info
     for mix in q8_0 q4_0; do
       synth qwen3-8b $mix
       tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml
       rm -f "$f"
     done
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml  # 3 resident arms of ~38 GB
+    synth qwen3-8b q4_k_m
+    traces_at 0
+    traces_at 0 -- gp --config configs/arm-mmvs-glu-pairs.toml
+    traces_at 0 -- rp1all --set kernels.mmvs_row_pairs_one_task_min_k=1
     rm -f "$f"
     ;;
   final29)

@@ -86,6 +86,7 @@ struct KernelsSection {
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
   std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0", "q6_k"};  // weight types whose one-token plain mmvs launches take two rows per warp
   int mmvs_min_blocks_rp = 0;     // the row-pair instances' cap (0, 5 or 6; uncapped where it spills)
+  int mmvs_min_blocks_rp_head = 0;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
   std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k"};  // of those types, the ones whose pairs hold one task per row in flight
   int64_t mmvs_row_pairs_one_task_min_k = 8192;
   std::vector<std::string> mmvs_glu_pairs;  // weight types whose one-token SiLU GLU launches take two rows per warp  // the other pair types' rows of at least this many weights: one task too (0: never)

@@ -502,6 +502,9 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     c[4].kernels.mmvs_row_pairs_one_task = c[5].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
     // kernels.mmvs_row_pairs_one_task_min_k: the 512-weight down rows one task, the 256-weight o two.
     c[6].kernels.mmvs_row_pairs_one_task_min_k = 512;
+    // kernels.mmvs_min_blocks_rp_head: the 1024-row output heads over the row limit, at 6.
+    c[6].kernels.mmvs_cap_max_rows = 300;
+    c[6].kernels.mmvs_min_blocks_rp_head = 6;
     // kernels.mmvs_glu_pairs: the gate/up launches two rows per warp (the plain ones as run 1).
     c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
     auto runs = open_synth_runs(file, c);
@@ -527,6 +530,9 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   bad.kernels.mmvs_min_blocks_rp = 8;
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
   bad.kernels.mmvs_min_blocks_rp = 0;
+  bad.kernels.mmvs_min_blocks_rp_head = 4;
+  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
+  bad.kernels.mmvs_min_blocks_rp_head = 0;
   bad.kernels.mmvs_row_pairs_one_task = {"q5_k"};
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
   bad.kernels.mmvs_row_pairs_one_task.clear();

@@ -147,9 +147,9 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   }
   {
     // The row-pair instances (kernels.mmvs_row_pairs) exist uncapped and at 5 and 6 CTAs per SM.
-    const int want = cfg_.kernels.mmvs_min_blocks_rp;
-    if (want != 0 && want != 5 && want != 6)
-      throw Error(fmt::format("kernels.mmvs_min_blocks_rp = {}: must be 0, 5 or 6", want));
+    const int want = cfg_.kernels.mmvs_min_blocks_rp, want_head = cfg_.kernels.mmvs_min_blocks_rp_head;
+    for (const auto& [key, v] : {std::pair<const char*, int>{"kernels.mmvs_min_blocks_rp", want}, {"kernels.mmvs_min_blocks_rp_head", want_head}})
+      if (v != 0 && v != 5 && v != 6) throw Error(fmt::format("{} = {}: must be 0, 5 or 6", key, v));
     const auto type_index = [](const char* key, const std::string& name) {
       const auto t = qtype_from_name(name);
       const int ti = t ? mmvs_type_index(*t) : -1;
@@ -177,10 +177,14 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     }
     for (int ti = 0; ti < 4; ++ti)
       for (int one = 0; one < 2; ++one) {
-        bool spills = false;
-        if (mmvs_rp_[ti] && want && cfg_.kernels.mmvs_cap_no_spill)
-          MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], want, &spills, one != 0));
-        mmvs_rp_cap_[ti][one] = spills ? 0 : want;
+        const auto take = [&](int c) {
+          bool spills = false;
+          if (mmvs_rp_[ti] && c && cfg_.kernels.mmvs_cap_no_spill)
+            MEMRA_CUDA_CHECK(cuda::mmvs_row_pairs_cap_spills(cap_types[ti], c, &spills, one != 0));
+          return spills ? 0 : c;
+        };
+        mmvs_rp_cap_[ti][one] = take(want);
+        mmvs_rp_head_cap_[ti][one] = take(want_head);
       }
   }
   const auto& info = ctx().info();

@@ -221,6 +221,7 @@ class CudaBackend final : public Backend {
   bool mmvs_rp_[4] = {};
   bool mmvs_rp_one_[4] = {};  // kernels.mmvs_row_pairs_one_task
   int mmvs_rp_cap_[4][2] = {};  // [type][one task]
+  int mmvs_rp_head_cap_[4][2] = {};  // the same for matrices over kernels.mmvs_cap_max_rows rows (kernels.mmvs_min_blocks_rp_head)
   // The SiLU GLU row pairs (kernels.mmvs_glu_pairs) per weight type, and their cap (the GLU's rule:
   // kernels.mmvs_min_blocks_glu, else kernels.mmvs_cap_fallback, else 0, of the instances at 0, 5, 6).
   bool mmvs_glu_pairs_[4] = {};

@@ -298,7 +298,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     p.row_pairs = true;
     const int64_t one_min_k = cfg_.kernels.mmvs_row_pairs_one_task_min_k;
     p.row_pair_one_task = mmvs_rp_one_[ti] || (one_min_k > 0 && k >= one_min_k);
-    p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mmvs_rp_cap_[ti][p.row_pair_one_task ? 1 : 0];
+    const int one = p.row_pair_one_task ? 1 : 0;
+    p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
   }
   // kernels.mmvs_glu_pairs: SiLU GLU one-token launches (one task per row and matrix).
   if (ti >= 0 && mmvs_glu_pairs_[ti] && p.m == 1 && glu == 1 && extra.empty() && p.act_il && p.n_rows % 2 == 0) {
