@@ -20,6 +20,7 @@
 
 #include "act/act_kernels.h"
 #include "case_util.h"
+#include "cases_mmvs.h"
 #include "cases_ref.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -32,151 +33,7 @@
 namespace memra::kc {
 namespace {
 
-constexpr double kTol = 1e-5;
-
-// One q8s row of k quants in the interleaved order that MmvsParams::act_il reads (q8s_order.h;
-// o = il_q6k: its Q6_K variant, act_il_q6k), the unused bytes of a short last group filled with
-// junk (a read of them changes the result).
-std::vector<int8_t> act_il_order(const std::vector<int8_t>& xq, int64_t k, cuda::q8s::Order o = cuda::q8s::Order::il) {
-  std::vector<int8_t> out((size_t)cuda::q8s::il_row_bytes(k), (int8_t)0x5A);
-  cuda::q8s::to_interleaved(xq.data(), k, out.data(), o);
-  return out;
-}
-
-// m fresh N(0,1) activation rows as q8_1 blocks (returned, for the reference) and uploaded as the
-// q8s planes mmvs reads (dxq_il: one row in the interleaved order il_order too).
-std::vector<uint8_t> random_q8s_input(Env& env, int m, int64_t k, int8_t** dxq, float** dxds, int8_t** dxq_il = nullptr,
-                                      cuda::q8s::Order il_order = cuda::q8s::Order::il) {
-  const auto x = env.normal((size_t)(m * k));
-  std::vector<uint8_t> blocks((size_t)(m * (k / 32)) * 36);
-  for (int j = 0; j < m; ++j)
-    quantize_row(QType::Q8_1, x.data() + j * k, blocks.data() + (size_t)j * (k / 32) * 36, k);
-  std::vector<int8_t> xq;
-  std::vector<float> xds;
-  q8_1_to_q8s(blocks, m, k, xq, xds);
-  *dxq = env.upload(xq);
-  *dxds = env.upload(xds);
-  if (dxq_il) {
-    if (m != 1) throw std::invalid_argument("random_q8s_input: the interleaved order is one row's");
-    *dxq_il = env.upload(act_il_order(xq, k, il_order));
-  }
-  return blocks;
-}
-
-// Device copy of a weight in the layout mmvs reads (split_layout.h, body order il): repacked
-// planes, or the GGUF rows (blocked Q4_K).
-struct DeviceWeight {
-  bool il = true;
-  const void* w = nullptr;
-  const void* w_d = nullptr;
-  const void* w_aux = nullptr;
-};
-DeviceWeight upload_split(Env& env, QType t, const std::vector<uint8_t>& gguf, int64_t n, int64_t k, bool il) {
-  const auto pl = cuda::sp::plan(t, n, k, il);
-  const auto L = cuda::sp::layout(t, il);
-  if (!L.repacked) return {il, env.upload(gguf), nullptr, nullptr};
-  std::vector<uint8_t> packed(pl.total_bytes);
-  cuda::sp::repack(t, gguf.data(), gguf.size() / (size_t)n, n, k, il, packed.data());
-  const uint8_t* d = env.upload(packed);
-  return {il, d, L.d_src >= 0 ? d + pl.d_offset : nullptr, L.aux_src >= 0 ? d + pl.aux_offset : nullptr};
-}
-
-// Launch parameters of one mmvs product (w2 set: the fused SiLU GLU pair).
-cuda::MmvsParams mmvs_params(QType t, const DeviceWeight& w, const DeviceWeight* w2, int64_t n, int64_t k, int m,
-                             const int8_t* xq, const float* xds, float* y) {
-  cuda::MmvsParams p;
-  p.w_type = t;
-  p.interleaved = w.il;
-  p.w = w.w;
-  p.w_d = w.w_d;
-  p.w_aux = w.w_aux;
-  if (w2) {
-    p.w2 = w2->w;
-    p.w2_d = w2->w_d;
-    p.w2_aux = w2->w_aux;
-    p.glu = 1;
-  }
-  p.n_rows = n;
-  p.n_cols = k;
-  p.m = m;
-  p.xq = xq;
-  p.xds = xds;
-  p.y = y;
-  return p;
-}
-
-double silu64(double x) { return x / (1.0 + std::exp(-x)); }
-
-class MmvsCase : public Case {
- public:
-  // act_q6k: with act_il, the Q6_K variant of the order (MmvsParams::act_il_q6k).
-  // row_pairs: with act_il, MmvsParams::row_pairs (two rows per warp): 1 two tasks per row in
-  // flight, 2 one (row_pair_one_task; with glu = 1 the SiLU GLU pairs, kernels.mmvs_glu_pairs).
-  MmvsCase(QType t, int64_t n, int64_t k, int m, int glu, bool il, bool split, int cap = 0, bool preload = true,
-           int max_warps = 4, bool act_il = false, bool act_q6k = false, int row_pairs = 0)
-      : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
-        act_il_(act_il), act_q6k_(act_q6k), row_pairs_(row_pairs) {}
-  void generate(Env& env) override {
-    w_ = random_weight_bytes(env, t_, n_, k_);
-    dw_ = upload_split(env, t_, w_, n_, k_, il_);
-    if (glu_) {
-      w2_ = random_weight_bytes(env, t_, n_, k_);
-      dw2_ = upload_split(env, t_, w2_, n_, k_, il_);
-    }
-    xq1_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_, act_il_ ? &dxq_il_ : nullptr,
-                            act_q6k_ ? cuda::q8s::Order::il_q6k : cuda::q8s::Order::il);
-    dy_ = env.alloc_output<float>((size_t)(m_ * n_));
-  }
-  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(), env.stream()); }
-  void reference(Env&) override {
-    const auto xf = dequantize_rows(QType::Q8_1, xq1_, m_, k_);
-    ref_ = matmul_f64(dequantize_rows(t_, w_, n_, k_), xf, n_, k_, m_);
-    if (glu_) {
-      const auto u = matmul_f64(dequantize_rows(t_, w2_, n_, k_), xf, n_, k_, m_);
-      for (size_t i = 0; i < ref_.size(); ++i) ref_[i] = silu64(ref_[i]) * u[i];
-    }
-    w_.clear();
-    w2_.clear();
-  }
-  Verdict compare(Env& env) override { return ref::norm(env.download(dy_, (size_t)(m_ * n_)), ref_, kTol); }
-  PerfCount perf_count() const override {
-    const double wb = (double)*qtype_row_bytes(t_, k_) * (double)n_ * (glu_ ? 2 : 1);
-    return {wb + (double)m_ * (double)k_ * 1.25 + 4.0 * (double)(m_ * n_), 0};
-  }
-
- private:
-  cuda::MmvsParams params() const {
-    auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m_, dxq_, dxds_, dy_);
-    p.split_k = split_;
-    p.min_blocks = p.min_blocks_glu = cap_;
-    p.preload = preload_;
-    p.split_max_warps = max_warps_;
-    if (act_il_) {
-      p.act_il = true;
-      p.act_il_q6k = act_q6k_;
-      p.xq = dxq_il_;
-    }
-    p.row_pairs = row_pairs_ > 0;
-    p.row_pair_one_task = row_pairs_ == 2;
-    return p;
-  }
-  QType t_;
-  int64_t n_, k_;
-  int m_, glu_;
-  bool il_, split_;
-  int cap_;
-  bool preload_;
-  int max_warps_;
-  bool act_il_, act_q6k_;
-  int row_pairs_;
-  int8_t* dxq_il_ = nullptr;
-  std::vector<uint8_t> w_, w2_, xq1_;
-  std::vector<double> ref_;
-  DeviceWeight dw_, dw2_;
-  int8_t* dxq_ = nullptr;
-  float* dxds_ = nullptr;
-  float* dy_ = nullptr;
-};
+using namespace mmvs_cases;
 
 // Byte identities: m = 1 rows vs m = 4 / 8 rows (same activation row in slot 0), the fused
 // GLU vs mmvs(gate), mmvs(up), launch_glu, and (layouts) the interleaved body order vs the
@@ -571,87 +428,6 @@ class MmvsActIlIdCase : public Case {
   float* dy_[2] = {};
 };
 
-// kernels.mmvs_row_pairs: the row-pair launch (MmvsParams::row_pairs, two rows per warp) against the
-// plain launch at the same cap, byte for byte, with and without the residual epilogue (then y is
-// another buffer than the residual, as the plain launch's); refusals: an odd row count, m = 3, a
-// GLU, the plain activation order, the Q6_K order, cap 8, extra segments.
-class MmvsRowPairsIdCase : public Case {
- public:
-  // one_task: MmvsParams::row_pair_one_task (one task per row in flight). glu: the SiLU GLU pairs
-  // (kernels.mmvs_glu_pairs: one task, no residual) against the GLU launch.
-  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false, bool glu = false)
-      : t_(t), n_(n), k_(k), cap_(cap), res_(residual && !glu), one_(one_task || glu), glu_(glu) {}
-  void generate(Env& env) override {
-    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
-    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
-    if (res_) dres_ = env.upload(env.normal((size_t)n_, 2.0f));
-    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
-  }
-  cuda::MmvsParams params(float* y, bool pairs) const {
-    auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, dxq_il_, dxds_, y);
-    p.split_max_warps = 2;
-    p.min_blocks = p.min_blocks_glu = cap_;
-    p.act_il = true;
-    p.row_pairs = pairs;
-    p.row_pair_one_task = pairs && one_;
-    p.residual = dres_;
-    return p;
-  }
-  cudaError_t launch(Env& env) override {
-    for (int v = 0; v < 2; ++v)
-      if (const cudaError_t e = cuda::launch_mmvs(params(dy_[v], v == 1), env.stream()); e != cudaSuccess) return e;
-    const auto refused = [&](cuda::MmvsParams p) { return cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported; };
-    auto p = params(dy_[1], true);
-    p.n_rows = n_ - 1;
-    refusals_ = refused(p);
-    p = params(dy_[1], true);
-    p.m = 3;
-    refusals_ = refusals_ && refused(p);
-    p = params(dy_[1], true);
-    p.act_il = false;
-    p.xq = dxq_;
-    refusals_ = refusals_ && refused(p);
-    p = params(dy_[1], true);
-    p.act_il_q6k = t_ == QType::Q6_K;
-    p.min_blocks = p.min_blocks_glu = t_ == QType::Q6_K ? cap_ : 8;
-    refusals_ = refusals_ && refused(p);
-    if (!res_) {  // (a GLU or extra segments with a residual are invalid, not unsupported)
-      p = params(dy_[1], true);  // GELU pairs, and SiLU pairs with two tasks per row
-      p.w2 = dw_.w, p.w2_d = dw_.w_d, p.w2_aux = dw_.w_aux, p.glu = 2;
-      refusals_ = refusals_ && refused(p);
-      p.glu = 1;
-      p.row_pair_one_task = false;
-      refusals_ = refusals_ && refused(p);
-      if (!glu_) {  // (extra segments with a GLU are invalid, not unsupported)
-        p = params(dy_[1], true);
-        p.n_extra = 1;
-        p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_, dy_[0], 0, false};
-        refusals_ = refusals_ && refused(p);
-      }
-    }
-    return cudaSuccess;
-  }
-  void reference(Env&) override {}
-  Verdict compare(Env& env) override {
-    if (!refusals_) return ref::fail("row_pairs with an odd row count, m = 3, a GELU or two-task GLU, the plain or Q6_K order, cap 8 or extra segments was not refused");
-    const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
-    return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
-  }
-
- private:
-  QType t_;
-  int64_t n_, k_;
-  int cap_;
-  bool res_, one_, glu_;
-  bool refusals_ = false;
-  DeviceWeight dw_, dw2_;
-  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
-  float* dxds_ = nullptr;
-  float* dres_ = nullptr;
-  float* dy_[2] = {};
-};
-
 // kernels.fuse_residual: the residual epilogue (MmvsParams::residual) against the plain launch
 // followed by the f32 add on the host (the same IEEE add): into another buffer and in place,
 // byte-identical; a GLU launch with a residual is refused.
@@ -814,49 +590,6 @@ void add_mmvs_cases(Registry& r) {
         r.add("mmvs", ref::cat("mmvs_ail_q6k_cap6/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true, true); });
     }
-    // kernels.mmvs_row_pairs: byte identity with the plain launch (k = 2304: 36 tasks, a partial
-    // lane group; 5120 and 12288: 2 warps per row; 14336: 224 tasks; n / 2 odd: a partly empty last
-    // CTA), with and without the residual, at its three caps; f64 reference and --perf rows
-    // "mmvs_rp_cap{0,5}/..." beside "mmvs_ail_cap6/..." on the qwen3-8b shapes.
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 5120}, {1030, 12288}, {1030, 14336}})
-      for (int cap : {0, 5, 6})
-        for (bool res : {false, true})
-          r.add("mmvs_id", ref::cat("mmvs_rp/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
-                [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res); });
-    // kernels.mmvs_row_pairs_one_task: the pairs with one task per row in flight.
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 12288}, {1030, 14336}})
-      for (int cap : {0, 6})
-        for (bool res : {false, true})
-          r.add("mmvs_id", ref::cat("mmvs_rp1/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
-                [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res, true); });
-    // kernels.mmvs_glu_pairs: the SiLU GLU pairs against the GLU launch (1 or 2 warps per row, partial
-    // lane groups, n / 2 odd), at the three caps; f64 reference and --perf rows "mmvs_gp_cap{0,5,6}/..."
-    // beside "mmvs_ail_glu[_cap{5,6}]/..." (qwen3-8b and qwen3-32b gate/up shapes).
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 5120}, {1030, 12288}, {1030, 14336}})
-      for (int cap : {0, 5, 6})
-        r.add("mmvs_id", ref::cat("mmvs_gp/", tn, "/", n, "x", k, "/cap", cap, "/vs_glu_bytes"),
-              [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, false, true, true); });
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
-      for (int cap : {0, 5, 6})
-        r.add("mmvs", ref::cat("mmvs_gp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 1, true, true, cap, true, 2, true, false, 2); });
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {4096, 12288}, {151936, 4096}})
-      for (int cap : {0, 5})
-        r.add("mmvs", ref::cat("mmvs_rp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 1); });
-    // The qwen3-32b shapes (o 5120x8192, down 5120x25600, head 151936x5120; 2 warps per row) of
-    // the three forms: the plain launch, the two-task pairs, the one-task pairs (--perf only).
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{5120, 8192}, {5120, 25600}, {151936, 5120}}) {
-      r.add("mmvs", ref::cat("mmvs_ail_cap6/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
-      r.add("mmvs", ref::cat("mmvs_rp_cap0/", tn, "/", n, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2, true, false, 1); });
-    }
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096},
-                        {5120, 8192}, {5120, 25600}, {151936, 5120}})
-      for (int cap : {0, 6})
-        r.add("mmvs", ref::cat("mmvs_rp1_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
-              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 2); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/12288x4096/m1"),
           [=] { return std::make_unique<MmvsCase>(t, 12288, 4096, 1, 1, true, true, 0, true, 2, true); });
     r.add("mmvs", ref::cat("mmvs_ail_glu/", tn, "/25600x5120/m1"),

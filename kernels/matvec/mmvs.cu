@@ -1,6 +1,8 @@
 // The mmvs decode matvec (mmvs.h) and its q8s activation quantizer.
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "act/act_math.cuh"
 #include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
@@ -308,6 +310,19 @@ cudaError_t launch_q6k(const Args& a, int min_blocks, cudaStream_t s) {
   return min_blocks == 0 ? launch_q6k_m<1>(a, s) : cudaErrorNotSupported;
 }
 
+// f(std::integral_constant<QType, T>{}) for the four mmvs weight types T, else `other`: the one
+// place the host code turns a runtime type into a template argument.
+template <class F>
+cudaError_t by_type(QType t, cudaError_t other, F&& f) {
+  switch (t) {
+    case QType::Q4_K: return f(std::integral_constant<QType, QType::Q4_K>{});
+    case QType::Q6_K: return f(std::integral_constant<QType, QType::Q6_K>{});
+    case QType::Q8_0: return f(std::integral_constant<QType, QType::Q8_0>{});
+    case QType::Q4_0: return f(std::integral_constant<QType, QType::Q4_0>{});
+    default: return other;
+  }
+}
+
 template <QType T>
 cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   if constexpr (T == QType::Q6_K)
@@ -496,21 +511,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.row_pairs) {
     a.n_rows = a.pair_off = p.n_rows / 2;
     const int g = p.glu ? 4 : 3;
-    switch (p.w_type) {
-      case QType::Q4_K: return launch_ail<QType::Q4_K>(a, g, mb_pairs, stream);
-      case QType::Q6_K: return launch_ail<QType::Q6_K>(a, g, mb_pairs, stream);
-      case QType::Q8_0: return launch_ail<QType::Q8_0>(a, g, mb_pairs, stream);
-      case QType::Q4_0: return launch_ail<QType::Q4_0>(a, g, mb_pairs, stream);
-      default: return cudaErrorNotSupported;
-    }
+    return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_ail<T.value>(a, g, mb_pairs, stream); });
   }
-  switch (p.w_type) {
-    case QType::Q4_K: return launch_t<QType::Q4_K>(a, p.glu, mb, stream);
-    case QType::Q6_K: return launch_t<QType::Q6_K>(a, p.glu, mb, stream);
-    case QType::Q8_0: return launch_t<QType::Q8_0>(a, p.glu, mb, stream);
-    case QType::Q4_0: return launch_t<QType::Q4_0>(a, p.glu, mb, stream);
-    default: return cudaErrorNotSupported;
-  }
+  return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, p.glu, mb, stream); });
 }
 
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps) {
@@ -544,13 +547,7 @@ cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, boo
   if (!spills || (min_blocks != 0 && min_blocks != 5 && min_blocks != 6)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
-  switch (t) {
-    case QType::Q4_K: return row_pairs_spills_t<QType::Q4_K>(min_blocks, one_task, glu, spills);
-    case QType::Q6_K: return row_pairs_spills_t<QType::Q6_K>(min_blocks, one_task, glu, spills);
-    case QType::Q8_0: return row_pairs_spills_t<QType::Q8_0>(min_blocks, one_task, glu, spills);
-    case QType::Q4_0: return row_pairs_spills_t<QType::Q4_0>(min_blocks, one_task, glu, spills);
-    default: return cudaErrorInvalidValue;
-  }
+  return by_type(t, cudaErrorInvalidValue, [&](auto T) { return row_pairs_spills_t<T.value>(min_blocks, one_task, glu, spills); });
 }
 
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il, bool act_il_q6k) {
@@ -559,13 +556,7 @@ cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
   if (act_il_q6k) return q6k_cap_spills(min_blocks, spills);
-  switch (t) {
-    case QType::Q4_K: return cap_spills_t<QType::Q4_K>(glu, min_blocks, act_il, spills);
-    case QType::Q6_K: return cap_spills_t<QType::Q6_K>(glu, min_blocks, act_il, spills);
-    case QType::Q8_0: return cap_spills_t<QType::Q8_0>(glu, min_blocks, act_il, spills);
-    case QType::Q4_0: return cap_spills_t<QType::Q4_0>(glu, min_blocks, act_il, spills);
-    default: return cudaSuccess;
-  }
+  return by_type(t, cudaSuccess, [&](auto T) { return cap_spills_t<T.value>(glu, min_blocks, act_il, spills); });
 }
 
 cudaError_t launch_quantize_q8s(const QuantizeQ8sParams& p, cudaStream_t stream) {

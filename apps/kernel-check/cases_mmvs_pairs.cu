@@ -1,0 +1,147 @@
+// Section "mmvs_id" and "mmvs" rows of the row-pair launches (kernels.mmvs_row_pairs,
+// kernels.mmvs_row_pairs_one_task, kernels.mmvs_glu_pairs; kernels/matvec/mmvs.h MmvsParams::row_pairs):
+// byte identity with the plain / GLU launch and the refusals, f64-gated --perf rows beside the plain
+// launch's (cases_mmvs.cu).
+#include <memory>
+#include <string>
+
+#include "cases_mmvs.h"
+
+namespace memra::kc {
+namespace {
+
+using namespace mmvs_cases;
+
+// kernels.mmvs_row_pairs: the row-pair launch (MmvsParams::row_pairs, two rows per warp) against the
+// plain launch at the same cap, byte for byte, with and without the residual epilogue (then y is
+// another buffer than the residual, as the plain launch's); refusals: an odd row count, m = 3, a
+// GLU, the plain activation order, the Q6_K order, cap 8, extra segments.
+class MmvsRowPairsIdCase : public Case {
+ public:
+  // one_task: MmvsParams::row_pair_one_task (one task per row in flight). glu: the SiLU GLU pairs
+  // (kernels.mmvs_glu_pairs: one task, no residual) against the GLU launch.
+  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false, bool glu = false)
+      : t_(t), n_(n), k_(k), cap_(cap), res_(residual && !glu), one_(one_task || glu), glu_(glu) {}
+  void generate(Env& env) override {
+    dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
+    random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
+    if (res_) dres_ = env.upload(env.normal((size_t)n_, 2.0f));
+    for (auto*& y : dy_) y = env.alloc_output<float>((size_t)n_);
+  }
+  cuda::MmvsParams params(float* y, bool pairs) const {
+    auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, dxq_il_, dxds_, y);
+    p.split_max_warps = 2;
+    p.min_blocks = p.min_blocks_glu = cap_;
+    p.act_il = true;
+    p.row_pairs = pairs;
+    p.row_pair_one_task = pairs && one_;
+    p.residual = dres_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    for (int v = 0; v < 2; ++v)
+      if (const cudaError_t e = cuda::launch_mmvs(params(dy_[v], v == 1), env.stream()); e != cudaSuccess) return e;
+    const auto refused = [&](cuda::MmvsParams p) { return cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported; };
+    auto p = params(dy_[1], true);
+    p.n_rows = n_ - 1;
+    refusals_ = refused(p);
+    p = params(dy_[1], true);
+    p.m = 3;
+    refusals_ = refusals_ && refused(p);
+    p = params(dy_[1], true);
+    p.act_il = false;
+    p.xq = dxq_;
+    refusals_ = refusals_ && refused(p);
+    p = params(dy_[1], true);
+    p.act_il_q6k = t_ == QType::Q6_K;
+    p.min_blocks = p.min_blocks_glu = t_ == QType::Q6_K ? cap_ : 8;
+    refusals_ = refusals_ && refused(p);
+    if (!res_) {  // (a GLU or extra segments with a residual are invalid, not unsupported)
+      p = params(dy_[1], true);  // GELU pairs, and SiLU pairs with two tasks per row
+      p.w2 = dw_.w, p.w2_d = dw_.w_d, p.w2_aux = dw_.w_aux, p.glu = 2;
+      refusals_ = refusals_ && refused(p);
+      p.glu = 1;
+      p.row_pair_one_task = false;
+      refusals_ = refusals_ && refused(p);
+      if (!glu_) {  // (extra segments with a GLU are invalid, not unsupported)
+        p = params(dy_[1], true);
+        p.n_extra = 1;
+        p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_, dy_[0], 0, false};
+        refusals_ = refusals_ && refused(p);
+      }
+    }
+    return cudaSuccess;
+  }
+  void reference(Env&) override {}
+  Verdict compare(Env& env) override {
+    if (!refusals_) return ref::fail("row_pairs with an odd row count, m = 3, a GELU or two-task GLU, the plain or Q6_K order, cap 8 or extra segments was not refused");
+    const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
+    return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
+  }
+
+ private:
+  QType t_;
+  int64_t n_, k_;
+  int cap_;
+  bool res_, one_, glu_;
+  bool refusals_ = false;
+  DeviceWeight dw_, dw2_;
+  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dres_ = nullptr;
+  float* dy_[2] = {};
+};
+
+void add_mmvs_pair_cases(Registry& r) {
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
+    const std::string tn(qtype_name(t));
+    // kernels.mmvs_row_pairs: byte identity with the plain launch (k = 2304: 36 tasks, a partial
+    // lane group; 5120 and 12288: 2 warps per row; 14336: 224 tasks; n / 2 odd: a partly empty last
+    // CTA), with and without the residual, at its three caps; f64 reference and --perf rows
+    // "mmvs_rp_cap{0,5}/..." beside "mmvs_ail_cap6/..." on the qwen3-8b shapes.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 5120}, {1030, 12288}, {1030, 14336}})
+      for (int cap : {0, 5, 6})
+        for (bool res : {false, true})
+          r.add("mmvs_id", ref::cat("mmvs_rp/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
+                [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res); });
+    // kernels.mmvs_row_pairs_one_task: the pairs with one task per row in flight.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 12288}, {1030, 14336}})
+      for (int cap : {0, 6})
+        for (bool res : {false, true})
+          r.add("mmvs_id", ref::cat("mmvs_rp1/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
+                [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res, true); });
+    // kernels.mmvs_glu_pairs: the SiLU GLU pairs against the GLU launch (1 or 2 warps per row, partial
+    // lane groups, n / 2 odd), at the three caps; f64 reference and --perf rows "mmvs_gp_cap{0,5,6}/..."
+    // beside "mmvs_ail_glu[_cap{5,6}]/..." (qwen3-8b and qwen3-32b gate/up shapes).
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 5120}, {1030, 12288}, {1030, 14336}})
+      for (int cap : {0, 5, 6})
+        r.add("mmvs_id", ref::cat("mmvs_gp/", tn, "/", n, "x", k, "/cap", cap, "/vs_glu_bytes"),
+              [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, false, true, true); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
+      for (int cap : {0, 5, 6})
+        r.add("mmvs", ref::cat("mmvs_gp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 1, true, true, cap, true, 2, true, false, 2); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {1024, 4096}, {4096, 12288}, {151936, 4096}})
+      for (int cap : {0, 5})
+        r.add("mmvs", ref::cat("mmvs_rp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 1); });
+    // The qwen3-32b shapes (o 5120x8192, down 5120x25600, head 151936x5120; 2 warps per row) of
+    // the three forms: the plain launch, the two-task pairs, the one-task pairs (--perf only).
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{5120, 8192}, {5120, 25600}, {151936, 5120}}) {
+      r.add("mmvs", ref::cat("mmvs_ail_cap6/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
+      r.add("mmvs", ref::cat("mmvs_rp_cap0/", tn, "/", n, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2, true, false, 1); });
+    }
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096},
+                        {5120, 8192}, {5120, 25600}, {151936, 5120}})
+      for (int cap : {0, 6})
+        r.add("mmvs", ref::cat("mmvs_rp1_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
+              [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 2); });
+  }
+}
+
+}  // namespace
+MEMRA_KC_REGISTER(add_mmvs_pair_cases);
+}  // namespace memra::kc
