@@ -85,7 +85,8 @@
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
-#   rpk30, rpk30b, final29 ran; gp30, gp30t, gp30u, the SiLU GLU row pairs, are the next to run)
+#   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t ran, gp30u was dropped, final30a and
+#   final30b are its closing calls)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1023,50 +1024,45 @@ PY
     echo "first27: its arm (kernels.attn_f16_k_ring) is removed; see its log" >&2
     exit 2
     ;;
-  gp30)
-    # The SiLU GLU row pairs (kernels.mmvs_glu_pairs, built in the twenty-ninth session): the mmvs_gp
-    # gates (byte identity with the GLU launch at caps 0 / 5 / 6, refusals), CUDA-vs-CPU (RowPairs
-    # with a GLU-pairs run), kernel times beside the GLU launch's at the qwen3-8b / qwen3-32b gate/up
-    # shapes. No tg rows (the session's device time): those are the next call's.
+  final30a)
+    # The thirtieth session's closing call (1 of 2): the Q4_K SiLU GLU pairs on rows of 5120 weights and
+    # more (kernels.mmvs_glu_pairs = ["q4_k"], kernels.mmvs_glu_pairs_min_k = 5120; inert on qwen3-8b)
+    # and the row-pair head at 6 (kernels.mmvs_min_blocks_rp_head) as the defaults: the mmvs_gp / mmvs_rp
+    # gates, CUDA-vs-CPU, the README tg128 rows of qwen3-8b q4_k_m at 0 / 4096 / 16384 keys with the
+    # head uncapped as the arm (reversed A/B), q8_0 and q4_0 the same at 0 keys; d0 timelines of the
+    # defaults and of the GLU pairs on the 8B's 4096-weight rows (min_k 0, their 0.990x in gp30t).
     gpu_info
-    timeout 60 "$bin/kernel-check" --section mmvs_id --filter mmvs_gp --seed 20263020 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    cuda_vs_cpu "RowPairs" 6
-    for t in Q4_K Q8_0 Q4_0; do
-      for shp in 12288x4096 25600x5120; do
-        timeout 30 "$bin/kernel-check" --section mmvs --perf --seed 20263021 \
-          --filter "/$t/$shp/m1" --receipt "$out/kernel-check-perf.jsonl" | grep -E "ail_glu|gp_cap" | sed 's/norm_err.*|/|/'
-      done
+    for flt in mmvs_gp mmvs_rp; do
+      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263030 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
     done
-    ;;
-  gp30t)
-    # After gp30's gates and kernel times (the next session's second call): tg128 with the SiLU GLU
-    # row pairs as arms (capped as the GLU, and with the GLU launches uncapped; on qwen3-8b q4_k_m also
-    # the row-pair output head at 6, kernels.mmvs_min_blocks_rp_head) on qwen3-8b q4_k_m at 0 / 4096
-    # keys and qwen3-32b q4_k_m. gp30u: q8_0, q4_0 and the d0 timelines.
-    gpu_info
+    cuda_vs_cpu "RowPairs" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 190 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml --arm configs/arm-mmvs-glu-pairs-uncapped.toml \
-      --arm configs/arm-mmvs-rp-head6.toml
+    tg_on 0,4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-head0.toml
+    traces_at 0
+    traces_at 0 -- gp4096 --set kernels.mmvs_glu_pairs_min_k=0
     rm -f "$f"
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml  # 3 resident arms of ~38 GB
-    rm -f "$f"
-    ;;
-  gp30u)
-    # The third call of the GLU pairs: q8_0 and q4_0 arms, then d0 timelines of qwen3-8b q4_k_m with
-    # the defaults, the GLU pairs, and every Q4_K / Q8_0 pair one task (min_k 1: the 8B o rows' loss
-    # of rpone29 in the step, while the isolated kernel is faster).
-    gpu_info
     for mix in q8_0 q4_0; do
       synth qwen3-8b $mix
-      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs.toml
+      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-head0.toml
       rm -f "$f"
     done
-    synth qwen3-8b q4_k_m
-    traces_at 0
-    traces_at 0 -- gp --config configs/arm-mmvs-glu-pairs.toml
-    traces_at 0 -- rp1all --set kernels.mmvs_row_pairs_one_task_min_k=1
+    ;;
+  final30b)
+    # The thirtieth session's closing call (2 of 2): qwen3-32b q4_k_m tg128, the GLU pairs off as the arm
+    # (the reversed A/B of gp30t's 1.016x), the README row.
+    gpu_info
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-off.toml
     rm -f "$f"
+    ;;
+  gp30|gp30t|gp30u)
+    # Run in the thirtieth session: gp30 (receipts/h200/logs/gp30-5e2b9b1-20261204.log; the SiLU GLU
+    # pairs' gates 60/60, kernel times beside the GLU's) and gp30t (gp30t-5e2b9b1-20261204.log; tg128
+    # GLU pairs 0.999x / 0.990x qwen3-8b q4_k_m, 1.016x qwen3-32b; the row-pair head at 6 1.007x /
+    # 1.007x). gp30u (q8_0 / q4_0 GLU pairs on 4096-weight rows, timelines) was dropped: the pairs are
+    # limited to 5120-weight rows and final30a traces them. Their arm files are removed.
+    echo "$phase: ran or dropped in the thirtieth session; see bench/notes/mmvs-row-pairs.md" >&2
+    exit 2
     ;;
   final29)
     # Run in the twenty-ninth session (receipts/h200/logs/final29-4ab6318-20261204.log; min_k 0 as the

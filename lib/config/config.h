@@ -86,10 +86,11 @@ struct KernelsSection {
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
   std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0", "q6_k"};  // weight types whose one-token plain mmvs launches take two rows per warp
   int mmvs_min_blocks_rp = 0;     // the row-pair instances' cap (0, 5 or 6; uncapped where it spills)
-  int mmvs_min_blocks_rp_head = 0;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
+  int mmvs_min_blocks_rp_head = 6;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
   std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k"};  // of those types, the ones whose pairs hold one task per row in flight
-  int64_t mmvs_row_pairs_one_task_min_k = 8192;
-  std::vector<std::string> mmvs_glu_pairs;  // weight types whose one-token SiLU GLU launches take two rows per warp  // the other pair types' rows of at least this many weights: one task too (0: never)
+  int64_t mmvs_row_pairs_one_task_min_k = 8192;  // the other pair types' rows of at least this many weights: one task too (0: never)
+  std::vector<std::string> mmvs_glu_pairs = {"q4_k"};  // weight types whose one-token SiLU GLU launches take two rows per warp
+  int64_t mmvs_glu_pairs_min_k = 5120;  // those launches on rows of at least this many weights only (0: every length)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy

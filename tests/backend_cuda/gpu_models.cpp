@@ -505,8 +505,13 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     // kernels.mmvs_min_blocks_rp_head: the 1024-row output heads over the row limit, at 6.
     c[6].kernels.mmvs_cap_max_rows = 300;
     c[6].kernels.mmvs_min_blocks_rp_head = 6;
-    // kernels.mmvs_glu_pairs: the gate/up launches two rows per warp (the plain ones as run 1).
-    c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    // kernels.mmvs_glu_pairs: the gate/up launches two rows per warp (the plain ones as run 1) on rows of
+    // at least kernels.mmvs_glu_pairs_min_k weights: the synth files' 256-weight gate/up rows paired at
+    // 256 (run 7), not at 257 (run 6); the other runs without.
+    for (int r = 0; r < 6; ++r) c[r].kernels.mmvs_glu_pairs.clear();
+    c[6].kernels.mmvs_glu_pairs = c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    c[6].kernels.mmvs_glu_pairs_min_k = 257;
+    c[7].kernels.mmvs_glu_pairs_min_k = 256;
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 21);
     const int32_t three[3] = {4, 8, 15};

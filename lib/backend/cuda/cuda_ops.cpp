@@ -301,8 +301,10 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     const int one = p.row_pair_one_task ? 1 : 0;
     p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
   }
-  // kernels.mmvs_glu_pairs: SiLU GLU one-token launches (one task per row and matrix).
-  if (ti >= 0 && mmvs_glu_pairs_[ti] && p.m == 1 && glu == 1 && extra.empty() && p.act_il && p.n_rows % 2 == 0) {
+  // kernels.mmvs_glu_pairs: SiLU GLU one-token launches (one task per row and matrix) on rows of at
+  // least kernels.mmvs_glu_pairs_min_k weights.
+  if (ti >= 0 && mmvs_glu_pairs_[ti] && p.m == 1 && glu == 1 && extra.empty() && p.act_il && p.n_rows % 2 == 0 &&
+      k >= cfg_.kernels.mmvs_glu_pairs_min_k) {
     p.row_pairs = p.row_pair_one_task = true;
     p.min_blocks_glu = mmvs_glu_pair_cap_[ti];
   }
