@@ -1055,6 +1055,15 @@ PY
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-off.toml
     rm -f "$f"
     ;;
+  trace30)
+    # The thirtieth session's last call: decode timelines of the defaults (713bcdb) on qwen3-8b q4_k_m
+    # at 4096 and 16384 keys (the d0 one is final30a's), for the next plan's exposed-time table
+    # (scripts/trace-exposed.py; bench/notes/decode-persistent-plan.md).
+    gpu_info
+    synth qwen3-8b q4_k_m
+    traces_at 4096 16384
+    rm -f "$f"
+    ;;
   gp30|gp30t|gp30u)
     # Run in the thirtieth session: gp30 (receipts/h200/logs/gp30-5e2b9b1-20261204.log; the SiLU GLU
     # pairs' gates 60/60, kernel times beside the GLU's) and gp30t (gp30t-5e2b9b1-20261204.log; tg128
