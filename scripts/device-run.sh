@@ -1055,6 +1055,14 @@ PY
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-off.toml
     rm -f "$f"
     ;;
+  gp30q)
+    # The Q4_0 SiLU GLU pairs on qwen3-32b q4_0 (5120-weight gate/up rows; the pairs are on for Q4_K
+    # only; kernel level +3% at 25600x5120, gp30): tg128 with the Q4_0 pairs as the arm.
+    gpu_info
+    synth qwen3-32b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-q4_0.toml
+    rm -f "$f"
+    ;;
   trace30)
     # The thirtieth session's last call: decode timelines of the defaults (713bcdb) on qwen3-8b q4_k_m
     # at 4096 and 16384 keys (the d0 one is final30a's), for the next plan's exposed-time table
