@@ -1055,6 +1055,18 @@ PY
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-off.toml
     rm -f "$f"
     ;;
+  defer30)
+    # The deferred decode norm, kernel level (built in the thirtieth session, not yet in the backend):
+    # the norm_defer / mmvs_norm_ss gates, and the kernel times of the deferred norm beside the split
+    # norm it would replace (qwen3-8b / qwen3-32b widths).
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter norm_defer --seed 20263040 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 12
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter mmvs_norm_ss --seed 20263041 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 12
+    for c in 4096 5120; do
+      timeout 30 "$bin/kernel-check" --section mmvs_id --perf --seed 20263042 --filter "/$c/split8" --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|/|/' | tail -n 2
+      timeout 30 "$bin/kernel-check" --section mmvs_id --perf --seed 20263042 --filter "rms_norm_q8s_il_bulk_split8/1x$c" --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|/|/' | tail -n 2
+    done
+    ;;
   gp30q)
     # The Q4_0 SiLU GLU pairs on qwen3-32b q4_0 (5120-weight gate/up rows; the pairs are on for Q4_K
     # only; kernel level +3% at 25600x5120, gp30): tg128 with the Q4_0 pairs as the arm.

@@ -9,6 +9,7 @@
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_task.cuh"
 #include "matvec/split_layout.h"
+#include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
 namespace memra::cuda {
@@ -49,6 +50,9 @@ struct Args {
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
   int64_t pair_off;  // MmvsParams::row_pairs: a warp's second row is row + pair_off (GLU 3)
   bool pair_one;     // MmvsParams::row_pair_one_task: the row pairs with one task per row in flight
+  const float* nss;  // MmvsParams::norm_ss (the deferred norm's partials) or null
+  int n_nss;
+  float nss_eps;
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -68,7 +72,7 @@ constexpr int kDepth = 2;
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits. AO & 3: the activation's order (q8s::Order: 0 plain, 1
 // interleaved, 2 the Q6_K variant, for Q6_K tasks only).
-template <QType T, int MM, int GLU, int AO = 0, int D = kDepth>
+template <QType T, int MM, int GLU, int AO = 0, int D = kDepth, bool NS = false>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -120,6 +124,10 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // overlaps the row's dot products instead of adding a round trip to every CTA's end. Plain
   // launches only (launch_mmvs), and compiled out of the GLU ones: there the register would have
   // made the Q4_K cap-6 instance spill.
+  // MmvsParams::norm_ss: this lane's partial of the deferred norm, requested now, summed at the
+  // epilogue.
+  float nss0 = 0.0f;
+  if constexpr (NS) nss0 = lane < a.n_nss ? a.nss[lane] : 0.0f;
   float resv[MM] = {}, resv2[MM] = {};
   if ((GLU == 0 || GLU == 3) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
@@ -197,18 +205,26 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         }
       }
   }
+  // The deferred norm's scale (NS: the instances launched with MmvsParams::norm_ss; all lanes of the
+  // row's first warp are here for the xor tree). Without it the epilogue is the one before the key.
+  float ns = 1.0f;
+  if constexpr (NS) ns = norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
+  const auto sc = [&](float v) {
+    if constexpr (NS) return __fmul_rn(v, ns);
+    else return v;
+  };
   if (lane == 0) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
       if (j < a.m) {
-        float v = acc[j];
+        float v = sc(acc[j]);
         // As launch_glu computes it: __fmul_rn(act(gate), up).
-        if constexpr (GLU == 1 || GLU == 4) v = __fmul_rn(act<ActKind::Silu>(acc[j]), acc2[j]);
-        if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(acc[j]), acc2[j]);
+        if constexpr (GLU == 1 || GLU == 4) v = __fmul_rn(act<ActKind::Silu>(v), sc(acc2[j]));
+        if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(v), sc(acc2[j]));
         if ((GLU == 0 || GLU == 3) && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
-        if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : acc2[j];
-        if constexpr (GLU == 4) y[j * ldy + row + a.pair_off] = __fmul_rn(act<ActKind::Silu>(acc3[j]), acc4[j]);
+        if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : sc(acc2[j]);
+        if constexpr (GLU == 4) y[j * ldy + row + a.pair_off] = __fmul_rn(act<ActKind::Silu>(sc(acc3[j])), sc(acc4[j]));
       }
     }
   }
@@ -221,9 +237,9 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 
 // MmvsParams::act_il (m = 1): the activation in the interleaved q8s order (AO 1) or its Q6_K
 // variant (AO 2, plain Q6_K launches), uncapped or capped.
-template <QType T, int GLU, int MINB, int AO = 1, int D = kDepth>
+template <QType T, int GLU, int MINB, int AO = 1, int D = kDepth, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args a) {
-  mmvs_body<T, 1, GLU, AO, D>(a);
+  mmvs_body<T, 1, GLU, AO, D, NS>(a);
 }
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
@@ -238,12 +254,12 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 // launcher checks that the type-T2 rows start a CTA), and each runs the body of its own type, so
 // every row gets the operations, order and bits of a launch of that type alone. m = 1, plain;
 // AIL: the activation in the interleaved order (MmvsParams::act_il).
-template <QType T, QType T2, int MINB, bool AIL = false>
+template <QType T, QType T2, int MINB, bool AIL = false, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
-    mmvs_body<T2, 1, 0, AIL ? 1 : 0>(a);
+    mmvs_body<T2, 1, 0, AIL ? 1 : 0, kDepth, NS>(a);
   else
-    mmvs_body<T, 1, 0, AIL ? 1 : 0>(a);
+    mmvs_body<T, 1, 0, AIL ? 1 : 0, kDepth, NS>(a);
 }
 
 template <QType T, int MM, int MINB = 1>
@@ -260,24 +276,32 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
-template <QType T, int MINB>
-cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
+template <QType T, int MINB, bool NS>
+cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
   const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-  if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB>, grid, block, 0, s, a);
-  if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB>, grid, block, 0, s, a);
+  if (glu == 0) return launch_kernel(mmvs_ail_kernel<T, 0, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
+  if (glu == 1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
   if (glu == 3) {  // row pairs: uncapped and at 5 and 6 CTAs per SM, two or one task per row in flight
     if constexpr (MINB == 1 || MINB == 5 || MINB == 6) {
-      if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, 1>, grid, block, 0, s, a);
-      return launch_kernel(mmvs_ail_kernel<T, 3, MINB>, grid, block, 0, s, a);
+      if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, 1, NS>, grid, block, 0, s, a);
+      return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
     }
     return cudaErrorNotSupported;
   }
   if (glu == 4) {  // SiLU GLU row pairs, one task per row and matrix: uncapped and at 5 and 6
-    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) return launch_kernel(mmvs_ail_kernel<T, 4, MINB, 1, 1>, grid, block, 0, s, a);
+    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) return launch_kernel(mmvs_ail_kernel<T, 4, MINB, 1, 1, NS>, grid, block, 0, s, a);
     return cudaErrorNotSupported;
   }
-  return launch_kernel(mmvs_ail_kernel<T, 2, MINB>, grid, block, 0, s, a);
+  return launch_kernel(mmvs_ail_kernel<T, 2, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
+}
+// MmvsParams::norm_ss: the NS instances (uncapped and at 5 and 6 only); without it the instances
+// as before the key.
+template <QType T, int MINB>
+cudaError_t launch_ail_m(const Args& a, int glu, cudaStream_t s) {
+  if (!a.nss) return launch_ail_ns<T, MINB, false>(a, glu, s);
+  if constexpr (MINB == 1 || MINB == 5 || MINB == 6) return launch_ail_ns<T, MINB, true>(a, glu, s);
+  return cudaErrorNotSupported;
 }
 // The interleaved-activation instances: uncapped and at 5 and 6 CTAs per SM, and at 8 and 12 except
 // in the reduced build.
@@ -457,6 +481,11 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.act_q6k = p.act_il_q6k;
   a.pair_off = 0;
   a.pair_one = p.row_pairs && p.row_pair_one_task;
+  a.nss = p.norm_ss;
+  a.n_nss = p.norm_ss_n;
+  a.nss_eps = p.norm_eps;
+  if (p.norm_ss && (p.m != 1 || !p.act_il || p.act_il_q6k || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32))
+    return cudaErrorInvalidValue;
   // Row pairs: one-token launches of one matrix (or a SiLU GLU pair, one task per row) in the
   // interleaved activation order, an even row count; the grid covers the first half, each warp also
   // serving row + n_rows / 2.
@@ -502,6 +531,8 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
     const dim3 g(grid), b(32 * kWarps);
+    if (mb == 0 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true, true>, g, b, 0, stream, a);
+    if (mb == 6 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true, true>, g, b, 0, stream, a);
     if (mb == 0 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true>, g, b, 0, stream, a);
     if (mb == 6 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, g, b, 0, stream, a);
     if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, g, b, 0, stream, a);

@@ -115,6 +115,17 @@ struct MmvsParams {
   // lane), one activation load for the four; each output as the GLU writes it, capped by
   // min_blocks_glu (0, 5 or 6). GELU (glu = 2) pairs: cudaErrorNotSupported.
   bool row_pair_one_task = false;
+  // The deferred norm's input (RmsNormDeferParams, kernels.norm_defer): the activation planes are
+  // those of u = x * w_norm, and the product wanted is the one of s * u with s = 1 / sqrtf(sum /
+  // n_cols + eps), sum the norm_ss_n partials (lane l of every warp holds partial l, then the xor
+  // tree: one order, so every row gets the same s). Each row's dot products are multiplied
+  // by s (IEEE) before the epilogue, the GLU's activation and the row pairs included. m = 1 with
+  // act_il (not act_il_q6k), no residual, 1 <= norm_ss_n <= 32; else cudaErrorInvalidValue; min_blocks
+  // (of the launch's kind) 0, 5 or 6, else cudaErrorNotSupported. Null: no scale, and the instances
+  // without the scale's code.
+  const float* norm_ss = nullptr;
+  int norm_ss_n = 0;
+  float norm_eps = 0.0f;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most

@@ -204,6 +204,43 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   }
 }
 
+// RmsNormDeferParams: block `slice` of S takes the chunks t + T * j with j % S == slice (as the
+// split norm's emit); the weights of its first chunk are requested before the dependency wait.
+struct DeferArgs {
+  const float* x;
+  const float* w;
+  int cols;
+  int8_t* xq;
+  float2* xds;
+  bool il;
+  bool vec;
+  float* partials;
+};
+__global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferArgs a) {
+  const int S = (int)gridDim.x, slice = (int)blockIdx.x, T = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31;
+  const int n_chunks = a.cols / 4, n_j = (n_chunks + T - 1) / T;
+  const bool has_w = a.w != nullptr;
+  const float4 ones = make_float4(1.f, 1.f, 1.f, 1.f);
+  const float4 w0 = has_w && slice < n_j ? load4(a.w, t + T * slice, a.cols, a.vec) : ones;
+  pdl_wait();
+  float ss = 0.0f;
+  for (int j = slice; j < n_j; j += S) {  // block-uniform: the emit's shuffles see every lane
+    const int c = t + T * j;
+    const bool valid = c < n_chunks;
+    const float4 u = valid ? load4(a.x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 wb = j == slice ? w0 : has_w ? load4(a.w, c, a.cols, a.vec) : ones;
+    ss += __fmul_rn(u.x, u.x);
+    ss += __fmul_rn(u.y, u.y);
+    ss += __fmul_rn(u.z, u.z);
+    ss += __fmul_rn(u.w, u.w);
+    const float y[4] = {has_w ? __fmul_rn(u.x, wb.x) : u.x, has_w ? __fmul_rn(u.y, wb.y) : u.y,
+                        has_w ? __fmul_rn(u.z, wb.z) : u.z, has_w ? __fmul_rn(u.w, wb.w) : u.w};
+    emit_q8s_block8(y, lane, valid, a.xq, 4 * (int64_t)c, a.il, a.xds + c / 8);
+  }
+  ss = warp_sum_f32(ss);
+  if (lane == 0) a.partials[slice * (T / 32) + (t >> 5)] = ss;
+}
+
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 bool vec_ok(const void* p, int64_t ld) { return !p || (aligned16(p) && ld % 4 == 0); }
 
@@ -278,6 +315,18 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   }
   if (p.q8s_xq) return launch_kernel(rms_norm_kernel<0, 2>, grid, block, smem, s, a);
   return launch_kernel(rms_norm_kernel<0, 0>, grid, block, smem, s, a);
+}
+
+constexpr int kDeferThreads = 128;
+int rms_norm_defer_partials(int split) { return split * (kDeferThreads / 32); }
+
+cudaError_t launch_rms_norm_defer(const RmsNormDeferParams& p, cudaStream_t s) {
+  if (!p.x || !p.q8s_xq || !p.q8s_xds || !p.partials || p.cols <= 0 || p.cols % 32 || p.split < 1 ||
+      p.split > kMaxNormSplit || rms_norm_defer_partials(p.split) > kNormDeferMaxPartials)
+    return cudaErrorInvalidValue;
+  const DeferArgs a{p.x, p.w, p.cols, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il,
+                    vec_ok(p.x, 0) && vec_ok(p.w, 0), p.partials};
+  return launch_kernel(rms_norm_defer_kernel, dim3(p.split), dim3(kDeferThreads), 0, s, a);
 }
 
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {

@@ -46,6 +46,33 @@ inline constexpr int kMaxNormSplit = 8;
 bool rms_norm_bulk_applies(const RmsNormParams& p);
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 
+// The deferred decode norm (kernels.norm_defer; not yet wired into the backend): for one row x of
+// cols values (cols % 32 == 0), the q8s planes of u = x * w (each product IEEE-rounded; w null =
+// ones) and the row's sum of squares as partials, without the scale s = 1 / sqrtf(mean(x^2) + eps).
+// RMSNorm's output is s * u, and the q8s quants of s * u are those of u up to rounding with block
+// scale s * d, so a matvec over the planes of u multiplied by s afterwards gives the normed
+// product (MmvsParams::norm_ss: the consumer sums the partials and applies s to its dot products).
+// Nothing here reads the whole row or waits on a block barrier: each of the split blocks loads,
+// quantizes and stores only its chunks (the ones rms_norm_kernel's split gives it), and each warp
+// writes the sum of its lanes' x^2 (per lane in chunk order, then the xor tree) to
+// partials[slice * warps per block + warp]. No f32 output: the normed row exists only as the
+// planes and the partials.
+struct RmsNormDeferParams {
+  const float* x = nullptr;  // one row
+  const float* w = nullptr;  // [cols] or null
+  int cols = 0;
+  int split = 8;             // blocks (1 .. kMaxNormSplit)
+  int8_t* q8s_xq = nullptr;
+  void* q8s_xds = nullptr;
+  bool q8s_il = true;        // the interleaved order (q8s_order.h), as RmsNormParams::q8s_il
+  float* partials = nullptr;  // rms_norm_defer_partials(cols, split) floats
+};
+// How many partials launch_rms_norm_defer writes for split blocks: 4 warps per block (128
+// threads at every cols), so 4 * split, at most kNormDeferMaxPartials (one per lane of the consumer).
+int rms_norm_defer_partials(int split);
+inline constexpr int kNormDeferMaxPartials = 32;  // 4 warps per block, 8 blocks at most
+cudaError_t launch_rms_norm_defer(const RmsNormDeferParams& p, cudaStream_t stream);
+
 // residual_out = residual + delta, then out = rms_norm(residual_out) * w. residual_out may alias
 // residual (the usual in-place residual stream); out may alias delta.
 struct AddRmsNormParams {
