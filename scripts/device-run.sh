@@ -85,8 +85,8 @@
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
-#   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t ran, gp30u was dropped, final30a and
-#   final30b are its closing calls)
+#   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
+#   defer30 ran, gp30u was dropped; nd31 and nd31b, the deferred norm in the step, are the next)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1053,6 +1053,33 @@ PY
     gpu_info
     synth qwen3-32b q4_k_m
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-off.toml
+    rm -f "$f"
+    ;;
+  nd31)
+    # The deferred decode norm in the step (kernels.norm_defer, built in the thirtieth session; its
+    # kernel gates ran in defer30): the norm_defer / mmvs_norm_ss gates again, CUDA-vs-CPU (with
+    # CudaModels.NormDeferAgainstOracle), tg128 qwen3-8b q4_k_m at 0 / 4096 keys, q8_0, q4_0 with the
+    # key as the arm, qwen3-32b q4_k_m, and a d0 timeline with it (the norms' exposed time).
+    gpu_info
+    for flt in norm_defer mmvs_norm_ss; do
+      timeout 120 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263110 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    done
+    cuda_vs_cpu "NormDefer" 8
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
+    traces_at 0 -- nd --config configs/arm-norm-defer.toml
+    rm -f "$f"
+    for mix in q8_0 q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
+      rm -f "$f"
+    done
+    ;;
+  nd31b)
+    # The second call: qwen3-32b q4_k_m with the deferred norm as the arm.
+    gpu_info
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
     ;;
   defer30)

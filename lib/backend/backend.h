@@ -219,6 +219,12 @@ class Backend {
   virtual void matmul_residual(const Weight& w, View x, View residual);
   // out = x / rms(x) * w (w may be null = ones). out may alias x.
   virtual void rms_norm(View x, const Weight* w, float eps, View out) = 0;
+  // rms_norm where out is read afterwards only as the input x of matmul / matmul_n / matmul_glu /
+  // moe_ffn calls, and nothing writes x or out in between (the decoder's norms before the q/k/v,
+  // the FFN and the output head). A backend may then leave out's values unwritten and give those
+  // consumers a deferred form (the CUDA decode path, kernels.norm_defer: the matvecs apply the
+  // norm's scale); any other read of out is an error. The default is rms_norm.
+  virtual void rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) { rms_norm(x, w, eps, out); }
   // residual += delta; out = rms_norm(residual) * w. The fused form of the residual stream.
   virtual void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) = 0;
   // out = (x - mean(x)) / sqrt(var(x) + eps) * w + b (w, b may be null). out may alias x.

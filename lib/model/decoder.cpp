@@ -51,8 +51,8 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
   // the backend fuses the add into the projection (Backend::fuses_residual), already added (the
   // same bits): then the norm reads the stream alone.
   const auto norm = [&](bool added, backend::View delta, const backend::Weight* w) {
-    if (added)
-      be.rms_norm(s.x, w, hp_.rms_eps, s.h);
+    if (added)  // s.h feeds only the next projections (Backend::rms_norm_into_matvecs)
+      be.rms_norm_into_matvecs(s.x, w, hp_.rms_eps, s.h);
     else
       be.add_rms_norm(s.x, delta, w, hp_.rms_eps, s.h);
   };

@@ -115,9 +115,10 @@ double row_err(const float* got, const float* want, int64_t nv) {
 }
 
 // The three runs on the model at `path` (label `rel`) with the GPU backend configured by cfg; where
-// `variant` is set, the GPU run's decode attention variant must contain it (the path was taken).
+// `variant` is set, the GPU run's variant of `variant_key` (by default the decode attention's) must
+// contain it (the path was taken).
 void check_model_file(const std::string& path, const std::string& rel, const Config& cfg,
-                      const char* variant = nullptr) {
+                      const char* variant = nullptr, const char* variant_key = "attn_decode") {
   // The GPU's default cache types (kv.type_* = auto) on all three runs, so the comparison is in
   // one numeric configuration. (Before this used parse_kv_type, which rejects "auto": every model
   // case failed at setup on the H200, 2026-12-01, receipts/h200/logs/test_backend_cuda_gpu-20261201.log.)
@@ -172,8 +173,8 @@ void check_model_file(const std::string& path, const std::string& rel, const Con
          rel.c_str(), worst_gpu, worst_cls, bound, greedy_checked, kPrompt + kDecode, vars.c_str());
   if (variant) {
     const auto v = runs[2].be->variants();
-    ASSERT_TRUE(v.count("attn_decode")) << rel;
-    EXPECT_NE(v.at("attn_decode").find(variant), std::string::npos) << rel << ": " << v.at("attn_decode");
+    ASSERT_TRUE(v.count(variant_key)) << rel << ": no " << variant_key << " variant";
+    EXPECT_NE(v.at(variant_key).find(variant), std::string::npos) << rel << ": " << v.at(variant_key);
   }
 }
 
@@ -684,6 +685,26 @@ std::string write_hd128(const char* preset, const char* tag) {
   wo.hash = false;
   synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
   return path;
+}
+
+// kernels.norm_defer (the decode norms before the projections write the planes of x * w and partial
+// sums of squares; the matvecs apply the scale) against the CPU oracle with check_model's tolerance
+// rule: the bits differ from the plain norm's by design. The last one-token launch of a step (the
+// output head) took the scale ("_ns"); with the matvecs on another kernel (kernels.matvec =
+// "mmvq_v2", which reads x itself) every consumer gets the norm computed in full first ("settled").
+TEST(CudaModels, NormDeferAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* rel : {"synth/qwen3-q4_k_m.gguf", "synth/llama-q8_0.gguf", "synth/llama-q4_k_m.gguf", "synth/qwen3-q8_0.gguf"}) {
+    const std::string path = shared_dir() + "/models/" + rel;
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    Config c = gpu_config(true);
+    c.kernels.norm_defer = true;
+    check_model_file(path, std::string(rel) + " norm_defer", c, "_ns", "mmvs_m1");
+    check_model_file(path, std::string(rel) + " norm_defer", c, "defer_q8s", "norm");
+    c.kernels.matvec = "mmvq_v2";
+    check_model_file(path, std::string(rel) + " norm_defer mmvq_v2", c, "settled", "norm_defer");
+  }
 }
 
 // kernels.attn_pv_mma (P x V of the decode attention on tensor cores, f16 P and V) against the

@@ -348,6 +348,7 @@ Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span
 }
 
 void CudaBackend::to_host(View src, float* dst) {
+  settle_deferred_norm(src);  // kernels.norm_defer: a deferred norm's output is written first
   if (src.rows == 0 || src.cols == 0) return;
   MEMRA_CHECK(!capturing_, "to_host inside a captured decode step");
   MEMRA_CUDA_CHECK(cudaMemcpy2DAsync(dst, (size_t)src.cols * 4, src.data, (size_t)src.ld * 4,

@@ -75,6 +75,7 @@ class CudaBackend final : public Backend {
   bool fuses_residual(const Weight& w, View x, const Weight* bias) override;
   void matmul_residual(const Weight& w, View x, View residual) override;
   void rms_norm(View x, const Weight* w, float eps, View out) override;
+  void rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) override;
   void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) override;
   void head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) override;
   void rope(View x, int n_head, int pos0, const RopeParams& p) override;
@@ -97,7 +98,7 @@ class CudaBackend final : public Backend {
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
@@ -120,7 +121,25 @@ class CudaBackend final : public Backend {
     const void* xds;
     bool il;   // xq in the interleaved order (kernels.mmvs_act_il, one-token rows; q8s_order.h)
     bool q6k;  // with il: its Q6_K variant (kernels.mmvs_act_il_q6k)
+    // The planes of a deferred norm (kernels.norm_defer): the launch applies the scale of these
+    // partials (MmvsParams::norm_ss) or asks for the norm in full (settle_deferred_norm).
+    const float* norm_ss = nullptr;
+    int norm_ss_n = 0;
+    float norm_eps = 0.0f;
   };
+  // kernels.norm_defer (rms_norm_into_matvecs): the norm whose planes are held deferred (live), or
+  // whose output was given up (not live: nothing may read it until a norm writes it again).
+  struct DeferredNorm {
+    View x{}, out{};
+    const Weight* w = nullptr;
+    float eps = 0.0f;
+    const float* ss = nullptr;
+    int n_ss = 0;
+    bool live = false;
+  };
+  // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
+  // computed in full (out and its planes written); one given up is an internal error.
+  void settle_deferred_norm(View x);
   // q6k: the consumer is a launch of Q6_K rows only, which reads the Q6_K variant of the
   // interleaved order when the planes are quantized here (planes that a producer emitted keep
   // their order; planes in the Q6_K variant are not reused for another consumer).
@@ -160,6 +179,7 @@ class CudaBackend final : public Backend {
   void forget_q8s() {
     q8s_src_.data = nullptr;
     x16_src_.data = nullptr;
+    defer_.live = false;  // the deferred norm's output is given up (Backend::rms_norm_into_matvecs)
   }
   // Whether two views' spans of memory (rows x ld floats from data) intersect; a null view none.
   static bool overlaps(const View& a, const View& b) {
@@ -169,6 +189,8 @@ class CudaBackend final : public Backend {
   void forget_q8s_if_overlaps(View y) {
     if (overlaps(y, q8s_src_)) q8s_src_.data = nullptr;
     if (overlaps(y, x16_src_)) x16_src_.data = nullptr;
+    if (overlaps(y, defer_.x)) defer_.live = false;
+    if (overlaps(y, defer_.out)) defer_ = {};  // written: a plain buffer again
   }
   // x rounded to the prefill GEMM's operand type (f16, bf16 if `bf16`) in the kX16 slot: converted
   // here, or reused when the last converted input is the same view and nothing has written memory
@@ -264,6 +286,7 @@ class CudaBackend final : public Backend {
   bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
   bool x16_bf16_ = false;
+  DeferredNorm defer_;
 };
 
 }  // namespace memra::backend::cuda_impl

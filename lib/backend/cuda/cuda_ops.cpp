@@ -92,6 +92,7 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
   if (m == 0) return;
   check_int(m, "matmul rows");
   const auto& v = matmul_variant(w, m);
+  if (v.kind != cuda::MatmulKind::kMatvecSplit) settle_deferred_norm(x);  // these read x itself
   switch (v.kind) {
     case cuda::MatmulKind::kMatvecSplit:
       launch_split_matvec(w, nullptr, 0, x, y);
@@ -216,8 +217,19 @@ bool CudaBackend::emit_q8s_for(View out) const {
 
 CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
   const int64_t k = x.cols, m = x.rows;
-  const bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
-                    q8s_src_.cols == x.cols && q8s_src_.ld == x.ld && (q6k || !q8s_src_q6k_);
+  bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
+              q8s_src_.cols == x.cols && q8s_src_.ld == x.ld && (q6k || !q8s_src_q6k_);
+  if (defer_.out.data && overlaps(x, defer_.out)) {  // kernels.norm_defer
+    if (same && defer_.live && q8s_src_.data == defer_.out.data) {
+      Q8s q = q8s_planes(m, k, q8s_src_q6k_);
+      q.norm_ss = defer_.ss;
+      q.norm_ss_n = defer_.n_ss;
+      q.norm_eps = defer_.eps;
+      return q;
+    }
+    settle_deferred_norm(x);  // the norm in full: out and its planes
+    same = true;
+  }
   if (same) return q8s_planes(m, k, q8s_src_q6k_);
   const Q8s q = q8s_planes(m, k, q6k && k % 256 == 0);
   cuda::QuantizeQ8sParams qp;
@@ -308,10 +320,23 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     p.row_pairs = p.row_pair_one_task = true;
     p.min_blocks_glu = mmvs_glu_pair_cap_[ti];
   }
+  // kernels.norm_defer: the planes of a deferred norm; a launch without scaled instances (a residual,
+  // the Q6_K order, a cap other than 0 / 5 / 6) gets the norm computed in full first (the same slot).
+  if (q.norm_ss) {
+    const int mb = glu ? p.min_blocks_glu : p.min_blocks;
+    if (p.m == 1 && p.act_il && !p.act_il_q6k && !residual && (mb == 0 || mb == 5 || mb == 6)) {
+      p.norm_ss = q.norm_ss;
+      p.norm_ss_n = q.norm_ss_n;
+      p.norm_eps = q.norm_eps;
+    } else {
+      settle_deferred_norm(x);
+    }
+  }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : "",
+                                p.norm_ss ? "_ns" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
@@ -394,6 +419,7 @@ void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
 
 void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   forget_q8s();
+  defer_ = {};
   check_same_shape("rms_norm", x, out);
   cuda::RmsNormParams p;
   p.x = x.data;
@@ -427,8 +453,43 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
                     : f16 ? "rms+f16" : "rms");
 }
 
+void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) {
+  // kernels.norm_defer: a one-token row whose consumers are mmvs launches in the interleaved order
+  // get the planes of x * w and the partial sums of squares; each launch applies the scale.
+  const bool defer = cfg_.kernels.norm_defer && cfg_.kernels.mmvs_act_il && emit_q8s_for(out) && x.rows == 1 &&
+                     out.rows == 1 && x.cols == out.cols && x.cols % 32 == 0 && x.cols <= (1 << 24) && !overlaps(x, out);
+  if (!defer) return rms_norm(x, w, eps, out);
+  forget_q8s();
+  defer_ = {};
+  const Q8s q = q8s_planes(1, x.cols);
+  cuda::RmsNormDeferParams p;
+  p.x = x.data;
+  p.w = f32_vector(w, x.cols, "rms_norm");
+  p.cols = (int)x.cols;
+  p.split = cfg_.kernels.norm_split;
+  p.q8s_xq = const_cast<int8_t*>(q.xq);
+  p.q8s_xds = const_cast<void*>(q.xds);
+  p.q8s_il = q.il;
+  const int n_ss = cuda::rms_norm_defer_partials(p.split);
+  p.partials = static_cast<float*>(workspace(kNormSs, (size_t)n_ss * sizeof(float)));
+  cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
+  hold_q8s(out);
+  defer_ = {x, out, w, eps, p.partials, n_ss, true};
+  note("norm", fmt::format("defer_q8s_split{}", p.split));
+}
+
+void CudaBackend::settle_deferred_norm(View x) {
+  if (!defer_.out.data || !overlaps(x, defer_.out)) return;
+  MEMRA_CHECK(defer_.live, "internal: the output of a deferred norm (Backend::rms_norm_into_matvecs, kernels.norm_defer) "
+                           "was read after it was given up");
+  const DeferredNorm d = defer_;
+  rms_norm(d.x, d.w, d.eps, d.out);
+  note("norm_defer", "settled");
+}
+
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
   forget_q8s();
+  defer_ = {};
   check_same_shape("add_rms_norm", residual, delta);
   check_same_shape("add_rms_norm", residual, out);
   cuda::AddRmsNormParams p;
