@@ -1,5 +1,5 @@
 // The CUDA backend: memory, weights, the device KV cache, variant records and the decode-step
-// graph (begin_step / end_step). The ops are in cuda_ops.cpp.
+// graph (begin_step / end_step). The ops are in cuda_ops.cpp and cuda_norm_ops.cpp.
 #include "backend/cuda/cuda_backend.h"
 
 #include <fmt/format.h>

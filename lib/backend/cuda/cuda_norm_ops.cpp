@@ -1,0 +1,140 @@
+// The CUDA backend's RMSNorm ops (split from cuda_ops.cpp): the decode norms emitting the next
+// matvec's q8s planes, the deferred form (kernels.norm_defer, Backend::rms_norm_into_matvecs) and
+// its settling, the fused residual add, the per-head norm.
+#include <fmt/format.h>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_op_util.h"
+#include "core/error.h"
+#include "matvec/mmvs.h"
+#include "norm/norm_kernels.h"
+
+namespace memra::backend::cuda_impl {
+
+void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
+  forget_q8s();
+  defer_ = {};
+  check_same_shape("rms_norm", x, out);
+  cuda::RmsNormParams p;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.w = f32_vector(w, x.cols, "rms_norm");
+  p.out = out.data;
+  p.ld_out = out.ld;
+  check_int(x.rows, "rms_norm rows");
+  p.rows = (int)x.rows;
+  p.cols = (int)x.cols;
+  p.eps = eps;
+  if (p.rows == 0) return;
+  const bool emit = emit_q8s_for(out);
+  if (emit) {
+    const Q8s q = q8s_planes(out.rows, out.cols);
+    p.q8s_xq = const_cast<int8_t*>(q.xq);
+    p.q8s_xds = const_cast<void*>(q.xds);
+    p.q8s_il = q.il;
+    // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
+    if (!overlaps(x, out)) p.split = cfg_.kernels.norm_split;
+    p.bulk = cfg_.kernels.norm_bulk_load;
+  }
+  // Prefill: the f16 rounding of out for the next GEMMs (kernels.gemm_x_reuse, as the GLU's).
+  const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::rms_norm_f16_copy_supported(p);
+  if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
+  cuda::check_status(cuda::launch_rms_norm(p, stream()), "launch_rms_norm");
+  if (emit) hold_q8s(out);
+  if (f16) set_x16_src(out);
+  note("norm", emit ? fmt::format("rms+q8s{}{}", p.split > 1 ? fmt::format("_split{}", p.split) : "",
+                                   cuda::rms_norm_bulk_applies(p) ? "_bulk" : "")
+                    : f16 ? "rms+f16" : "rms");
+}
+
+void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) {
+  // kernels.norm_defer: a one-token row whose consumers are mmvs launches in the interleaved order
+  // get the planes of x * w and the partial sums of squares; each launch applies the scale.
+  const bool defer = cfg_.kernels.norm_defer && cfg_.kernels.mmvs_act_il && emit_q8s_for(out) && x.rows == 1 &&
+                     out.rows == 1 && x.cols == out.cols && x.cols % 32 == 0 && x.cols <= (1 << 24) && !overlaps(x, out);
+  if (!defer) return rms_norm(x, w, eps, out);
+  forget_q8s();
+  defer_ = {};
+  const Q8s q = q8s_planes(1, x.cols);
+  cuda::RmsNormDeferParams p;
+  p.x = x.data;
+  p.w = f32_vector(w, x.cols, "rms_norm");
+  p.cols = (int)x.cols;
+  p.split = cfg_.kernels.norm_split;
+  p.q8s_xq = const_cast<int8_t*>(q.xq);
+  p.q8s_xds = const_cast<void*>(q.xds);
+  p.q8s_il = q.il;
+  const int n_ss = cuda::rms_norm_defer_partials(p.split);
+  p.partials = static_cast<float*>(workspace(kNormSs, (size_t)n_ss * sizeof(float)));
+  cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
+  hold_q8s(out);
+  defer_ = {x, out, w, eps, p.partials, n_ss, true};
+  note("norm", fmt::format("defer_q8s_split{}", p.split));
+}
+
+void CudaBackend::settle_deferred_norm(View x) {
+  if (!defer_.out.data || !overlaps(x, defer_.out)) return;
+  MEMRA_CHECK(defer_.live, "internal: the output of a deferred norm (Backend::rms_norm_into_matvecs, kernels.norm_defer) "
+                           "was read after it was given up");
+  const DeferredNorm d = defer_;
+  rms_norm(d.x, d.w, d.eps, d.out);
+  note("norm_defer", "settled");
+}
+
+void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
+  forget_q8s();
+  defer_ = {};
+  check_same_shape("add_rms_norm", residual, delta);
+  check_same_shape("add_rms_norm", residual, out);
+  cuda::AddRmsNormParams p;
+  p.residual = residual.data;
+  p.ld_residual = residual.ld;
+  p.delta = delta.data;
+  p.ld_delta = delta.ld;
+  p.residual_out = residual.data;
+  p.ld_residual_out = residual.ld;
+  p.w = f32_vector(w, residual.cols, "add_rms_norm");
+  p.out = out.data;
+  p.ld_out = out.ld;
+  check_int(residual.rows, "add_rms_norm rows");
+  p.rows = (int)residual.rows;
+  p.cols = (int)residual.cols;
+  p.eps = eps;
+  if (p.rows == 0) return;
+  const bool emit = emit_q8s_for(out);
+  if (emit) {
+    const Q8s q = q8s_planes(out.rows, out.cols);
+    p.q8s_xq = const_cast<int8_t*>(q.xq);
+    p.q8s_xds = const_cast<void*>(q.xds);
+    p.q8s_il = q.il;
+  }
+  const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::add_rms_norm_f16_copy_supported(p);
+  if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
+  cuda::check_status(cuda::launch_add_rms_norm(p, stream()), "launch_add_rms_norm");
+  if (emit) hold_q8s(out);
+  if (f16) set_x16_src(out);
+  note("add_norm", emit ? "add_rms+q8s" : f16 ? "add_rms+f16" : "add_rms");
+}
+
+void CudaBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w, float eps) {
+  forget_q8s();
+  MEMRA_CHECK((int64_t)n_head * head_dim == x.cols, "head_rms_norm: {} heads x {} != {} columns", n_head,
+              head_dim, x.cols);
+  cuda::HeadRmsNormParams p;
+  p.x = x.data;
+  p.ld_x = x.ld;
+  p.out = x.data;
+  p.ld_out = x.ld;
+  p.w = f32_vector(w, head_dim, "head_rms_norm");
+  check_int(x.rows, "head_rms_norm rows");
+  p.rows = (int)x.rows;
+  p.n_head = n_head;
+  p.head_dim = head_dim;
+  p.eps = eps;
+  if (p.rows == 0) return;
+  cuda::check_status(cuda::launch_head_rms_norm(p, stream()), "launch_head_rms_norm");
+  note("head_norm", "head_rms");
+}
+
+}  // namespace memra::backend::cuda_impl

@@ -1,0 +1,303 @@
+// The decode attention levers (byte identity across the 128-key edge, the tensor-core forms against
+// the oracle) and the deferred norm against the oracle (the runs and the tolerance rule:
+// gpu_model_runs.h).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "synth/plan.h"
+#include "synth/synth.h"
+#include "backend_cuda/gpu_model_runs.h"
+
+using namespace memra;
+using namespace memra::gputest;
+
+// A synth preset with head_dim 128 (the tiny presets have 32; the fused decode attention paths
+// exist for 128), two layers, q8_0 weights, written to a temporary file.
+// A kAcross128-token prompt (its last row's logits only: the runs' buffers hold kPrompt rows), then
+// 16 one-token decode steps at positions kAcross128 .. + 15 (across the 128-key edge): each step's
+// decode logits. Prompt token i is (i * mul + add) mod n_vocab, step t's (t * mul1 + add1).
+constexpr int kAcross128 = 120;
+std::vector<std::vector<float>> decode_across_128(ModelRun& run, int mul, int add, int mul1, int add1) {
+  const int64_t nv = run.model->hparams().n_vocab;
+  std::vector<int32_t> ids(kAcross128);
+  for (int i = 0; i < kAcross128; ++i) ids[(size_t)i] = (int32_t)((i * mul + add) % nv);
+  (void)step(run, ids, 0, false);
+  std::vector<std::vector<float>> out;
+  for (int t = 0; t < 16; ++t) {
+    const int32_t one[1] = {(int32_t)((t * mul1 + add1) % nv)};
+    out.push_back(step(run, one, kAcross128 + t, false));
+  }
+  return out;
+}
+
+// One run per config on the model at path, each decoding across the 128-key edge
+// (decode_across_128 with mul, add, mul1, add1): every run's logits must be the bytes of the first
+// run's (`what` names the runs' difference in the message). Returns, per run, its receipt variants
+// and whether its decode steps ran as a graph.
+struct Across128Run {
+  std::map<std::string, std::string> variants;
+  bool graph = false;
+};
+std::vector<Across128Run> decode_across_128_same(const char* preset, const std::string& path, const kv::KvOptions& ko,
+                                                 std::span<const Config> cs, int mul, int add, int mul1, int add1,
+                                                 const char* what) {
+  std::vector<Across128Run> out;
+  std::vector<std::vector<float>> ref;
+  for (size_t r = 0; r < cs.size(); ++r) {
+    ModelRun run = open_run(backend::make_cuda_backend(cs[r]), path, ko);
+    const auto got = decode_across_128(run, mul, add, mul1, add1);
+    if (r == 0) ref = got;
+    for (size_t t = 0; t < got.size(); ++t)
+      EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
+          << preset << ": decode logits differ " << what << " (run " << r << ") at position " << kAcross128 + t;
+    out.push_back({run.be->variants(), run.be->decode_graph()});
+  }
+  return out;
+}
+
+std::string write_hd128(const char* preset, const char* tag) {
+  synth::Dims d = synth::find_preset(preset).dims;
+  d.n_layer = 2;
+  d.head_dim = 128;
+  d.n_embd = d.n_head * 128;
+  const std::string path = ::testing::TempDir() + "memra-" + tag + "-" + preset + ".gguf";
+  synth::WriteOptions wo;
+  wo.path = path;
+  wo.hash = false;
+  synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
+  return path;
+}
+
+// kernels.norm_defer (the decode norms before the projections write the planes of x * w and partial
+// sums of squares; the matvecs apply the scale) against the CPU oracle with check_model's tolerance
+// rule: the bits differ from the plain norm's by design. The last one-token launch of a step (the
+// output head) took the scale ("_ns"); with the matvecs on another kernel (kernels.matvec =
+// "mmvq_v2", which reads x itself) every consumer gets the norm computed in full first ("settled").
+TEST(CudaModels, NormDeferAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* rel : {"synth/qwen3-q4_k_m.gguf", "synth/llama-q8_0.gguf", "synth/llama-q4_k_m.gguf", "synth/qwen3-q8_0.gguf"}) {
+    const std::string path = shared_dir() + "/models/" + rel;
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    Config c = gpu_config(true);
+    c.kernels.norm_defer = true;
+    check_model_file(path, std::string(rel) + " norm_defer", c, "_ns", "mmvs_m1");
+    check_model_file(path, std::string(rel) + " norm_defer", c, "defer_q8s", "norm");
+    c.kernels.matvec = "mmvq_v2";
+    check_model_file(path, std::string(rel) + " norm_defer mmvq_v2", c, "settled", "norm_defer");
+  }
+}
+
+// kernels.attn_pv_mma (P x V of the decode attention on tensor cores, f16 P and V) against the
+// CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per
+// kv head (qwen3, llama, qwen3-32b shapes), with and without the RoPE fold; the path is taken.
+TEST(CudaModels, AttnPvMmaAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "pv-mma");
+    for (bool fold : {true, false}) {
+      Config c = gpu_config(true);
+      c.kernels.attn_pv_mma = true;
+      c.kernels.attn_rope_fold = fold;
+      c.kv.type_k = "q8_0";
+      c.kv.type_v = "q5_1";
+      check_model_file(path, std::string(preset) + (fold ? " hd128 pv16 fold" : " hd128 pv16"), c, "+pv16");
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_f16_mma (scores and P x V of the decode attention on tensor cores over an f16 K/V
+// cache) against the CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4 and
+// 8 query heads per kv head; the path is taken.
+TEST(CudaModels, AttnF16MmaAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "f16-mma");
+    Config c = gpu_config(true);
+    c.kernels.attn_f16_mma = true;
+    c.kv.type_k = "f16";
+    c.kv.type_v = "f16";
+    check_model_file(path, std::string(preset) + " hd128 f16 cache f16mma", c, "+f16mma");
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_rope_fold (the q/k norm + RoPE + K/V append done by the decode attention kernel)
+// changes no byte of the decode logits over a prompt and decode steps that cross from one split
+// to two (n_ctx 256: 2 splits of >= 128 keys): qwen3 (NeoX, head norms, 4 query heads per kv
+// head), llama (Normal pairs, no head norm), qwen3-32b's group of 8; and the fold is taken. A
+// third run folds with kernels.attn_fold_prefetch (with pv: the first tile before the wait).
+TEST(CudaModels, AttnRopeFoldSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"})
+  for (bool pv : {false, true}) {  // with P x V on tensor cores (kernels.attn_pv_mma) on both sides
+    const std::string path = write_hd128(preset, "rope-fold");
+    const kv::KvOptions ko{256, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 3; ++r) {
+      c[r].kernels.attn_rope_fold = r > 0;
+      c[r].kernels.attn_fold_prefetch = r == 2;
+      c[r].kernels.attn_pv_mma = pv;
+      c[r].kernels.attn_head_split_keys = 0;  // the group's block (the split and the pair form:
+      c[r].kernels.attn_head_pair_keys = 0;   // AttnHeadSplitSameBytes)
+    }
+    // The second split opens at 128 keys.
+    const auto runs = decode_across_128_same(preset, path, ko, c, 17, 3, 7, 1, "with the fold");
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+      const auto& v = runs[(size_t)r].variants;
+      ASSERT_TRUE(v.count("qk_norm_rope")) << preset;
+      const bool folded = v.at("qk_norm_rope").find("in_attention") != std::string::npos;
+      EXPECT_EQ(folded, r > 0) << preset << ": " << v.at("qk_norm_rope");
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+pv16") != std::string::npos, pv) << preset << ": " << v.at("attn_decode");
+      const bool g4 = std::string(preset) != "qwen3-32b-tiny";  // the prefetch form exists for 4 query heads per kv head
+      EXPECT_EQ(v.at("attn_decode").find("+pre") != std::string::npos, pv && g4 && r == 2)
+          << preset << ": " << v.at("attn_decode");
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_one_split_no_combine (a decode step whose rows all have at most 128 keys launches
+// no combine kernel) changes no byte of the decode logits: steps at positions 120 .. 135 with a
+// 300-row cache (2 splits past 128 keys), the steps up to position 127 without the combine and the
+// later ones with it (two step graphs), on 4 and 8 query heads per kv head. The receipts' attention
+// variant names "+nocombine" in the run with the key only.
+TEST(CudaModels, AttnOneSplitNoCombineSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "no-combine");
+    const kv::KvOptions ko{300, QType::Q8_0, QType::Q5_1};
+    Config c[2] = {gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 2; ++r) {
+      c[r].kernels.attn_one_split_direct = true;
+      c[r].kernels.attn_one_split_no_combine = r == 1;
+    }
+    const auto runs = decode_across_128_same(preset, path, ko, c, 23, 9, 3, 5, "without the combine launch");
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+      const auto& v = runs[(size_t)r].variants;
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+nocombine") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_head_split_keys (one attention block per query head while a row has at most that
+// many keys) changes no byte of the decode logits. At 128 the steps at positions 120 .. 127 take
+// the head-split form and 128 .. 135 the group's block (two step graphs: the threshold is part of
+// the graph key); 4 query heads per kv head and 8 (qwen3-32b-tiny), fold + prefetch + K stage.
+// Run 2 adds kernels.attn_one_split_direct (rows of up to 128 keys written by the split kernel),
+// run 3 that alone; run 4 takes three forms in turn (kernels.attn_head_split_keys 124,
+// attn_head_pair_keys 130: one head per block at positions 120 .. 123, two at 124 .. 129, the
+// group's block from 130; three step graphs; kernels.attn_head_pair_max_group 8 so that both groups
+// take the pair form); run 5 the same with attn_head_pair_max_group 4: the pair form for 4 query
+// heads per kv head only (8: the group's block from 124).
+TEST(CudaModels, AttnHeadSplitSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "head-split");
+    const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
+    constexpr int kRuns = 6;
+    Config c[kRuns];
+    for (int r = 0; r < kRuns; ++r) {
+      c[r] = gpu_config(true);
+      c[r].kernels.attn_rope_fold = true;
+      c[r].kernels.attn_fold_prefetch = true;
+      c[r].kernels.attn_fold_k_stage = true;
+      c[r].kernels.attn_pv_mma = true;
+      c[r].kernels.attn_head_split_keys = r == 1 || r == 2 ? 128 : 0;
+      c[r].kernels.attn_one_split_direct = r == 2 || r == 3;
+      c[r].kernels.attn_head_pair_keys = 0;
+    }
+    for (int r = 4; r < 6; ++r) {
+      c[r].kernels.attn_head_split_keys = 124;
+      c[r].kernels.attn_head_pair_keys = 130;
+      c[r].kernels.attn_head_pair_max_group = r == 4 ? 8 : 4;
+    }
+    const bool g4 = std::string(preset) != "qwen3-32b-tiny";
+    const auto runs = decode_across_128_same(preset, path, ko, c, 19, 7, 5, 3, "across the head-split forms");
+    for (int r = 0; r < kRuns; ++r) {
+      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+      const auto& v = runs[(size_t)r].variants;
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      const std::string& ad = v.at("attn_decode");
+      // "hs" as a whole '+' token of a variant name (variants joined by ','; later flags such as
+      // "+si" may follow it, "+hs2" is the pair form).
+      bool hs = false;
+      for (size_t p0 = 0; p0 <= ad.size();) {
+        const size_t p1 = std::min(ad.find_first_of("+,", p0), ad.size());
+        hs = hs || ad.compare(p0, p1 - p0, "hs") == 0;
+        p0 = p1 + 1;
+      }
+      EXPECT_EQ(hs, r == 1 || r == 2 || r >= 4) << preset << ": " << ad;
+      EXPECT_EQ(ad.find("+hs2") != std::string::npos, r == 4 || (r == 5 && g4)) << preset << ": " << ad;
+      EXPECT_EQ(ad.find("+direct1") != std::string::npos, r == 2 || r == 3) << preset << ": " << ad;
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_softmax_interleave (the heads' online-softmax shuffle trees side by side) changes
+// no byte of the decode logits. As AttnFoldKStageSameBytes (one split of a 160-row cache: from 129
+// keys warp 0 has a second tile), run 1 with the switch, run 2 with it and one block per query
+// head up to 128 keys (kernels.attn_head_split_keys) so that the head-split instance takes it too.
+// The form exists for NeoX pairs (qwen3); llama's Normal pairs keep the plain form.
+TEST(CudaModels, AttnSoftmaxInterleaveSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
+    const std::string path = write_hd128(preset, "softmax-interleave");
+    const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
+    Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 3; ++r) {
+      c[r].kernels.attn_rope_fold = true;
+      c[r].kernels.attn_fold_prefetch = true;
+      c[r].kernels.attn_pv_mma = true;
+      c[r].kernels.attn_fold_k_stage = true;
+      c[r].kernels.attn_softmax_interleave = r >= 1;
+      c[r].kernels.attn_head_split_keys = r == 2 ? 128 : 0;
+      c[r].kernels.attn_head_pair_keys = 0;
+    }
+    const auto runs = decode_across_128_same(preset, path, ko, c, 29, 13, 2, 4, "with the interleaved softmax trees");
+    const bool neox = std::string(preset) == "qwen3-8b-tiny";
+    for (int r = 0; r < 3; ++r) {
+      const auto& v = runs[(size_t)r].variants;
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+si") != std::string::npos, r >= 1 && neox) << preset << ": " << v.at("attn_decode");
+    }
+    std::remove(path.c_str());
+  }
+}
+
+// kernels.attn_fold_k_stage (every later tile's K slices staged in shared memory in the fold's
+// prefetch form) changes no byte of the decode logits. A 160-row cache gives one split, so from
+// 129 keys on warp 0 has a second 32-key tile: positions 120 .. 135 cross it. With and without the
+// switch, fold + prefetch + P x V on both sides, 4 query heads per kv head (the prefetch form).
+TEST(CudaModels, AttnFoldKStageSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
+    const std::string path = write_hd128(preset, "fold-k-stage");
+    const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
+    Config c[2] = {gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 2; ++r) {
+      c[r].kernels.attn_rope_fold = true;
+      c[r].kernels.attn_fold_prefetch = true;
+      c[r].kernels.attn_pv_mma = true;
+      c[r].kernels.attn_fold_k_stage = r == 1;
+    }
+    const auto runs = decode_across_128_same(preset, path, ko, c, 13, 5, 11, 2, "with the K stage");
+    for (int r = 0; r < 2; ++r) {
+      const auto& v = runs[(size_t)r].variants;
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+pre+ks") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
+    }
+    std::remove(path.c_str());
+  }
+}
+
