@@ -9,6 +9,8 @@
 //   dequantized weights and activation (the mmvs tolerance, cases_mmvs.cu); forms: plain, the SiLU
 //   GLU (s inside the activation), the row pairs (two tasks and one), the GLU pairs. The refusals
 //   (a residual, 33 partials, a cap without scaled instances) are checked in every case.
+// - mmvs_norm_ss_qkv/<types>/<k>/cap<c>: q, k, v in one launch with the scale (three matrices of one
+//   type; the mixed Q4_K + Q6_K pair) byte-identical to each matrix launched alone with it.
 #include <cmath>
 #include <vector>
 
@@ -182,6 +184,93 @@ class MmvsNormSsCase : public Case {
   float *dxds_ = nullptr, *dpart_ = nullptr, *dy_ = nullptr;
 };
 
+// q, k, v in one launch with the scale (MmvsParams::norm_ss with extra segments: three matrices of
+// one type, or the mixed pair Q4_K q, k + Q6_K v) against each matrix launched alone with the scale:
+// byte-identical rows (each row's operations do not depend on the launch), and against f64.
+class MmvsNormSsSegCase : public Case {
+ public:
+  MmvsNormSsSegCase(QType t, QType tv, int64_t k, int64_t rq, int64_t rkv, int cap)
+      : t_{t, t, tv}, k_(k), rows_{rq, rkv, rkv}, cap_(cap) {}
+  void generate(Env& env) override {
+    for (int i = 0; i < 3; ++i) {
+      w_[i] = random_weight_bytes(env, t_[i], rows_[i], k_);
+      dw_[i] = mmvs_cases::upload_split(env, t_[i], w_[i], rows_[i], k_, true);
+      dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
+    }
+    int8_t* plain = nullptr;
+    x_ = mmvs_cases::random_q8s_input(env, 1, k_, &plain, &dxds_, &dxq_il_);
+    part_ = env.uniform(32, 0.2f, 1.8f);
+    for (float& v : part_) v *= (float)k_ / 32.0f;
+    dpart_ = env.upload(part_);
+  }
+  cuda::MmvsParams one(int i, float* y) const {
+    auto p = mmvs_cases::mmvs_params(t_[i], dw_[i], nullptr, rows_[i], k_, 1, dxq_il_, dxds_, y);
+    p.act_il = true;
+    p.split_max_warps = 2;
+    p.min_blocks = cap_;
+    p.norm_ss = dpart_;
+    p.norm_ss_n = 32;
+    p.norm_eps = 1e-6f;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::MmvsParams p = one(0, dy_[0]);
+    p.n_extra = 2;
+    for (int i = 1; i < 3; ++i) {
+      auto& e = p.extra[i - 1];
+      e.w = dw_[i].w;
+      e.w_d = dw_[i].w_d;
+      e.w_aux = dw_[i].w_aux;
+      e.n_rows = rows_[i];
+      e.y = dy_[i];
+      e.type2 = t_[i] != t_[0];
+    }
+    if (t_[2] != t_[0]) p.w_type2 = t_[2];
+    return cuda::launch_mmvs(p, env.stream());
+  }
+  void reference(Env& env) override {
+    const double s = 1.0 / std::sqrt(partials_sum(part_) / (double)k_ + 1e-6);
+    const auto xf = dequantize_rows(QType::Q8_1, x_, 1, k_);
+    for (int i = 0; i < 3; ++i) {
+      float* y = env.alloc<float>((size_t)rows_[i]);
+      ref::check(cuda::launch_mmvs(one(i, y), env.stream()), "one matrix with the scale");
+      sep_[i] = env.download(y, (size_t)rows_[i]);
+      auto r = matmul_f64(dequantize_rows(t_[i], w_[i], rows_[i], k_), xf, rows_[i], k_, 1);
+      for (double& v : r) v *= s;
+      ref_.insert(ref_.end(), r.begin(), r.end());
+      w_[i].clear();
+    }
+  }
+  Verdict compare(Env& env) override {
+    std::vector<float> got, sep;
+    for (int i = 0; i < 3; ++i) {
+      const auto g = env.download(dy_[i], (size_t)rows_[i]);
+      got.insert(got.end(), g.begin(), g.end());
+      sep.insert(sep.end(), sep_[i].begin(), sep_[i].end());
+    }
+    return ref::all_of({{"one launch vs each matrix alone, bytes", compare_bytes(got.data(), sep.data(), got.size() * 4)},
+                        {"f64 reference", ref::norm(got, ref_, mmvs_cases::kTol)}});
+  }
+  PerfCount perf_count() const override {
+    double wb = 0;
+    for (int i = 0; i < 3; ++i) wb += (double)*qtype_row_bytes(t_[i], k_) * (double)rows_[i];
+    return {wb + (double)k_ * 1.25, 0};
+  }
+
+ private:
+  QType t_[3];
+  int64_t k_;
+  int64_t rows_[3];
+  int cap_;
+  std::vector<uint8_t> w_[3], x_;
+  std::vector<float> part_, sep_[3];
+  std::vector<double> ref_;
+  DeviceWeight dw_[3];
+  int8_t* dxq_il_ = nullptr;
+  float *dxds_ = nullptr, *dpart_ = nullptr;
+  float* dy_[3] = {};
+};
+
 void add_norm_defer_cases(Registry& r) {
   // 4096 / 5120: the qwen3 widths; 4160: chunks past a block's 128 threads; 160: fewer chunks than
   // blocks x threads.
@@ -199,6 +288,16 @@ void add_norm_defer_cases(Registry& r) {
           r.add("mmvs_id", ref::cat("mmvs_norm_ss/", qtype_name(t), "/", n, "x", k, "/", kForm[form], "/cap", cap),
                 [=] { return std::make_unique<MmvsNormSsCase>(t, n, k, form, cap, 32); });
         }
+  // The q/k/v launches of the step: three matrices of one type, and the mixed Q4_K + Q6_K pair (the
+  // qwen3-8b / qwen3-32b widths and row counts: 4096 q + 1024 k, v; 8192 q + 1024 k, v).
+  for (int cap : {0, 6}) {
+    for (QType t : {QType::Q4_K, QType::Q8_0, QType::Q4_0, QType::Q6_K})
+      r.add("mmvs_id", ref::cat("mmvs_norm_ss_qkv/", qtype_name(t), "/4096/cap", cap, "/vs_each_alone_bytes"),
+            [=] { return std::make_unique<MmvsNormSsSegCase>(t, t, 4096, 4096, 1024, cap); });
+    for (auto [k, rq] : {std::pair<int64_t, int64_t>{4096, 4096}, {5120, 8192}})
+      r.add("mmvs_id", ref::cat("mmvs_norm_ss_qkv/Q4_K+Q6_K/", k, "/cap", cap, "/vs_each_alone_bytes"),
+            [=] { return std::make_unique<MmvsNormSsSegCase>(QType::Q4_K, QType::Q6_K, k, rq, 1024, cap); });
+  }
   // Fewer partials than lanes (a deferred norm over fewer blocks).
   r.add("mmvs_id", "mmvs_norm_ss/Q4_K/1024x4096/glu/cap5/4_partials",
         [] { return std::make_unique<MmvsNormSsCase>(QType::Q4_K, 1024, 4096, 1, 5, 4); });
