@@ -1076,10 +1076,14 @@ PY
     done
     ;;
   nd31b)
-    # The second call: qwen3-32b q4_k_m with the deferred norm as the arm.
+    # The second call: qwen3-32b q4_k_m with the deferred norm as the arm; qwen3-32b q4_0 with the Q4_0
+    # GLU pairs off as the arm (the reversal gp30q's 1.026x is owed).
     gpu_info
     synth qwen3-32b q4_k_m
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
+    rm -f "$f"
+    synth qwen3-32b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-q4k-only.toml
     rm -f "$f"
     ;;
   defer30)
@@ -1095,12 +1099,11 @@ PY
     done
     ;;
   gp30q)
-    # The Q4_0 SiLU GLU pairs on qwen3-32b q4_0 (5120-weight gate/up rows; the pairs are on for Q4_K
-    # only; kernel level +3% at 25600x5120, gp30): tg128 with the Q4_0 pairs as the arm.
-    gpu_info
-    synth qwen3-32b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-q4_0.toml
-    rm -f "$f"
+    # Run in the thirtieth session (receipts/h200/logs/gp30q-9709746-20261204.log; the Q4_0 GLU pairs
+    # 1.026x qwen3-32b q4_0, A/A 1.012x: on by default since 45bc317; nd31b has the reversal). Its arm
+    # file is removed.
+    echo "gp30q: ran in the thirtieth session; see bench/notes/mmvs-row-pairs.md" >&2
+    exit 2
     ;;
   trace30)
     # The thirtieth session's last call: decode timelines of the defaults (713bcdb) on qwen3-8b q4_k_m
