@@ -1062,9 +1062,9 @@ PY
     # key as the arm, qwen3-32b q4_k_m, and a d0 timeline with it (the norms' exposed time).
     gpu_info
     for flt in norm_defer mmvs_norm_ss; do
-      timeout 120 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263110 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+      timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263110 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
     done
-    cuda_vs_cpu "NormDefer" 8
+    cuda_vs_cpu "NormDefer" 10
     synth qwen3-8b q4_k_m
     tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
     traces_at 0 -- nd --config configs/arm-norm-defer.toml

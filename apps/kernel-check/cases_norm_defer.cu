@@ -11,6 +11,9 @@
 //   (a residual, 33 partials, a cap without scaled instances) are checked in every case.
 // - mmvs_norm_ss_qkv/<types>/<k>/cap<c>: q, k, v in one launch with the scale (three matrices of one
 //   type; the mixed Q4_K + Q6_K pair) byte-identical to each matrix launched alone with it.
+// - norm_defer/3x<cols>/...: a verify batch's rows (the plain order, per-row partials), and
+//   mmvs_norm_ss_m3/*: the m = 3 launch with per-row partials against f64 and, row by row, byte-
+//   identical to the m = 1 launch of that row (decode == verify).
 #include <cmath>
 #include <vector>
 
@@ -34,26 +37,29 @@ double partials_sum(const std::vector<float>& p) {
 
 class NormDeferCase : public Case {
  public:
-  NormDeferCase(int cols, int split, bool has_w) : cols_(cols), split_(split), has_w_(has_w) {}
+  // rows > 1: a verify batch, the planes in the plain order, row r's partials after row r - 1's.
+  NormDeferCase(int cols, int split, bool has_w, int rows = 1) : cols_(cols), split_(split), rows_(rows), has_w_(has_w) {}
   void generate(Env& env) override {
-    x_ = env.normal((size_t)cols_, 2.0f);
+    x_ = env.normal((size_t)(rows_ * cols_), 2.0f);
     w_ = env.normal((size_t)cols_, 0.2f, 1.0f);
     dx_ = env.upload(x_);
     dw_ = env.upload(w_);
-    dxq_ = env.alloc_output<int8_t>((size_t)cuda::q8s::il_row_bytes(cols_));
-    dxds_ = env.alloc_output<float>((size_t)cols_ / 16);
+    dxq_ = env.alloc_output<int8_t>(xq_bytes());
+    dxds_ = env.alloc_output<float>((size_t)(rows_ * cols_) / 16);
     n_part_ = cuda::rms_norm_defer_partials(split_);
-    dpart_ = env.alloc_output<float>((size_t)n_part_);
+    dpart_ = env.alloc_output<float>((size_t)(rows_ * n_part_));
   }
+  size_t xq_bytes() const { return rows_ == 1 ? (size_t)cuda::q8s::il_row_bytes(cols_) : (size_t)(rows_ * cols_); }
   cuda::RmsNormDeferParams params() const {
     cuda::RmsNormDeferParams p;
     p.x = dx_;
+    p.rows = rows_;
     p.w = has_w_ ? dw_ : nullptr;
     p.cols = cols_;
     p.split = split_;
     p.q8s_xq = dxq_;
     p.q8s_xds = dxds_;
-    p.q8s_il = true;
+    p.q8s_il = rows_ == 1;
     p.partials = dpart_;
     return p;
   }
@@ -64,40 +70,51 @@ class NormDeferCase : public Case {
     return cuda::launch_rms_norm_defer(params(), env.stream());
   }
   void reference(Env& env) override {
-    std::vector<float> u((size_t)cols_);
-    for (int i = 0; i < cols_; ++i) u[(size_t)i] = has_w_ ? x_[(size_t)i] * w_[(size_t)i] : x_[(size_t)i];
-    std::vector<uint8_t> blocks((size_t)(cols_ / 32) * 36);
-    quantize_row(QType::Q8_1, u.data(), blocks.data(), cols_);
+    std::vector<float> u((size_t)(rows_ * cols_));
+    for (size_t i = 0; i < u.size(); ++i) u[i] = has_w_ ? x_[i] * w_[i % (size_t)cols_] : x_[i];
+    std::vector<uint8_t> blocks((size_t)(rows_ * (cols_ / 32)) * 36);
+    for (int r = 0; r < rows_; ++r)
+      quantize_row(QType::Q8_1, u.data() + (size_t)r * cols_, blocks.data() + (size_t)r * (cols_ / 32) * 36, cols_);
     std::vector<int8_t> xq;
-    q8_1_to_q8s(blocks, 1, cols_, xq, xds_);
-    xq_ = env.download(dxq_, (size_t)cuda::q8s::il_row_bytes(cols_));  // the poison stays where no quant goes
-    cuda::q8s::to_interleaved(xq.data(), cols_, xq_.data(), cuda::q8s::Order::il);
-    ss_ = 0.0;
-    for (float v : x_) ss_ += (double)v * (double)v;
+    q8_1_to_q8s(blocks, rows_, cols_, xq, xds_);
+    if (rows_ == 1) {
+      xq_ = env.download(dxq_, xq_bytes());  // the poison stays where no quant goes
+      cuda::q8s::to_interleaved(xq.data(), cols_, xq_.data(), cuda::q8s::Order::il);
+    } else {
+      xq_ = std::move(xq);
+    }
+    ss_.assign((size_t)rows_, 0.0);
+    for (size_t i = 0; i < x_.size(); ++i) ss_[i / (size_t)cols_] += (double)x_[i] * (double)x_[i];
   }
   Verdict compare(Env& env) override {
     if (!refused_) return ref::fail(ref::cat("split ", cuda::kMaxNormSplit + 1, " was not refused"));
     const auto q = env.download(dxq_, xq_.size());
     const auto ds = env.download(dxds_, xds_.size());
-    const auto part = env.download(dpart_, (size_t)n_part_);
-    const double got = partials_sum(part), rel = std::fabs(got - ss_) / ss_;
+    const auto part = env.download(dpart_, (size_t)(rows_ * n_part_));
     Verdict v = ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
                              {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
-    if (v.pass && !(rel <= 1e-5))
-      return ref::fail(ref::cat("sum of squares ", got, " from ", n_part_, " partials against ", ss_, " (f64): ", rel, " relative"));
-    v.detail += ref::cat("; ", n_part_, " partials, sum of squares ", rel, " relative to f64");
+    double worst = 0.0;
+    for (int r = 0; r < rows_; ++r) {
+      const std::vector<float> pr(part.begin() + (ptrdiff_t)r * n_part_, part.begin() + (ptrdiff_t)(r + 1) * n_part_);
+      const double got = partials_sum(pr), rel = std::fabs(got - ss_[(size_t)r]) / ss_[(size_t)r];
+      worst = std::max(worst, rel);
+      if (v.pass && !(rel <= 1e-5))
+        return ref::fail(ref::cat("row ", r, ": sum of squares ", got, " from ", n_part_, " partials against ",
+                                  ss_[(size_t)r], " (f64): ", rel, " relative"));
+    }
+    v.detail += ref::cat("; ", n_part_, " partials per row, sums of squares within ", worst, " of f64");
     return v;
   }
   PerfCount perf_count() const override { return {(double)cols_ * 9.25, 0}; }
 
  private:
-  int cols_, split_;
+  int cols_, split_, rows_;
   bool has_w_;
   bool refused_ = false;
   int n_part_ = 0;
   std::vector<float> x_, w_, xds_;
   std::vector<int8_t> xq_;
-  double ss_ = 0.0;
+  std::vector<double> ss_;
   float *dx_ = nullptr, *dw_ = nullptr, *dxds_ = nullptr, *dpart_ = nullptr;
   int8_t* dxq_ = nullptr;
 };
@@ -271,6 +288,90 @@ class MmvsNormSsSegCase : public Case {
   float* dy_[3] = {};
 };
 
+// A verify batch (m = 3, the plain order) with per-row partials (MmvsParams::norm_ss at m > 1):
+// against f64 of each row's scale times its product, and each row byte-identical to the m = 1
+// launch (the interleaved order, that row's planes and partials): decode == verify.
+class MmvsNormSsM3Case : public Case {
+ public:
+  MmvsNormSsM3Case(QType t, int64_t n, int64_t k, bool glu) : t_(t), n_(n), k_(k), glu_(glu) {}
+  void generate(Env& env) override {
+    w_ = random_weight_bytes(env, t_, n_, k_);
+    dw_ = mmvs_cases::upload_split(env, t_, w_, n_, k_, true);
+    if (glu_) {
+      w2_ = random_weight_bytes(env, t_, n_, k_);
+      dw2_ = mmvs_cases::upload_split(env, t_, w2_, n_, k_, true);
+    }
+    const auto x = env.normal((size_t)(kM * k_));
+    blocks_.resize((size_t)(kM * (k_ / 32)) * 36);
+    for (int j = 0; j < kM; ++j)
+      quantize_row(QType::Q8_1, x.data() + j * k_, blocks_.data() + (size_t)j * (k_ / 32) * 36, k_);
+    std::vector<int8_t> xq;
+    std::vector<float> xds;
+    q8_1_to_q8s(blocks_, kM, k_, xq, xds);
+    dxq_ = env.upload(xq);
+    dxds_ = env.upload(xds);
+    for (int j = 0; j < kM; ++j) {  // each row alone in the interleaved order, for the m = 1 launches
+      const std::vector<int8_t> row(xq.begin() + (ptrdiff_t)(j * k_), xq.begin() + (ptrdiff_t)((j + 1) * k_));
+      dxq_il_[j] = env.upload(mmvs_cases::act_il_order(row, k_));
+    }
+    part_ = env.uniform((size_t)(kM * kParts), 0.2f, 1.8f);
+    for (float& v : part_) v *= (float)k_ / (float)kParts;
+    dpart_ = env.upload(part_);
+    dy_ = env.alloc_output<float>((size_t)(kM * n_));
+  }
+  cuda::MmvsParams params(int m, const int8_t* xq, const float* xds, const float* part, float* y) const {
+    auto p = mmvs_cases::mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, m, xq, xds, y);
+    p.act_il = m == 1;
+    p.norm_ss = part;
+    p.norm_ss_n = kParts;
+    p.norm_eps = 1e-6f;
+    return p;
+  }
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(kM, dxq_, dxds_, dpart_, dy_), env.stream()); }
+  void reference(Env& env) override {
+    const auto xf = dequantize_rows(QType::Q8_1, blocks_, kM, k_);
+    ref_ = matmul_f64(dequantize_rows(t_, w_, n_, k_), xf, n_, k_, kM);
+    std::vector<double> u;
+    if (glu_) u = matmul_f64(dequantize_rows(t_, w2_, n_, k_), xf, n_, k_, kM);
+    for (int j = 0; j < kM; ++j) {
+      const std::vector<float> pj(part_.begin() + j * kParts, part_.begin() + (j + 1) * kParts);
+      const double s = 1.0 / std::sqrt(partials_sum(pj) / (double)k_ + 1e-6);
+      for (int64_t r = 0; r < n_; ++r) {
+        double& v = ref_[(size_t)(j * n_ + r)];
+        v = glu_ ? mmvs_cases::silu64(s * v) * (s * u[(size_t)(j * n_ + r)]) : s * v;
+      }
+      float* y1 = env.alloc<float>((size_t)n_);
+      ref::check(cuda::launch_mmvs(params(1, dxq_il_[j], dxds_ + j * (k_ / 32) * 2, dpart_ + j * kParts, y1), env.stream()),
+                 "the m = 1 launch of one row");
+      const auto got1 = env.download(y1, (size_t)n_);
+      one_.insert(one_.end(), got1.begin(), got1.end());
+    }
+    w_.clear();
+    w2_.clear();
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dy_, (size_t)(kM * n_));
+    return ref::all_of({{"each row vs its m = 1 launch, bytes", compare_bytes(got.data(), one_.data(), got.size() * 4)},
+                        {"f64 reference", ref::norm(got, ref_, mmvs_cases::kTol)}});
+  }
+  PerfCount perf_count() const override {
+    return {(double)*qtype_row_bytes(t_, k_) * (double)n_ * (glu_ ? 2 : 1) + (double)(kM * k_) * 1.25, 0};
+  }
+
+ private:
+  static constexpr int kM = 3, kParts = 32;
+  QType t_;
+  int64_t n_, k_;
+  bool glu_;
+  std::vector<uint8_t> w_, w2_, blocks_;
+  std::vector<float> part_, one_;
+  std::vector<double> ref_;
+  DeviceWeight dw_, dw2_;
+  int8_t* dxq_ = nullptr;
+  int8_t* dxq_il_[kM] = {};
+  float *dxds_ = nullptr, *dpart_ = nullptr, *dy_ = nullptr;
+};
+
 void add_norm_defer_cases(Registry& r) {
   // 4096 / 5120: the qwen3 widths; 4160: chunks past a block's 128 threads; 160: fewer chunks than
   // blocks x threads.
@@ -279,6 +380,14 @@ void add_norm_defer_cases(Registry& r) {
       r.add("mmvs_id", ref::cat("norm_defer/", cols, "/split", split, "/bytes_vs_cpu_q8_1"),
             [=] { return std::make_unique<NormDeferCase>(cols, split, true); });
   r.add("mmvs_id", "norm_defer/4096/split4/no_w/bytes_vs_cpu_q8_1", [] { return std::make_unique<NormDeferCase>(4096, 4, false); });
+  // A verify batch: 3 rows in the plain order, per-row partials.
+  r.add("mmvs_id", "norm_defer/3x5120/split8/bytes_vs_cpu_q8_1", [] { return std::make_unique<NormDeferCase>(5120, 8, true, 3); });
+  r.add("mmvs_id", "norm_defer/3x4096/split1/bytes_vs_cpu_q8_1", [] { return std::make_unique<NormDeferCase>(4096, 1, true, 3); });
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
+    for (int64_t k : {4096, 12288})
+      for (bool glu : {false, true})
+        r.add("mmvs_id", ref::cat("mmvs_norm_ss_m3/", qtype_name(t), "/512x", k, glu ? "/glu" : "/plain", "/vs_m1_bytes"),
+              [=] { return std::make_unique<MmvsNormSsM3Case>(t, 512, k, glu); });
   static const char* kForm[] = {"plain", "glu", "rp", "rp1", "gp"};
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1024, 4096}, {514, 5120}, {256, 12288}})

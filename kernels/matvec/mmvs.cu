@@ -125,9 +125,9 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // launches only (launch_mmvs), and compiled out of the GLU ones: there the register would have
   // made the Q4_K cap-6 instance spill.
   // MmvsParams::norm_ss: this lane's partial of the deferred norm, requested now, summed at the
-  // epilogue.
+  // epilogue (m = 1; the m > 1 instances load row j's partials there).
   float nss0 = 0.0f;
-  if constexpr (NS) nss0 = lane < a.n_nss ? a.nss[lane] : 0.0f;
+  if constexpr (NS && MM == 1) nss0 = lane < a.n_nss ? a.nss[lane] : 0.0f;
   float resv[MM] = {}, resv2[MM] = {};
   if ((GLU == 0 || GLU == 3) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
@@ -207,32 +207,40 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   }
   // The deferred norm's scale (NS: the instances launched with MmvsParams::norm_ss; all lanes of the
   // row's first warp are here for the xor tree). Without it the epilogue is the one before the key.
-  float ns = 1.0f;
-  if constexpr (NS) ns = norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
-  const auto sc = [&](float v) {
-    if constexpr (NS) return __fmul_rn(v, ns);
+  float ns[MM];
+#pragma unroll
+  for (int j = 0; j < MM; ++j) {
+    ns[j] = 1.0f;
+    if constexpr (NS) {
+      float pj = nss0;
+      if constexpr (MM > 1) pj = j < a.m && lane < a.n_nss ? a.nss[j * a.n_nss + lane] : 0.0f;
+      ns[j] = norm_scale(warp_sum_f32(pj), (int)a.k, a.nss_eps);
+    }
+  }
+  const auto sc = [&](float v, int j) {
+    if constexpr (NS) return __fmul_rn(v, ns[j]);
     else return v;
   };
   if (lane == 0) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
       if (j < a.m) {
-        float v = sc(acc[j]);
+        float v = sc(acc[j], j);
         // As launch_glu computes it: __fmul_rn(act(gate), up).
-        if constexpr (GLU == 1 || GLU == 4) v = __fmul_rn(act<ActKind::Silu>(v), sc(acc2[j]));
-        if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(v), sc(acc2[j]));
+        if constexpr (GLU == 1 || GLU == 4) v = __fmul_rn(act<ActKind::Silu>(v), sc(acc2[j], j));
+        if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(v), sc(acc2[j], j));
         if ((GLU == 0 || GLU == 3) && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
-        if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : sc(acc2[j]);
-        if constexpr (GLU == 4) y[j * ldy + row + a.pair_off] = __fmul_rn(act<ActKind::Silu>(sc(acc3[j])), sc(acc4[j]));
+        if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : sc(acc2[j], j);
+        if constexpr (GLU == 4) y[j * ldy + row + a.pair_off] = __fmul_rn(act<ActKind::Silu>(sc(acc3[j], j)), sc(acc4[j], j));
       }
     }
   }
 }
 
-template <QType T, int MM, int GLU>
+template <QType T, int MM, int GLU, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
-  mmvs_body<T, MM, GLU>(a);
+  mmvs_body<T, MM, GLU, 0, kDepth, NS>(a);
 }
 
 // MmvsParams::act_il (m = 1): the activation in the interleaved q8s order (AO 1) or its Q6_K
@@ -270,6 +278,14 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
     if (glu == 0) return launch_kernel(mmvs_kernel_cap<T, MM, 0, MINB>, grid, block, 0, s, a);
     if (glu == 1) return launch_kernel(mmvs_kernel_cap<T, MM, 1, MINB>, grid, block, 0, s, a);
     return launch_kernel(mmvs_kernel_cap<T, MM, 2, MINB>, grid, block, 0, s, a);
+  }
+  if (a.nss) {  // MmvsParams::norm_ss: the verify batches (m > 1, uncapped) only
+    if constexpr (MM > 1 && MINB == 1) {
+      if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0, true>, grid, block, 0, s, a);
+      if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1, true>, grid, block, 0, s, a);
+      return launch_kernel(mmvs_kernel<T, MM, 2, true>, grid, block, 0, s, a);
+    }
+    return cudaErrorNotSupported;
   }
   if (glu == 0) return launch_kernel(mmvs_kernel<T, MM, 0>, grid, block, 0, s, a);
   if (glu == 1) return launch_kernel(mmvs_kernel<T, MM, 1>, grid, block, 0, s, a);
@@ -484,7 +500,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.nss = p.norm_ss;
   a.n_nss = p.norm_ss_n;
   a.nss_eps = p.norm_eps;
-  if (p.norm_ss && (p.m != 1 || !p.act_il || p.act_il_q6k || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32))
+  if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32))
     return cudaErrorInvalidValue;
   // Row pairs: one-token launches of one matrix (or a SiLU GLU pair, one task per row) in the
   // interleaved activation order, an even row count; the grid covers the first half, each warp also

@@ -118,11 +118,13 @@ struct MmvsParams {
   // The deferred norm's input (RmsNormDeferParams, kernels.norm_defer): the activation planes are
   // those of u = x * w_norm, and the product wanted is the one of s * u with s = 1 / sqrtf(sum /
   // n_cols + eps), sum the norm_ss_n partials (lane l of every warp holds partial l, then the xor
-  // tree: one order, so every row gets the same s). Each row's dot products are multiplied
-  // by s (IEEE) before the epilogue, the GLU's activation and the row pairs included. m = 1 with
-  // act_il (not act_il_q6k), no residual, 1 <= norm_ss_n <= 32; else cudaErrorInvalidValue; min_blocks
-  // (of the launch's kind) 0, 5 or 6, else cudaErrorNotSupported. Null: no scale, and the instances
-  // without the scale's code.
+  // tree: one order, so every row gets the same s). Each row's dot products are multiplied by s
+  // (IEEE) before the epilogue, the GLU's activation and the row pairs included. At m > 1 (verify
+  // batches: the plain order, uncapped) activation row j has its own norm_ss_n partials at norm_ss +
+  // j * norm_ss_n, loaded at the epilogue, and each row gets the bits of the m = 1 launch (decode ==
+  // verify). m = 1 needs act_il (not act_il_q6k) and min_blocks (of the launch's kind) 0, 5 or 6; no
+  // residual; 1 <= norm_ss_n <= 32; else cudaErrorInvalidValue / cudaErrorNotSupported. Null: no
+  // scale, and the instances without the scale's code.
   const float* norm_ss = nullptr;
   int norm_ss_n = 0;
   float norm_eps = 0.0f;

@@ -208,6 +208,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
 // split norm's emit); the weights of its first chunk are requested before the dependency wait.
 struct DeferArgs {
   const float* x;
+  int64_t ld_x;
   const float* w;
   int cols;
   int8_t* xq;
@@ -218,6 +219,8 @@ struct DeferArgs {
 };
 __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferArgs a) {
   const int S = (int)gridDim.x, slice = (int)blockIdx.x, T = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31;
+  const int64_t r = blockIdx.y;  // the row (rows > 1: the plain order, row r's planes at r * cols)
+  const float* x = a.x + r * a.ld_x;
   const int n_chunks = a.cols / 4, n_j = (n_chunks + T - 1) / T;
   const bool has_w = a.w != nullptr;
   const float4 ones = make_float4(1.f, 1.f, 1.f, 1.f);
@@ -227,7 +230,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferAr
   for (int j = slice; j < n_j; j += S) {  // block-uniform: the emit's shuffles see every lane
     const int c = t + T * j;
     const bool valid = c < n_chunks;
-    const float4 u = valid ? load4(a.x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 u = valid ? load4(x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
     const float4 wb = j == slice ? w0 : has_w ? load4(a.w, c, a.cols, a.vec) : ones;
     ss += __fmul_rn(u.x, u.x);
     ss += __fmul_rn(u.y, u.y);
@@ -235,10 +238,10 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferAr
     ss += __fmul_rn(u.w, u.w);
     const float y[4] = {has_w ? __fmul_rn(u.x, wb.x) : u.x, has_w ? __fmul_rn(u.y, wb.y) : u.y,
                         has_w ? __fmul_rn(u.z, wb.z) : u.z, has_w ? __fmul_rn(u.w, wb.w) : u.w};
-    emit_q8s_block8(y, lane, valid, a.xq, 4 * (int64_t)c, a.il, a.xds + c / 8);
+    emit_q8s_block8(y, lane, valid, a.xq + r * a.cols, 4 * (int64_t)c, a.il, a.xds + (r * a.cols) / 32 + c / 8);
   }
   ss = warp_sum_f32(ss);
-  if (lane == 0) a.partials[slice * (T / 32) + (t >> 5)] = ss;
+  if (lane == 0) a.partials[r * (S * (T / 32)) + slice * (T / 32) + (t >> 5)] = ss;
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -321,12 +324,14 @@ constexpr int kDeferThreads = 128;
 int rms_norm_defer_partials(int split) { return split * (kDeferThreads / 32); }
 
 cudaError_t launch_rms_norm_defer(const RmsNormDeferParams& p, cudaStream_t s) {
+  const int64_t ld_x = p.ld_x ? p.ld_x : p.cols;
   if (!p.x || !p.q8s_xq || !p.q8s_xds || !p.partials || p.cols <= 0 || p.cols % 32 || p.split < 1 ||
-      p.split > kMaxNormSplit || rms_norm_defer_partials(p.split) > kNormDeferMaxPartials)
+      p.split > kMaxNormSplit || rms_norm_defer_partials(p.split) > kNormDeferMaxPartials || p.rows < 1 ||
+      p.rows > 65535 || ld_x < p.cols || (p.q8s_il && p.rows != 1))
     return cudaErrorInvalidValue;
-  const DeferArgs a{p.x, p.w, p.cols, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il,
-                    vec_ok(p.x, 0) && vec_ok(p.w, 0), p.partials};
-  return launch_kernel(rms_norm_defer_kernel, dim3(p.split), dim3(kDeferThreads), 0, s, a);
+  const DeferArgs a{p.x, ld_x, p.w, p.cols, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il,
+                    vec_ok(p.x, ld_x) && vec_ok(p.w, 0), p.partials};
+  return launch_kernel(rms_norm_defer_kernel, dim3(p.split, p.rows), dim3(kDeferThreads), 0, s, a);
 }
 
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {

@@ -46,8 +46,7 @@ inline constexpr int kMaxNormSplit = 8;
 bool rms_norm_bulk_applies(const RmsNormParams& p);
 cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 
-// The deferred decode norm (kernels.norm_defer; not yet wired into the backend): for one row x of
-// cols values (cols % 32 == 0), the q8s planes of u = x * w (each product IEEE-rounded; w null =
+// The deferred decode norm (kernels.norm_defer): for each row x of cols values (cols % 32 == 0), the q8s planes of u = x * w (each product IEEE-rounded; w null =
 // ones) and the row's sum of squares as partials, without the scale s = 1 / sqrtf(mean(x^2) + eps).
 // RMSNorm's output is s * u, and the q8s quants of s * u are those of u up to rounding with block
 // scale s * d, so a matvec over the planes of u multiplied by s afterwards gives the normed
@@ -55,17 +54,20 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t stream);
 // Nothing here reads the whole row or waits on a block barrier: each of the split blocks loads,
 // quantizes and stores only its chunks (the ones rms_norm_kernel's split gives it), and each warp
 // writes the sum of its lanes' x^2 (per lane in chunk order, then the xor tree) to
-// partials[slice * warps per block + warp]. No f32 output: the normed row exists only as the
+// partials[row * partials per row + slice * warps per block + warp]: a row's values do not depend on
+// the row count (decode == verify). No f32 output: the normed row exists only as the
 // planes and the partials.
 struct RmsNormDeferParams {
-  const float* x = nullptr;  // one row
+  const float* x = nullptr;  // [rows, cols], leading dimension ld_x (0 = cols)
+  int64_t ld_x = 0;
+  int rows = 1;              // one-token decode rows (1) or a verify batch's (2 .. 8)
   const float* w = nullptr;  // [cols] or null
   int cols = 0;
-  int split = 8;             // blocks (1 .. kMaxNormSplit)
-  int8_t* q8s_xq = nullptr;
+  int split = 8;             // blocks per row (1 .. kMaxNormSplit)
+  int8_t* q8s_xq = nullptr;  // row r's quants at r * cols (the plain order), or one row interleaved
   void* q8s_xds = nullptr;
-  bool q8s_il = true;        // the interleaved order (q8s_order.h), as RmsNormParams::q8s_il
-  float* partials = nullptr;  // rms_norm_defer_partials(cols, split) floats
+  bool q8s_il = true;        // the interleaved order (q8s_order.h, rows = 1 only), as RmsNormParams::q8s_il
+  float* partials = nullptr;  // rows x rms_norm_defer_partials(split) floats, row-major
 };
 // How many partials launch_rms_norm_defer writes for split blocks: 4 warps per block (128
 // threads at every cols), so 4 * split, at most kNormDeferMaxPartials (one per lane of the consumer).

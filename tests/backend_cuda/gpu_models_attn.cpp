@@ -91,6 +91,40 @@ TEST(CudaModels, NormDeferAgainstOracle) {
   }
 }
 
+// Decode == verify with kernels.norm_defer on (and with the defaults): after a prompt, a one-token
+// step's logits are the bytes of row 0 of a 3-token verify batch of the same token at the same
+// position (the cache rolled back in between): the verify rows take the deferred norm too (per-row
+// partials, the m > 1 scaled instances), as run-spec's greedy identity needs.
+TEST(CudaModels, NormDeferDecodeEqualsVerify) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> cs(2, gpu_config(true));
+    cs[1].kernels.norm_defer = true;
+    auto runs = open_synth_runs(file, cs);
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const int64_t nv = runs[r].model->hparams().n_vocab;
+      std::vector<int32_t> ids(kPrompt);
+      for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 29 + 5) % nv);
+      (void)step(runs[r], ids, 0, true);
+      const int32_t batch[3] = {(int32_t)(77 % nv), (int32_t)(91 % nv), (int32_t)(13 % nv)};
+      const auto one = step(runs[r], std::span<const int32_t>(batch, 1), kPrompt, false);
+      const auto v1 = runs[r].be->variants();
+      runs[r].kv->truncate(kPrompt);
+      const auto all = step(runs[r], batch, kPrompt, true);
+      ASSERT_GE(all.size(), (size_t)nv);
+      EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "run " << r << ": decode != verify row 0";
+      if (r == 1) {
+        ASSERT_TRUE(v1.count("mmvs_m1") && v1.count("norm"));
+        EXPECT_NE(v1.at("mmvs_m1").find("_ns"), std::string::npos) << v1.at("mmvs_m1");
+        EXPECT_NE(runs[r].be->variants().at("norm").find("defer_q8s"), std::string::npos)
+            << "the verify batch's norm: " << runs[r].be->variants().at("norm");
+      }
+    }
+  }
+}
+
 // kernels.attn_pv_mma (P x V of the decode attention on tensor cores, f16 P and V) against the
 // CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per
 // kv head (qwen3, llama, qwen3-32b shapes), with and without the RoPE fold; the path is taken.

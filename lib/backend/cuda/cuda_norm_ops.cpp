@@ -49,16 +49,20 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
 }
 
 void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) {
-  // kernels.norm_defer: a one-token row whose consumers are mmvs launches in the interleaved order
-  // get the planes of x * w and the partial sums of squares; each launch applies the scale.
-  const bool defer = cfg_.kernels.norm_defer && cfg_.kernels.mmvs_act_il && emit_q8s_for(out) && x.rows == 1 &&
-                     out.rows == 1 && x.cols == out.cols && x.cols % 32 == 0 && x.cols <= (1 << 24) && !overlaps(x, out);
+  // kernels.norm_defer: decode rows (one token in the interleaved order, or a verify batch of up to
+  // kMmvsMaxM rows in the plain order) whose consumers are mmvs launches get the planes of x * w and
+  // the partial sums of squares; each launch applies the scale.
+  const bool defer = cfg_.kernels.norm_defer && emit_q8s_for(out) && x.rows >= 1 && x.rows == out.rows &&
+                     (x.rows > 1 || cfg_.kernels.mmvs_act_il) && x.cols == out.cols && x.cols % 32 == 0 &&
+                     x.cols <= (1 << 24) && !overlaps(x, out);
   if (!defer) return rms_norm(x, w, eps, out);
   forget_q8s();
   defer_ = {};
-  const Q8s q = q8s_planes(1, x.cols);
+  const Q8s q = q8s_planes(x.rows, x.cols);
   cuda::RmsNormDeferParams p;
   p.x = x.data;
+  p.ld_x = x.ld;
+  p.rows = (int)x.rows;
   p.w = f32_vector(w, x.cols, "rms_norm");
   p.cols = (int)x.cols;
   p.split = cfg_.kernels.norm_split;
@@ -66,7 +70,7 @@ void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View
   p.q8s_xds = const_cast<void*>(q.xds);
   p.q8s_il = q.il;
   const int n_ss = cuda::rms_norm_defer_partials(p.split);
-  p.partials = static_cast<float*>(workspace(kNormSs, (size_t)n_ss * sizeof(float)));
+  p.partials = static_cast<float*>(workspace(kNormSs, (size_t)x.rows * (size_t)n_ss * sizeof(float)));
   cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
   hold_q8s(out);
   defer_ = {x, out, w, eps, p.partials, n_ss, true};

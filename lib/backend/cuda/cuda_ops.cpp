@@ -305,10 +305,12 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     p.min_blocks_glu = mmvs_glu_pair_cap_[ti];
   }
   // kernels.norm_defer: the planes of a deferred norm; a launch without scaled instances (a residual,
-  // the Q6_K order, a cap other than 0 / 5 / 6) gets the norm computed in full first (the same slot).
+  // the Q6_K order, a one-token cap other than 0 / 5 / 6) gets the norm computed in full first (the
+  // same slot). Verify batches (m > 1) take the uncapped scaled instances.
   if (q.norm_ss) {
     const int mb = glu ? p.min_blocks_glu : p.min_blocks;
-    if (p.m == 1 && p.act_il && !p.act_il_q6k && !residual && (mb == 0 || mb == 5 || mb == 6)) {
+    const bool one = p.m == 1 && p.act_il && !p.act_il_q6k && (mb == 0 || mb == 5 || mb == 6);
+    if (!residual && (one || (p.m > 1 && !p.act_il))) {
       p.norm_ss = q.norm_ss;
       p.norm_ss_n = q.norm_ss_n;
       p.norm_eps = q.norm_eps;
