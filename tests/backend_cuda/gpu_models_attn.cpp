@@ -94,7 +94,8 @@ TEST(CudaModels, NormDeferAgainstOracle) {
 // Decode == verify with kernels.norm_defer on (and with the defaults): after a prompt, a one-token
 // step's logits are the bytes of row 0 of a 3-token verify batch of the same token at the same
 // position (the cache rolled back in between): the verify rows take the deferred norm too (per-row
-// partials, the m > 1 scaled instances), as run-spec's greedy identity needs.
+// partials, the m > 1 scaled instances), as run-spec's greedy identity needs. Then a short prompt
+// whose head reads one row of a deferred batch norm (settled) against the defaults.
 TEST(CudaModels, NormDeferDecodeEqualsVerify) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
@@ -122,6 +123,19 @@ TEST(CudaModels, NormDeferDecodeEqualsVerify) {
             << "the verify batch's norm: " << runs[r].be->variants().at("norm");
       }
     }
+    // A 5-token prompt with the last row's logits only: its norms are deferred (5 rows) and the head
+    // reads one row of the final norm's output, which is then computed in full (settled). Against
+    // the defaults' logits within the oracle comparison's floor (the bits differ by design).
+    std::vector<float> last[2];
+    const int64_t nv = runs[0].model->hparams().n_vocab;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      runs[r].kv->truncate(0);
+      int32_t five[5];
+      for (int i = 0; i < 5; ++i) five[i] = (int32_t)((16 * i + 1) % nv);
+      last[r] = step(runs[r], five, 0, false);
+    }
+    EXPECT_LE(row_err(last[1].data(), last[0].data(), nv), 2e-2) << "5-token prompt, last row only";
+    EXPECT_EQ(runs[1].be->variants().count("norm_defer"), 1u) << "the head's row was not settled";
   }
 }
 

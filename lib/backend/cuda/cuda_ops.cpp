@@ -201,20 +201,23 @@ bool CudaBackend::emit_q8s_for(View out) const {
 
 CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
   const int64_t k = x.cols, m = x.rows;
-  bool same = cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows &&
-              q8s_src_.cols == x.cols && q8s_src_.ld == x.ld && (q6k || !q8s_src_q6k_);
+  const auto held = [&] {
+    return cfg_.kernels.fuse && q8s_src_.data == x.data && q8s_src_.rows == x.rows && q8s_src_.cols == x.cols &&
+           q8s_src_.ld == x.ld && (q6k || !q8s_src_q6k_);
+  };
   if (defer_.out.data && overlaps(x, defer_.out)) {  // kernels.norm_defer
-    if (same && defer_.live && q8s_src_.data == defer_.out.data) {
+    if (held() && defer_.live && q8s_src_.data == defer_.out.data) {
       Q8s q = q8s_planes(m, k, q8s_src_q6k_);
       q.norm_ss = defer_.ss;
       q.norm_ss_n = defer_.n_ss;
       q.norm_eps = defer_.eps;
       return q;
     }
-    settle_deferred_norm(x);  // the norm in full: out and its planes
-    same = true;
+    // Another view of the output (the last row of a batch for the head): the norm in full, then
+    // x's planes as for any f32 input (reused only if they are x's own).
+    settle_deferred_norm(x);
   }
-  if (same) return q8s_planes(m, k, q8s_src_q6k_);
+  if (held()) return q8s_planes(m, k, q8s_src_q6k_);
   const Q8s q = q8s_planes(m, k, q6k && k % 256 == 0);
   cuda::QuantizeQ8sParams qp;
   qp.x = x.data;
