@@ -231,11 +231,7 @@ class MmvsPairCase : public Case {
   }
   Verdict compare(Env& env) override {
     std::vector<float> got, sep;
-    for (int i = 0; i < 3; ++i) {
-      const auto g = env.download(dy_[i], (size_t)rows_[i]);
-      got.insert(got.end(), g.begin(), g.end());
-      sep.insert(sep.end(), sep_[i].begin(), sep_[i].end());
-    }
+    gather_qkv(env, dy_, rows_, sep_, got, sep);
     Verdict v = ref::all_of({{"one launch vs q+k and v launches bytes", compare_bytes(got.data(), sep.data(), got.size() * 4)},
                              {"f64 reference", ref::norm(got, ref_, kTol)}});
     if (!v.pass) return v;
@@ -259,16 +255,7 @@ class MmvsPairCase : public Case {
     p.min_blocks = cap_;
     return p;
   }
-  cuda::MmvsParams::Segment segment(int i, float* y) const {
-    cuda::MmvsParams::Segment e;
-    e.w = dw_[i].w;
-    e.w_d = dw_[i].w_d;
-    e.w_aux = dw_[i].w_aux;
-    e.n_rows = rows_[i];
-    e.y = y;
-    e.type2 = type(i) != type(0);
-    return e;
-  }
+  cuda::MmvsParams::Segment segment(int i, float* y) const { return segment_of(dw_[i], rows_[i], y, type(i) != type(0)); }
   cuda::MmvsParams pair_params(float* const* y, int m) const {
     cuda::MmvsParams p = base(0, y[0], m);
     p.n_extra = 2;

@@ -89,6 +89,29 @@ inline cuda::MmvsParams mmvs_params(QType t, const DeviceWeight& w, const Device
   return p;
 }
 
+// One extra matrix of a multi-matrix launch (MmvsParams::extra): w's planes, n_rows rows into y.
+inline cuda::MmvsParams::Segment segment_of(const DeviceWeight& w, int64_t n_rows, float* y, bool type2) {
+  cuda::MmvsParams::Segment e;
+  e.w = w.w;
+  e.w_d = w.w_d;
+  e.w_aux = w.w_aux;
+  e.n_rows = n_rows;
+  e.y = y;
+  e.type2 = type2;
+  return e;
+}
+
+// The outputs of a q/k/v launch (dy[i]: rows[i] floats) and the separate launches' (sep_in[i]), each
+// concatenated in matrix order.
+inline void gather_qkv(Env& env, float* const (&dy)[3], const int64_t (&rows)[3], const std::vector<float> (&sep_in)[3],
+                       std::vector<float>& got, std::vector<float>& sep) {
+  for (int i = 0; i < 3; ++i) {
+    const auto g = env.download(dy[i], (size_t)rows[i]);
+    got.insert(got.end(), g.begin(), g.end());
+    sep.insert(sep.end(), sep_in[i].begin(), sep_in[i].end());
+  }
+}
+
 inline double silu64(double x) { return x / (1.0 + std::exp(-x)); }
 
 class MmvsCase : public Case {

@@ -233,15 +233,7 @@ class MmvsNormSsSegCase : public Case {
   cudaError_t launch(Env& env) override {
     cuda::MmvsParams p = one(0, dy_[0]);
     p.n_extra = 2;
-    for (int i = 1; i < 3; ++i) {
-      auto& e = p.extra[i - 1];
-      e.w = dw_[i].w;
-      e.w_d = dw_[i].w_d;
-      e.w_aux = dw_[i].w_aux;
-      e.n_rows = rows_[i];
-      e.y = dy_[i];
-      e.type2 = t_[i] != t_[0];
-    }
+    for (int i = 1; i < 3; ++i) p.extra[i - 1] = mmvs_cases::segment_of(dw_[i], rows_[i], dy_[i], t_[i] != t_[0]);
     if (t_[2] != t_[0]) p.w_type2 = t_[2];
     return cuda::launch_mmvs(p, env.stream());
   }
@@ -260,11 +252,7 @@ class MmvsNormSsSegCase : public Case {
   }
   Verdict compare(Env& env) override {
     std::vector<float> got, sep;
-    for (int i = 0; i < 3; ++i) {
-      const auto g = env.download(dy_[i], (size_t)rows_[i]);
-      got.insert(got.end(), g.begin(), g.end());
-      sep.insert(sep.end(), sep_[i].begin(), sep_[i].end());
-    }
+    mmvs_cases::gather_qkv(env, dy_, rows_, sep_, got, sep);
     return ref::all_of({{"one launch vs each matrix alone, bytes", compare_bytes(got.data(), sep.data(), got.size() * 4)},
                         {"f64 reference", ref::norm(got, ref_, mmvs_cases::kTol)}});
   }

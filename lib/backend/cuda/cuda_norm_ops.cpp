@@ -12,6 +12,19 @@
 
 namespace memra::backend::cuda_impl {
 
+namespace {
+
+// The q8s planes (CudaBackend::q8s_planes) a norm emits for the next matvec, into its launch
+// parameters (RmsNormParams, AddRmsNormParams, RmsNormDeferParams).
+template <class P, class Q>
+void set_planes(P& p, const Q& q) {
+  p.q8s_xq = const_cast<int8_t*>(q.xq);
+  p.q8s_xds = const_cast<void*>(q.xds);
+  p.q8s_il = q.il;
+}
+
+}  // namespace
+
 void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   forget_q8s();
   defer_ = {};
@@ -29,10 +42,7 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
   if (p.rows == 0) return;
   const bool emit = emit_q8s_for(out);
   if (emit) {
-    const Q8s q = q8s_planes(out.rows, out.cols);
-    p.q8s_xq = const_cast<int8_t*>(q.xq);
-    p.q8s_xds = const_cast<void*>(q.xds);
-    p.q8s_il = q.il;
+    set_planes(p, q8s_planes(out.rows, out.cols));
     // Decode rows: kernels.norm_split blocks per row where out does not overlap x.
     if (!overlaps(x, out)) p.split = cfg_.kernels.norm_split;
     p.bulk = cfg_.kernels.norm_bulk_load;
@@ -58,17 +68,14 @@ void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View
   if (!defer) return rms_norm(x, w, eps, out);
   forget_q8s();
   defer_ = {};
-  const Q8s q = q8s_planes(x.rows, x.cols);
   cuda::RmsNormDeferParams p;
+  set_planes(p, q8s_planes(x.rows, x.cols));
   p.x = x.data;
   p.ld_x = x.ld;
   p.rows = (int)x.rows;
   p.w = f32_vector(w, x.cols, "rms_norm");
   p.cols = (int)x.cols;
   p.split = cfg_.kernels.norm_split;
-  p.q8s_xq = const_cast<int8_t*>(q.xq);
-  p.q8s_xds = const_cast<void*>(q.xds);
-  p.q8s_il = q.il;
   const int n_ss = cuda::rms_norm_defer_partials(p.split);
   p.partials = static_cast<float*>(workspace(kNormSs, (size_t)x.rows * (size_t)n_ss * sizeof(float)));
   cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
@@ -108,10 +115,7 @@ void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float
   if (p.rows == 0) return;
   const bool emit = emit_q8s_for(out);
   if (emit) {
-    const Q8s q = q8s_planes(out.rows, out.cols);
-    p.q8s_xq = const_cast<int8_t*>(q.xq);
-    p.q8s_xds = const_cast<void*>(q.xds);
-    p.q8s_il = q.il;
+    set_planes(p, q8s_planes(out.rows, out.cols));
   }
   const bool f16 = !emit && prefill_f16_copy(out.rows) && cuda::add_rms_norm_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
