@@ -1075,6 +1075,19 @@ PY
       rm -f "$f"
     done
     ;;
+  nd31c)
+    # The deferred norm lost on qwen3-32b q4_k_m (0.985x in nd31b) and won 1.033x on qwen3-8b: the
+    # decode == verify test with the oracle-derived bound (its GPU-vs-GPU 2e-2 failed in nd31), d0
+    # timelines of qwen3-32b with and without the deferred norm (which kernels grew), and the
+    # deferred norm with the GLU pairs off as a third arm.
+    gpu_info
+    cuda_vs_cpu "NormDefer" 6
+    synth qwen3-32b q4_k_m
+    traces_at 0 -- b32
+    traces_at 0 -- nd32 --config configs/arm-norm-defer.toml
+    tg_on 0 5 150 --arm configs/arm-norm-defer.toml --arm configs/arm-norm-defer-no-glu-pairs.toml
+    rm -f "$f"
+    ;;
   nd31b)
     # The second call: qwen3-32b q4_k_m with the deferred norm as the arm; qwen3-32b q4_0 with the Q4_0
     # GLU pairs off as the arm (the reversal gp30q's 1.026x is owed).

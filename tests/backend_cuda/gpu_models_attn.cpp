@@ -124,17 +124,24 @@ TEST(CudaModels, NormDeferDecodeEqualsVerify) {
       }
     }
     // A 5-token prompt with the last row's logits only: its norms are deferred (5 rows) and the head
-    // reads one row of the final norm's output, which is then computed in full (settled). Against
-    // the defaults' logits within the oracle comparison's floor (the bits differ by design).
-    std::vector<float> last[2];
+    // reads one row of the final norm's output, which is then computed in full (settled). Both GPU
+    // runs against the CPU oracle with check_model_file's rule (3x the same-class CPU's error plus
+    // 2e-2): the two GPU runs' bits differ by design, each within the oracle's bound. (A direct
+    // GPU-vs-GPU bound of 2e-2 failed on the H200, 0.031 / 0.027 with both runs at ~0.04 of the
+    // oracle: the bound was ours, not the oracle's; receipts/h200/logs/nd31-*.log.)
     const int64_t nv = runs[0].model->hparams().n_vocab;
+    int32_t five[5];
+    for (int i = 0; i < 5; ++i) five[i] = (int32_t)((16 * i + 1) % nv);
+    const std::string path = shared_dir() + "/models/synth/" + file;
+    const kv::KvOptions ko{64, QType::Q8_0, QType::Q5_1};
+    ModelRun cpu[2] = {open_run(cpu_backend(false), path, ko), open_run(cpu_backend(true), path, ko)};
+    const auto oracle = step(cpu[0], five, 0, false), cls = step(cpu[1], five, 0, false);
+    const double bound = 3.0 * row_err(cls.data(), oracle.data(), nv) + 2e-2;
     for (size_t r = 0; r < runs.size(); ++r) {
       runs[r].kv->truncate(0);
-      int32_t five[5];
-      for (int i = 0; i < 5; ++i) five[i] = (int32_t)((16 * i + 1) % nv);
-      last[r] = step(runs[r], five, 0, false);
+      const auto last = step(runs[r], five, 0, false);
+      EXPECT_LE(row_err(last.data(), oracle.data(), nv), bound) << "run " << r << ": 5-token prompt, last row only";
     }
-    EXPECT_LE(row_err(last[1].data(), last[0].data(), nv), 2e-2) << "5-token prompt, last row only";
     EXPECT_EQ(runs[1].be->variants().count("norm_defer"), 1u) << "the head's row was not settled";
   }
 }
