@@ -1076,16 +1076,24 @@ PY
     done
     ;;
   nd31c)
-    # The deferred norm lost on qwen3-32b q4_k_m (0.985x in nd31b) and won 1.033x on qwen3-8b: the
-    # decode == verify test with the oracle-derived bound (its GPU-vs-GPU 2e-2 failed in nd31), d0
-    # timelines of qwen3-32b with and without the deferred norm (which kernels grew), and the
-    # deferred norm with the GLU pairs off as a third arm.
+    # The deferred norm lost on qwen3-32b q4_k_m (0.985x in nd31b) and won 1.033x on qwen3-8b; its
+    # d0 timeline showed the scaled matvecs longer per call (the scale's shuffles and square root
+    # after the rows' xor trees). With the scale now computed before them (m = 1): the gates again,
+    # the decode == verify test with the oracle-derived bound (its GPU-vs-GPU 2e-2 failed in nd31),
+    # qwen3-8b q4_k_m tg128 and timeline, qwen3-32b timelines with and without the norm, its tg128.
     gpu_info
+    for flt in norm_defer mmvs_norm_ss; do
+      timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263120 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    done
     cuda_vs_cpu "NormDefer" 6
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 80 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
+    traces_at 0 -- nd --config configs/arm-norm-defer.toml
+    rm -f "$f"
     synth qwen3-32b q4_k_m
     traces_at 0 -- b32
     traces_at 0 -- nd32 --config configs/arm-norm-defer.toml
-    tg_on 0 5 150 --arm configs/arm-norm-defer.toml --arm configs/arm-norm-defer-no-glu-pairs.toml
+    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
     ;;
   nd31b)

@@ -167,6 +167,11 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       }
     }
   }
+  // m = 1: the deferred norm's scale before the rows' xor trees and the sub-warp barrier, so its
+  // shuffles and square root can interleave with theirs instead of following them (the same
+  // operations in the same order: the same bits).
+  float ns1 = 1.0f;
+  if constexpr (NS && MM == 1) ns1 = norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
 #pragma unroll
   for (int j = 0; j < MM; ++j) {
 #pragma unroll
@@ -210,10 +215,9 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   float ns[MM];
 #pragma unroll
   for (int j = 0; j < MM; ++j) {
-    ns[j] = 1.0f;
-    if constexpr (NS) {
-      float pj = nss0;
-      if constexpr (MM > 1) pj = j < a.m && lane < a.n_nss ? a.nss[j * a.n_nss + lane] : 0.0f;
+    ns[j] = ns1;
+    if constexpr (NS && MM > 1) {
+      const float pj = j < a.m && lane < a.n_nss ? a.nss[j * a.n_nss + lane] : 0.0f;
       ns[j] = norm_scale(warp_sum_f32(pj), (int)a.k, a.nss_eps);
     }
   }
