@@ -1075,6 +1075,14 @@ PY
       rm -f "$f"
     done
     ;;
+  nd31d)
+    # nd31c's qwen3-32b timeline with the deferred norm did not come back (the call's file count):
+    # that one alone, beside nd31c's base timeline, to see which kernels grew (0.977x there).
+    gpu_info
+    synth qwen3-32b q4_k_m
+    traces_at 0 -- nd32 --config configs/arm-norm-defer.toml
+    rm -f "$f"
+    ;;
   nd31c)
     # The deferred norm lost on qwen3-32b q4_k_m (0.985x in nd31b) and won 1.033x on qwen3-8b; its
     # d0 timeline showed the scaled matvecs longer per call (the scale's shuffles and square root
