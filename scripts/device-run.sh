@@ -86,7 +86,7 @@
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
-#   defer30 ran, gp30u was dropped; nd31 and nd31b, the deferred norm in the step, are the next)
+#   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; nd32 and nd32b, the norm's scale, are the next)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1074,6 +1074,40 @@ PY
       tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
       rm -f "$f"
     done
+    ;;
+  nd32)
+    # The deferred norm with its scale computed by the norm (kernels.norm_defer_scale = "norm", built
+    # in the thirty-first session after nd31c / nd31d: the scaled matvecs were longer per CTA wave,
+    # which cost qwen3-32b 0.977x). The gates (norm_defer/*/scale, mmvs_norm_ss*/final byte-identical
+    # to the partials' launches), CUDA-vs-CPU NormDefer, qwen3-8b q4_k_m tg128 at 0 / 4096 keys with
+    # both forms as arms, a d0 timeline of the new one, q4_0 and q8_0.
+    gpu_info
+    for flt in norm_defer mmvs_norm_ss; do
+      timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263200 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    done
+    timeout 30 "$bin/kernel-check" --section mmvs_id --perf --seed 20263201 --filter "norm_defer/5120/split8" --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|/|/' | tail -n 3
+    cuda_vs_cpu "NormDefer" 6
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml --arm configs/arm-norm-defer-scale.toml
+    traces_at 0 -- ns --config configs/arm-norm-defer-scale.toml
+    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
+      rm -f "$f"
+    done
+    ;;
+  nd32b)
+    # The second call: qwen3-32b q4_k_m and q4_0 with the norm's scale as the arm, and a d0 timeline
+    # (beside nd31c's base and nd31d's partials timelines).
+    gpu_info
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
+    traces_at 0 -- ns32 --config configs/arm-norm-defer-scale.toml
+    rm -f "$f"
+    synth qwen3-32b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
+    rm -f "$f"
     ;;
   nd31d)
     # nd31c's qwen3-32b timeline with the deferred norm did not come back (the call's file count):

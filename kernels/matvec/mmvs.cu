@@ -50,9 +50,10 @@ struct Args {
   bool act_q6k;      // MmvsParams::act_il_q6k (the Q6_K variant's instances)
   int64_t pair_off;  // MmvsParams::row_pairs: a warp's second row is row + pair_off (GLU 3)
   bool pair_one;     // MmvsParams::row_pair_one_task: the row pairs with one task per row in flight
-  const float* nss;  // MmvsParams::norm_ss (the deferred norm's partials) or null
+  const float* nss;  // MmvsParams::norm_ss (the deferred norm's partials, or its scales: nsf) or null
   int n_nss;
   float nss_eps;
+  bool nsf;  // MmvsParams::norm_ss_final
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -127,7 +128,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // MmvsParams::norm_ss: this lane's partial of the deferred norm, requested now, summed at the
   // epilogue (m = 1; the m > 1 instances load row j's partials there).
   float nss0 = 0.0f;
-  if constexpr (NS && MM == 1) nss0 = lane < a.n_nss ? a.nss[lane] : 0.0f;
+  if constexpr (NS && MM == 1) nss0 = a.nsf ? a.nss[0] : lane < a.n_nss ? a.nss[lane] : 0.0f;
   float resv[MM] = {}, resv2[MM] = {};
   if ((GLU == 0 || GLU == 3) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
@@ -171,7 +172,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // shuffles and square root can interleave with theirs instead of following them (the same
   // operations in the same order: the same bits).
   float ns1 = 1.0f;
-  if constexpr (NS && MM == 1) ns1 = norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
+  if constexpr (NS && MM == 1) ns1 = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
 #pragma unroll
   for (int j = 0; j < MM; ++j) {
 #pragma unroll
@@ -217,8 +218,12 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   for (int j = 0; j < MM; ++j) {
     ns[j] = ns1;
     if constexpr (NS && MM > 1) {
-      const float pj = j < a.m && lane < a.n_nss ? a.nss[j * a.n_nss + lane] : 0.0f;
-      ns[j] = norm_scale(warp_sum_f32(pj), (int)a.k, a.nss_eps);
+      if (a.nsf) {
+        ns[j] = j < a.m ? a.nss[j] : 1.0f;
+      } else {
+        const float pj = j < a.m && lane < a.n_nss ? a.nss[j * a.n_nss + lane] : 0.0f;
+        ns[j] = norm_scale(warp_sum_f32(pj), (int)a.k, a.nss_eps);
+      }
     }
   }
   const auto sc = [&](float v, int j) {
@@ -504,7 +509,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.nss = p.norm_ss;
   a.n_nss = p.norm_ss_n;
   a.nss_eps = p.norm_eps;
-  if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32))
+  a.nsf = p.norm_ss_final;
+  if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32 ||
+                    (p.norm_ss_final && p.norm_ss_n != 1)))
     return cudaErrorInvalidValue;
   // Row pairs: one-token launches of one matrix (or a SiLU GLU pair, one task per row) in the
   // interleaved activation order, an even row count; the grid covers the first half, each warp also

@@ -128,6 +128,10 @@ struct MmvsParams {
   const float* norm_ss = nullptr;
   int norm_ss_n = 0;
   float norm_eps = 0.0f;
+  // norm_ss holds each activation row's s itself (RmsNormDeferParams::scale: the deferred norm
+  // summed its partials in the order above and took the root; row j's at norm_ss[j]) instead of
+  // partials: norm_ss_n must be 1, and the launch only multiplies (the same bits as from partials).
+  bool norm_ss_final = false;
 };
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most

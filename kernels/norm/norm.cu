@@ -204,8 +204,12 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   }
 }
 
+constexpr int kDeferThreads = 128;
+constexpr int kDeferMaxBlock = kDeferThreads * kMaxNormSplit;  // RmsNormDeferParams::scale's block at split 8
 // RmsNormDeferParams: block `slice` of S takes the chunks t + T * j with j % S == slice (as the
 // split norm's emit); the weights of its first chunk are requested before the dependency wait.
+// SCALE (RmsNormDeferParams::scale): one block per row, its thread slice * T + t doing block slice's
+// thread t's work; warp w's partial is partial w, and warp 0 sums them as the matvecs would.
 struct DeferArgs {
   const float* x;
   int64_t ld_x;
@@ -216,9 +220,14 @@ struct DeferArgs {
   bool il;
   bool vec;
   float* partials;
+  float* scale;
+  float eps;
 };
-__global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferArgs a) {
-  const int S = (int)gridDim.x, slice = (int)blockIdx.x, T = (int)blockDim.x, t = (int)threadIdx.x, lane = t & 31;
+template <bool SCALE>
+__global__ void __launch_bounds__(SCALE ? kDeferMaxBlock : kNormMaxThreads) rms_norm_defer_kernel(DeferArgs a) {
+  constexpr int T = kDeferThreads;
+  const int S = SCALE ? (int)blockDim.x / T : (int)gridDim.x;
+  const int slice = SCALE ? (int)threadIdx.x / T : (int)blockIdx.x, t = (int)threadIdx.x % T, lane = t & 31;
   const int64_t r = blockIdx.y;  // the row (rows > 1: the plain order, row r's planes at r * cols)
   const float* x = a.x + r * a.ld_x;
   const int n_chunks = a.cols / 4, n_j = (n_chunks + T - 1) / T;
@@ -227,7 +236,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferAr
   const float4 w0 = has_w && slice < n_j ? load4(a.w, t + T * slice, a.cols, a.vec) : ones;
   pdl_wait();
   float ss = 0.0f;
-  for (int j = slice; j < n_j; j += S) {  // block-uniform: the emit's shuffles see every lane
+  for (int j = slice; j < n_j; j += S) {  // warp-uniform: the emit's shuffles see every lane
     const int c = t + T * j;
     const bool valid = c < n_chunks;
     const float4 u = valid ? load4(x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
@@ -241,7 +250,18 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_defer_kernel(DeferAr
     emit_q8s_block8(y, lane, valid, a.xq + r * a.cols, 4 * (int64_t)c, a.il, a.xds + (r * a.cols) / 32 + c / 8);
   }
   ss = warp_sum_f32(ss);
-  if (lane == 0) a.partials[r * (S * (T / 32)) + slice * (T / 32) + (t >> 5)] = ss;
+  if constexpr (SCALE) {
+    __shared__ float part[kDeferMaxBlock / 32];
+    const int warp = (int)threadIdx.x >> 5, n_warps = (int)blockDim.x >> 5;
+    if (lane == 0) part[warp] = ss;
+    __syncthreads();
+    if (warp == 0) {
+      const float total = warp_sum_f32(lane < n_warps ? part[lane] : 0.0f);
+      if (lane == 0) a.scale[r] = norm_scale(total, a.cols, a.eps);
+    }
+  } else {
+    if (lane == 0) a.partials[r * (S * (T / 32)) + slice * (T / 32) + (t >> 5)] = ss;
+  }
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -320,18 +340,18 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   return launch_kernel(rms_norm_kernel<0, 0>, grid, block, smem, s, a);
 }
 
-constexpr int kDeferThreads = 128;
 int rms_norm_defer_partials(int split) { return split * (kDeferThreads / 32); }
 
 cudaError_t launch_rms_norm_defer(const RmsNormDeferParams& p, cudaStream_t s) {
   const int64_t ld_x = p.ld_x ? p.ld_x : p.cols;
-  if (!p.x || !p.q8s_xq || !p.q8s_xds || !p.partials || p.cols <= 0 || p.cols % 32 || p.split < 1 ||
+  if (!p.x || !p.q8s_xq || !p.q8s_xds || !p.partials == !p.scale || p.cols <= 0 || p.cols % 32 || p.split < 1 ||
       p.split > kMaxNormSplit || rms_norm_defer_partials(p.split) > kNormDeferMaxPartials || p.rows < 1 ||
       p.rows > 65535 || ld_x < p.cols || (p.q8s_il && p.rows != 1))
     return cudaErrorInvalidValue;
   const DeferArgs a{p.x, ld_x, p.w, p.cols, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il,
-                    vec_ok(p.x, ld_x) && vec_ok(p.w, 0), p.partials};
-  return launch_kernel(rms_norm_defer_kernel, dim3(p.split, p.rows), dim3(kDeferThreads), 0, s, a);
+                    vec_ok(p.x, ld_x) && vec_ok(p.w, 0), p.partials, p.scale, p.eps};
+  if (p.scale) return launch_kernel(rms_norm_defer_kernel<true>, dim3(1, p.rows), dim3(kDeferThreads * p.split), 0, s, a);
+  return launch_kernel(rms_norm_defer_kernel<false>, dim3(p.split, p.rows), dim3(kDeferThreads), 0, s, a);
 }
 
 cudaError_t launch_add_rms_norm(const AddRmsNormParams& p, cudaStream_t s) {

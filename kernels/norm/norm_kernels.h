@@ -68,6 +68,12 @@ struct RmsNormDeferParams {
   void* q8s_xds = nullptr;
   bool q8s_il = true;        // the interleaved order (q8s_order.h, rows = 1 only), as RmsNormParams::q8s_il
   float* partials = nullptr;  // rows x rms_norm_defer_partials(split) floats, row-major
+  // Instead of partials (exactly one of the two): one block per row of split x 128 threads does the
+  // same work, sums the same partials in the consumer's order (lane l holds partial l, the xor tree)
+  // and writes the row's scale 1 / sqrt(sum / cols + eps) to scale[r] (norm_scale, the formula a
+  // matvec applies to partials: the same bits; MmvsParams::norm_ss_final).
+  float* scale = nullptr;
+  float eps = 0.0f;
 };
 // How many partials launch_rms_norm_defer writes for split blocks: 4 warps per block (128
 // threads at every cols), so 4 * split, at most kNormDeferMaxPartials (one per lane of the consumer).

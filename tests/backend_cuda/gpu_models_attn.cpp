@@ -86,6 +86,9 @@ TEST(CudaModels, NormDeferAgainstOracle) {
     c.kernels.norm_defer = true;
     check_model_file(path, std::string(rel) + " norm_defer", c, "_ns", "mmvs_m1");
     check_model_file(path, std::string(rel) + " norm_defer", c, "defer_q8s", "norm");
+    c.kernels.norm_defer_scale = "norm";
+    check_model_file(path, std::string(rel) + " norm_defer scale", c, "_scale", "norm");
+    c.kernels.norm_defer_scale = "matvecs";
     c.kernels.matvec = "mmvq_v2";
     check_model_file(path, std::string(rel) + " norm_defer mmvq_v2", c, "settled", "norm_defer");
   }
@@ -95,15 +98,18 @@ TEST(CudaModels, NormDeferAgainstOracle) {
 // step's logits are the bytes of row 0 of a 3-token verify batch of the same token at the same
 // position (the cache rolled back in between): the verify rows take the deferred norm too (per-row
 // partials, the m > 1 scaled instances), as run-spec's greedy identity needs. Then a short prompt
-// whose head reads one row of a deferred batch norm (settled) against the defaults.
+// whose head reads one row of a deferred batch norm (settled) against the defaults. Run 2 takes the
+// scale from the norm (kernels.norm_defer_scale = "norm"): every logit the bytes of run 1's.
 TEST(CudaModels, NormDeferDecodeEqualsVerify) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
     SCOPED_TRACE(file);
-    std::vector<Config> cs(2, gpu_config(true));
-    cs[1].kernels.norm_defer = true;
+    std::vector<Config> cs(3, gpu_config(true));
+    cs[1].kernels.norm_defer = cs[2].kernels.norm_defer = true;
+    cs[2].kernels.norm_defer_scale = "norm";
     auto runs = open_synth_runs(file, cs);
+    std::vector<float> ones[3], alls[3];
     for (size_t r = 0; r < runs.size(); ++r) {
       const int64_t nv = runs[r].model->hparams().n_vocab;
       std::vector<int32_t> ids(kPrompt);
@@ -116,6 +122,15 @@ TEST(CudaModels, NormDeferDecodeEqualsVerify) {
       const auto all = step(runs[r], batch, kPrompt, true);
       ASSERT_GE(all.size(), (size_t)nv);
       EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "run " << r << ": decode != verify row 0";
+      ones[r] = one;
+      alls[r] = all;
+      if (r == 2) {
+        ASSERT_EQ(ones[2].size(), ones[1].size());
+        ASSERT_EQ(alls[2].size(), alls[1].size());
+        EXPECT_EQ(0, std::memcmp(ones[2].data(), ones[1].data(), ones[1].size() * 4)) << "the norm's scale: decode logits differ from the matvecs' scale";
+        EXPECT_EQ(0, std::memcmp(alls[2].data(), alls[1].data(), alls[1].size() * 4)) << "the norm's scale: verify logits differ from the matvecs' scale";
+        EXPECT_NE(runs[r].be->variants().at("norm").find("_scale"), std::string::npos) << runs[r].be->variants().at("norm");
+      }
       if (r == 1) {
         ASSERT_TRUE(v1.count("mmvs_m1") && v1.count("norm"));
         EXPECT_NE(v1.at("mmvs_m1").find("_ns"), std::string::npos) << v1.at("mmvs_m1");
@@ -124,9 +139,9 @@ TEST(CudaModels, NormDeferDecodeEqualsVerify) {
       }
     }
     // A 5-token prompt with the last row's logits only: its norms are deferred (5 rows) and the head
-    // reads one row of the final norm's output, which is then computed in full (settled). Both GPU
-    // runs against the CPU oracle with check_model_file's rule (3x the same-class CPU's error plus
-    // 2e-2): the two GPU runs' bits differ by design, each within the oracle's bound. (A direct
+    // reads one row of the final norm's output, which is then computed in full (settled). Each GPU
+    // run against the CPU oracle with check_model_file's rule (3x the same-class CPU's error plus
+    // 2e-2): the deferred runs' bits differ from the defaults' by design, each within the oracle's bound. (A direct
     // GPU-vs-GPU bound of 2e-2 failed on the H200, 0.031 / 0.027 with both runs at ~0.04 of the
     // oracle: the bound was ours, not the oracle's; receipts/h200/logs/nd31-*.log.)
     const int64_t nv = runs[0].model->hparams().n_vocab;

@@ -126,6 +126,7 @@ class CudaBackend final : public Backend {
     const float* norm_ss = nullptr;
     int norm_ss_n = 0;
     float norm_eps = 0.0f;
+    bool norm_ss_final = false;  // norm_ss holds the scale (kernels.norm_defer_scale = "norm")
   };
   // kernels.norm_defer (rms_norm_into_matvecs): the norm whose planes are held deferred (live), or
   // whose output was given up (not live: nothing may read it until a norm writes it again).
@@ -136,6 +137,7 @@ class CudaBackend final : public Backend {
     const float* ss = nullptr;
     int n_ss = 0;
     bool live = false;
+    bool final = false;  // ss holds the rows' scales (kernels.norm_defer_scale = "norm")
   };
   // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
   // computed in full (out and its planes written); one given up is an internal error.

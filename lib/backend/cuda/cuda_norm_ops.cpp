@@ -76,12 +76,16 @@ void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View
   p.w = f32_vector(w, x.cols, "rms_norm");
   p.cols = (int)x.cols;
   p.split = cfg_.kernels.norm_split;
-  const int n_ss = cuda::rms_norm_defer_partials(p.split);
-  p.partials = static_cast<float*>(workspace(kNormSs, (size_t)x.rows * (size_t)n_ss * sizeof(float)));
+  // kernels.norm_defer_scale = "norm": one block per row sums the partials and writes the scale.
+  const bool final = cfg_.kernels.norm_defer_scale == "norm";
+  const int n_ss = final ? 1 : cuda::rms_norm_defer_partials(p.split);
+  float* ss = static_cast<float*>(workspace(kNormSs, (size_t)x.rows * (size_t)n_ss * sizeof(float)));
+  (final ? p.scale : p.partials) = ss;
+  p.eps = eps;
   cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
   hold_q8s(out);
-  defer_ = {x, out, w, eps, p.partials, n_ss, true};
-  note("norm", fmt::format("defer_q8s_split{}", p.split));
+  defer_ = {x, out, w, eps, ss, n_ss, true, final};
+  note("norm", fmt::format("defer_q8s_split{}{}", p.split, final ? "_scale" : ""));
 }
 
 void CudaBackend::settle_deferred_norm(View x) {

@@ -211,6 +211,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
       q.norm_ss = defer_.ss;
       q.norm_ss_n = defer_.n_ss;
       q.norm_eps = defer_.eps;
+      q.norm_ss_final = defer_.final;
       return q;
     }
     // Another view of the output (the last row of a batch for the head): the norm in full, then
@@ -317,6 +318,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
       p.norm_ss = q.norm_ss;
       p.norm_ss_n = q.norm_ss_n;
       p.norm_eps = q.norm_eps;
+      p.norm_ss_final = q.norm_ss_final;
     } else {
       settle_deferred_norm(x);
     }
