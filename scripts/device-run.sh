@@ -1079,8 +1079,9 @@ PY
     # The deferred norm with its scale computed by the norm (kernels.norm_defer_scale = "norm", built
     # in the thirty-first session after nd31c / nd31d: the scaled matvecs were longer per CTA wave,
     # which cost qwen3-32b 0.977x). The gates (norm_defer/*/scale, mmvs_norm_ss*/final byte-identical
-    # to the partials' launches), CUDA-vs-CPU NormDefer, qwen3-8b q4_k_m tg128 at 0 / 4096 keys with
-    # both forms as arms, a d0 timeline of the new one, q4_0 and q8_0.
+    # to the partials' launches), CUDA-vs-CPU NormDefer, qwen3-8b q4_k_m tg128 at d0 with both forms
+    # (and the norm's scale in a 4 x 128-thread block) as arms, at 4096 keys the new one, a d0
+    # timeline of it, q4_0 and q8_0.
     gpu_info
     for flt in norm_defer mmvs_norm_ss; do
       timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263200 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
@@ -1088,7 +1089,9 @@ PY
     timeout 30 "$bin/kernel-check" --section mmvs_id --perf --seed 20263201 --filter "norm_defer/5120/split8" --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|/|/' | tail -n 3
     cuda_vs_cpu "NormDefer" 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml --arm configs/arm-norm-defer-scale.toml
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml --arm configs/arm-norm-defer-scale.toml \
+      --arm configs/arm-norm-defer-scale-split4.toml
+    tg_on 4096 5 100 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
     traces_at 0 -- ns --config configs/arm-norm-defer-scale.toml
     rm -f "$f"
     for mix in q4_0 q8_0; do
