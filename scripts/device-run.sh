@@ -186,6 +186,13 @@ attn_tiles_call() {  # seed limit_s [pp-bench args: arms...]: every decode atten
   tg_on 0,4096,16384 5 "$limit" "$@"
   rm -f "$f"
 }
+norm_defer_gates() {  # seed: the deferred norm's kernel-check gates (norm_defer/*, mmvs_norm_ss*), summary lines
+  local flt
+  for flt in norm_defer mmvs_norm_ss; do
+    timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed "$1" --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+  done
+}
 ncu_src() {  # section tag|kernel-regex|case-regex...: ncu --set full + SASS source counters of one launch each of kernel-check cases, in $out/ncu.tar.gz
   local section=$1 c tag rest kern case_re
   shift
@@ -1055,25 +1062,12 @@ PY
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-off.toml
     rm -f "$f"
     ;;
-  nd31)
-    # The deferred decode norm in the step (kernels.norm_defer, built in the thirtieth session; its
-    # kernel gates ran in defer30): the norm_defer / mmvs_norm_ss gates again, CUDA-vs-CPU (with
-    # CudaModels.NormDeferAgainstOracle), tg128 qwen3-8b q4_k_m at 0 / 4096 keys, q8_0, q4_0 with the
-    # key as the arm, qwen3-32b q4_k_m, and a d0 timeline with it (the norms' exposed time).
-    gpu_info
-    for flt in norm_defer mmvs_norm_ss; do
-      timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263110 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    done
-    cuda_vs_cpu "NormDefer" 10
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
-    traces_at 0 -- nd --config configs/arm-norm-defer.toml
-    rm -f "$f"
-    for mix in q8_0 q4_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
-      rm -f "$f"
-    done
+  nd31|nd31b|nd31c|nd31d)
+    # Run in the thirty-first session (receipts/h200/logs/nd31*-*.log): the deferred norm with the
+    # scale in the matvecs, 1.033x qwen3-8b q4_k_m but 0.985x / 0.977x qwen3-32b, and the timelines
+    # behind the per-wave model (bench/notes/norm-decode.md). nd32 and nd32b test what followed.
+    echo "$phase: ran in the thirty-first session; see bench/notes/norm-decode.md" >&2
+    exit 2
     ;;
   nd32)
     # The deferred norm with its scale computed by the norm (kernels.norm_defer_scale = "norm", built
@@ -1083,9 +1077,7 @@ PY
     # (and the norm's scale in a 4 x 128-thread block) as arms, at 4096 keys the new one, a d0
     # timeline of it, q4_0 and q8_0.
     gpu_info
-    for flt in norm_defer mmvs_norm_ss; do
-      timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263200 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    done
+    norm_defer_gates 20263200
     timeout 30 "$bin/kernel-check" --section mmvs_id --perf --seed 20263201 --filter "norm_defer/5120/split8" --receipt "$out/kernel-check-perf.jsonl" | sed 's/norm_err.*|/|/' | tail -n 3
     cuda_vs_cpu "NormDefer" 6
     synth qwen3-8b q4_k_m
@@ -1110,46 +1102,6 @@ PY
     rm -f "$f"
     synth qwen3-32b q4_0
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
-    rm -f "$f"
-    ;;
-  nd31d)
-    # nd31c's qwen3-32b timeline with the deferred norm did not come back (the call's file count):
-    # that one alone, beside nd31c's base timeline, to see which kernels grew (0.977x there).
-    gpu_info
-    synth qwen3-32b q4_k_m
-    traces_at 0 -- nd32 --config configs/arm-norm-defer.toml
-    rm -f "$f"
-    ;;
-  nd31c)
-    # The deferred norm lost on qwen3-32b q4_k_m (0.985x in nd31b) and won 1.033x on qwen3-8b; its
-    # d0 timeline showed the scaled matvecs longer per call (the scale's shuffles and square root
-    # after the rows' xor trees). With the scale now computed before them (m = 1): the gates again,
-    # the decode == verify test with the oracle-derived bound (its GPU-vs-GPU 2e-2 failed in nd31),
-    # qwen3-8b q4_k_m tg128 and timeline, qwen3-32b timelines with and without the norm, its tg128.
-    gpu_info
-    for flt in norm_defer mmvs_norm_ss; do
-      timeout 150 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263120 --receipt "$out/kernel-check.jsonl" | grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    done
-    cuda_vs_cpu "NormDefer" 6
-    synth qwen3-8b q4_k_m
-    tg_on 0 5 80 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
-    traces_at 0 -- nd --config configs/arm-norm-defer.toml
-    rm -f "$f"
-    synth qwen3-32b q4_k_m
-    traces_at 0 -- b32
-    traces_at 0 -- nd32 --config configs/arm-norm-defer.toml
-    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
-    rm -f "$f"
-    ;;
-  nd31b)
-    # The second call: qwen3-32b q4_k_m with the deferred norm as the arm; qwen3-32b q4_0 with the Q4_0
-    # GLU pairs off as the arm (the reversal gp30q's 1.026x is owed).
-    gpu_info
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer.toml
-    rm -f "$f"
-    synth qwen3-32b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-pairs-q4k-only.toml
     rm -f "$f"
     ;;
   defer30)
