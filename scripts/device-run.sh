@@ -1649,4 +1649,11 @@ PY
       --receipt "$out/kernel-check.jsonl" | grep -v "^\[PASS" | tail -n 30
     ;;
 esac
+# The device tool brings back at most 8 files from $OUT: past that, the timelines, the test logs
+# and gguf-synth.jsonl travel in one tar (nd31c's ninth file, a timeline, stayed behind). The phase
+# log, still being written, stays out.
+if (($(find "$out" -maxdepth 1 -type f | wc -l) > 8)); then
+  (cd "$out" && tar -cf bundle.tar --remove-files $(ls trace*.jsonl.gz test_*.log gguf-synth.jsonl 2>/dev/null)) &&
+    echo "more than 8 files: timelines, test logs and gguf-synth.jsonl in bundle.tar"
+fi
 echo "== done $(date -u +%FT%TZ)"
