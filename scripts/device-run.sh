@@ -186,6 +186,15 @@ attn_tiles_call() {  # seed limit_s [pp-bench args: arms...]: every decode atten
   tg_on 0,4096,16384 5 "$limit" "$@"
   rm -f "$f"
 }
+tg_mixes() {  # arm mix...: qwen3-8b tg128 at d0 of each mix, arm-base against the arm (each file deleted after)
+  local arm=$1 mix
+  shift
+  for mix in "$@"; do
+    synth qwen3-8b "$mix"
+    tg_on 0 5 60 --arm configs/arm-base.toml --arm "$arm"
+    rm -f "$f"
+  done
+}
 norm_defer_gates() {  # seed: the deferred norm's kernel-check gates (norm_defer/*, mmvs_norm_ss*), summary lines
   local flt
   for flt in norm_defer mmvs_norm_ss; do
@@ -1048,11 +1057,7 @@ PY
     traces_at 0
     traces_at 0 -- gp4096 --set kernels.mmvs_glu_pairs_min_k=0
     rm -f "$f"
-    for mix in q8_0 q4_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-head0.toml
-      rm -f "$f"
-    done
+    tg_mixes configs/arm-mmvs-rp-head0.toml q8_0 q4_0
     ;;
   final30b)
     # The thirtieth session's closing call (2 of 2): qwen3-32b q4_k_m tg128, the GLU pairs off as the arm
@@ -1086,11 +1091,7 @@ PY
     tg_on 4096 5 100 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
     traces_at 0 -- ns --config configs/arm-norm-defer-scale.toml
     rm -f "$f"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 60 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
-      rm -f "$f"
-    done
+    tg_mixes configs/arm-norm-defer-scale.toml q4_0 q8_0
     ;;
   nd32b)
     # The second call: qwen3-32b q4_k_m and q4_0 with the norm's scale as the arm, and a d0 timeline
