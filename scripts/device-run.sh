@@ -86,8 +86,8 @@
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
-#   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b and nd33
-#   are the next)
+#   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33 and
+#   nd33 are the next)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1094,6 +1094,26 @@ PY
     rm -f "$f"
     synth qwen3-32b q4_0
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
+    rm -f "$f"
+    ;;
+  sk33)
+    # kernels.mmvs_split_min_k = 5184 (built in the thirty-second session): qwen3-32b's 5120-weight rows
+    # (q/k/v, gate/up, the head) on one warp. Gates (kernel-check mmvs_id *splitmin81*: the one-warp
+    # bytes, the split bytes past 81 tasks, m-independence, fused GLU, GLU / row pairs, the mixed
+    # q/k/v pair; mmvs *splitmin81* against f64), --perf of the 32B launch forms beside the default's,
+    # then qwen3-32b q4_k_m tg128: the key as the arm, then the key with the norm's scale (nd32b's arm).
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id --filter splitmin81 --seed 20263300 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    for flt in splitmin81 mmvs_gp_cap5/Q4_K/25600x5120 mmvs_gp_cap5/Q6_K/25600x5120 mmvs_ail_glu_cap5/Q4_K/25600x5120 \
+      mmvs_ail_cap6/Q4_K/10240x5120 mmvs_ail_cap6/Q6_K/10240x5120 mmvs_rp1_cap6/Q4_K/151936x5120 mmvs_rp1_cap6/Q6_K/151936x5120 \
+      mmvs_pair/Q4_K+Q6_K/8192; do
+      timeout 120 "$bin/kernel-check" --section mmvs --perf --seed 20263301 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
+        grep -E "^\[|kernel-check:" | grep -v "Q4_0" | sed 's/norm_err.*|/|/'
+    done
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184.toml
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-norm-scale.toml
     rm -f "$f"
     ;;
   nd33)

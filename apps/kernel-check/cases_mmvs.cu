@@ -41,8 +41,8 @@ using namespace mmvs_cases;
 class MmvsIdCase : public Case {
  public:
   enum Mode { kM, kGlu, kLayouts };
-  MmvsIdCase(QType t, int64_t n, int64_t k, Mode mode, int max_warps = 4)
-      : t_(t), n_(n), k_(k), glu_(mode == kGlu), layouts_(mode == kLayouts), max_warps_(max_warps) {}
+  MmvsIdCase(QType t, int64_t n, int64_t k, Mode mode, int max_warps = 4, int min_tasks = 65)
+      : t_(t), n_(n), k_(k), glu_(mode == kGlu), layouts_(mode == kLayouts), max_warps_(max_warps), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     const auto w = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w, n_, k_, true);
@@ -64,6 +64,7 @@ class MmvsIdCase : public Case {
     auto run = [&](const DeviceWeight& w, const DeviceWeight* w2, int m, float* y) {
       auto p = mmvs_params(t_, w, w2, n_, k_, m, dxq_, dxds_, y);
       p.split_max_warps = max_warps_;
+      p.split_min_tasks = min_tasks_;
       return cuda::launch_mmvs(p, env.stream());
     };
     cudaError_t e;
@@ -119,7 +120,7 @@ class MmvsIdCase : public Case {
   QType t_;
   int64_t n_, k_;
   bool glu_, layouts_;
-  int max_warps_;
+  int max_warps_, min_tasks_;
   DeviceWeight dw_, dw2_, bw_, bw2_;
   int8_t* dxq_ = nullptr;
   float* dxds_ = nullptr;
@@ -186,8 +187,9 @@ class MmvsPairCase : public Case {
  public:
   // act_il: the one launch reads the activation in the interleaved order (MmvsParams::act_il), the
   // two launches it is compared with the plain order.
-  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false)
-      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il) {}
+  // min_tasks: MmvsParams::split_min_tasks of every launch (kernels.mmvs_split_min_k / 64).
+  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, int min_tasks = 65)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
@@ -252,6 +254,7 @@ class MmvsPairCase : public Case {
   cuda::MmvsParams base(int i, float* y, int m) const {
     auto p = mmvs_params(type(i), dw_[i], nullptr, rows_[i], k_, m, dxq_, dxds_, y);
     p.split_max_warps = 2;
+    p.split_min_tasks = min_tasks_;
     p.min_blocks = cap_;
     return p;
   }
@@ -268,6 +271,7 @@ class MmvsPairCase : public Case {
   int64_t rows_[3];
   int cap_;
   bool act_il_;
+  int min_tasks_;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
   std::vector<float> sep_[3];
@@ -527,6 +531,11 @@ void add_mmvs_cases(Registry& r) {
       r.add("mmvs_id", ref::cat("mmvs/", tn, "/1031x", k, "/interleaved_vs_blocked_bytes"),
             [=] { return std::make_unique<MmvsIdCase>(t, 1031, k, MmvsIdCase::kLayouts); });
     }
+    // kernels.mmvs_split_min_k = 5184 (81 tasks): the 5120-weight rows on one warp, the same claims.
+    r.add("mmvs_id", ref::cat("mmvs_splitmin81/", tn, "/1031x5120/m1_vs_m4_m8_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 5120, MmvsIdCase::kM, 2, 81); });
+    r.add("mmvs_id", ref::cat("mmvs_splitmin81_glu/", tn, "/1031x5120/fused_vs_unfused_bytes"),
+          [=] { return std::make_unique<MmvsIdCase>(t, 1031, 5120, MmvsIdCase::kGlu, 2, 81); });
     r.add("mmvs_id", ref::cat("mmvs_x3/", tn, "/1031+257+259x5120/one_vs_three_launches_bytes"),
           [=] { return std::make_unique<MmvsSegCase>(t, 5120); });
     // Register-capped m = 1 instances (kernels.mmvs_min_blocks[_glu]) and the timing switch
@@ -610,9 +619,14 @@ void add_mmvs_cases(Registry& r) {
           [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, cap, true); });
     r.add("mmvs_id", ref::cat("mmvs_pair_ail/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/vs_plain_order_launches_bytes"),
           [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, true); });
+    // kernels.mmvs_split_min_k = 5184: the 5120-weight rows on one warp (4 rows per CTA).
+    r.add("mmvs_id", ref::cat("mmvs_pair_ail_splitmin81/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/vs_plain_order_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, true, 81); });
   }
   r.add("mmvs", "mmvs_pair/Q4_K+Q6_K/8192+1024+1024x5120/m1",
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });
+  r.add("mmvs", "mmvs_pair_splitmin81/Q4_K+Q6_K/8192+1024+1024x5120/m1",
+        [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6, false, 81); });
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {1031, 2304}})
       for (int m : {1, 3})

@@ -123,6 +123,11 @@ class MmvsCase : public Case {
            int max_warps = 4, bool act_il = false, bool act_q6k = false, int row_pairs = 0)
       : t_(t), n_(n), k_(k), m_(m), glu_(glu), il_(il), split_(split), cap_(cap), preload_(preload), max_warps_(max_warps),
         act_il_(act_il), act_q6k_(act_q6k), row_pairs_(row_pairs) {}
+  // MmvsParams::split_min_tasks (kernels.mmvs_split_min_k / 64); 65 = the default rule.
+  MmvsCase& split_min_tasks(int t) {
+    min_tasks_ = t;
+    return *this;
+  }
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = upload_split(env, t_, w_, n_, k_, il_);
@@ -158,6 +163,7 @@ class MmvsCase : public Case {
     p.min_blocks = p.min_blocks_glu = cap_;
     p.preload = preload_;
     p.split_max_warps = max_warps_;
+    p.split_min_tasks = min_tasks_;
     if (act_il_) {
       p.act_il = true;
       p.act_il_q6k = act_q6k_;
@@ -176,6 +182,7 @@ class MmvsCase : public Case {
   int max_warps_;
   bool act_il_, act_q6k_;
   int row_pairs_;
+  int min_tasks_ = 65;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_, w2_, xq1_;
   std::vector<double> ref_;

@@ -20,8 +20,10 @@ class MmvsRowPairsIdCase : public Case {
  public:
   // one_task: MmvsParams::row_pair_one_task (one task per row in flight). glu: the SiLU GLU pairs
   // (kernels.mmvs_glu_pairs: one task, no residual) against the GLU launch.
-  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false, bool glu = false)
-      : t_(t), n_(n), k_(k), cap_(cap), res_(residual && !glu), one_(one_task || glu), glu_(glu) {}
+  // min_tasks: MmvsParams::split_min_tasks of both launches (kernels.mmvs_split_min_k / 64).
+  MmvsRowPairsIdCase(QType t, int64_t n, int64_t k, int cap, bool residual, bool one_task = false, bool glu = false,
+                     int min_tasks = 65)
+      : t_(t), n_(n), k_(k), cap_(cap), res_(residual && !glu), one_(one_task || glu), glu_(glu), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     dw_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
     if (glu_) dw2_ = upload_split(env, t_, random_weight_bytes(env, t_, n_, k_), n_, k_, true);
@@ -32,6 +34,7 @@ class MmvsRowPairsIdCase : public Case {
   cuda::MmvsParams params(float* y, bool pairs) const {
     auto p = mmvs_params(t_, dw_, glu_ ? &dw2_ : nullptr, n_, k_, 1, dxq_il_, dxds_, y);
     p.split_max_warps = 2;
+    p.split_min_tasks = min_tasks_;
     p.min_blocks = p.min_blocks_glu = cap_;
     p.act_il = true;
     p.row_pairs = pairs;
@@ -85,6 +88,7 @@ class MmvsRowPairsIdCase : public Case {
   int64_t n_, k_;
   int cap_;
   bool res_, one_, glu_;
+  int min_tasks_;
   bool refusals_ = false;
   DeviceWeight dw_, dw2_;
   int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
@@ -118,6 +122,12 @@ void add_mmvs_pair_cases(Registry& r) {
       for (int cap : {0, 5, 6})
         r.add("mmvs_id", ref::cat("mmvs_gp/", tn, "/", n, "x", k, "/cap", cap, "/vs_glu_bytes"),
               [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, false, true, true); });
+    // kernels.mmvs_split_min_k = 5184 (81 tasks): the pairs on 5120-weight rows at one warp per row.
+    for (int cap : {0, 5})
+      r.add("mmvs_id", ref::cat("mmvs_splitmin81_gp/", tn, "/1030x5120/cap", cap, "/vs_glu_bytes"),
+            [=] { return std::make_unique<MmvsRowPairsIdCase>(t, 1030, 5120, cap, false, true, true, 81); });
+    r.add("mmvs_id", ref::cat("mmvs_splitmin81_rp1/", tn, "/1030x5120/cap6/vs_plain_bytes"),
+          [=] { return std::make_unique<MmvsRowPairsIdCase>(t, 1030, 5120, 6, false, true, false, 81); });
     for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
       for (int cap : {0, 5, 6})
         r.add("mmvs", ref::cat("mmvs_gp_cap", cap, "/", tn, "/", n, "x", k, "/m1"),

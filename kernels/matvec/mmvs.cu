@@ -535,8 +535,8 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     a.seg[i + 1] = {src(e.w, e.w_d, e.w_aux), (int64_t)(e.type2 ? pl2 : pl).body_row_bytes, rows, e.y, eldy};
   }
   a.n_tasks = (int)(p.n_cols / 64);
-  if (p.split_max_warps != 2 && p.split_max_warps != 4) return cudaErrorInvalidValue;
-  a.wpr = mmvs::warps_per_row(p.w_type, a.n_tasks, p.split_k, p.split_max_warps);
+  if ((p.split_max_warps != 2 && p.split_max_warps != 4) || p.split_min_tasks < 65) return cudaErrorInvalidValue;
+  a.wpr = mmvs::warps_per_row(p.w_type, a.n_tasks, p.split_k, p.split_max_warps, p.split_min_tasks);
   if ((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr) > 0x7fffffff) return cudaErrorInvalidValue;
   a.n_rows = rows;
   a.m = p.m;
@@ -554,7 +554,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
   if (mixed) {
     if (p.glu != 0 || p.residual || pl2.blocks_per_row != pl.blocks_per_row) return cudaErrorInvalidValue;
-    if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps))
+    if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps, p.split_min_tasks))
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
     const dim3 g(grid), b(32 * kWarps);
@@ -574,12 +574,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, p.glu, mb, stream); });
 }
 
-bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps) {
+bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps,
+                  int min_tasks) {
   if (!pair_compiled(t, t2) || m != 1 || rows_before <= 0 || !mmvs_supported(t, n_cols) || !mmvs_supported(t2, n_cols))
     return false;
   const int64_t n_tasks = n_cols / 64;
-  const int wpr = mmvs::warps_per_row(t, n_tasks, split_k, max_warps);
-  return wpr == mmvs::warps_per_row(t2, n_tasks, split_k, max_warps) && rows_before % (kWarps / wpr) == 0 &&
+  const int wpr = mmvs::warps_per_row(t, n_tasks, split_k, max_warps, min_tasks);
+  return wpr == mmvs::warps_per_row(t2, n_tasks, split_k, max_warps, min_tasks) && rows_before % (kWarps / wpr) == 0 &&
          sp::plan(t, 1, n_cols, true).blocks_per_row == sp::plan(t2, 1, n_cols, true).blocks_per_row;
 }
 

@@ -43,6 +43,7 @@ struct MmvsParams {
   bool interleaved = true;    // body order of every matrix of the launch (split_layout.h)
   bool split_k = true;        // rows over 64 tasks served by 2-4 warps, not Q4_0 (mmvs_task.cuh warps_per_row)
   int split_max_warps = 4;    // 2 or 4: the most warps per row (rows over 128 tasks take this many)
+  int split_min_tasks = 65;   // >= 65: rows of fewer tasks stay on one warp (kernels.mmvs_split_min_k / 64)
   const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
   const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
   const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K), 16-byte aligned
@@ -148,8 +149,10 @@ cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool
 bool mmvs_supported(QType t, int64_t n_cols);
 // Whether one launch can serve matrices of type t (the first rows_before rows) followed by
 // matrices of type t2 (MmvsParams::w_type2) at m rows of n_cols: a compiled pair (Q4_K then Q6_K),
-// m = 1, the same warps per row for both types, and the type-t2 rows starting a CTA.
-bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps);
+// m = 1, the same warps per row for both types, and the type-t2 rows starting a CTA. split_k,
+// max_warps, min_tasks: MmvsParams::split_k, split_max_warps, split_min_tasks.
+bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps,
+                  int min_tasks);
 // As mmvs_cap_spills, for the pair instance (t, t2) capped at min_blocks (0 or 6).
 cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills, bool act_il = false);
 // As mmvs_cap_spills, for the row-pair instance (MmvsParams::row_pairs) of type t at min_blocks

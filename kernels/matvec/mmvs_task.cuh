@@ -139,9 +139,10 @@ struct Geo {
 // length only (and the switch), so a row's bits do not depend on m. split = false: always 1.
 // Not for Q4_0, where it measured slower end to end (qwen3-8b q4_0 tg128 328.8 split vs 339.0
 // one warp per row, against 1.030x q4_k_m and 1.063x q8_0 in the same run, bench/notes/mmvs.md).
-// max_warps (2 or 4) caps it for rows over 128 tasks (kernels.mmvs_split_max_warps).
-MEMRA_HD int warps_per_row(QType type, int64_t n_tasks, bool split, int max_warps = 4) {
-  if (!split || type == QType::Q4_0 || n_tasks <= 64) return 1;
+// max_warps (2 or 4) caps it for rows over 128 tasks (kernels.mmvs_split_max_warps); rows of fewer
+// than min_tasks tasks (at least 65; kernels.mmvs_split_min_k / 64) stay on one warp.
+MEMRA_HD int warps_per_row(QType type, int64_t n_tasks, bool split, int max_warps = 4, int64_t min_tasks = 65) {
+  if (!split || type == QType::Q4_0 || n_tasks <= 64 || n_tasks < min_tasks) return 1;
   return n_tasks <= 128 || max_warps < 4 ? 2 : 4;
 }
 

@@ -136,6 +136,12 @@ TEST(MmvsReplay, WarpsPerRow) {
   EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 80, true, 2), 2);
   EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 64, true, 2), 1);
   EXPECT_EQ(mm::warps_per_row(QType::Q4_0, 192, true), 1);  // measured slower for Q4_0
+  // kernels.mmvs_split_min_k = 5184 (81 tasks): 5120-weight rows on one warp, longer rows as before.
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 80, true, 2, 81), 1);
+  EXPECT_EQ(mm::warps_per_row(QType::Q6_K, 81, true, 2, 81), 2);
+  EXPECT_EQ(mm::warps_per_row(QType::Q8_0, 128, true, 2, 81), 2);
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 400, true, 2, 81), 2);
+  EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 80, true, 2, 65), 2);  // the default
 }
 TEST(MmvsReplay, Q6_K) {
   replay<QType::Q6_K>(5, 2304, 3);

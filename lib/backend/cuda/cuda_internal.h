@@ -234,6 +234,12 @@ class CudaBackend final : public Backend {
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
   int mmvs_cap_[4][3] = {};
   int mmvs_cap(QType t, int glu) const;
+  // kernels.mmvs_split_min_k in 64-weight tasks (MmvsParams::split_min_tasks), and its note in the
+  // launch variants ("" at the default).
+  int split_min_tasks() const { return (int)((cfg_.kernels.mmvs_split_min_k + 63) / 64); }
+  std::string split_min_note() const {
+    return split_min_tasks() == 65 ? std::string() : "_splitmin" + std::to_string(split_min_tasks());
+  }
   // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0), -1 for another type.
   static int mmvs_type_index(QType t);
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).

@@ -260,6 +260,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload;
   p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
+  p.split_min_tasks = split_min_tasks();
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   // A launch with matrices of a second type (kernels.mmvs_mixed_types) takes the pair instance.
   const bool mixed = std::any_of(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
@@ -324,9 +325,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     }
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : "",
+                                p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : "",
                                 p.norm_ss ? "_ns" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
@@ -360,7 +361,7 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
       for (size_t t = i; t < j; ++t) rows_before += outs[t].w->n_rows();
       const QType t2 = outs[j].w->type;
       if (cuda::mmvs_pair_ok(outs[i].w->type, t2, x.cols, rows_before, 1, cfg_.kernels.mmvs_split_k,
-                             cfg_.kernels.mmvs_split_max_warps))
+                             cfg_.kernels.mmvs_split_max_warps, split_min_tasks()))
         while (j2 < outs.size() && j2 - i < 3 && groupable(outs[j2]) && outs[j2].w->type == t2 && same_layout(j2)) ++j2;
     }
     if (j2 == i + 1) {
