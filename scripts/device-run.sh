@@ -86,8 +86,8 @@
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
-#   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33 and
-#   nd33 are the next)
+#   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
+#   sk33b and nd33 are the next)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1101,7 +1101,7 @@ PY
     # (q/k/v, gate/up, the head) on one warp. Gates (kernel-check mmvs_id *splitmin81*: the one-warp
     # bytes, the split bytes past 81 tasks, m-independence, fused GLU, GLU / row pairs, the mixed
     # q/k/v pair; mmvs *splitmin81* against f64), --perf of the 32B launch forms beside the default's,
-    # then qwen3-32b q4_k_m tg128: the key as the arm, then the key with the norm's scale (nd32b's arm).
+    # then qwen3-32b q4_k_m tg128 with the key as the arm (sk33b: the other arms).
     gpu_info
     timeout 150 "$bin/kernel-check" --section mmvs_id --filter splitmin81 --seed 20263300 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 8
@@ -1113,6 +1113,15 @@ PY
     done
     synth qwen3-32b q4_k_m
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184.toml
+    rm -f "$f"
+    ;;
+  sk33b)
+    # After sk33: qwen3-32b q4_k_m tg128 with the 5120-weight rows on one warp and the GLU pairs off
+    # them (the one-warp GLU holds two tasks per matrix in one round), then the key with the norm's
+    # scale (nd32b's arm). Pick the second arm after reading sk33's kernel times if time is short.
+    gpu_info
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-no-glu-pairs.toml
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-norm-scale.toml
     rm -f "$f"
     ;;
