@@ -112,7 +112,7 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
     skip=(--gtest_filter=-CudaModels.Llama_F32:CudaModels.Qwen2_F32:CudaModels.Qwen3_F32)
     echo "cuda_vs_cpu: no f32 synth models in this pack: CudaModels.{Llama,Qwen2,Qwen3}_F32 skipped"
   fi
-  timeout 90 "$bin/test_backend_cuda_gpu" --shared "$sh" "${skip[@]}" > "$out/test_backend_cuda_gpu.log" 2>&1
+  timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" "${skip[@]}" > "$out/test_backend_cuda_gpu.log" 2>&1
   echo "test_backend_cuda_gpu rc=$?"
   grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
 }
@@ -1100,11 +1100,14 @@ PY
     # kernels.mmvs_split_min_k = 5184 (built in the thirty-second session): qwen3-32b's 5120-weight rows
     # (q/k/v, gate/up, the head) on one warp. Gates (kernel-check mmvs_id *splitmin81*: the one-warp
     # bytes, the split bytes past 81 tasks, m-independence, fused GLU, GLU / row pairs, the mixed
-    # q/k/v pair; mmvs *splitmin81* against f64), --perf of the 32B launch forms beside the default's,
-    # then qwen3-32b q4_k_m tg128 with the key as the arm (sk33b: the other arms).
+    # q/k/v pair; mmvs *splitmin81* against f64), CUDA-vs-CPU incl. CudaModels.MmvsSplitMinWideRows (a
+    # 5120-wide two-layer model against the oracle with and without the key, decode == verify), --perf
+    # of the 32B launch forms beside the default's, then qwen3-32b q4_k_m tg128 with the key as the
+    # arm (sk33b: the other arms).
     gpu_info
     timeout 150 "$bin/kernel-check" --section mmvs_id --filter splitmin81 --seed 20263300 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    cuda_vs_cpu "SplitMin|qwen3-32b-wide" 8
     for flt in splitmin81 mmvs_gp_cap5/Q4_K/25600x5120 mmvs_gp_cap5/Q6_K/25600x5120 mmvs_ail_glu_cap5/Q4_K/25600x5120 \
       mmvs_ail_cap6/Q4_K/10240x5120 mmvs_ail_cap6/Q6_K/10240x5120 mmvs_rp1_cap6/Q4_K/151936x5120 mmvs_rp1_cap6/Q6_K/151936x5120 \
       mmvs_pair/Q4_K+Q6_K/8192; do

@@ -1,0 +1,64 @@
+// The mmvs decode matvec's row partition on rows of qwen3-32b's width (kernels.mmvs_split_min_k):
+// the synth fixtures are 256 wide, so this writes a two-layer model whose q/k/v, gate/up and head
+// rows are 5120 weights (80 tasks) to a temporary file.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "synth/plan.h"
+#include "synth/synth.h"
+#include "backend_cuda/gpu_model_runs.h"
+
+using namespace memra;
+using namespace memra::gputest;
+
+namespace {
+
+// qwen3-32b-tiny at qwen3-32b's width: 5120 wide, 16 / 2 heads of 128, ff 1280, two layers, q4_k_m
+// (Q4_K q / k / o / gate / up, Q6_K v and down where the mix puts them, a Q6_K head): the 5120-weight
+// rows take the plain, mixed q/k/v, GLU row-pair and one-task row-pair head launches.
+std::string write_wide_qwen3(const char* tag) {
+  synth::Dims d = synth::find_preset("qwen3-32b-tiny").dims;
+  d.n_layer = 2;
+  d.head_dim = 128;
+  d.n_embd = 5120;
+  const std::string path = ::testing::TempDir() + "memra-" + tag + "-qwen3-32b-wide.gguf";
+  synth::WriteOptions wo;
+  wo.path = path;
+  wo.hash = false;
+  synth::write_model(synth::make_plan(d, synth::mix_from_name("q4_k_m")), wo);
+  return path;
+}
+
+}  // namespace
+
+// kernels.mmvs_split_min_k = 5184: the 5120-weight rows on one warp each (another fixed order). Each
+// configuration against the CPU oracle with check_model's rule, the one-warp launches taken
+// ("_splitmin81"), and decode == verify bit for bit (a one-token step's logits are the bytes of row 0
+// of a 3-token verify batch of the same token at the same position, the cache rolled back between).
+TEST(CudaModels, MmvsSplitMinWideRows) {
+  MEMRA_REQUIRE_GPU();
+  const std::string path = write_wide_qwen3("split-min");
+  for (int64_t min_k : {int64_t{4160}, int64_t{5184}}) {
+    SCOPED_TRACE(min_k);
+    Config c = gpu_config(true);
+    c.kernels.mmvs_split_min_k = min_k;
+    const bool moved = min_k == 5184;
+    check_model_file(path, moved ? "qwen3-32b-wide q4_k_m split_min_k 5184" : "qwen3-32b-wide q4_k_m defaults", c,
+                     moved ? "_splitmin81" : nullptr, "mmvs_m1");
+    ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
+    const int64_t nv = run.model->hparams().n_vocab;
+    std::vector<int32_t> ids(kPrompt);
+    for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 29 + 5) % nv);
+    (void)step(run, ids, 0, true);
+    const int32_t batch[3] = {(int32_t)(77 % nv), (int32_t)(91 % nv), (int32_t)(13 % nv)};
+    const auto one = step(run, std::span<const int32_t>(batch, 1), kPrompt, false);
+    run.kv->truncate(kPrompt);
+    const auto all = step(run, batch, kPrompt, true);
+    ASSERT_GE(all.size(), (size_t)nv);
+    EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "decode != verify row 0";
+    const auto v = run.be->variants();
+    ASSERT_TRUE(v.count("mmvs_m1"));
+    EXPECT_EQ(v.at("mmvs_m1").find("_splitmin81") != std::string::npos, moved) << v.at("mmvs_m1");
+  }
+}
