@@ -117,9 +117,14 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
   grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
 }
 synth() {  # preset mix: a gguf-synth file in $synth_dir, its path in $f (delete it with rm -f "$f")
+  # The same preset, mix and seed give the same bytes, so a file an earlier call on this (still warm)
+  # machine wrote completely ($f.done beside it) is used again: qwen3-32b q4_k_m takes ~100 s to write.
   mkdir -p "$synth_dir"
   f="$synth_dir/$1-$2.gguf"
-  timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null
+  if [ -f "$f" ] && [ -f "$f.done" ]; then echo "synth: $f from an earlier call"; return 0; fi
+  rm -f "$f.done"
+  timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null &&
+    touch "$f.done"
 }
 tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the gguf-synth file $f (kept); with arms, an A/A copy of the first (bench.aa_copy)
   local depths=$1 reps=$2 limit=$3; shift 3
@@ -1091,7 +1096,7 @@ PY
     synth qwen3-32b q4_k_m
     tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
     traces_at 0 -- ns32 --config configs/arm-norm-defer-scale.toml
-    rm -f "$f"
+    # the qwen3-32b q4_k_m file stays for sk33 / sk33b on this machine (synth reuses it)
     synth qwen3-32b q4_0
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
     rm -f "$f"
@@ -1116,8 +1121,7 @@ PY
     done
     synth qwen3-32b q4_k_m
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184.toml
-    rm -f "$f"
-    ;;
+    ;;  # the file stays for sk33b
   sk33b)
     # After sk33: qwen3-32b q4_k_m tg128 with the 5120-weight rows on one warp and the GLU pairs off
     # them (the one-warp GLU holds two tasks per matrix in one round), then the key with the norm's
