@@ -87,7 +87,7 @@
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
 #   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
-#   sk33b and nd33 are the next)
+#   sk33b, nd33 and qp33 are the next)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1151,6 +1151,25 @@ PY
       "gp5-q4k-25600x5120|mmvs_gp_cap5/Q4_K/25600x5120/m1" "glu5-q4k-12288x4096|mmvs_ail_glu_cap5/Q4_K/12288x4096/m1" \
       "rp1-q4k-4096x12288|mmvs_rp1_cap6/Q4_K/4096x12288/m1"
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+    ;;
+  qp33)
+    # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the one-type q/k/v launches paired
+    # like the o and down launches (GLU value 5 of mmvs_body, uncapped instances only). Gates (kernel-check
+    # mmvs_id mmvs_rp_x3/*: byte-identical to the unpaired q/k/v launch, the refusals), --perf of the
+    # q/k/v shapes paired (two / one task) and unpaired, CUDA-vs-CPU (MmvsRowPairsSameBytes runs 8 and 9),
+    # then qwen3-8b tg128 with the key as the arm: q4_k_m at d0 (its Q4_K-only layers), q8_0 (every layer).
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp_x3 --seed 20263310 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    for flt in x3_cap0 x3_cap6; do
+      timeout 120 "$bin/kernel-check" --section mmvs --perf --seed 20263311 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
+        grep -E "^\[|kernel-check:" | grep -v "Q4_0" | sed 's/norm_err.*|/|/'
+    done
+    cuda_vs_cpu "RowPairs" 6
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
+    rm -f "$f"
+    tg_mixes configs/arm-mmvs-row-pairs-qkv.toml q8_0
     ;;
   defer30)
     # The deferred decode norm, kernel level (built in the thirtieth session, not yet in the backend):

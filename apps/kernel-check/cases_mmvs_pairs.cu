@@ -4,6 +4,8 @@
 // launch's (cases_mmvs.cu).
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "cases_mmvs.h"
 
@@ -97,6 +99,93 @@ class MmvsRowPairsIdCase : public Case {
   float* dy_[2] = {};
 };
 
+// kernels.mmvs_row_pairs_qkv: the q/k/v launch (three matrices of one type, MmvsParams::extra) with
+// row pairs, each matrix paired within itself, against the same launch without them (which
+// cases_mmvs.cu's mmvs_x3 case holds byte-identical to three launches), byte for byte; with f64,
+// also against the f64 reference on the bytes the GPU reads (the --perf rows; pairs = false: the
+// unpaired launch timed, for the A/B). Refusals: a segment with an odd row count, a segment of a
+// second weight type (the mixed launch), a cap (the q/k/v pairs have uncapped instances only).
+class MmvsRowPairsX3Case : public Case {
+ public:
+  MmvsRowPairsX3Case(QType t, int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool one_task, bool f64,
+                     bool pairs = true)
+      : t_(t), k_(k), rows_{r0, r1, r2}, cap_(cap), one_(one_task), f64_(f64), pairs_(pairs) {}
+  void generate(Env& env) override {
+    for (int i = 0; i < 3; ++i) {
+      w_[i] = random_weight_bytes(env, t_, rows_[i], k_);
+      dw_[i] = upload_split(env, t_, w_[i], rows_[i], k_, true);
+      dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
+      dplain_[i] = env.alloc_output<float>((size_t)rows_[i]);
+      if (!f64_) w_[i].clear();
+    }
+    x_ = random_q8s_input(env, 1, k_, &dxq_, &dxds_, &dxq_il_);
+  }
+  cuda::MmvsParams params(float* const (&y)[3], bool pairs) const {
+    auto p = mmvs_params(t_, dw_[0], nullptr, rows_[0], k_, 1, dxq_il_, dxds_, y[0]);
+    p.n_extra = 2;
+    for (int i = 0; i < 2; ++i) p.extra[i] = segment_of(dw_[i + 1], rows_[i + 1], y[i + 1], false);
+    p.split_max_warps = 2;
+    p.min_blocks = cap_;
+    p.act_il = true;
+    p.row_pairs = pairs;
+    p.row_pair_one_task = pairs && one_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(dy_, pairs_), env.stream()); }
+  void reference(Env& env) override {
+    ref::check(cuda::launch_mmvs(params(dplain_, false), env.stream()), "the unpaired q/k/v launch");
+    auto odd = params(dplain_, true);
+    odd.extra[0].n_rows = rows_[1] - 1;
+    auto mixed = params(dplain_, true);
+    mixed.extra[1].type2 = true;
+    mixed.w_type2 = t_ == QType::Q4_K ? QType::Q6_K : QType::Q4_K;
+    auto capped = params(dplain_, true);
+    capped.min_blocks = 6;
+    refused_ = cuda::launch_mmvs(odd, env.stream()) == cudaErrorNotSupported &&
+               cuda::launch_mmvs(mixed, env.stream()) == cudaErrorNotSupported &&
+               cuda::launch_mmvs(capped, env.stream()) == cudaErrorNotSupported;
+    if (!f64_) return;
+    const auto xf = dequantize_rows(QType::Q8_1, x_, 1, k_);
+    for (int i = 0; i < 3; ++i) {
+      const auto r = matmul_f64(dequantize_rows(t_, w_[i], rows_[i], k_), xf, rows_[i], k_, 1);
+      ref_.insert(ref_.end(), r.begin(), r.end());
+      w_[i].clear();
+    }
+  }
+  Verdict compare(Env& env) override {
+    if (!refused_) return ref::fail("row pairs over q/k/v with an odd segment, a second weight type or a cap were not refused");
+    std::vector<float> got, plain;
+    for (int i = 0; i < 3; ++i) {
+      const auto a = env.download(dy_[i], (size_t)rows_[i]), b = env.download(dplain_[i], (size_t)rows_[i]);
+      got.insert(got.end(), a.begin(), a.end());
+      plain.insert(plain.end(), b.begin(), b.end());
+    }
+    Verdict v = compare_bytes(got.data(), plain.data(), got.size() * 4);
+    if (v.pass && f64_) return ref::all_of({{"paired vs unpaired q/k/v launch bytes", v}, {"f64 reference", ref::norm(got, ref_, kTol)}});
+    return v;
+  }
+  PerfCount perf_count() const override {
+    double wb = 0;
+    for (int i = 0; i < 3; ++i) wb += (double)*qtype_row_bytes(t_, k_) * (double)rows_[i];
+    return {wb + (double)k_ * 1.25 + 4.0 * (double)(rows_[0] + rows_[1] + rows_[2]), 0};
+  }
+
+ private:
+  QType t_;
+  int64_t k_;
+  int64_t rows_[3];
+  int cap_;
+  bool one_, f64_, pairs_;
+  bool refused_ = false;
+  std::vector<uint8_t> w_[3], x_;
+  std::vector<double> ref_;
+  DeviceWeight dw_[3];
+  int8_t *dxq_ = nullptr, *dxq_il_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dy_[3] = {};
+  float* dplain_[3] = {};
+};
+
 void add_mmvs_pair_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0}) {
     const std::string tn(qtype_name(t));
@@ -143,6 +232,22 @@ void add_mmvs_pair_cases(Registry& r) {
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 6, true, 2, true); });
       r.add("mmvs", ref::cat("mmvs_rp_cap0/", tn, "/", n, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, 0, true, 2, true, false, 1); });
+    }
+    // kernels.mmvs_row_pairs_qkv: the q/k/v launch paired (segments 1030 + 256 + 258: the last CTA
+    // of the first matrix part empty at two warps per row) against the unpaired launch, uncapped (the
+    // only instances), two and one task per row; the qwen3-8b / qwen3-32b shapes against f64 with
+    // --perf rows beside the unpaired launch's (mmvs_x3_cap6: the default q/k/v launch).
+    for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
+      for (bool one : {false, true})
+        r.add("mmvs_id", ref::cat("mmvs_rp_x3/", tn, "/1030+256+258x", k, one ? "/one" : "", "/vs_x3_bytes"),
+              [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, 1030, 256, 258, 0, one, false); });
+    for (auto [q, kv, k] : {std::tuple<int64_t, int64_t, int64_t>{4096, 1024, 4096}, {8192, 1024, 5120}}) {
+      r.add("mmvs", ref::cat("mmvs_rp_x3_cap0/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 0, false, true); });
+      r.add("mmvs", ref::cat("mmvs_rp1_x3_cap0/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 0, true, true); });
+      r.add("mmvs", ref::cat("mmvs_x3_cap6/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
+            [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 6, false, true, false); });
     }
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096},
                         {5120, 8192}, {5120, 25600}, {151936, 5120}})

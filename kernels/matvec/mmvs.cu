@@ -22,7 +22,7 @@ constexpr int kWarps = 4;  // rows per CTA
 struct Seg {
   mmvs::Src src;
   int64_t body_row_bytes;
-  int64_t row_end;  // rows of this and the earlier segments
+  int64_t row_end;  // rows of this and the earlier segments (row pairs: the first halves')
   float* y;
   int64_t ldy;
 };
@@ -54,6 +54,10 @@ struct Args {
   int n_nss;
   float nss_eps;
   bool nsf;  // MmvsParams::norm_ss_final
+  // Row pairs (GLU 3) over segments (MmvsParams::row_pairs with extra matrices): segment s's second
+  // row is row + seg_pair_off[s]; Seg::row_end then counts the segments' first halves. Last in the
+  // struct, so the other members keep their parameter offsets.
+  int64_t seg_pair_off[3];
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -63,7 +67,9 @@ constexpr int kDepth = 2;
 
 // GLU: 0 none, 1 SiLU, 2 GELU-tanh (with the partner matrix w2), 3 row pairs (MmvsParams::row_pairs:
 // the "partner" is row + a.pair_off of the same matrix, each row written on its own with the plain
-// epilogue; a.n_rows is then the first half's count), 4 SiLU GLU row pairs (rows row and
+// epilogue; a.n_rows is then the first half's count), 5 the row pairs of GLU 3 over the segments
+// of a q/k/v launch (each matrix paired within itself: the second row is row + a.seg_pair_off[s];
+// its own value so that the GLU 3 instances keep their code), 4 SiLU GLU row pairs (rows row and
 // row + a.pair_off of both w and w2, each output row as GLU 1 writes it; D = 1: four tasks per
 // lane in flight, as the GLU's two per matrix). D: tasks per row in flight per lane (kDepth;
 // 1 for the row pairs that keep the plain launch's registers, MmvsParams::row_pair_one_task: the
@@ -86,6 +92,8 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   float* y = a.y;
   int64_t ldy = a.ldy;
   Geo g = a.g;
+  constexpr bool kPairs = GLU == 3 || GLU == 5;  // two rows of one matrix per warp
+  [[maybe_unused]] int64_t seg_poff = a.seg_pair_off[0];  // GLU 5: this segment's pair offset
   if (live && a.n_seg > 1 && row >= a.seg[0].row_end) {
     const int sg = row >= a.seg[1].row_end ? 2 : 1;
     row -= a.seg[sg - 1].row_end;
@@ -93,7 +101,13 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     y = a.seg[sg].y;
     ldy = a.seg[sg].ldy;
     g.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
+    if constexpr (GLU == 5) seg_poff = a.seg_pair_off[sg];
   }
+  // The warp's second row (kPairs): row + a.pair_off (GLU 3), or + its segment's offset (GLU 5).
+  const auto poff = [&]() -> int64_t {
+    if constexpr (GLU == 5) return seg_poff;
+    else return a.pair_off;
+  };
   static_assert(GLU != 4 || D == 1, "the GLU row pairs hold one task per row in flight");
   constexpr int kAcc = GLU == 4 ? 4 : 2;  // accumulators per output row j (GLU 4: both rows' gate, up)
   float acc[MM], acc2[MM], acc3[MM], acc4[MM];
@@ -108,7 +122,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     for (int d = 0; d < D; ++d) {
       if (t0 + step * d < n_tasks) {
         wt[d].load(w, row, t0 + step * d, g);
-        if constexpr (GLU == 3) ut[d].load(w, row + a.pair_off, t0 + step * d, g);
+        if constexpr (kPairs) ut[d].load(w, row + poff(), t0 + step * d, g);
         else if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
         if constexpr (GLU == 4) {
           pt[d].load(w, row + a.pair_off, t0 + step * d, g);
@@ -130,11 +144,11 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   float nss0 = 0.0f;
   if constexpr (NS && MM == 1) nss0 = a.nsf ? a.nss[0] : lane < a.n_nss ? a.nss[lane] : 0.0f;
   float resv[MM] = {}, resv2[MM] = {};
-  if ((GLU == 0 || GLU == 3) && a.res && live && sub == 0 && lane == 0) {
+  if ((GLU == 0 || kPairs) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
       resv[j] = j < a.m ? a.res[j * a.ldres + row] : 0.0f;
-      if constexpr (GLU == 3) resv2[j] = j < a.m ? a.res[j * a.ldres + row + a.pair_off] : 0.0f;
+      if constexpr (kPairs) resv2[j] = j < a.m ? a.res[j * a.ldres + row + poff()] : 0.0f;
     }
   }
   for (int t0 = first; t0 < n_tasks; t0 += step * D) {
@@ -238,9 +252,9 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // As launch_glu computes it: __fmul_rn(act(gate), up).
         if constexpr (GLU == 1 || GLU == 4) v = __fmul_rn(act<ActKind::Silu>(v), sc(acc2[j], j));
         if constexpr (GLU == 2) v = __fmul_rn(act<ActKind::GeluTanh>(v), sc(acc2[j], j));
-        if ((GLU == 0 || GLU == 3) && a.res) v = __fadd_rn(resv[j], v);
+        if ((GLU == 0 || kPairs) && a.res) v = __fadd_rn(resv[j], v);
         y[j * ldy + row] = v;
-        if constexpr (GLU == 3) y[j * ldy + row + a.pair_off] = a.res ? __fadd_rn(resv2[j], acc2[j]) : sc(acc2[j], j);
+        if constexpr (kPairs) y[j * ldy + row + poff()] = a.res ? __fadd_rn(resv2[j], acc2[j]) : sc(acc2[j], j);
         if constexpr (GLU == 4) y[j * ldy + row + a.pair_off] = __fmul_rn(act<ActKind::Silu>(sc(acc3[j], j)), sc(acc4[j], j));
       }
     }
@@ -311,6 +325,13 @@ cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
     if constexpr (MINB == 1 || MINB == 5 || MINB == 6) {
       if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, 1, NS>, grid, block, 0, s, a);
       return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
+    }
+    return cudaErrorNotSupported;
+  }
+  if (glu == 5) {  // row pairs over a q/k/v launch's segments: uncapped only, two or one task per row
+    if constexpr (MINB == 1) {
+      if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, 1, NS>, grid, block, 0, s, a);
+      return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, kDepth, NS>, grid, block, 0, s, a);
     }
     return cudaErrorNotSupported;
   }
@@ -505,6 +526,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.act_il = p.act_il;
   a.act_q6k = p.act_il_q6k;
   a.pair_off = 0;
+  a.seg_pair_off[0] = a.seg_pair_off[1] = a.seg_pair_off[2] = 0;
   a.pair_one = p.row_pairs && p.row_pair_one_task;
   a.nss = p.norm_ss;
   a.n_nss = p.norm_ss_n;
@@ -513,12 +535,15 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32 ||
                     (p.norm_ss_final && p.norm_ss_n != 1)))
     return cudaErrorInvalidValue;
-  // Row pairs: one-token launches of one matrix (or a SiLU GLU pair, one task per row) in the
-  // interleaved activation order, an even row count; the grid covers the first half, each warp also
-  // serving row + n_rows / 2.
+  // Row pairs: one-token launches of one matrix, of up to three matrices of one type (q/k/v: each
+  // paired within itself) or a SiLU GLU pair (one task per row), in the interleaved activation order,
+  // even row counts; the grid covers the first halves, each warp also serving row + n_rows / 2 of its
+  // matrix.
   const int mb_pairs = p.glu ? p.min_blocks_glu : p.min_blocks;
+  bool seg_pairs_ok = p.n_extra == 0 || (p.glu == 0 && !mixed);
+  for (int i = 0; i < p.n_extra; ++i) seg_pairs_ok = seg_pairs_ok && p.extra[i].n_rows % 2 == 0;
   if (p.row_pairs &&
-      (p.m != 1 || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || p.n_extra != 0 || !p.act_il ||
+      (p.m != 1 || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || !seg_pairs_ok || !p.act_il ||
        p.act_il_q6k || p.n_rows % 2 != 0 || (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6)))
     return cudaErrorNotSupported;
   for (int i = 0; i < p.n_extra; ++i) {
@@ -567,8 +592,13 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
   if (p.row_pairs) {
-    a.n_rows = a.pair_off = p.n_rows / 2;
-    const int g = p.glu ? 4 : 3;
+    a.n_rows = a.pair_off = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 2;
+    for (int i = 0; i < p.n_extra; ++i) {  // the q/k/v matrices, each paired within itself
+      a.seg_pair_off[i + 1] = p.extra[i].n_rows / 2;
+      a.n_rows += a.seg_pair_off[i + 1];
+      a.seg[i + 1].row_end = a.n_rows;
+    }
+    const int g = p.glu ? 4 : p.n_extra ? 5 : 3;
     return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_ail<T.value>(a, g, mb_pairs, stream); });
   }
   return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, p.glu, mb, stream); });

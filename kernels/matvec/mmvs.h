@@ -105,8 +105,10 @@ struct MmvsParams {
   // two rows' tasks of a lane loaded at once and dotted against one activation load (the GLU's
   // two-matrix loop), so twice the weight bytes in flight per lane and half the activation loads
   // per weight. Each row gets the plain launch's operations in its order (and the residual
-  // epilogue): the same bits. Plain m = 1 launches of one matrix with act_il (not act_il_q6k), an
-  // even n_rows, min_blocks 0, 5 or 6; else cudaErrorNotSupported.
+  // epilogue): the same bits. Plain m = 1 launches with act_il (not act_il_q6k), an even n_rows,
+  // min_blocks 0, 5 or 6; else cudaErrorNotSupported. With extra segments of the same type (not
+  // w_type2; q/k/v, kernels.mmvs_row_pairs_qkv) each matrix is paired within itself (rows r and
+  // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (the only instances).
   bool row_pairs = false;
   // With row_pairs: one task per row in flight per lane instead of two (kernels.mmvs_row_pairs_one_task),
   // the plain launch's registers for two rows: the same bytes in flight per lane as the plain

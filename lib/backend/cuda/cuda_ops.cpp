@@ -293,14 +293,21 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     e.type2 = extra[i].w->type != w.type;
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
-  // kernels.mmvs_row_pairs: plain one-token launches of one matrix (launch_mmvs' conditions).
+  // kernels.mmvs_row_pairs: plain one-token launches of one matrix, or with kernels.mmvs_row_pairs_qkv
+  // of up to three of one type (launch_mmvs' conditions: every row count even).
   const int ti = mmvs_type_index(w.type);
-  if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && extra.empty() && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
-    p.row_pairs = true;
+  const bool pair_extra = extra.empty() || (cfg_.kernels.mmvs_row_pairs_qkv && !mixed &&
+                                            std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; }));
+  if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && pair_extra && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
     const int64_t one_min_k = cfg_.kernels.mmvs_row_pairs_one_task_min_k;
-    p.row_pair_one_task = mmvs_rp_one_[ti] || (one_min_k > 0 && k >= one_min_k);
-    const int one = p.row_pair_one_task ? 1 : 0;
-    p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
+    const bool one_task = mmvs_rp_one_[ti] || (one_min_k > 0 && k >= one_min_k);
+    const int one = one_task ? 1 : 0;
+    const int cap = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
+    if (extra.empty() || cap == 0) {  // the q/k/v pairs have uncapped instances only
+      p.row_pairs = true;
+      p.row_pair_one_task = one_task;
+      p.min_blocks = cap;
+    }
   }
   // kernels.mmvs_glu_pairs: SiLU GLU one-token launches (one task per row and matrix) on rows of at
   // least kernels.mmvs_glu_pairs_min_k weights.
@@ -325,10 +332,10 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     }
   }
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
-    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
+    note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
                                 p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : "",
-                                p.norm_ss ? "_ns" : ""));
+                                p.row_pairs && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
