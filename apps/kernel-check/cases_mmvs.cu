@@ -187,9 +187,13 @@ class MmvsPairCase : public Case {
  public:
   // act_il: the one launch reads the activation in the interleaved order (MmvsParams::act_il), the
   // two launches it is compared with the plain order.
-  // min_tasks: MmvsParams::split_min_tasks of every launch (kernels.mmvs_split_min_k / 64).
-  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, int min_tasks = 65)
-      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks) {}
+  // min_tasks: MmvsParams::split_min_tasks of every launch (kernels.mmvs_split_min_k / 64). pairs
+  // (kernels.mmvs_row_pairs_qkv; with act_il, cap 0): the one launch with row pairs, Q4_K rows two
+  // tasks per row in flight and Q6_K rows one; then an odd row count is NotSupported and a Q6_K half
+  // not starting a CTA (r1 - 2 rows of k) InvalidValue.
+  MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, int min_tasks = 65,
+               bool pairs = false)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
@@ -198,13 +202,15 @@ class MmvsPairCase : public Case {
     }
     x_ = random_q8s_input(env, 1, k_, &dxq_, &dxds_, act_il_ ? &dxq_il_ : nullptr);
   }
-  cudaError_t launch(Env& env) override {
-    cuda::MmvsParams p = pair_params(dy_, 1);
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(one_launch(dy_), env.stream()); }
+  cuda::MmvsParams one_launch(float* const* y) const {
+    cuda::MmvsParams p = pair_params(y, 1);
     if (act_il_) {
       p.act_il = true;
       p.xq = dxq_il_;
     }
-    return cuda::launch_mmvs(p, env.stream());
+    p.row_pairs = p.row_pair_one_task2 = pairs_;
+    return p;
   }
   void reference(Env& env) override {
     // The two launches the pair replaces: q and k in one Q4_K launch, v in its own Q6_K launch.
@@ -227,9 +233,14 @@ class MmvsPairCase : public Case {
     std::swap(sw.w_type, sw.w_type2);
     swapped_refused_ = cuda::launch_mmvs(sw, env.stream()) != cudaSuccess;
     m3_refused_ = cuda::launch_mmvs(pair_params(sep, 3), env.stream()) != cudaSuccess;
-    cuda::MmvsParams odd = pair_params(sep, 1);
+    cuda::MmvsParams odd = pairs_ ? one_launch(sep) : pair_params(sep, 1);
     odd.n_rows = rows_[0] - 1;
     odd_status_ = cuda::launch_mmvs(odd, env.stream());
+    if (pairs_) {  // the Q6_K rows' first half off a CTA boundary (k's rows less 2: even, the halves odd)
+      cuda::MmvsParams off = one_launch(sep);
+      off.extra[0].n_rows = rows_[1] - 2;
+      off_status_ = cuda::launch_mmvs(off, env.stream());
+    }
   }
   Verdict compare(Env& env) override {
     std::vector<float> got, sep;
@@ -239,8 +250,10 @@ class MmvsPairCase : public Case {
     if (!v.pass) return v;
     if (!swapped_refused_) return ref::fail("the pair with its types swapped was not refused");
     if (!m3_refused_) return ref::fail("a mixed launch at m = 3 was not refused");
-    if (odd_status_ != cudaErrorInvalidValue)
+    if (odd_status_ != (pairs_ ? cudaErrorNotSupported : cudaErrorInvalidValue))
       return ref::fail(ref::cat("a Q6_K segment starting at row ", rows_[0] + rows_[1] - 1, ": status ", (int)odd_status_));
+    if (pairs_ && off_status_ != cudaErrorInvalidValue)
+      return ref::fail(ref::cat("paired, a Q6_K half starting at ", (rows_[0] + rows_[1] - 2) / 2, ": status ", (int)off_status_));
     return v;
   }
   PerfCount perf_count() const override {
@@ -272,6 +285,8 @@ class MmvsPairCase : public Case {
   int cap_;
   bool act_il_;
   int min_tasks_;
+  bool pairs_;
+  cudaError_t off_status_ = cudaSuccess;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
   std::vector<float> sep_[3];
@@ -627,6 +642,18 @@ void add_mmvs_cases(Registry& r) {
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });
   r.add("mmvs", "mmvs_pair_splitmin81/Q4_K+Q6_K/8192+1024+1024x5120/m1",
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6, false, 81); });
+  // kernels.mmvs_row_pairs_qkv on the mixed launch: paired against the two unpaired launches (bytes)
+  // and f64 (k's halves: 264 / 2 keeps the Q6_K half on a CTA boundary at 1 and 2 warps per row),
+  // with --perf rows at the qwen3-8b / qwen3-32b shapes beside the unpaired pair's (mmvs_pair_ail).
+  for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
+    r.add("mmvs_id", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/1032+264+258x", k, "/vs_plain_order_launches_bytes"),
+          [=] { return std::make_unique<MmvsPairCase>(k, 1032, 264, 258, 0, true, 65, true); });
+  for (auto [q, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {8192, 5120}}) {
+    r.add("mmvs", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),
+          [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 0, true, 65, true); });
+    r.add("mmvs", ref::cat("mmvs_pair_ail_cap6/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),
+          [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 6, true); });
+  }
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {1031, 2304}})
       for (int m : {1, 3})

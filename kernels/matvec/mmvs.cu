@@ -285,6 +285,16 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 // launcher checks that the type-T2 rows start a CTA), and each runs the body of its own type, so
 // every row gets the operations, order and bits of a launch of that type alone. m = 1, plain;
 // AIL: the activation in the interleaved order (MmvsParams::act_il).
+// The mixed q/k/v launch with row pairs (MmvsParams::row_pairs with w_type2 segments): the GLU 5
+// rows of T with D1 tasks per row in flight, then those of T2 with D2 (uncapped).
+template <QType T, QType T2, int D1, int D2, bool NS = false>
+__global__ void __launch_bounds__(32 * kWarps) mmvs_pair_rp_kernel(const Args a) {
+  if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
+    mmvs_body<T2, 1, 5, 1, D2, NS>(a);
+  else
+    mmvs_body<T, 1, 5, 1, D1, NS>(a);
+}
+
 template <QType T, QType T2, int MINB, bool AIL = false, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
@@ -540,7 +550,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   // even row counts; the grid covers the first halves, each warp also serving row + n_rows / 2 of its
   // matrix.
   const int mb_pairs = p.glu ? p.min_blocks_glu : p.min_blocks;
-  bool seg_pairs_ok = p.n_extra == 0 || (p.glu == 0 && !mixed);
+  bool seg_pairs_ok = p.n_extra == 0 || p.glu == 0;  // (mixed: the pair form checks its own)
   for (int i = 0; i < p.n_extra; ++i) seg_pairs_ok = seg_pairs_ok && p.extra[i].n_rows % 2 == 0;
   if (p.row_pairs &&
       (p.m != 1 || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || !seg_pairs_ok || !p.act_il ||
@@ -581,6 +591,22 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (p.glu != 0 || p.residual || pl2.blocks_per_row != pl.blocks_per_row) return cudaErrorInvalidValue;
     if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps, p.split_min_tasks))
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
+    if (p.row_pairs) {  // each matrix paired within itself; the type-2 rows start a CTA of the halves
+      if (p.row_pair_one_task || !p.row_pair_one_task2 || mb_pairs != 0) return cudaErrorNotSupported;
+      int64_t h = a.pair_off = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 2;
+      a.t2_begin = -1;
+      for (int i = 0; i < p.n_extra; ++i) {
+        if (p.extra[i].type2 && a.t2_begin < 0) a.t2_begin = h;
+        a.seg_pair_off[i + 1] = p.extra[i].n_rows / 2;
+        h += a.seg_pair_off[i + 1];
+        a.seg[i + 1].row_end = h;
+      }
+      if (a.t2_begin % (kWarps / a.wpr)) return cudaErrorInvalidValue;
+      a.n_rows = h;
+      const dim3 g((unsigned)((h + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
+      if (a.nss) return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1, true>, g, b, 0, stream, a);
+      return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1>, g, b, 0, stream, a);
+    }
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
     const dim3 g(grid), b(32 * kWarps);
     if (mb == 0 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true, true>, g, b, 0, stream, a);

@@ -108,7 +108,10 @@ struct MmvsParams {
   // epilogue): the same bits. Plain m = 1 launches with act_il (not act_il_q6k), an even n_rows,
   // min_blocks 0, 5 or 6; else cudaErrorNotSupported. With extra segments of the same type (not
   // w_type2; q/k/v, kernels.mmvs_row_pairs_qkv) each matrix is paired within itself (rows r and
-  // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (the only instances).
+  // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (the only instances); with
+  // w_type2 segments (the mixed q/k/v launch) only Q4_K rows two tasks per row in flight and Q6_K
+  // rows one (row_pair_one_task false, row_pair_one_task2 true), the type-2 rows' first half
+  // starting a CTA (else cudaErrorInvalidValue).
   bool row_pairs = false;
   // With row_pairs: one task per row in flight per lane instead of two (kernels.mmvs_row_pairs_one_task),
   // the plain launch's registers for two rows: the same bytes in flight per lane as the plain
@@ -118,6 +121,7 @@ struct MmvsParams {
   // lane), one activation load for the four; each output as the GLU writes it, capped by
   // min_blocks_glu (0, 5 or 6). GELU (glu = 2) pairs: cudaErrorNotSupported.
   bool row_pair_one_task = false;
+  bool row_pair_one_task2 = false;  // the w_type2 rows' form in a paired mixed launch (see row_pairs)
   // The deferred norm's input (RmsNormDeferParams, kernels.norm_defer): the activation planes are
   // those of u = x * w_norm, and the product wanted is the one of s * u with s = 1 / sqrtf(sum /
   // n_cols + eps), sum the norm_ss_n partials (lane l of every warp holds partial l, then the xor

@@ -294,13 +294,27 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     if (e.type2) p.w_type2 = extra[i].w->type;
   }
   // kernels.mmvs_row_pairs: plain one-token launches of one matrix, or with kernels.mmvs_row_pairs_qkv
-  // of up to three of one type (launch_mmvs' conditions: every row count even).
+  // the q/k/v launches (launch_mmvs' conditions: every row count even; the mixed one only as its
+  // compiled form, Q4_K rows two tasks and Q6_K rows one, uncapped, the Q6_K rows' half starting a CTA).
   const int ti = mmvs_type_index(w.type);
-  const bool pair_extra = extra.empty() || (cfg_.kernels.mmvs_row_pairs_qkv && !mixed &&
-                                            std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; }));
+  const int64_t one_min_k = cfg_.kernels.mmvs_row_pairs_one_task_min_k;
+  const auto one_task_of = [&](int t) { return mmvs_rp_one_[t] || (one_min_k > 0 && k >= one_min_k); };
+  const bool qkv_pairs = cfg_.kernels.mmvs_row_pairs_qkv && !extra.empty() && p.m == 1 && p.act_il && !p.act_il_q6k &&
+                         p.n_rows % 2 == 0 &&
+                         std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; });
+  if (qkv_pairs && mixed) {
+    const int t2 = mmvs_type_index(p.w_type2);
+    int64_t t1_rows = w.n_rows();
+    for (const auto& o : extra) t1_rows += o.w->type == w.type ? o.w->n_rows() : 0;
+    if (w.type == QType::Q4_K && p.w_type2 == QType::Q6_K && ti >= 0 && t2 >= 0 && mmvs_rp_[ti] && mmvs_rp_[t2] &&
+        !one_task_of(ti) && one_task_of(t2) && mmvs_rp_cap_[ti][0] == 0 && mmvs_rp_cap_[t2][1] == 0 && (t1_rows / 2) % 4 == 0) {
+      p.row_pairs = p.row_pair_one_task2 = true;
+      p.min_blocks = 0;
+    }
+  }
+  const bool pair_extra = extra.empty() || (qkv_pairs && !mixed);
   if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && pair_extra && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
-    const int64_t one_min_k = cfg_.kernels.mmvs_row_pairs_one_task_min_k;
-    const bool one_task = mmvs_rp_one_[ti] || (one_min_k > 0 && k >= one_min_k);
+    const bool one_task = one_task_of(ti);
     const int one = one_task ? 1 : 0;
     const int cap = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
     if (extra.empty() || cap == 0) {  // the q/k/v pairs have uncapped instances only
