@@ -1151,15 +1151,18 @@ PY
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
   qp33)
-    # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the one-type q/k/v launches paired
-    # like the o and down launches (GLU value 5 of mmvs_body, uncapped instances only). Gates (kernel-check
-    # mmvs_id mmvs_rp_x3/*: byte-identical to the unpaired q/k/v launch, the refusals), --perf of the
-    # q/k/v shapes paired (two / one task) and unpaired, CUDA-vs-CPU (MmvsRowPairsSameBytes runs 8 and 9),
-    # then qwen3-8b tg128 with the key as the arm: q4_k_m at d0 (its Q4_K-only layers), q8_0 (every layer).
+    # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the q/k/v launches paired like the
+    # o and down launches (one-type launches: GLU value 5 of mmvs_body; the mixed Q4_K + Q6_K launch:
+    # mmvs_pair_rp_kernel; uncapped instances only). Gates (kernel-check mmvs_id mmvs_rp_x3/* and
+    # mmvs_pair_rp/*: byte-identical to the unpaired launches, the refusals), --perf of the q/k/v shapes
+    # paired and unpaired, CUDA-vs-CPU (MmvsRowPairsSameBytes runs 8-10), then tg128 with the key as the
+    # arm: qwen3-8b q4_k_m at d0 and qwen3-32b q4_k_m (the file sk33 left; kept for sk33b).
     gpu_info
-    timeout 120 "$bin/kernel-check" --section mmvs_id --filter mmvs_rp_x3 --seed 20263310 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    for flt in x3_cap0 x3_cap6; do
+    for flt in mmvs_rp_x3 mmvs_pair_rp; do
+      timeout 120 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263310 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
+    for flt in x3_cap0 x3_cap6 mmvs_pair_rp/ mmvs_pair_ail_cap6/; do
       timeout 120 "$bin/kernel-check" --section mmvs --perf --seed 20263311 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
         grep -E "^\[|kernel-check:" | grep -v "Q4_0" | sed 's/norm_err.*|/|/'
     done
@@ -1167,8 +1170,9 @@ PY
     synth qwen3-8b q4_k_m
     tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
     rm -f "$f"
-    tg_mixes configs/arm-mmvs-row-pairs-qkv.toml q8_0
-    ;;
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
+    ;;  # the qwen3-32b file stays for sk33b
   defer30)
     # The deferred decode norm, kernel level (built in the thirtieth session, not yet in the backend):
     # the norm_defer / mmvs_norm_ss gates, and the kernel times of the deferred norm beside the split
