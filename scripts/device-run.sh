@@ -1156,7 +1156,7 @@ PY
     # mmvs_pair_rp_kernel; uncapped instances only). Gates (kernel-check mmvs_id mmvs_rp_x3/* and
     # mmvs_pair_rp/*: byte-identical to the unpaired launches, the refusals), --perf of the q/k/v shapes
     # paired and unpaired, CUDA-vs-CPU (MmvsRowPairsSameBytes runs 8-10), then tg128 with the key as the
-    # arm: qwen3-8b q4_k_m at d0 and qwen3-32b q4_k_m (the file sk33 left; kept for sk33b).
+    # arm: qwen3-8b q4_k_m at d0, qwen3-32b q4_k_m (the file sk33 left; kept for sk33b), qwen3-8b q8_0.
     gpu_info
     for flt in mmvs_rp_x3 mmvs_pair_rp; do
       timeout 120 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263310 --receipt "$out/kernel-check.jsonl" |
@@ -1172,7 +1172,9 @@ PY
     rm -f "$f"
     synth qwen3-32b q4_k_m
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
-    ;;  # the qwen3-32b file stays for sk33b
+    # (the qwen3-32b file stays for sk33b) last, the row closest to its target: qwen3-8b q8_0
+    tg_mixes configs/arm-mmvs-row-pairs-qkv.toml q8_0
+    ;;
   defer30)
     # The deferred decode norm, kernel level (built in the thirtieth session, not yet in the backend):
     # the norm_defer / mmvs_norm_ss gates, and the kernel times of the deferred norm beside the split
