@@ -495,6 +495,21 @@ bool mmvs_supported(QType t, int64_t n_cols) {
   return L.ok && n_cols > 0 && n_cols % L.block_elems == 0 && n_cols % 64 == 0 && n_cols / 64 < (1 << 24);
 }
 
+// Row pairs (MmvsParams::row_pairs): each matrix paired within itself, the grid's rows its first
+// halves (Args::n_rows, pair_off, seg_pair_off, Seg::row_end counting halves). Returns where the
+// first type-2 segment's half starts among them (-1: none).
+static int64_t pair_halves(Args& a, const MmvsParams& p) {
+  int64_t h = a.pair_off = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 2, t2 = -1;
+  for (int i = 0; i < p.n_extra; ++i) {
+    if (p.extra[i].type2 && t2 < 0) t2 = h;
+    a.seg_pair_off[i + 1] = p.extra[i].n_rows / 2;
+    h += a.seg_pair_off[i + 1];
+    a.seg[i + 1].row_end = h;
+  }
+  a.n_rows = h;
+  return t2;
+}
+
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || !p.xq || !p.xds || p.n_rows <= 0 || p.m < 1 || p.m > kMmvsMaxM) return cudaErrorInvalidValue;
   if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
@@ -593,17 +608,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     if (p.row_pairs) {  // each matrix paired within itself; the type-2 rows start a CTA of the halves
       if (p.row_pair_one_task || !p.row_pair_one_task2 || mb_pairs != 0) return cudaErrorNotSupported;
-      int64_t h = a.pair_off = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 2;
-      a.t2_begin = -1;
-      for (int i = 0; i < p.n_extra; ++i) {
-        if (p.extra[i].type2 && a.t2_begin < 0) a.t2_begin = h;
-        a.seg_pair_off[i + 1] = p.extra[i].n_rows / 2;
-        h += a.seg_pair_off[i + 1];
-        a.seg[i + 1].row_end = h;
-      }
+      a.t2_begin = pair_halves(a, p);
       if (a.t2_begin % (kWarps / a.wpr)) return cudaErrorInvalidValue;
-      a.n_rows = h;
-      const dim3 g((unsigned)((h + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
+      const dim3 g((unsigned)((a.n_rows + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
       if (a.nss) return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1, true>, g, b, 0, stream, a);
       return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1>, g, b, 0, stream, a);
     }
@@ -618,12 +625,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
   }
   if (p.row_pairs) {
-    a.n_rows = a.pair_off = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 2;
-    for (int i = 0; i < p.n_extra; ++i) {  // the q/k/v matrices, each paired within itself
-      a.seg_pair_off[i + 1] = p.extra[i].n_rows / 2;
-      a.n_rows += a.seg_pair_off[i + 1];
-      a.seg[i + 1].row_end = a.n_rows;
-    }
+    pair_halves(a, p);  // (one type: no type-2 segment)
     const int g = p.glu ? 4 : p.n_extra ? 5 : 3;
     return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_ail<T.value>(a, g, mb_pairs, stream); });
   }
