@@ -171,6 +171,33 @@ MEMRA_HD IlAt il_at(const Src& s, int64_t row, int t, const Geo& g) {
 template <QType T>
 struct Task;
 
+// The dot of a Q4_K / Q5_K task (64 weights: sub-blocks 2 j and 2 j + 1 of a superblock, j = t & 3)
+// from its 16-byte header h, its qs granules q0, q1 and vals(q, shift, w0): the four unsigned quant
+// words of granule q's low (shift 0) or high (shift 4) nibbles, w0 = the granule's first qs word in
+// the task (0 or 4). q0 = qs bytes 32 j .. 32 j + 15: low nibbles elements 0..15, high 32..47;
+// q1: 16..31 / 48..63. y = d sc q - dmin m (ggml dequantize_row_q4_K / q5_K): the exact integer sums
+// per sub-block, then the scale and min products against the activation's d and quant sum.
+template <class X, class Vals>
+MEMRA_HD float k_quant_dot(const uint4& h, const uint4& q0, const uint4& q1, int t, const X& x, Vals vals) {
+  const int j = t & 3;
+  // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
+  const uint32_t scw = j < 2 ? (h.y & 0x3F3F3F3Fu) : ((h.w & 0x0F0F0F0Fu) | ((h.y >> 2) & 0x30303030u));
+  const uint32_t mnw = j < 2 ? (h.z & 0x3F3F3F3Fu) : (((h.w >> 4) & 0x0F0F0F0Fu) | ((h.z >> 2) & 0x30303030u));
+  const int sh = 16 * (j & 1);
+  const float d = half_lo(h.x), dmin = half_hi(h.x);
+  const float dsa = fmul_rn(d, (float)((scw >> sh) & 0xFFu));
+  const float dsb = fmul_rn(d, (float)((scw >> (sh + 8)) & 0xFFu));
+  const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
+  const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
+  const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
+  const float4 ds = x.ds4(2 * t);
+  const int sa = dot4(vals(q1, 0, 4), x1, dot4(vals(q0, 0, 0), x0, 0));
+  const int sb = dot4(vals(q1, 4, 4), x3, dot4(vals(q0, 4, 0), x2, 0));
+  const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
+  const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
+  return fadd_rn(ra, rb);
+}
+
 template <>
 struct Task<QType::Q4_K> {
   uint4 h, q0, q1;
@@ -191,24 +218,44 @@ struct Task<QType::Q4_K> {
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
-    const int j = t & 3;
-    // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
-    const uint32_t scw = j < 2 ? (h.y & 0x3F3F3F3Fu) : ((h.w & 0x0F0F0F0Fu) | ((h.y >> 2) & 0x30303030u));
-    const uint32_t mnw = j < 2 ? (h.z & 0x3F3F3F3Fu) : (((h.w >> 4) & 0x0F0F0F0Fu) | ((h.z >> 2) & 0x30303030u));
-    const int sh = 16 * (j & 1);
-    const float d = half_lo(h.x), dmin = half_hi(h.x);
-    const float dsa = fmul_rn(d, (float)((scw >> sh) & 0xFFu));
-    const float dsb = fmul_rn(d, (float)((scw >> (sh + 8)) & 0xFFu));
-    const float dma = fmul_rn(dmin, (float)((mnw >> sh) & 0xFFu));
-    const float dmb = fmul_rn(dmin, (float)((mnw >> (sh + 8)) & 0xFFu));
-    const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
-    const float4 ds = x.ds4(2 * t);
-    // q0 = qs bytes 32j..32j+15: low nibbles elements 0..15, high 32..47; q1: 16..31 / 48..63.
-    const int sa = dot4(mask4(q1, 0, 0x0F0F0F0Fu), x1, dot4(mask4(q0, 0, 0x0F0F0F0Fu), x0, 0));
-    const int sb = dot4(mask4(q1, 4, 0x0F0F0F0Fu), x3, dot4(mask4(q0, 4, 0x0F0F0F0Fu), x2, 0));
-    const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
-    const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
-    return fadd_rn(ra, rb);
+    return k_quant_dot(h, q0, q1, t, x, [](uint4 q, int shift, int) { return mask4(q, shift, 0x0F0F0F0Fu); });
+  }
+};
+
+// The fifth bits of Q5_K qs word w (0 .. 7) at bit 4 of each byte, from the task's u32 of them
+// (split_layout.h q5k_hi_words: element 4 w + b's bit at 8 b + w).
+MEMRA_HD uint32_t q5k_hi(uint32_t h, int w) { return (w <= 4 ? h << (4 - w) : h >> (w - 4)) & 0x10101010u; }
+MEMRA_HD uint4 q5k_vals(uint4 q, int shift, uint32_t h, int w0) {
+  return make_uint4(((q.x >> shift) & 0x0F0F0F0Fu) | q5k_hi(h, w0), ((q.y >> shift) & 0x0F0F0F0Fu) | q5k_hi(h, w0 + 1),
+                    ((q.z >> shift) & 0x0F0F0F0Fu) | q5k_hi(h, w0 + 2), ((q.w >> shift) & 0x0F0F0F0Fu) | q5k_hi(h, w0 + 3));
+}
+
+// Q5_K: Q4_K's task with a fifth bit per weight. The header and the task's 8 bytes of high bits
+// come from the 48-byte aux entry of its superblock (split_layout.h), the qs granules from the
+// body (either order). The unsigned 5-bit q (0 .. 31) goes into the same dp4a sums and the same
+// scale / min products as Q4_K's 4-bit one (k_quant_dot).
+template <>
+struct Task<QType::Q5_K> {
+  uint4 h, q0, q1;
+  uint2 hb;  // the high bits of elements 0 .. 31 (x) and 32 .. 63 (y)
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
+    const uint8_t* e = s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 48;
+    h = ldw16(e);
+    hb = ldw8(e + 16 + 8 * (t & 3));
+    if (g.il) {
+      const IlAt at = il_at<2>(s, row, t, g);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
+      return;
+    }
+    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 128 + 32 * (size_t)(t & 3);
+    q0 = ldw16(b);
+    q1 = ldw16(b + 16);
+  }
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
+  template <class X>
+  MEMRA_HD float dot(int t, const X& x) const {
+    return k_quant_dot(h, q0, q1, t, x, [this](uint4 q, int shift, int w0) { return q5k_vals(q, shift, shift ? hb.y : hb.x, w0); });
   }
 };
 

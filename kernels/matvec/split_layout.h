@@ -7,6 +7,9 @@
 //   Q8_0: 2 blocks' qs (C = 4),               d plane = d
 //   Q4_K: a quarter superblock's qs (C = 2),  aux plane = the 16-byte header (d, dmin, scales)
 //   Q6_K: a quarter superblock's ql, ql, qh (C = 3), aux plane = the 16 scale bytes, d plane = d
+//   Q5_K: a quarter superblock's qs (C = 2),  aux plane = 48 bytes per superblock: the 16-byte
+//     header (d, dmin, scales) and its 32 qh bytes as four 8-byte words, one per task (q5k_hi_words:
+//     the same bits in another order, so that a task's high bits are one aligned 8-byte load)
 // Two orders of the body plane (kernels.mmvs_interleave):
 //   blocked: a row's blocks one after the other minus their d (Q6_K keeps its scales in the
 //     body; Q4_K is not repacked at all: its 144-byte superblocks are used in place, header
@@ -15,7 +18,8 @@
 //     in group g chunk c of task 32g + l sits at 16 * (32g * C + c * n + l): the 32 lanes of one
 //     load instruction read 512 contiguous bytes.
 // Rows follow each other (row r's body at r * body_row_bytes); the aux plane (aux_offset) holds
-// rows * superblocks 16-byte entries, the d plane (d_offset) rows * blocks_per_row halves.
+// rows * superblocks entries of aux_bytes (16; Q5_K 48), the d plane (d_offset) rows * blocks_per_row
+// halves.
 //
 // Plain C++ (no CUDA) so the repack is unit-tested on the CPU (tests/backend_cuda/test_mmvs_emul).
 #include <algorithm>
@@ -37,7 +41,23 @@ struct Layout {
   int d_src = -1;         // offset of the f16 d in the GGUF block, -1: no d plane
   int aux_src = -1;       // offset of the 16 aux bytes in the GGUF block, -1: no aux plane
   int chunks = 0;         // 16-byte chunks per 64-weight task
+  int aux_bytes = 16;     // per superblock in the aux plane (Q5_K: the header and its qh words)
 };
+
+// Q5_K's aux entry after the header: the superblock's 32 qh bytes as four 8-byte words, word j for
+// task j (elements 64 j .. 64 j + 63). In a GGUF Q5_K block, element l (0 .. 31) of task j takes
+// its fifth bit from bit 2 j of qh[l] and element 32 + l from bit 2 j + 1. Here the first u32 of word
+// j holds the bits of elements 0 .. 31 and the second those of 32 .. 63, element 4 w + b (w: the
+// task's u32 of qs it sits in, 0 .. 7; b: the byte) at bit 8 b + w, so that shifting the u32 by
+// 4 - w puts the four high bits of qs word w at bit 4 of each byte (mmvs_task.cuh Task<Q5_K>).
+inline void q5k_hi_words(const uint8_t* qh, uint8_t* out) {
+  for (int j = 0; j < 4; ++j)
+    for (int half = 0; half < 2; ++half) {
+      uint32_t v = 0;
+      for (int l = 0; l < 32; ++l) v |= (uint32_t)((qh[l] >> (2 * j + half)) & 1u) << (8 * (l % 4) + l / 4);
+      std::memcpy(out + 8 * j + 4 * half, &v, 4);
+    }
+}
 
 inline Layout layout(QType t, bool interleaved) {
   switch (t) {
@@ -47,6 +67,7 @@ inline Layout layout(QType t, bool interleaved) {
       return interleaved ? Layout{true, true, 256, 210, 192, 0, 208, 192, 3} : Layout{true, true, 256, 210, 208, 0, 208, -1, 3};
     case QType::Q4_K:
       return interleaved ? Layout{true, true, 256, 144, 128, 16, -1, 0, 2} : Layout{true, false, 256, 144, 144, 0, -1, -1, 2};
+    case QType::Q5_K: return {true, true, 256, 176, 128, 48, -1, 0, 2, 48};  // both orders: qs in the body
     default: return {};
   }
 }
@@ -57,6 +78,7 @@ inline size_t chunk_src(QType type, int64_t t, int c) {
     case QType::Q4_0: return (size_t)(2 * t + c) * 18 + 2;
     case QType::Q8_0: return (size_t)(2 * t + c / 2) * 34 + 2 + 16 * (size_t)(c % 2);
     case QType::Q4_K: return (size_t)(t >> 2) * 144 + 16 + 32 * (size_t)(t & 3) + 16 * (size_t)c;
+    case QType::Q5_K: return (size_t)(t >> 2) * 176 + 48 + 32 * (size_t)(t & 3) + 16 * (size_t)c;
     case QType::Q6_K: {
       const size_t b = (size_t)(t >> 2) * 210, n = (size_t)((t >> 1) & 1), lh = (size_t)(t & 1);
       return c == 0 ? b + 64 * n + 16 * lh : c == 1 ? b + 64 * n + 32 + 16 * lh : b + 128 + 32 * n + 16 * lh;
@@ -92,7 +114,7 @@ inline Plan plan(QType t, int64_t rows, int64_t k, bool interleaved) {
   size_t end = p.body_row_bytes * (size_t)rows;
   if (L.aux_src >= 0) {
     p.aux_offset = up(end);
-    end = p.aux_offset + (size_t)rows * (size_t)p.blocks_per_row * 16;
+    end = p.aux_offset + (size_t)rows * (size_t)p.blocks_per_row * (size_t)L.aux_bytes;
   }
   if (L.d_src >= 0) {
     p.d_offset = up(end);
@@ -121,7 +143,11 @@ inline void repack(QType t, const uint8_t* src, size_t src_row_bytes, int64_t ro
       const uint8_t* blk = row + (size_t)b * (size_t)L.block_bytes;
       const size_t i = (size_t)r * (size_t)p.blocks_per_row + (size_t)b;
       if (!interleaved) std::memcpy(body + (size_t)b * (size_t)L.body_bytes, blk + L.body_src, (size_t)L.body_bytes);
-      if (L.aux_src >= 0) std::memcpy(dst + p.aux_offset + i * 16, blk + L.aux_src, 16);
+      if (L.aux_src >= 0) {
+        uint8_t* aux = dst + p.aux_offset + i * (size_t)L.aux_bytes;
+        std::memcpy(aux, blk + L.aux_src, 16);
+        if (t == QType::Q5_K) q5k_hi_words(blk + 16, aux + 16);
+      }
       if (L.d_src >= 0) std::memcpy(dst + p.d_offset + i * 2, blk + L.d_src, 2);
     }
   }

@@ -26,6 +26,7 @@ const struct {
     {Mix::Q8_0, "q8_0", 7, QType::Q8_0},
     {Mix::Q4_0, "q4_0", 2, QType::Q4_0},
     {Mix::Q4_K_M, "q4_k_m", 15, QType::Q4_K},
+    {Mix::Q5_K_M, "q5_k_m", 17, QType::Q5_K},
     {Mix::Q6_K, "q6_k", 18, QType::Q6_K},
     {Mix::IQ4_XS, "iq4_xs", 30, QType::IQ4_XS},
     {Mix::NVFP4, "nvfp4", 39, QType::NVFP4},
@@ -60,14 +61,14 @@ QType weight_type(Mix mix, Cat cat, int layer, const Dims& d, uint64_t ne0) {
   switch (cat) {
     case Cat::AttnV:
       if (mix == Mix::IQ4_XS && gqa >= 4) t = QType::Q5_K;
-      else if (mix == Mix::Q4_K_M && use_more_bits(layer, n_layer)) t = QType::Q6_K;
+      else if ((mix == Mix::Q4_K_M || mix == Mix::Q5_K_M) && use_more_bits(layer, n_layer)) t = QType::Q6_K;
       if (d.n_expert == 8) t = QType::Q8_0;
       break;
     case Cat::AttnK:
       if (d.n_expert == 8) t = QType::Q8_0;
       break;
     case Cat::FfnDown:
-      if (mix == Mix::Q4_K_M && use_more_bits(layer, n_layer)) t = QType::Q6_K;
+      if ((mix == Mix::Q4_K_M || mix == Mix::Q5_K_M) && use_more_bits(layer, n_layer)) t = QType::Q6_K;
       else if (mix == Mix::IQ4_XS && layer < n_layer / 8) t = QType::Q5_K;
       break;
     case Cat::AttnOutput:

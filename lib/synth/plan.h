@@ -13,7 +13,7 @@
 
 namespace memra::synth {
 
-enum class Mix { F16, Q8_0, Q4_0, Q4_K_M, Q6_K, IQ4_XS, NVFP4, FP8 };
+enum class Mix { F16, Q8_0, Q4_0, Q4_K_M, Q6_K, IQ4_XS, NVFP4, FP8, Q5_K_M };
 
 std::string_view mix_name(Mix m);
 Mix mix_from_name(std::string_view name);  // throws memra::Error listing the mixes

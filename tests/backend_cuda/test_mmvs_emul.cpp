@@ -152,6 +152,11 @@ TEST(MmvsReplay, Q8_0) {
   replay<QType::Q8_0>(5, 2304, 5);
   replay<QType::Q8_0>(3, 64, 6);
 }
+TEST(MmvsReplay, Q5_K) {
+  replay<QType::Q5_K>(5, 2304, 12);
+  replay<QType::Q5_K>(3, 5120, 13);   // 2 warps per row
+  replay<QType::Q5_K>(2, 12288, 14);  // 4
+}
 TEST(MmvsReplay, Q4_0) {
   replay<QType::Q4_0>(5, 2304, 7);
   replay<QType::Q4_0>(3, 4160, 8);
@@ -161,7 +166,7 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
   // The split copy holds exactly the GGUF bytes (no padding beyond the planes' alignment), each
   // byte once: every GGUF byte of a row is found in the copy, and the byte counts agree.
   for (bool il : {false, true})
-    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q6_K, QType::Q4_K}) {
+    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q6_K, QType::Q4_K, QType::Q5_K}) {
       const int64_t n = 7, k = 2304;  // 36 tasks: one full group of 32 and one of 4
       const auto L = sp::layout(t, il);
       const auto pl = sp::plan(t, n, k, il);
@@ -171,7 +176,7 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
         EXPECT_EQ(pl.total_bytes, 0u);
         continue;
       }
-      const size_t planes = (L.d_src >= 0 ? 2u : 0u) + (L.aux_src >= 0 ? 16u : 0u);
+      const size_t planes = (L.d_src >= 0 ? 2u : 0u) + (L.aux_src >= 0 ? (size_t)L.aux_bytes : 0u);
       EXPECT_EQ(pl.body_row_bytes * (size_t)n + (size_t)n * (size_t)pl.blocks_per_row * planes, rb * (size_t)n)
           << memra::qtype_name(t);
       EXPECT_EQ(pl.d_offset % 256, 0u);
@@ -181,6 +186,11 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
       // as the GGUF rows (position-dependent values), and as many of them.
       std::vector<uint8_t> src(rb * (size_t)n);
       for (size_t i = 0; i < src.size(); ++i) src[i] = (uint8_t)(i * 131 + 7);
+      // Q5_K's qh bytes are carried as a bit permutation (q5k_hi_words, checked on its own
+      // below): zero them in the source, so that its aux words are zero too and both sides count
+      // the same 32 zero bytes per superblock.
+      if (t == QType::Q5_K)
+        for (size_t b = 0; b < src.size(); b += 176) std::memset(src.data() + b + 16, 0, 32);
       std::vector<uint8_t> dst(pl.total_bytes, 0);
       sp::repack(t, src.data(), rb, n, k, il, dst.data());
       std::vector<int> hist_src(256, 0), hist_dst(256, 0);
@@ -188,7 +198,7 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
       size_t used = 0;
       for (size_t i = 0; i < dst.size(); ++i) {
         const bool gap = (L.aux_src >= 0 && i >= pl.body_row_bytes * (size_t)n && i < pl.aux_offset) ||
-                         (L.d_src >= 0 && i >= (L.aux_src >= 0 ? pl.aux_offset + (size_t)n * pl.blocks_per_row * 16
+                         (L.d_src >= 0 && i >= (L.aux_src >= 0 ? pl.aux_offset + (size_t)n * pl.blocks_per_row * L.aux_bytes
                                                                : pl.body_row_bytes * (size_t)n) &&
                           i < pl.d_offset);
         if (gap) continue;
@@ -198,8 +208,36 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
       EXPECT_EQ(used, src.size()) << memra::qtype_name(t);
       EXPECT_EQ(hist_src, hist_dst) << memra::qtype_name(t) << (il ? " interleaved" : " blocked");
     }
-  EXPECT_EQ(sp::plan(QType::Q5_K, 3, 4096, true).blocks_per_row, 0);  // no mmvs kernel
+  EXPECT_EQ(sp::plan(QType::Q3_K, 3, 4096, true).blocks_per_row, 0);  // no mmvs kernel
   EXPECT_EQ(sp::plan(QType::Q8_0, 3, 96, true).blocks_per_row, 0);    // k % 64
+}
+
+// Q5_K's high-bit words (split_layout.h q5k_hi_words): element 4 w + b of task j's first (second)
+// half at bit 8 b + w of its u32, from bit 2 j (2 j + 1) of qh[4 w + b]; every qh bit exactly once.
+TEST(MmvsLayout, Q5kHighBitWordsArePermutationOfQh) {
+  std::mt19937_64 rng(21);
+  for (int rep = 0; rep < 64; ++rep) {
+    uint8_t qh[32], out[32];
+    for (auto& b : qh) b = (uint8_t)rng();
+    sp::q5k_hi_words(qh, out);
+    int ones_in = 0, ones_out = 0;
+    for (int i = 0; i < 32; ++i) {
+      ones_in += __builtin_popcount(qh[i]);
+      ones_out += __builtin_popcount(out[i]);
+    }
+    EXPECT_EQ(ones_in, ones_out);
+    for (int j = 0; j < 4; ++j)
+      for (int half = 0; half < 2; ++half) {
+        uint32_t v;
+        std::memcpy(&v, out + 8 * j + 4 * half, 4);
+        for (int l = 0; l < 32; ++l) {
+          const int w = l / 4, b = l % 4;
+          ASSERT_EQ((v >> (8 * b + w)) & 1u, (uint32_t)(qh[l] >> (2 * j + half)) & 1u) << j << " " << half << " " << l;
+          // the task code's view: bit 4 of byte b of q5k_hi(v, w) is element 4 w + b's bit
+          ASSERT_EQ((mm::q5k_hi(v, w) >> (8 * b + 4)) & 1u, (v >> (8 * b + w)) & 1u);
+        }
+      }
+  }
 }
 
 TEST(MmvsLayout, InterleavedChunksAreContiguousPerLoad) {

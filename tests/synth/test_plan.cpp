@@ -155,6 +155,20 @@ TEST(SynthPlan, OtherMixes) {
     EXPECT_EQ(t.type, want) << t.name;
   }
 
+  // Q5_K_M: llama.cpp's Q4_K_M rules with Q5_K as the default type (attn_v and ffn_down Q6_K on
+  // the use-more-bits layers, output Q6_K), so tensor for tensor the Q4_K_M plan with Q4_K -> Q5_K.
+  for (const char* preset : {"qwen3-8b", "llama3-8b", "qwen3-32b"}) {
+    const Plan q4 = preset_plan(preset, Mix::Q4_K_M), q5 = preset_plan(preset, Mix::Q5_K_M);
+    ASSERT_EQ(q4.tensors.size(), q5.tensors.size());
+    for (size_t i = 0; i < q4.tensors.size(); ++i) {
+      EXPECT_EQ(q5.tensors[i].name, q4.tensors[i].name);
+      EXPECT_EQ(q5.tensors[i].type, q4.tensors[i].type == QType::Q4_K ? QType::Q5_K : q4.tensors[i].type)
+          << preset << " " << q5.tensors[i].name;
+    }
+  }
+  EXPECT_EQ(preset_plan("qwen3-8b", Mix::Q5_K_M).type_histogram().at("Q6_K"), 37u);
+  EXPECT_EQ(mix_file_type(Mix::Q5_K_M), 17u);  // LLAMA_FTYPE_MOSTLY_Q5_K_M
+
   const Plan nv = preset_plan("qwen3-8b", Mix::NVFP4);
   for (const auto& t : nv.tensors)
     if (t.ne.size() > 1) { EXPECT_EQ(t.type, t.name == "output.weight" ? QType::Q8_0 : QType::NVFP4) << t.name; }

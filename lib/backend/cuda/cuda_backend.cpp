@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_internal.h"
@@ -95,8 +96,15 @@ void CudaKv::truncate(int n) {
 
 // ---------------------------------------------------------------- backend
 
+namespace {
+constexpr QType kMmvsTypeList[] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K};
+}  // namespace
+
 int CudaBackend::mmvs_type_index(QType t) {
-  return t == QType::Q4_K ? 0 : t == QType::Q6_K ? 1 : t == QType::Q8_0 ? 2 : t == QType::Q4_0 ? 3 : -1;
+  static_assert(std::size(kMmvsTypeList) == kMmvsTypes);
+  for (int i = 0; i < kMmvsTypes; ++i)
+    if (kMmvsTypeList[i] == t) return i;
+  return -1;
 }
 
 int CudaBackend::mmvs_cap(QType t, int glu) const {
@@ -112,8 +120,8 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
-  const QType cap_types[4] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0};
-  for (int ti = 0; ti < 4; ++ti)
+  const auto& cap_types = kMmvsTypeList;
+  for (int ti = 0; ti < kMmvsTypes; ++ti)
     for (int glu = 0; glu < 3; ++glu) {
       const int want = glu ? cfg_.kernels.mmvs_min_blocks_glu : cfg_.kernels.mmvs_min_blocks;
       bool spills = false;
@@ -153,7 +161,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     const auto type_index = [](const char* key, const std::string& name) {
       const auto t = qtype_from_name(name);
       const int ti = t ? mmvs_type_index(*t) : -1;
-      if (ti < 0) throw Error(fmt::format("{}: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0)", key, name));
+      if (ti < 0) throw Error(fmt::format("{}: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0, q5_k)", key, name));
       return ti;
     };
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs) mmvs_rp_[type_index("kernels.mmvs_row_pairs", name)] = true;
@@ -161,7 +169,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task)
       mmvs_rp_one_[type_index("kernels.mmvs_row_pairs_one_task", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_pairs) mmvs_glu_pairs_[type_index("kernels.mmvs_glu_pairs", name)] = true;
-    for (int ti = 0; ti < 4; ++ti) {
+    for (int ti = 0; ti < kMmvsTypes; ++ti) {
       if (!mmvs_glu_pairs_[ti]) continue;
       int take = 0;
       for (const int c : {cfg_.kernels.mmvs_min_blocks_glu, cfg_.kernels.mmvs_cap_fallback}) {
@@ -175,7 +183,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       }
       mmvs_glu_pair_cap_[ti] = take;
     }
-    for (int ti = 0; ti < 4; ++ti)
+    for (int ti = 0; ti < kMmvsTypes; ++ti)
       for (int one = 0; one < 2; ++one) {
         const auto take = [&](int c) {
           bool spills = false;
@@ -301,7 +309,8 @@ Weight CudaBackend::upload_weight(const std::string& name, QType type, std::span
   // output then takes the GGUF-layout matvec).
   const bool il = cfg_.kernels.mmvs_interleave;
   const auto plan = cuda::sp::plan(type, w.n_rows(), w.ne[0], il);
-  if (cfg_.kernels.split_mirror && plan.total_bytes > 0 && w.n_dims == 2 && name != "token_embd.weight") {
+  if (cfg_.kernels.split_mirror && cuda::mmvs_type_on(type, cfg_.kernels) && plan.total_bytes > 0 && w.n_dims == 2 &&
+      name != "token_embd.weight") {
     ctx().require_free(plan.total_bytes, fmt::format("the split-plane decode copy of '{}' ({:.1f} MiB; "
                                                      "kernels.split_mirror = false skips it)", name,
                                                      plan.total_bytes / kMiB));

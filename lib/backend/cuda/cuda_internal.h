@@ -229,10 +229,12 @@ class CudaBackend final : public Backend {
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                            std::span<const MatmulOut> extra = {}, bool residual = false);
 
-  // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0) and GLU kind (none, SiLU,
+  // The weight types with mmvs kernels, in mmvs_type_index order (kMmvsTypeList).
+  static constexpr int kMmvsTypes = 5;
+  // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K) and GLU kind (none, SiLU,
   // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
-  int mmvs_cap_[4][3] = {};
+  int mmvs_cap_[kMmvsTypes][3] = {};
   int mmvs_cap(QType t, int glu) const;
   // kernels.mmvs_split_min_k in 64-weight tasks (MmvsParams::split_min_tasks), and its note in the
   // launch variants ("" at the default).
@@ -240,7 +242,7 @@ class CudaBackend final : public Backend {
   std::string split_min_note() const {
     return split_min_tasks() == 65 ? std::string() : "_splitmin" + std::to_string(split_min_tasks());
   }
-  // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0), -1 for another type.
+  // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K), -1 for another type.
   static int mmvs_type_index(QType t);
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
   int mmvs_pair_cap_ = 0;
@@ -248,14 +250,14 @@ class CudaBackend final : public Backend {
   int mmvs_q6k_cap_ = 0;
   // The row-pair launches (kernels.mmvs_row_pairs) per weight type (as mmvs_cap_), and their cap
   // (kernels.mmvs_min_blocks_rp, 0 where that instance spills).
-  bool mmvs_rp_[4] = {};
-  bool mmvs_rp_one_[4] = {};  // kernels.mmvs_row_pairs_one_task
-  int mmvs_rp_cap_[4][2] = {};  // [type][one task]
-  int mmvs_rp_head_cap_[4][2] = {};  // the same for matrices over kernels.mmvs_cap_max_rows rows (kernels.mmvs_min_blocks_rp_head)
+  bool mmvs_rp_[kMmvsTypes] = {};
+  bool mmvs_rp_one_[kMmvsTypes] = {};  // kernels.mmvs_row_pairs_one_task
+  int mmvs_rp_cap_[kMmvsTypes][2] = {};  // [type][one task]
+  int mmvs_rp_head_cap_[kMmvsTypes][2] = {};  // the same for matrices over kernels.mmvs_cap_max_rows rows (kernels.mmvs_min_blocks_rp_head)
   // The SiLU GLU row pairs (kernels.mmvs_glu_pairs) per weight type, and their cap (the GLU's rule:
   // kernels.mmvs_min_blocks_glu, else kernels.mmvs_cap_fallback, else 0, of the instances at 0, 5, 6).
-  bool mmvs_glu_pairs_[4] = {};
-  int mmvs_glu_pair_cap_[4] = {};
+  bool mmvs_glu_pairs_[kMmvsTypes] = {};
+  int mmvs_glu_pair_cap_[kMmvsTypes] = {};
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace memra::cuda {
@@ -38,6 +40,12 @@ int v2_rows_per_block(const std::string& name) {
 
 }  // namespace
 
+bool mmvs_type_on(QType t, const KernelsSection& cfg) {
+  const bool built = t == QType::Q4_K || t == QType::Q6_K || t == QType::Q8_0 || t == QType::Q4_0 || t == QType::Q5_K;
+  return built && std::any_of(cfg.mmvs_types.begin(), cfg.mmvs_types.end(),
+                              [t](const std::string& n) { return qtype_from_name(n) == t; });
+}
+
 MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, const KernelsSection& cfg) {
   MEMRA_CHECK(cc == 90, "the CUDA kernels are built for sm_90a (H100/H200); this device has compute "
               "capability {}.{}", cc / 10, cc % 10);
@@ -55,9 +63,7 @@ MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, 
   if (matvec) {
     const char* base = is_float(s.w_type) ? "mmvf" : "mmvq";
     v.kind = is_float(s.w_type) ? MatmulKind::kMatvecFloat : MatmulKind::kMatvecQ8_1;
-    const bool split_ok = s.split_ready && s.k % 64 == 0 &&
-                          (s.w_type == QType::Q4_K || s.w_type == QType::Q6_K || s.w_type == QType::Q8_0 ||
-                           s.w_type == QType::Q4_0);
+    const bool split_ok = s.split_ready && s.k % 64 == 0 && mmvs_type_on(s.w_type, cfg);
     const int v2_rows = v2_rows_per_block(cfg.matvec);
     if (v2_rows > 0 && s.m == 1 && is_v2_type(s.w_type)) {
       v.kind = MatmulKind::kMatvecQ8_1V2;

@@ -5,7 +5,8 @@
 //
 // Rules (and the rejected alternatives):
 //   m < kernels.gemm_min_batch and m <= 8 -> matvec (one pass over the weights for all m rows);
-//     Q4_K/Q6_K/Q8_0/Q4_0 W with k % 64 == 0 and split_ready -> "mmvs" (kernels/matvec/mmvs.h:
+//     W of a kernels.mmvs_types type (Q4_K/Q6_K/Q8_0/Q4_0 by default; Q5_K built) with k % 64 == 0
+//     and split_ready -> "mmvs" (kernels/matvec/mmvs.h:
 //     aligned 16-byte weight loads on the split-plane layout; bench/notes/mmvs.md has the
 //     measurement that made it the default), also forced by kernels.matvec = "mmvs";
 //     quantized W -> "mmvq_r<R>" (q8_1 activations, dp4a), float W -> "mmvf_r<R>".
@@ -36,7 +37,7 @@ struct MatmulShape {
   int64_t n = 0;  // output features
   int64_t k = 0;  // input features
   QType w_type = QType::F16;
-  // The weight can be read by mmvs: its split-plane copy exists (Q4_0/Q8_0/Q6_K) or it needs none
+  // The weight can be read by mmvs: its split-plane copy exists (Q4_0/Q8_0/Q6_K/Q5_K) or it needs none
   // (Q4_K, 16-byte-aligned rows).
   bool split_ready = true;
 };
@@ -46,6 +47,10 @@ struct MatmulVariant {
   int rows_per_block = 4;  // matvec only
   std::string name;        // "mmvq_r4", "lt_dequant_f16", ...
 };
+
+// Whether mmvs serves weights of type t under cfg (kernels.mmvs_types, of the types it is built for):
+// the variant rule above and the split-plane copies made at load.
+bool mmvs_type_on(QType t, const KernelsSection& cfg);
 
 // cc = major*10 + minor; sm_count for the occupancy rule. Throws memra::Error naming the problem.
 MatmulVariant choose_matmul_variant(int cc, int sm_count, const MatmulShape& s, const KernelsSection& cfg);
