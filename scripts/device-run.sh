@@ -1150,6 +1150,28 @@ PY
       "rp1-q4k-4096x12288|mmvs_rp1_cap6/Q4_K/4096x12288/m1"
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
+  q5k34)
+    # mmvs for Q5_K (built in the thirty-third session; off by default: kernels.mmvs_types without
+    # q5_k). Gates: kernel-check mmvs_id and mmvs rows of Q5_K (bytes against the other launch forms and
+    # orders, f64), CUDA-vs-CPU incl. CudaModels.MmvsQ5KAgainstOracle (q5_k_m models 256 and 5120 wide
+    # against the oracle with and without the key, decode == verify); kernel times of Q5_K on mmvs
+    # beside Q4_K's at the qwen3-8b shapes and beside mmvq's Q5_K rows (llama 14336 shapes); then
+    # qwen3-8b q5_k_m tg128 at d0 with q5_k on mmvs as the arm (the base runs the Q5_K rows on mmvq).
+    gpu_info
+    for sec in mmvs_id mmvs; do
+      timeout 200 "$bin/kernel-check" --section $sec --filter Q5_K --seed 20263410 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    done
+    cuda_vs_cpu "Q5K|q5_k_m" 8
+    for flt in mmvs_ail_cap6/Q5_K/4096x mmvs_ail_cap6/Q4_K/4096x mmvs_ail_glu_cap5/Q5_K/12288 mmvs_ail_glu_cap5/Q4_K/12288 \
+      mmvs_ail_cap6/Q5_K/151936x4096 mmvs/Q5_K/14336x4096/m1 mmvs/Q5_K/4096x14336/m1; do
+      timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20263411 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
+        grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    done
+    timeout 60 "$bin/kernel-check" --section matvec --perf --seed 20263412 --filter "Q5_K/" --receipt "$out/kernel-check-perf.jsonl" |
+      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    tg_mixes configs/arm-mmvs-q5k.toml q5_k_m
+    ;;
   qp33)
     # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the q/k/v launches paired like the
     # o and down launches (one-type launches: GLU value 5 of mmvs_body; the mixed Q4_K + Q6_K launch:

@@ -1,6 +1,7 @@
 // The mmvs decode matvec's row partition on rows of qwen3-32b's width (kernels.mmvs_split_min_k):
 // the synth fixtures are 256 wide, so this writes a two-layer model whose q/k/v, gate/up and head
-// rows are 5120 weights (80 tasks) to a temporary file.
+// rows are 5120 weights (80 tasks) to a temporary file. And mmvs on Q5_K weights (kernels.mmvs_types
+// with q5_k) on q5_k_m models written the same way.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,16 +18,18 @@ namespace {
 // qwen3-32b-tiny at qwen3-32b's width: 5120 wide, 16 / 2 heads of 128, ff 1280, two layers, q4_k_m
 // (Q4_K q / k / o / gate / up, Q6_K v and down where the mix puts them, a Q6_K head): the 5120-weight
 // rows take the plain, mixed q/k/v, GLU row-pair and one-task row-pair head launches.
-std::string write_wide_qwen3(const char* tag) {
-  synth::Dims d = synth::find_preset("qwen3-32b-tiny").dims;
-  d.n_layer = 2;
-  d.head_dim = 128;
-  d.n_embd = 5120;
-  const std::string path = ::testing::TempDir() + "memra-" + tag + "-qwen3-32b-wide.gguf";
+std::string write_wide_qwen3(const char* tag, const char* mix = "q4_k_m", bool wide = true) {
+  synth::Dims d = synth::find_preset(wide ? "qwen3-32b-tiny" : "qwen3-8b-tiny").dims;
+  if (wide) {
+    d.n_layer = 2;
+    d.head_dim = 128;
+    d.n_embd = 5120;
+  }
+  const std::string path = ::testing::TempDir() + "memra-" + tag + (wide ? "-qwen3-32b-wide-" : "-qwen3-8b-tiny-") + mix + ".gguf";
   synth::WriteOptions wo;
   wo.path = path;
   wo.hash = false;
-  synth::write_model(synth::make_plan(d, synth::mix_from_name("q4_k_m")), wo);
+  synth::write_model(synth::make_plan(d, synth::mix_from_name(mix)), wo);
   return path;
 }
 
@@ -60,5 +63,38 @@ TEST(CudaModels, MmvsSplitMinWideRows) {
     const auto v = run.be->variants();
     ASSERT_TRUE(v.count("mmvs_m1"));
     EXPECT_EQ(v.at("mmvs_m1").find("_splitmin81") != std::string::npos, moved) << v.at("mmvs_m1");
+  }
+}
+
+// kernels.mmvs_types with q5_k: the Q5_K matrices of a q5_k_m model (q / k / o / gate / up, v and
+// down where the mix keeps Q5_K) on mmvs, against the CPU oracle with check_model_file's rule, on the
+// 256-wide qwen3-8b twin (one warp per row) and the 5120-wide one (two warps per row); decode ==
+// verify bit for bit (mmvs gives a row the same bits at every m). Without the key's q5_k the same
+// model runs (oracle check) without taking mmvs for Q5_K (the GGUF-block matvec, mmvq).
+TEST(CudaModels, MmvsQ5KAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  for (bool wide : {false, true}) {
+    const std::string path = write_wide_qwen3("q5k", "q5_k_m", wide);
+    for (bool on : {false, true}) {
+      SCOPED_TRACE(std::string(wide ? "wide " : "tiny ") + (on ? "q5_k on mmvs" : "defaults"));
+      Config c = gpu_config(true);
+      if (on) c.kernels.mmvs_types.push_back("q5_k");
+      const std::string rel = std::string(wide ? "qwen3-32b-wide" : "qwen3-8b-tiny") + " q5_k_m" + (on ? " mmvs_types+q5_k" : "");
+      check_model_file(path, rel, c, on ? "mmvs_glu.Q5_K" : nullptr, "matvec");
+      ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
+      const int64_t nv = run.model->hparams().n_vocab;
+      std::vector<int32_t> ids(kPrompt);
+      for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 3) % nv);
+      (void)step(run, ids, 0, true);
+      const int32_t batch[3] = {(int32_t)(57 % nv), (int32_t)(23 % nv), (int32_t)(101 % nv)};
+      const auto one = step(run, std::span<const int32_t>(batch, 1), kPrompt, false);
+      run.kv->truncate(kPrompt);
+      const auto all = step(run, batch, kPrompt, true);
+      ASSERT_GE(all.size(), (size_t)nv);
+      if (on) EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "decode != verify row 0";
+      const auto v = run.be->variants();
+      const std::string m1 = v.count("mmvs_m1") ? v.at("mmvs_m1") : "";
+      EXPECT_EQ(m1.find("Q5_K") != std::string::npos, on) << m1;
+    }
   }
 }
