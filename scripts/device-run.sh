@@ -1151,26 +1151,37 @@ PY
     tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
     ;;
   q5k34)
-    # mmvs for Q5_K (built in the thirty-third session; off by default: kernels.mmvs_types without
-    # q5_k). Gates: kernel-check mmvs_id and mmvs rows of Q5_K (bytes against the other launch forms and
-    # orders, f64), CUDA-vs-CPU incl. CudaModels.MmvsQ5KAgainstOracle (q5_k_m models 256 and 5120 wide
-    # against the oracle with and without the key, decode == verify); kernel times of Q5_K on mmvs
-    # beside Q4_K's at the qwen3-8b shapes and beside mmvq's Q5_K rows (llama 14336 shapes); then
-    # qwen3-8b q5_k_m tg128 at d0 with q5_k on mmvs as the arm (the base runs the Q5_K rows on mmvq).
+    # mmvs for Q5_K and IQ4_XS (built in the thirty-third session; off by default: kernels.mmvs_types
+    # without q5_k / iq4_xs). Gates: kernel-check mmvs_id and mmvs rows of both types (bytes against the
+    # other launch forms and orders, f64), CUDA-vs-CPU incl. CudaModels.MmvsQ5kIq4xsAgainstOracle
+    # (q5_k_m / iq4_xs models 256 and 5120 wide against the oracle with and without the key, decode ==
+    # verify); kernel times beside Q4_K's at the qwen3-8b shapes and beside mmvq's rows of the same
+    # types (llama 14336 shapes). The tg128 rows are q5k34t (one call's 600 s do not hold both).
     gpu_info
     for sec in mmvs_id mmvs; do
-      timeout 200 "$bin/kernel-check" --section $sec --filter Q5_K --seed 20263410 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+      for ty in Q5_K IQ4_XS; do
+        timeout 150 "$bin/kernel-check" --section $sec --filter $ty --seed 20263410 --receipt "$out/kernel-check.jsonl" |
+          grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+      done
     done
-    cuda_vs_cpu "Q5K|q5_k_m" 8
-    for flt in mmvs_ail_cap6/Q5_K/4096x mmvs_ail_cap6/Q4_K/4096x mmvs_ail_glu_cap5/Q5_K/12288 mmvs_ail_glu_cap5/Q4_K/12288 \
-      mmvs_ail_cap6/Q5_K/151936x4096 mmvs/Q5_K/14336x4096/m1 mmvs/Q5_K/4096x14336/m1; do
+    cuda_vs_cpu "Q5kIq4xs|q5_k_m|iq4_xs" 10
+    for flt in mmvs_ail_cap6/Q4_K/4096x mmvs_ail_glu_cap5/Q4_K/12288; do
       timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20263411 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
         grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     done
-    timeout 60 "$bin/kernel-check" --section matvec --perf --seed 20263412 --filter "Q5_K/" --receipt "$out/kernel-check-perf.jsonl" |
-      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-    tg_mixes configs/arm-mmvs-q5k.toml q5_k_m
+    for ty in Q5_K IQ4_XS; do
+      for flt in mmvs_ail_cap6/$ty/4096x mmvs_ail_glu_cap5/$ty/12288 mmvs_ail_cap6/$ty/151936x4096 mmvs/$ty/14336x4096/m1 mmvs/$ty/4096x14336/m1; do
+        timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20263411 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
+          grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+      done
+      timeout 60 "$bin/kernel-check" --section matvec --perf --seed 20263412 --filter "$ty/" --receipt "$out/kernel-check-perf.jsonl" |
+        grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    done
+    ;;
+  q5k34t)
+    # After q5k34 (its gates green): qwen3-8b q5_k_m and iq4_xs tg128 at d0, both types on mmvs as the arm.
+    gpu_info
+    tg_mixes configs/arm-mmvs-q5k-iq4xs.toml q5_k_m iq4_xs
     ;;
   qp33)
     # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the q/k/v launches paired like the

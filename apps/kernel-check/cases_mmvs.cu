@@ -490,7 +490,7 @@ class MmvsResidualCase : public Case {
 };
 
 void add_mmvs_cases(Registry& r) {
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K}) {
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) {
     const std::string tn(qtype_name(t));
     // Interleaved body order (the default) as "mmvs...", the blocked order as "mmvs_blocked...";
     // one warp per row at every length (MmvsParams::split_k off) as "mmvs_nosplit...".
@@ -654,7 +654,7 @@ void add_mmvs_cases(Registry& r) {
     r.add("mmvs", ref::cat("mmvs_pair_ail_cap6/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),
           [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 6, true); });
   }
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K})
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {1031, 2304}})
       for (int m : {1, 3})
         r.add("mmvs_id", ref::cat("mmvs_residual/", qtype_name(t), "/", n, "x", k, "/m", m, "/vs_matvec_then_add_bytes"),

@@ -187,7 +187,7 @@ class MmvsRowPairsX3Case : public Case {
 };
 
 void add_mmvs_pair_cases(Registry& r) {
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K}) {
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) {
     const std::string tn(qtype_name(t));
     // kernels.mmvs_row_pairs: byte identity with the plain launch (k = 2304: 36 tasks, a partial
     // lane group; 5120 and 12288: 2 warps per row; 14336: 224 tasks; n / 2 odd: a partly empty last

@@ -69,7 +69,7 @@ class MmvsSplitMinIdCase : public Case {
 };
 
 void add_mmvs_split_min_cases(Registry& r) {
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q5_K}) {
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q5_K, QType::IQ4_XS}) {
     const std::string tn(qtype_name(t));
     // 5120 (80 tasks): one warp with the key; 8192 / 12288: split as by default. Odd row counts.
     for (int64_t k : {int64_t{5120}, int64_t{8192}, int64_t{12288}})

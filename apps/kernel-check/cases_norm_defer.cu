@@ -478,17 +478,17 @@ void add_norm_defer_cases(Registry& r) {
             [=] { return std::make_unique<NormDeferCase>(cols, split, true, 1, true); });
   r.add("mmvs_id", "norm_defer/4096/split4/no_w/scale", [] { return std::make_unique<NormDeferCase>(4096, 4, false, 1, true); });
   r.add("mmvs_id", "norm_defer/3x5120/split8/scale", [] { return std::make_unique<NormDeferCase>(5120, 8, true, 3, true); });
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K})
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (bool glu : {false, true})
       r.add("mmvs_id", ref::cat("mmvs_norm_ss_m3/", qtype_name(t), "/512x5120", glu ? "/glu" : "/plain", "/final"),
             [=] { return std::make_unique<MmvsNormSsM3Case>(t, 512, 5120, glu, true); });
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K})
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (int64_t k : {4096, 12288})
       for (bool glu : {false, true})
         r.add("mmvs_id", ref::cat("mmvs_norm_ss_m3/", qtype_name(t), "/512x", k, glu ? "/glu" : "/plain", "/vs_m1_bytes"),
               [=] { return std::make_unique<MmvsNormSsM3Case>(t, 512, k, glu); });
   static const char* kForm[] = {"plain", "glu", "rp", "rp1", "gp"};
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K})
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1024, 4096}, {514, 5120}, {256, 12288}})
       for (int form = 0; form < 5; ++form)
         for (int cap : {0, 5, 6}) {
@@ -510,7 +510,7 @@ void add_norm_defer_cases(Registry& r) {
   }
   // The launches taking the norm's scale (MmvsParams::norm_ss_final): every form and cap at the
   // qwen3-32b width.
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K})
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (int form = 0; form < 5; ++form)
       for (int cap : {0, 5, 6}) {
         if (cap == 5 && form != 1 && form != 4) continue;

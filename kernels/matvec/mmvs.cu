@@ -390,7 +390,7 @@ cudaError_t launch_q6k(const Args& a, int min_blocks, cudaStream_t s) {
   return min_blocks == 0 ? launch_q6k_m<1>(a, s) : cudaErrorNotSupported;
 }
 
-// f(std::integral_constant<QType, T>{}) for the five mmvs weight types T, else `other`: the one
+// f(std::integral_constant<QType, T>{}) for the six mmvs weight types T, else `other`: the one
 // place the host code turns a runtime type into a template argument.
 template <class F>
 cudaError_t by_type(QType t, cudaError_t other, F&& f) {
@@ -400,6 +400,7 @@ cudaError_t by_type(QType t, cudaError_t other, F&& f) {
     case QType::Q8_0: return f(std::integral_constant<QType, QType::Q8_0>{});
     case QType::Q4_0: return f(std::integral_constant<QType, QType::Q4_0>{});
     case QType::Q5_K: return f(std::integral_constant<QType, QType::Q5_K>{});
+    case QType::IQ4_XS: return f(std::integral_constant<QType, QType::IQ4_XS>{});
     default: return other;
   }
 }

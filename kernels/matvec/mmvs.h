@@ -11,7 +11,8 @@
 //   Q6_K: one quarter superblock (ql 2x16 B, qh 16 B, 8 scale bytes; d from the d plane);
 //   Q8_0: two blocks (4 granules; 2 halves of d); Q4_0: two blocks (2 granules; 2 halves of d);
 //   Q5_K: one quarter superblock (2 qs granules + a 48-byte aux entry shared by 4 lanes: the header
-//   and the four tasks' 8-byte words of fifth bits).
+//   and the four tasks' 8-byte words of fifth bits); IQ4_XS: one quarter superblock (2 granules of
+//   codebook indices in element order + the 8-byte header shared by 4 lanes).
 // In the interleaved copy (the default) the granules of tasks 32g .. 32g + 31 lie side by side,
 // so each load instruction of a warp reads one contiguous 512-byte run (split_layout.h).
 // Lane l of a row's warp takes tasks l, l+32, ... in increasing order, two tasks' loads in flight
@@ -48,7 +49,7 @@ struct MmvsParams {
   int split_min_tasks = 65;   // >= 65: rows of fewer tasks stay on one warp (kernels.mmvs_split_min_k / 64)
   const void* w = nullptr;    // body plane (blocked Q4_K: the dense GGUF rows), 16-byte aligned
   const void* w_d = nullptr;  // d plane (Q4_0, Q8_0, Q6_K), 4-byte aligned
-  const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K; Q5_K), 16-byte aligned
+  const void* w_aux = nullptr;  // aux plane (interleaved Q4_K, Q6_K; Q5_K; IQ4_XS 8-byte), 16-byte aligned
   const void* w2 = nullptr;   // optional GLU partner (same type and shape), or null
   const void* w2_d = nullptr;
   const void* w2_aux = nullptr;
@@ -153,7 +154,7 @@ inline bool mmvs_min_blocks_valid(int v) { return v == 0 || v == 5 || v == 6 || 
 // (t = Q6_K and glu = 0 only, else cudaErrorInvalidValue).
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il = false, bool act_il_q6k = false);
 
-// True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K) and n_cols fits.
+// True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K, IQ4_XS) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);
 // Whether one launch can serve matrices of type t (the first rows_before rows) followed by
 // matrices of type t2 (MmvsParams::w_type2) at m rows of n_cols: a compiled pair (Q4_K then Q6_K),

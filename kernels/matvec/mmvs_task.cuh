@@ -259,6 +259,55 @@ struct Task<QType::Q5_K> {
   }
 };
 
+// The IQ4 codebook bytes of four 4-bit indices in the low 16 bits of s (index i at bits 4 i ..
+// 4 i + 3): entries 0..7 and 8..15 looked up with the low three bits, then each byte taken from
+// the second lookup where the index's bit 3 is set (selector 4 + i instead of i).
+MEMRA_HD uint32_t iq4_nib4(uint32_t s) {
+  const uint32_t s7 = s & 0x7777u;
+  const uint32_t lo = wq::byte_perm(wq::iq4_word(0), wq::iq4_word(4), s7);
+  const uint32_t hi = wq::byte_perm(wq::iq4_word(8), wq::iq4_word(12), s7);
+  return wq::byte_perm(lo, hi, 0x3210u | ((s >> 1) & 0x4444u));
+}
+// The codebook values of the 16 elements in two re-laid qs words (split_layout.h iq4xs_task_nibbles).
+MEMRA_HD uint4 iq4_vals(uint32_t a, uint32_t b) { return make_uint4(iq4_nib4(a), iq4_nib4(a >> 16), iq4_nib4(b), iq4_nib4(b >> 16)); }
+
+// IQ4_XS: 64 weights = sub-blocks 2 j and 2 j + 1 of a superblock (j = t & 3), their 4-bit indices
+// re-laid in element order (q0: elements 0 .. 31, q1: 32 .. 63) from the body, the 8-byte header
+// (d, scales_h, scales_l) from the aux plane. Per sub-block: the exact integer sum of codebook value
+// x activation quant (signed dp4a), times d (ls - 32) (ggml dequantize_row_iq4_xs) and the
+// activation's d.
+template <>
+struct Task<QType::IQ4_XS> {
+  uint4 q0, q1;
+  uint2 h;  // x: d | scales_h << 16, y: scales_l
+  MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
+    h = ldw8(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 8);
+    if (g.il) {
+      const IlAt at = il_at<2>(s, row, t, g);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
+      return;
+    }
+    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 128 + 32 * (size_t)(t & 3);
+    q0 = ldw16(b);
+    q1 = ldw16(b + 16);
+  }
+  MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
+  template <class X>
+  MEMRA_HD float dot(int t, const X& x) const {
+    const int j = t & 3;
+    const uint32_t sl = h.y >> (8 * j), sh = h.x >> (16 + 4 * j);
+    const int lsa = (int)((sl & 0xFu) | ((sh & 3u) << 4)), lsb = (int)(((sl >> 4) & 0xFu) | (((sh >> 2) & 3u) << 4));
+    const float d = half_lo(h.x);
+    const float dla = fmul_rn(d, (float)(lsa - 32)), dlb = fmul_rn(d, (float)(lsb - 32));
+    const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
+    const float4 ds = x.ds4(2 * t);
+    const int sa = dot4(iq4_vals(q0.z, q0.w), x1, dot4(iq4_vals(q0.x, q0.y), x0, 0));
+    const int sb = dot4(iq4_vals(q1.z, q1.w), x3, dot4(iq4_vals(q1.x, q1.y), x2, 0));
+    return fadd_rn(fmul_rn(ds.x, fmul_rn(dla, (float)sa)), fmul_rn(ds.z, fmul_rn(dlb, (float)sb)));
+  }
+};
+
 template <>
 struct Task<QType::Q6_K> {
   uint4 la, lb, hh;

@@ -10,6 +10,9 @@
 //   Q5_K: a quarter superblock's qs (C = 2),  aux plane = 48 bytes per superblock: the 16-byte
 //     header (d, dmin, scales) and its 32 qh bytes as four 8-byte words, one per task (q5k_hi_words:
 //     the same bits in another order, so that a task's high bits are one aligned 8-byte load)
+//   IQ4_XS: a quarter superblock's qs (C = 2) with the task's 64 indices re-laid in element order
+//     (iq4xs_task_nibbles: nibble n of u32 w is element 8 w + n), aux plane = the 8-byte header (d,
+//     scales_h, scales_l)
 // Two orders of the body plane (kernels.mmvs_interleave):
 //   blocked: a row's blocks one after the other minus their d (Q6_K keeps its scales in the
 //     body; Q4_K is not repacked at all: its 144-byte superblocks are used in place, header
@@ -18,7 +21,7 @@
 //     in group g chunk c of task 32g + l sits at 16 * (32g * C + c * n + l): the 32 lanes of one
 //     load instruction read 512 contiguous bytes.
 // Rows follow each other (row r's body at r * body_row_bytes); the aux plane (aux_offset) holds
-// rows * superblocks entries of aux_bytes (16; Q5_K 48), the d plane (d_offset) rows * blocks_per_row
+// rows * superblocks entries of aux_bytes (16; Q5_K 48, IQ4_XS 8), the d plane (d_offset) rows * blocks_per_row
 // halves.
 //
 // Plain C++ (no CUDA) so the repack is unit-tested on the CPU (tests/backend_cuda/test_mmvs_emul).
@@ -26,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "quant/types.h"
 
@@ -43,6 +47,23 @@ struct Layout {
   int chunks = 0;         // 16-byte chunks per 64-weight task
   int aux_bytes = 16;     // per superblock in the aux plane (Q5_K: the header and its qh words)
 };
+
+// IQ4_XS: a task's 32 qs bytes (sub-blocks 2 j and 2 j + 1 of a superblock: in a GGUF IQ4_XS block,
+// element i < 16 of a sub-block is the low nibble of its byte i and element 16 + i the high nibble)
+// in element order: nibble n (bits 4 n .. 4 n + 3) of u32 w is element 8 w + n of the task, so that
+// a u32 and its upper half are the byte_perm selectors of 4 consecutive elements' codebook bytes
+// (mmvs_task.cuh Task<IQ4_XS>). The same nibbles in another order.
+inline void iq4xs_task_nibbles(const uint8_t* qs, uint8_t* out) {
+  for (int w = 0; w < 8; ++w) {
+    uint32_t v = 0;
+    for (int n = 0; n < 8; ++n) {
+      const int e = 8 * w + n, sb = e / 32, i = e % 32;
+      const uint8_t b = qs[16 * sb + i % 16];
+      v |= (uint32_t)(i < 16 ? b & 0xF : b >> 4) << (4 * n);
+    }
+    std::memcpy(out + 4 * w, &v, 4);
+  }
+}
 
 // Q5_K's aux entry after the header: the superblock's 32 qh bytes as four 8-byte words, word j for
 // task j (elements 64 j .. 64 j + 63). In a GGUF Q5_K block, element l (0 .. 31) of task j takes
@@ -68,6 +89,7 @@ inline Layout layout(QType t, bool interleaved) {
     case QType::Q4_K:
       return interleaved ? Layout{true, true, 256, 144, 128, 16, -1, 0, 2} : Layout{true, false, 256, 144, 144, 0, -1, -1, 2};
     case QType::Q5_K: return {true, true, 256, 176, 128, 48, -1, 0, 2, 48};  // both orders: qs in the body
+    case QType::IQ4_XS: return {true, true, 256, 136, 128, 8, -1, 0, 2, 8};
     default: return {};
   }
 }
@@ -79,6 +101,7 @@ inline size_t chunk_src(QType type, int64_t t, int c) {
     case QType::Q8_0: return (size_t)(2 * t + c / 2) * 34 + 2 + 16 * (size_t)(c % 2);
     case QType::Q4_K: return (size_t)(t >> 2) * 144 + 16 + 32 * (size_t)(t & 3) + 16 * (size_t)c;
     case QType::Q5_K: return (size_t)(t >> 2) * 176 + 48 + 32 * (size_t)(t & 3) + 16 * (size_t)c;
+    case QType::IQ4_XS: return (size_t)(t >> 2) * 136 + 8 + 32 * (size_t)(t & 3) + 16 * (size_t)c;  // of the re-laid row
     case QType::Q6_K: {
       const size_t b = (size_t)(t >> 2) * 210, n = (size_t)((t >> 1) & 1), lh = (size_t)(t & 1);
       return c == 0 ? b + 64 * n + 16 * lh : c == 1 ? b + 64 * n + 32 + 16 * lh : b + 128 + 32 * n + 16 * lh;
@@ -131,8 +154,16 @@ inline void repack(QType t, const uint8_t* src, size_t src_row_bytes, int64_t ro
   const Plan p = plan(t, rows, k, interleaved);
   if (!L.repacked || !p.total_bytes) return;
   const int64_t n_tasks = k / 64;
+  // IQ4_XS: each row's task nibbles re-laid first (iq4xs_task_nibbles), then copied as the other types.
+  std::vector<uint8_t> relaid(t == QType::IQ4_XS ? (size_t)p.blocks_per_row * (size_t)L.block_bytes : 0);
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* row = src + (size_t)r * src_row_bytes;
+    if (t == QType::IQ4_XS) {
+      std::memcpy(relaid.data(), row, relaid.size());
+      for (int64_t task = 0; task < n_tasks; ++task)
+        iq4xs_task_nibbles(row + chunk_src(t, task, 0), relaid.data() + chunk_src(t, task, 0));
+      row = relaid.data();
+    }
     uint8_t* body = dst + (size_t)r * p.body_row_bytes;
     if (interleaved) {
       for (int64_t task = 0; task < n_tasks; ++task)
@@ -145,7 +176,7 @@ inline void repack(QType t, const uint8_t* src, size_t src_row_bytes, int64_t ro
       if (!interleaved) std::memcpy(body + (size_t)b * (size_t)L.body_bytes, blk + L.body_src, (size_t)L.body_bytes);
       if (L.aux_src >= 0) {
         uint8_t* aux = dst + p.aux_offset + i * (size_t)L.aux_bytes;
-        std::memcpy(aux, blk + L.aux_src, 16);
+        std::memcpy(aux, blk + L.aux_src, L.aux_bytes < 16 ? (size_t)L.aux_bytes : 16);
         if (t == QType::Q5_K) q5k_hi_words(blk + 16, aux + 16);
       }
       if (L.d_src >= 0) std::memcpy(dst + p.d_offset + i * 2, blk + L.d_src, 2);

@@ -109,18 +109,19 @@ MEMRA_HD uint32_t spread4_to_bit4(uint32_t n) {
   return ((n & 1u) << 4) | ((n & 2u) << 11) | ((n & 4u) << 18) | ((n & 8u) << 25);
 }
 
-// IQ4_NL/IQ4_XS codebook (a format fact), lookup of four 4-bit indices (one per byte) at once.
+// IQ4_NL/IQ4_XS codebook (a format fact), and its entries i .. i + 3 as one word (bytes in order).
+inline constexpr int8_t kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+MEMRA_HD constexpr uint32_t iq4_word(int i) {
+  return (uint32_t)(uint8_t)kIq4Codebook[i] | ((uint32_t)(uint8_t)kIq4Codebook[i + 1] << 8) |
+         ((uint32_t)(uint8_t)kIq4Codebook[i + 2] << 16) | ((uint32_t)(uint8_t)kIq4Codebook[i + 3] << 24);
+}
+// Lookup of four 4-bit indices (one per byte) at once.
 MEMRA_HD uint32_t iq4_lookup4(uint32_t idx) {
-  constexpr int8_t kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-  auto word = [&](int i) {
-    return (uint32_t)(uint8_t)kv[i] | ((uint32_t)(uint8_t)kv[i + 1] << 8) |
-           ((uint32_t)(uint8_t)kv[i + 2] << 16) | ((uint32_t)(uint8_t)kv[i + 3] << 24);
-  };
   uint32_t sel = 0;
 MEMRA_UNROLL
   for (int i = 0; i < 4; ++i) sel |= ((idx >> (8 * i)) & 7u) << (4 * i);
-  const uint32_t lo = byte_perm(word(0), word(4), sel);   // entries 0..7
-  const uint32_t hi = byte_perm(word(8), word(12), sel);  // entries 8..15
+  const uint32_t lo = byte_perm(iq4_word(0), iq4_word(4), sel);   // entries 0..7
+  const uint32_t hi = byte_perm(iq4_word(8), iq4_word(12), sel);  // entries 8..15
   const uint32_t mask = ((idx >> 3) & 0x01010101u) * 0xFFu;
   return (hi & mask) | (lo & ~mask);
 }

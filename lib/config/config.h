@@ -71,7 +71,7 @@ struct KernelsSection {
   std::string gemm = "auto";    // auto | cublaslt | mma
   int gemm_min_batch = 9;       // batches >= this use the GEMM path
   bool cuda_graph = true;       // capture the decode step as a CUDA graph
-  bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K/Q5_K (and interleaved Q4_K) matrices for mmvs
+  bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K/Q5_K/IQ4_XS (and interleaved Q4_K) matrices for mmvs
   std::vector<std::string> mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0"};  // weight types the mmvs decode matvec serves
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps

@@ -1,7 +1,7 @@
 // The mmvs decode matvec's row partition on rows of qwen3-32b's width (kernels.mmvs_split_min_k):
 // the synth fixtures are 256 wide, so this writes a two-layer model whose q/k/v, gate/up and head
-// rows are 5120 weights (80 tasks) to a temporary file. And mmvs on Q5_K weights (kernels.mmvs_types
-// with q5_k) on q5_k_m models written the same way.
+// rows are 5120 weights (80 tasks) to a temporary file. And mmvs on Q5_K / IQ4_XS weights
+// (kernels.mmvs_types) on q5_k_m / iq4_xs models written the same way.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -66,35 +66,41 @@ TEST(CudaModels, MmvsSplitMinWideRows) {
   }
 }
 
-// kernels.mmvs_types with q5_k: the Q5_K matrices of a q5_k_m model (q / k / o / gate / up, v and
-// down where the mix keeps Q5_K) on mmvs, against the CPU oracle with check_model_file's rule, on the
-// 256-wide qwen3-8b twin (one warp per row) and the 5120-wide one (two warps per row); decode ==
-// verify bit for bit (mmvs gives a row the same bits at every m). Without the key's q5_k the same
-// model runs (oracle check) without taking mmvs for Q5_K (the GGUF-block matvec, mmvq).
-TEST(CudaModels, MmvsQ5KAgainstOracle) {
+// kernels.mmvs_types with q5_k and iq4_xs: the Q5_K / IQ4_XS matrices of q5_k_m and iq4_xs models (the
+// iq4_xs mix has Q5_K attn_v and early ffn_down) on mmvs, against the CPU oracle with
+// check_model_file's rule, on the 256-wide qwen3-8b twin (one warp per row) and the 5120-wide one (two
+// warps per row); decode == verify bit for bit (mmvs gives a row the same bits at every m). Without
+// the key's types the same model runs (oracle check) without taking mmvs for them (the GGUF-block
+// matvec, mmvq).
+TEST(CudaModels, MmvsQ5kIq4xsAgainstOracle) {
   MEMRA_REQUIRE_GPU();
-  for (bool wide : {false, true}) {
-    const std::string path = write_wide_qwen3("q5k", "q5_k_m", wide);
-    for (bool on : {false, true}) {
-      SCOPED_TRACE(std::string(wide ? "wide " : "tiny ") + (on ? "q5_k on mmvs" : "defaults"));
-      Config c = gpu_config(true);
-      if (on) c.kernels.mmvs_types.push_back("q5_k");
-      const std::string rel = std::string(wide ? "qwen3-32b-wide" : "qwen3-8b-tiny") + " q5_k_m" + (on ? " mmvs_types+q5_k" : "");
-      check_model_file(path, rel, c, on ? "mmvs_glu.Q5_K" : nullptr, "matvec");
-      ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
-      const int64_t nv = run.model->hparams().n_vocab;
-      std::vector<int32_t> ids(kPrompt);
-      for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 3) % nv);
-      (void)step(run, ids, 0, true);
-      const int32_t batch[3] = {(int32_t)(57 % nv), (int32_t)(23 % nv), (int32_t)(101 % nv)};
-      const auto one = step(run, std::span<const int32_t>(batch, 1), kPrompt, false);
-      run.kv->truncate(kPrompt);
-      const auto all = step(run, batch, kPrompt, true);
-      ASSERT_GE(all.size(), (size_t)nv);
-      if (on) EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "decode != verify row 0";
-      const auto v = run.be->variants();
-      const std::string m1 = v.count("mmvs_m1") ? v.at("mmvs_m1") : "";
-      EXPECT_EQ(m1.find("Q5_K") != std::string::npos, on) << m1;
+  for (const char* mix : {"q5_k_m", "iq4_xs"})
+    for (bool wide : {false, true}) {
+      const std::string path = write_wide_qwen3("q5k", mix, wide);
+      const bool iq4 = std::string(mix) == "iq4_xs";
+      for (bool on : {false, true}) {
+        SCOPED_TRACE(std::string(mix) + (wide ? " wide " : " tiny ") + (on ? "on mmvs" : "defaults"));
+        Config c = gpu_config(true);
+        if (on) {
+          c.kernels.mmvs_types.push_back("q5_k");
+          c.kernels.mmvs_types.push_back("iq4_xs");
+        }
+        const std::string rel = std::string(wide ? "qwen3-32b-wide " : "qwen3-8b-tiny ") + mix + (on ? " mmvs_types+q5_k+iq4_xs" : "");
+        check_model_file(path, rel, c, on ? (iq4 ? "mmvs_glu.IQ4_XS" : "mmvs_glu.Q5_K") : nullptr, "matvec");
+        ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
+        const int64_t nv = run.model->hparams().n_vocab;
+        std::vector<int32_t> ids(kPrompt);
+        for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 3) % nv);
+        (void)step(run, ids, 0, true);
+        const int32_t batch[3] = {(int32_t)(57 % nv), (int32_t)(23 % nv), (int32_t)(101 % nv)};
+        const auto one = step(run, std::span<const int32_t>(batch, 1), kPrompt, false);
+        run.kv->truncate(kPrompt);
+        const auto all = step(run, batch, kPrompt, true);
+        ASSERT_GE(all.size(), (size_t)nv);
+        if (on) EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "decode != verify row 0";
+        const auto v = run.be->variants();
+        const std::string m1 = v.count("mmvs_m1") ? v.at("mmvs_m1") : "";
+        EXPECT_EQ(m1.find(iq4 ? "IQ4_XS" : "Q5_K") != std::string::npos, on) << m1;
+      }
     }
-  }
 }

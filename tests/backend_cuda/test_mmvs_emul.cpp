@@ -157,6 +157,11 @@ TEST(MmvsReplay, Q5_K) {
   replay<QType::Q5_K>(3, 5120, 13);   // 2 warps per row
   replay<QType::Q5_K>(2, 12288, 14);  // 4
 }
+TEST(MmvsReplay, IQ4_XS) {
+  replay<QType::IQ4_XS>(5, 2304, 15);
+  replay<QType::IQ4_XS>(3, 5120, 16);   // 2 warps per row
+  replay<QType::IQ4_XS>(2, 12288, 17);  // 4
+}
 TEST(MmvsReplay, Q4_0) {
   replay<QType::Q4_0>(5, 2304, 7);
   replay<QType::Q4_0>(3, 4160, 8);
@@ -166,7 +171,7 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
   // The split copy holds exactly the GGUF bytes (no padding beyond the planes' alignment), each
   // byte once: every GGUF byte of a row is found in the copy, and the byte counts agree.
   for (bool il : {false, true})
-    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q6_K, QType::Q4_K, QType::Q5_K}) {
+    for (QType t : {QType::Q4_0, QType::Q8_0, QType::Q6_K, QType::Q4_K, QType::Q5_K, QType::IQ4_XS}) {
       const int64_t n = 7, k = 2304;  // 36 tasks: one full group of 32 and one of 4
       const auto L = sp::layout(t, il);
       const auto pl = sp::plan(t, n, k, il);
@@ -191,6 +196,11 @@ TEST(MmvsLayout, RepackKeepsEveryByte) {
       // the same 32 zero bytes per superblock.
       if (t == QType::Q5_K)
         for (size_t b = 0; b < src.size(); b += 176) std::memset(src.data() + b + 16, 0, 32);
+      // IQ4_XS's qs nibbles are carried in another order (iq4xs_task_nibbles, checked below): make
+      // every qs byte hold one nibble value twice, so that any nibble order keeps the byte multiset.
+      if (t == QType::IQ4_XS)
+        for (size_t b = 0; b < src.size(); b += 136)
+          for (int i = 8; i < 136; ++i) src[b + i] = (uint8_t)(((src[b + 8] & 0xF) * 0x11));
       std::vector<uint8_t> dst(pl.total_bytes, 0);
       sp::repack(t, src.data(), rb, n, k, il, dst.data());
       std::vector<int> hist_src(256, 0), hist_dst(256, 0);
@@ -237,6 +247,30 @@ TEST(MmvsLayout, Q5kHighBitWordsArePermutationOfQh) {
           ASSERT_EQ((mm::q5k_hi(v, w) >> (8 * b + 4)) & 1u, (v >> (8 * b + w)) & 1u);
         }
       }
+  }
+}
+
+// IQ4_XS's re-laid indices (split_layout.h iq4xs_task_nibbles): nibble n of u32 w is element 8 w + n
+// of the task, element e of sub-block s (s = e / 32, i = e % 32) coming from the low (i < 16) or high
+// nibble of qs byte 16 s + i % 16; and the task code's lookup gives each element's codebook value.
+TEST(MmvsLayout, Iq4xsTaskNibblesInElementOrder) {
+  std::mt19937_64 rng(22);
+  for (int rep = 0; rep < 64; ++rep) {
+    uint8_t qs[32], out[32];
+    for (auto& b : qs) b = (uint8_t)rng();
+    sp::iq4xs_task_nibbles(qs, out);
+    for (int w = 0; w < 8; ++w) {
+      uint32_t v;
+      std::memcpy(&v, out + 4 * w, 4);
+      const uint4 vals = mm::iq4_vals(v, v);
+      for (int n = 0; n < 8; ++n) {
+        const int e = 8 * w + n, sb = e / 32, i = e % 32;
+        const int want = i < 16 ? qs[16 * sb + i % 16] & 0xF : qs[16 * sb + i % 16] >> 4;
+        ASSERT_EQ((int)((v >> (4 * n)) & 0xFu), want) << w << " " << n;
+        const uint32_t word = n < 4 ? vals.x : vals.y;
+        ASSERT_EQ((int)(int8_t)(word >> (8 * (n % 4))), (int)memra::cuda::wq::kIq4Codebook[want]) << w << " " << n;
+      }
+    }
   }
 }
 

@@ -97,7 +97,7 @@ void CudaKv::truncate(int n) {
 // ---------------------------------------------------------------- backend
 
 namespace {
-constexpr QType kMmvsTypeList[] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K};
+constexpr QType kMmvsTypeList[] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS};
 }  // namespace
 
 int CudaBackend::mmvs_type_index(QType t) {
@@ -161,7 +161,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     const auto type_index = [](const char* key, const std::string& name) {
       const auto t = qtype_from_name(name);
       const int ti = t ? mmvs_type_index(*t) : -1;
-      if (ti < 0) throw Error(fmt::format("{}: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0, q5_k)", key, name));
+      if (ti < 0) throw Error(fmt::format("{}: unknown weight type '{}' (q4_k, q6_k, q8_0, q4_0, q5_k, iq4_xs)", key, name));
       return ti;
     };
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs) mmvs_rp_[type_index("kernels.mmvs_row_pairs", name)] = true;

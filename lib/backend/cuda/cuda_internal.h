@@ -230,8 +230,8 @@ class CudaBackend final : public Backend {
                            std::span<const MatmulOut> extra = {}, bool residual = false);
 
   // The weight types with mmvs kernels, in mmvs_type_index order (kMmvsTypeList).
-  static constexpr int kMmvsTypes = 5;
-  // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K) and GLU kind (none, SiLU,
+  static constexpr int kMmvsTypes = 6;
+  // The mmvs m = 1 instance cap per weight type (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K, IQ4_XS) and GLU kind (none, SiLU,
   // GELU-tanh): kernels.mmvs_min_blocks[_glu], or 0 where that instance spills and
   // kernels.mmvs_cap_no_spill is on. Set once at construction (a host query per instance).
   int mmvs_cap_[kMmvsTypes][3] = {};
@@ -242,7 +242,7 @@ class CudaBackend final : public Backend {
   std::string split_min_note() const {
     return split_min_tasks() == 65 ? std::string() : "_splitmin" + std::to_string(split_min_tasks());
   }
-  // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K), -1 for another type.
+  // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K, IQ4_XS), -1 for another type.
   static int mmvs_type_index(QType t);
   // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
   int mmvs_pair_cap_ = 0;

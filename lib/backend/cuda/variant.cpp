@@ -41,7 +41,8 @@ int v2_rows_per_block(const std::string& name) {
 }  // namespace
 
 bool mmvs_type_on(QType t, const KernelsSection& cfg) {
-  const bool built = t == QType::Q4_K || t == QType::Q6_K || t == QType::Q8_0 || t == QType::Q4_0 || t == QType::Q5_K;
+  const bool built = t == QType::Q4_K || t == QType::Q6_K || t == QType::Q8_0 || t == QType::Q4_0 || t == QType::Q5_K ||
+                     t == QType::IQ4_XS;
   return built && std::any_of(cfg.mmvs_types.begin(), cfg.mmvs_types.end(),
                               [t](const std::string& n) { return qtype_from_name(n) == t; });
 }

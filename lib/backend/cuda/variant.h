@@ -5,7 +5,7 @@
 //
 // Rules (and the rejected alternatives):
 //   m < kernels.gemm_min_batch and m <= 8 -> matvec (one pass over the weights for all m rows);
-//     W of a kernels.mmvs_types type (Q4_K/Q6_K/Q8_0/Q4_0 by default; Q5_K built) with k % 64 == 0
+//     W of a kernels.mmvs_types type (Q4_K/Q6_K/Q8_0/Q4_0 by default; Q5_K, IQ4_XS built) with k % 64 == 0
 //     and split_ready -> "mmvs" (kernels/matvec/mmvs.h:
 //     aligned 16-byte weight loads on the split-plane layout; bench/notes/mmvs.md has the
 //     measurement that made it the default), also forced by kernels.matvec = "mmvs";
@@ -37,7 +37,7 @@ struct MatmulShape {
   int64_t n = 0;  // output features
   int64_t k = 0;  // input features
   QType w_type = QType::F16;
-  // The weight can be read by mmvs: its split-plane copy exists (Q4_0/Q8_0/Q6_K/Q5_K) or it needs none
+  // The weight can be read by mmvs: its split-plane copy exists (Q4_0/Q8_0/Q6_K/Q5_K/IQ4_XS) or it needs none
   // (Q4_K, 16-byte-aligned rows).
   bool split_ready = true;
 };
