@@ -191,9 +191,10 @@ class MmvsPairCase : public Case {
   // (kernels.mmvs_row_pairs_qkv; with act_il, cap 0): the one launch with row pairs, Q4_K rows two
   // tasks per row in flight and Q6_K rows one; then an odd row count is NotSupported and a Q6_K half
   // not starting a CTA (r1 - 2 rows of k) InvalidValue.
+  // t1 / t2: the pair's types (q and k / v), one of mmvs_pair_ok's pairs.
   MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, int min_tasks = 65,
-               bool pairs = false)
-      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs) {}
+               bool pairs = false, QType t1 = QType::Q4_K, QType t2 = QType::Q6_K)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs), t1_(t1), t2_(t2) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
@@ -236,6 +237,11 @@ class MmvsPairCase : public Case {
     cuda::MmvsParams odd = pairs_ ? one_launch(sep) : pair_params(sep, 1);
     odd.n_rows = rows_[0] - 1;
     odd_status_ = cuda::launch_mmvs(odd, env.stream());
+    if (act_il_ && !pairs_ && t1_ != QType::Q4_K) {  // the row-pair form exists for Q4_K + Q6_K only
+      cuda::MmvsParams rp = one_launch(sep);
+      rp.row_pairs = rp.row_pair_one_task2 = true;
+      rp_refused_ = cuda::launch_mmvs(rp, env.stream()) == cudaErrorNotSupported;
+    }
     if (pairs_) {  // the Q6_K rows' first half off a CTA boundary (k's rows less 2: even, the halves odd)
       cuda::MmvsParams off = one_launch(sep);
       off.extra[0].n_rows = rows_[1] - 2;
@@ -250,6 +256,8 @@ class MmvsPairCase : public Case {
     if (!v.pass) return v;
     if (!swapped_refused_) return ref::fail("the pair with its types swapped was not refused");
     if (!m3_refused_) return ref::fail("a mixed launch at m = 3 was not refused");
+    if (act_il_ && !pairs_ && t1_ != QType::Q4_K && !rp_refused_)
+      return ref::fail("the row-pair form of a pair other than Q4_K + Q6_K was not refused");
     if (odd_status_ != (pairs_ ? cudaErrorNotSupported : cudaErrorInvalidValue))
       return ref::fail(ref::cat("a Q6_K segment starting at row ", rows_[0] + rows_[1] - 1, ": status ", (int)odd_status_));
     if (pairs_ && off_status_ != cudaErrorInvalidValue)
@@ -263,7 +271,7 @@ class MmvsPairCase : public Case {
   }
 
  private:
-  static QType type(int i) { return i < 2 ? QType::Q4_K : QType::Q6_K; }
+  QType type(int i) const { return i < 2 ? t1_ : t2_; }
   cuda::MmvsParams base(int i, float* y, int m) const {
     auto p = mmvs_params(type(i), dw_[i], nullptr, rows_[i], k_, m, dxq_, dxds_, y);
     p.split_max_warps = 2;
@@ -277,7 +285,7 @@ class MmvsPairCase : public Case {
     p.n_extra = 2;
     p.extra[0] = segment(1, y[1]);
     p.extra[1] = segment(2, y[2]);
-    p.w_type2 = QType::Q6_K;
+    p.w_type2 = t2_;
     return p;
   }
   int64_t k_;
@@ -286,12 +294,13 @@ class MmvsPairCase : public Case {
   bool act_il_;
   int min_tasks_;
   bool pairs_;
+  QType t1_, t2_;
   cudaError_t off_status_ = cudaSuccess;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
   std::vector<float> sep_[3];
   std::vector<double> ref_;
-  bool swapped_refused_ = false, m3_refused_ = false;
+  bool swapped_refused_ = false, m3_refused_ = false, rp_refused_ = false;
   cudaError_t odd_status_ = cudaSuccess;
   DeviceWeight dw_[3];
   int8_t* dxq_ = nullptr;
@@ -637,6 +646,21 @@ void add_mmvs_cases(Registry& r) {
     // kernels.mmvs_split_min_k = 5184: the 5120-weight rows on one warp (4 rows per CTA).
     r.add("mmvs_id", ref::cat("mmvs_pair_ail_splitmin81/Q4_K+Q6_K/cap", cap, "/1032+260+259x5120/vs_plain_order_launches_bytes"),
           [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, true, 81); });
+  }
+  // The other compiled pairs (q5_k_m: Q5_K + Q6_K; iq4_xs: IQ4_XS + Q5_K), the same claims at both
+  // caps and activation orders, qwen3-8b / qwen3-32b widths; the row-pair form is Q4_K + Q6_K's only
+  // (refused, below), and --perf rows at the qwen3-8b shape.
+  for (auto [t1, t2] : {std::pair<QType, QType>{QType::Q5_K, QType::Q6_K}, {QType::IQ4_XS, QType::Q5_K}}) {
+    const std::string pn = ref::cat(qtype_name(t1), "+", qtype_name(t2));
+    for (int cap : {0, 6})
+      for (bool il : {false, true}) {
+        r.add("mmvs_id", ref::cat(il ? "mmvs_pair_ail/" : "mmvs_pair/", pn, "/cap", cap, "/4096+1024+1024x4096/vs_two_launches_bytes"),
+              [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, cap, il, 65, false, t1, t2); });
+        r.add("mmvs_id", ref::cat(il ? "mmvs_pair_ail/" : "mmvs_pair/", pn, "/cap", cap, "/1032+260+259x5120/vs_two_launches_bytes"),
+              [=] { return std::make_unique<MmvsPairCase>(5120, 1032, 260, 259, cap, il, 65, false, t1, t2); });
+      }
+    r.add("mmvs", ref::cat("mmvs_pair_ail_cap6/", pn, "/4096+1024+1024x4096/m1"),
+          [=] { return std::make_unique<MmvsPairCase>(4096, 4096, 1024, 1024, 6, true, 65, false, t1, t2); });
   }
   r.add("mmvs", "mmvs_pair/Q4_K+Q6_K/8192+1024+1024x5120/m1",
         [=] { return std::make_unique<MmvsPairCase>(5120, 8192, 1024, 1024, 6); });

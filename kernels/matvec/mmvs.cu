@@ -461,8 +461,23 @@ cudaError_t cap_spills_t(int glu, int min_blocks, bool act_il, bool* spills) {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// The compiled pairs (w_type, w_type2): the q4_k_m mix's q/k/v (Q4_K q and k, Q6_K v).
-bool pair_compiled(QType t, QType t2) { return t == QType::Q4_K && t2 == QType::Q6_K; }
+// f(integral_constant<QType, T>, integral_constant<QType, T2>) for the compiled pairs (w_type,
+// w_type2), the q/k/v of a layer whose v has another type: Q4_K + Q6_K (q4_k_m), Q5_K + Q6_K
+// (q5_k_m), IQ4_XS + Q5_K (iq4_xs at GQA >= 4); else `other`.
+template <class F>
+cudaError_t by_pair(QType t, QType t2, cudaError_t other, F&& f) {
+  using Q4K = std::integral_constant<QType, QType::Q4_K>;
+  using Q5K = std::integral_constant<QType, QType::Q5_K>;
+  using Q6K = std::integral_constant<QType, QType::Q6_K>;
+  using IQ4 = std::integral_constant<QType, QType::IQ4_XS>;
+  if (t == QType::Q4_K && t2 == QType::Q6_K) return f(Q4K{}, Q6K{});
+  if (t == QType::Q5_K && t2 == QType::Q6_K) return f(Q5K{}, Q6K{});
+  if (t == QType::IQ4_XS && t2 == QType::Q5_K) return f(IQ4{}, Q5K{});
+  return other;
+}
+bool pair_compiled(QType t, QType t2) {
+  return by_pair(t, t2, cudaErrorNotSupported, [](auto, auto) { return cudaSuccess; }) == cudaSuccess;
+}
 
 // One warp per 32-element block (as launch_quantize_q8_1); order: an interleaved order for one row.
 // bulk (QuantizeQ8sParams::bulk, quantize_q8s_bulk_applies: one row, n % 256 == 0, x 16-byte
@@ -610,6 +625,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     if (p.row_pairs) {  // each matrix paired within itself; the type-2 rows start a CTA of the halves
       if (p.row_pair_one_task || !p.row_pair_one_task2 || mb_pairs != 0) return cudaErrorNotSupported;
+      if (p.w_type != QType::Q4_K || p.w_type2 != QType::Q6_K) return cudaErrorNotSupported;  // the one paired pair
       a.t2_begin = pair_halves(a, p);
       if (a.t2_begin % (kWarps / a.wpr)) return cudaErrorInvalidValue;
       const dim3 g((unsigned)((a.n_rows + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
@@ -618,13 +634,16 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     }
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
     const dim3 g(grid), b(32 * kWarps);
-    if (mb == 0 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true, true>, g, b, 0, stream, a);
-    if (mb == 6 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true, true>, g, b, 0, stream, a);
-    if (mb == 0 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1, true>, g, b, 0, stream, a);
-    if (mb == 6 && p.act_il) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, g, b, 0, stream, a);
-    if (mb == 0) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 1>, g, b, 0, stream, a);
-    if (mb == 6) return launch_kernel(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, g, b, 0, stream, a);
-    return cudaErrorNotSupported;  // the pair has instances at the compiler's choice and at 6 only
+    return by_pair(p.w_type, p.w_type2, cudaErrorNotSupported, [&](auto T, auto T2) {
+      constexpr QType t1 = T.value, t2 = T2.value;
+      if (mb == 0 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<t1, t2, 1, true, true>, g, b, 0, stream, a);
+      if (mb == 6 && p.act_il && a.nss) return launch_kernel(mmvs_pair_kernel<t1, t2, 6, true, true>, g, b, 0, stream, a);
+      if (mb == 0 && p.act_il) return launch_kernel(mmvs_pair_kernel<t1, t2, 1, true>, g, b, 0, stream, a);
+      if (mb == 6 && p.act_il) return launch_kernel(mmvs_pair_kernel<t1, t2, 6, true>, g, b, 0, stream, a);
+      if (mb == 0) return launch_kernel(mmvs_pair_kernel<t1, t2, 1>, g, b, 0, stream, a);
+      if (mb == 6) return launch_kernel(mmvs_pair_kernel<t1, t2, 6>, g, b, 0, stream, a);
+      return cudaErrorNotSupported;  // the pairs have instances at the compiler's choice and at 6 only
+    });
   }
   if (p.row_pairs) {
     pair_halves(a, p);  // (one type: no type-2 segment)
@@ -648,8 +667,10 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
   if (!spills || !pair_compiled(t, t2) || (min_blocks != 0 && min_blocks != 6)) return cudaErrorInvalidValue;
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
-  if (act_il) return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6, true>, spills);
-  return kernel_spills(mmvs_pair_kernel<QType::Q4_K, QType::Q6_K, 6>, spills);
+  return by_pair(t, t2, cudaErrorInvalidValue, [&](auto T, auto T2) {
+    if (act_il) return kernel_spills(mmvs_pair_kernel<T.value, T2.value, 6, true>, spills);
+    return kernel_spills(mmvs_pair_kernel<T.value, T2.value, 6>, spills);
+  });
 }
 
 template <QType T, int GLU, int D>

@@ -74,7 +74,7 @@ struct MmvsParams {
     bool type2 = false;  // a matrix of w_type2 (see below), not w_type
   } extra[2];
   // Mixed weight types in one launch (kernels.mmvs_mixed_types; the q/k/v of a layer whose v is
-  // Q6_K and q, k Q4_K): the extra segments flagged type2 hold w_type2 matrices. Each row runs
+  // Q6_K and q, k Q4_K or Q5_K, or v Q5_K and q, k IQ4_XS): the extra segments flagged type2 hold w_type2 matrices. Each row runs
   // the Task code and warps per row of its own type, the same operations in the same order as a
   // launch of that type alone, so the same bits. Only m = 1 plain launches of the pairs
   // mmvs_pair_ok() accepts; the flagged segments come last and the first of them starts a CTA.
@@ -157,7 +157,8 @@ cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool
 // True when this build has an mmvs kernel for the type (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K, IQ4_XS) and n_cols fits.
 bool mmvs_supported(QType t, int64_t n_cols);
 // Whether one launch can serve matrices of type t (the first rows_before rows) followed by
-// matrices of type t2 (MmvsParams::w_type2) at m rows of n_cols: a compiled pair (Q4_K then Q6_K),
+// matrices of type t2 (MmvsParams::w_type2) at m rows of n_cols: a compiled pair (Q4_K then Q6_K,
+// Q5_K then Q6_K, IQ4_XS then Q5_K; with row_pairs only the first),
 // m = 1, the same warps per row for both types, and the type-t2 rows starting a CTA. split_k,
 // max_warps, min_tasks: MmvsParams::split_k, split_max_warps, split_min_tasks.
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps,

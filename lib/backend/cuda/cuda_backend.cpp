@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <utility>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_internal.h"
@@ -98,7 +99,17 @@ void CudaKv::truncate(int n) {
 
 namespace {
 constexpr QType kMmvsTypeList[] = {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS};
+// The mixed-type q/k/v pairs with mmvs instances (kernels/matvec/mmvs.cu by_pair).
+constexpr std::pair<QType, QType> kMmvsPairList[] = {
+    {QType::Q4_K, QType::Q6_K}, {QType::Q5_K, QType::Q6_K}, {QType::IQ4_XS, QType::Q5_K}};
 }  // namespace
+
+int CudaBackend::mmvs_pair_cap(QType t, QType t2) const {
+  static_assert(std::size(kMmvsPairList) == kMmvsPairs);
+  for (int i = 0; i < kMmvsPairs; ++i)
+    if (kMmvsPairList[i] == std::pair<QType, QType>{t, t2}) return mmvs_pair_cap_[i];
+  return 0;
+}
 
 int CudaBackend::mmvs_type_index(QType t) {
   static_assert(std::size(kMmvsTypeList) == kMmvsTypes);
@@ -137,13 +148,14 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       }
       mmvs_cap_[ti][glu] = take;
     }
-  {
-    // The pair instance exists uncapped and at 6 CTAs per SM; other caps take it uncapped.
+  for (int pi = 0; pi < kMmvsPairs; ++pi) {
+    // The pair instances exist uncapped and at 6 CTAs per SM; other caps take them uncapped.
     const int want = cfg_.kernels.mmvs_min_blocks == 6 ? 6 : 0;
     bool spills = false;
     if (want && cfg_.kernels.mmvs_cap_no_spill)
-      MEMRA_CUDA_CHECK(cuda::mmvs_pair_cap_spills(QType::Q4_K, QType::Q6_K, want, &spills, cfg_.kernels.mmvs_act_il));
-    mmvs_pair_cap_ = spills ? 0 : want;
+      MEMRA_CUDA_CHECK(cuda::mmvs_pair_cap_spills(kMmvsPairList[pi].first, kMmvsPairList[pi].second, want, &spills,
+                                                  cfg_.kernels.mmvs_act_il));
+    mmvs_pair_cap_[pi] = spills ? 0 : want;
   }
   {
     // The plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k): the same rule.

@@ -244,8 +244,11 @@ class CudaBackend final : public Backend {
   }
   // The index of those per-type tables (Q4_K, Q6_K, Q8_0, Q4_0, Q5_K, IQ4_XS), -1 for another type.
   static int mmvs_type_index(QType t);
-  // The same for the mixed-type pair instance (Q4_K then Q6_K; kernels.mmvs_mixed_types).
-  int mmvs_pair_cap_ = 0;
+  // The same for the mixed-type pair instances (Q4_K then Q6_K, Q5_K then Q6_K, IQ4_XS then Q5_K;
+  // kernels.mmvs_mixed_types), by pair.
+  static constexpr int kMmvsPairs = 3;
+  int mmvs_pair_cap_[kMmvsPairs] = {};
+  int mmvs_pair_cap(QType t, QType t2) const;
   // The same for the plain Q6_K instance reading the Q6_K order (kernels.mmvs_act_il_q6k).
   int mmvs_q6k_cap_ = 0;
   // The row-pair launches (kernels.mmvs_row_pairs) per weight type (as mmvs_cap_), and their cap

@@ -263,8 +263,12 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.split_min_tasks = split_min_tasks();
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
   // A launch with matrices of a second type (kernels.mmvs_mixed_types) takes the pair instance.
-  const bool mixed = std::any_of(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
-  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0 : mixed ? mmvs_pair_cap_ : q.q6k ? mmvs_q6k_cap_ : mmvs_cap(w.type, 0);
+  const auto other_type = std::find_if(extra.begin(), extra.end(), [&](const MatmulOut& o) { return o.w->type != w.type; });
+  const bool mixed = other_type != extra.end();
+  p.min_blocks = max_rows > 0 && w.n_rows() > max_rows ? 0
+                 : mixed                                  ? mmvs_pair_cap(w.type, other_type->w->type)
+                 : q.q6k                                  ? mmvs_q6k_cap_
+                                                          : mmvs_cap(w.type, 0);
   p.min_blocks_glu = mmvs_cap(w.type, glu);
   std::tie(p.w, p.w_d, p.w_aux) = plane(w);
   if (w2) std::tie(p.w2, p.w2_d, p.w2_aux) = plane(*w2);
