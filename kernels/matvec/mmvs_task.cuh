@@ -222,6 +222,20 @@ struct Task<QType::Q4_K> {
   }
 };
 
+// The two 16-byte qs granules of task t where a superblock's body is its 128 qs bytes (Q5_K, IQ4_XS),
+// in either body order.
+MEMRA_HD void load_qs128(const Src& s, int64_t row, int t, const Geo& g, uint4& q0, uint4& q1) {
+  if (g.il) {
+    const IlAt at = il_at<2>(s, row, t, g);
+    q0 = ldw16(at.c0);
+    q1 = ldw16(at.c0 + at.step);
+    return;
+  }
+  const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 128 + 32 * (size_t)(t & 3);
+  q0 = ldw16(b);
+  q1 = ldw16(b + 16);
+}
+
 // The fifth bits of Q5_K qs word w (0 .. 7) at bit 4 of each byte, from the task's u32 of them
 // (split_layout.h q5k_hi_words: element 4 w + b's bit at 8 b + w).
 MEMRA_HD uint32_t q5k_hi(uint32_t h, int w) { return (w <= 4 ? h << (4 - w) : h >> (w - 4)) & 0x10101010u; }
@@ -242,15 +256,7 @@ struct Task<QType::Q5_K> {
     const uint8_t* e = s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 48;
     h = ldw16(e);
     hb = ldw8(e + 16 + 8 * (t & 3));
-    if (g.il) {
-      const IlAt at = il_at<2>(s, row, t, g);
-      q0 = ldw16(at.c0);
-      q1 = ldw16(at.c0 + at.step);
-      return;
-    }
-    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 128 + 32 * (size_t)(t & 3);
-    q0 = ldw16(b);
-    q1 = ldw16(b + 16);
+    load_qs128(s, row, t, g, q0, q1);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
@@ -282,15 +288,7 @@ struct Task<QType::IQ4_XS> {
   uint2 h;  // x: d | scales_h << 16, y: scales_l
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     h = ldw8(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 8);
-    if (g.il) {
-      const IlAt at = il_at<2>(s, row, t, g);
-      q0 = ldw16(at.c0);
-      q1 = ldw16(at.c0 + at.step);
-      return;
-    }
-    const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 128 + 32 * (size_t)(t & 3);
-    q0 = ldw16(b);
-    q1 = ldw16(b + 16);
+    load_qs128(s, row, t, g, q0, q1);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>

@@ -4,6 +4,7 @@
 // (kernels.mmvs_types) on q5_k_m / iq4_xs models written the same way.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 
 #include "synth/plan.h"
@@ -33,6 +34,21 @@ std::string write_wide_qwen3(const char* tag, const char* mix = "q4_k_m", bool w
   return path;
 }
 
+// After a kPrompt-token prompt (token i: (i * mul + add) % n_vocab), one decode step of batch[0]
+// against row 0 of a verify batch of the three tokens at the same position (the cache rolled back
+// between): true when the logits are the same bytes.
+bool decode_equals_verify(ModelRun& run, int mul, int add, std::array<int32_t, 3> batch) {
+  const int64_t nv = run.model->hparams().n_vocab;
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * mul + add) % nv);
+  (void)step(run, ids, 0, true);
+  for (auto& b : batch) b = (int32_t)(b % nv);
+  const auto one = step(run, std::span<const int32_t>(batch.data(), 1), kPrompt, false);
+  run.kv->truncate(kPrompt);
+  const auto all = step(run, batch, kPrompt, true);
+  return all.size() >= (size_t)nv && one.size() >= (size_t)nv && std::memcmp(one.data(), all.data(), (size_t)nv * 4) == 0;
+}
+
 }  // namespace
 
 // kernels.mmvs_split_min_k = 5184: the 5120-weight rows on one warp each (another fixed order). Each
@@ -50,16 +66,7 @@ TEST(CudaModels, MmvsSplitMinWideRows) {
     check_model_file(path, moved ? "qwen3-32b-wide q4_k_m split_min_k 5184" : "qwen3-32b-wide q4_k_m defaults", c,
                      moved ? "_splitmin81" : nullptr, "mmvs_m1");
     ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
-    const int64_t nv = run.model->hparams().n_vocab;
-    std::vector<int32_t> ids(kPrompt);
-    for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 29 + 5) % nv);
-    (void)step(run, ids, 0, true);
-    const int32_t batch[3] = {(int32_t)(77 % nv), (int32_t)(91 % nv), (int32_t)(13 % nv)};
-    const auto one = step(run, std::span<const int32_t>(batch, 1), kPrompt, false);
-    run.kv->truncate(kPrompt);
-    const auto all = step(run, batch, kPrompt, true);
-    ASSERT_GE(all.size(), (size_t)nv);
-    EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "decode != verify row 0";
+    EXPECT_TRUE(decode_equals_verify(run, 29, 5, {77, 91, 13})) << "decode != verify row 0";
     const auto v = run.be->variants();
     ASSERT_TRUE(v.count("mmvs_m1"));
     EXPECT_EQ(v.at("mmvs_m1").find("_splitmin81") != std::string::npos, moved) << v.at("mmvs_m1");
@@ -88,16 +95,8 @@ TEST(CudaModels, MmvsQ5kIq4xsAgainstOracle) {
         const std::string rel = std::string(wide ? "qwen3-32b-wide " : "qwen3-8b-tiny ") + mix + (on ? " mmvs_types+q5_k+iq4_xs" : "");
         check_model_file(path, rel, c, on ? (iq4 ? "mmvs_glu.IQ4_XS" : "mmvs_glu.Q5_K") : nullptr, "matvec");
         ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
-        const int64_t nv = run.model->hparams().n_vocab;
-        std::vector<int32_t> ids(kPrompt);
-        for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 3) % nv);
-        (void)step(run, ids, 0, true);
-        const int32_t batch[3] = {(int32_t)(57 % nv), (int32_t)(23 % nv), (int32_t)(101 % nv)};
-        const auto one = step(run, std::span<const int32_t>(batch, 1), kPrompt, false);
-        run.kv->truncate(kPrompt);
-        const auto all = step(run, batch, kPrompt, true);
-        ASSERT_GE(all.size(), (size_t)nv);
-        if (on) EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << "decode != verify row 0";
+        const bool same = decode_equals_verify(run, 31, 3, {57, 23, 101});
+        if (on) EXPECT_TRUE(same) << "decode != verify row 0";
         const auto v = run.be->variants();
         const std::string m1 = v.count("mmvs_m1") ? v.at("mmvs_m1") : "";
         EXPECT_EQ(m1.find(iq4 ? "IQ4_XS" : "Q5_K") != std::string::npos, on) << m1;
