@@ -1183,6 +1183,24 @@ PY
     gpu_info
     tg_mixes configs/arm-mmvs-q5k-iq4xs.toml q5_k_m iq4_xs
     ;;
+  mmvf34)
+    # mmvf2, the float-weight decode matvec (kernels.mmvf_v2, built in the thirty-third session, off by
+    # default): gates (kernel-check section mmvf: f64, the forms' bytes, the GLU / residual epilogues
+    # against the unfused kernels), CUDA-vs-CPU incl. CudaModels.Mmvf2AgainstOracle, kernel times
+    # beside the first float matvec's (llama 14336 shapes), then qwen3-8b f16 tg128 at d0 (llama.cpp:
+    # 201 tok/s, 0.63 of the roofline) with mmvf2 at 2, 1 and 4 rows per warp as arms.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvf --seed 20263420 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    cuda_vs_cpu "Mmvf2" 8
+    timeout 90 "$bin/kernel-check" --section mmvf --perf --seed 20263421 --filter "F16/" --receipt "$out/kernel-check-perf.jsonl" |
+      grep -E "^\[|kernel-check:" | grep -v "/m3\|/m8\|x1032\|x2056\|1031x4096" | sed 's/norm_err.*|/|/'
+    timeout 60 "$bin/kernel-check" --section matvec --perf --seed 20263422 --filter "mmvf_r4/F16/" --receipt "$out/kernel-check-perf.jsonl" |
+      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    synth qwen3-8b f16
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
+    rm -f "$f"
+    ;;
   qp33)
     # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the q/k/v launches paired like the
     # o and down launches (one-type launches: GLU value 5 of mmvs_body; the mixed Q4_K + Q6_K launch:

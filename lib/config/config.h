@@ -91,6 +91,8 @@ struct KernelsSection {
   int mmvs_min_blocks_rp_head = 6;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
   std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k"};  // of those types, the ones whose pairs hold one task per row in flight
   int64_t mmvs_row_pairs_one_task_min_k = 8192;  // the other pair types' rows of at least this many weights: one task too (0: never)
+  bool mmvf_v2 = false;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
+  int mmvf_rows_per_warp = 2;  // mmvf2: rows per warp (1, 2 or 4)
   bool mmvs_row_pairs_qkv = false;  // the one-type q/k/v launches (extra segments) take the row pairs too
   std::vector<std::string> mmvs_glu_pairs = {"q4_k", "q4_0"};  // weight types whose one-token SiLU GLU launches take two rows per warp
   int64_t mmvs_glu_pairs_min_k = 5120;  // those launches on rows of at least this many weights only (0: every length)

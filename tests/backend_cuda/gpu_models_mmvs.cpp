@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <filesystem>
 #include <cstring>
 
 #include "synth/plan.h"
@@ -96,10 +97,36 @@ TEST(CudaModels, MmvsQ5kIq4xsAgainstOracle) {
         check_model_file(path, rel, c, on ? (iq4 ? "mmvs_glu.IQ4_XS" : "mmvs_glu.Q5_K") : nullptr, "matvec");
         ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
         const bool same = decode_equals_verify(run, 31, 3, {57, 23, 101});
-        if (on) EXPECT_TRUE(same) << "decode != verify row 0";
+        if (on) {
+          EXPECT_TRUE(same) << "decode != verify row 0";
+        }
         const auto v = run.be->variants();
         const std::string m1 = v.count("mmvs_m1") ? v.at("mmvs_m1") : "";
         EXPECT_EQ(m1.find(iq4 ? "IQ4_XS" : "Q5_K") != std::string::npos, on) << m1;
       }
+    }
+}
+
+// kernels.mmvf_v2: the float-weight decode matvecs on mmvf2 (rows per warp 1, 2, 4; the fused GLU and
+// residual epilogues) on an f16 qwen3 twin written here and the shared f32 qwen3 fixture, against the
+// CPU oracle with check_model_file's rule, the path taken ("mmvf2_glu" in the matvec variants), and
+// decode == verify bit for bit.
+TEST(CudaModels, Mmvf2AgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  std::vector<std::pair<std::string, std::string>> files = {{write_wide_qwen3("mmvf2", "f16", false), "qwen3-8b-tiny f16"}};
+  if (std::filesystem::exists(shared_dir() + "/models/synth/qwen3-f32.gguf"))
+    files.emplace_back(shared_dir() + "/models/synth/qwen3-f32.gguf", "synth/qwen3-f32.gguf");
+  for (const auto& [path, rel] : files)
+    for (int rpw : {1, 2, 4}) {
+      SCOPED_TRACE(rel + " rows per warp " + std::to_string(rpw));
+      Config c = gpu_config(true);
+      c.kernels.mmvf_v2 = true;
+      c.kernels.mmvf_rows_per_warp = rpw;
+      check_model_file(path, rel + " mmvf2 r" + std::to_string(rpw), c, "mmvf2_glu", "matvec");
+      ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
+      EXPECT_TRUE(decode_equals_verify(run, 13, 7, {41, 5, 99})) << "decode != verify row 0";
+      const auto v = run.be->variants();
+      ASSERT_TRUE(v.count("matvec"));
+      EXPECT_NE(v.at("matvec").find("mmvf2+residual_r" + std::to_string(rpw)), std::string::npos) << v.at("matvec");
     }
 }

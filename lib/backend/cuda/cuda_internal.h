@@ -226,6 +226,10 @@ class CudaBackend final : public Backend {
   // The append parameters of kv_write (its checks included) for K and V of layer.
   void kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v, cuda::KvAppendParams (&kv)[2]);
   // residual: y += the product (MmvsParams::residual = y; plain launches only).
+  // kernels.mmvf_v2: whether the float-weight matvec of w on x runs mmvf2 (kernels/matvec/mmvf.h), and
+  // its launch (w2 / glu: the fused GLU pair; residual: y += the product).
+  bool mmvf2_applies(const Weight& w, View x);
+  void launch_mmvf2(const Weight& w, const Weight* w2, int glu, View x, View y, bool residual = false);
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                            std::span<const MatmulOut> extra = {}, bool residual = false);
 

@@ -17,6 +17,7 @@
 #include "matvec/matvec_v2.h"
 #include "matvec/mmvs.h"
 #include "matvec/q8s_order.h"
+#include "matvec/mmvf.h"
 #include "matvec/split_layout.h"
 #include "misc/misc_kernels.h"
 #include "norm/norm_kernels.h"
@@ -85,6 +86,10 @@ void CudaBackend::matmul(const Weight& w, View x, View y, const Weight* bias) {
     case cuda::MatmulKind::kMatvecQ8_1:
     case cuda::MatmulKind::kMatvecQ8_1V2:
     case cuda::MatmulKind::kMatvecFloat: {
+      if (!b && mmvf2_applies(w, x)) {
+        launch_mmvf2(w, nullptr, 0, x, y);
+        break;
+      }
       cuda::MatvecParams p;
       p.w_type = w.type;
       p.w = w.data;
@@ -401,8 +406,47 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
   }
 }
 
+bool CudaBackend::mmvf2_applies(const Weight& w, View x) {
+  const auto a16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return cfg_.kernels.mmvf_v2 && x.rows >= 1 && x.rows <= cuda::kMmvfMaxM && x.cols == w.ne[0] && w.ne[0] % 8 == 0 &&
+         w.row_bytes % 16 == 0 && a16(w.data) && a16(x.data) && x.ld % 4 == 0 &&
+         matmul_variant(w, x.rows).kind == cuda::MatmulKind::kMatvecFloat;
+}
+
+void CudaBackend::launch_mmvf2(const Weight& w, const Weight* w2, int glu, View x, View y, bool residual) {
+  settle_deferred_norm(x);  // reads x itself
+  cuda::MmvfParams p;
+  p.w_type = w.type;
+  p.w = w.data;
+  p.w2 = w2 ? w2->data : nullptr;
+  p.glu = glu;
+  p.row_bytes = w.row_bytes;
+  p.n_rows = w.n_rows();
+  p.n_cols = w.ne[0];
+  p.m = (int)x.rows;
+  p.x = x.data;
+  p.ldx = x.ld;
+  p.y = y.data;
+  p.ldy = y.ld;
+  if (residual) {
+    p.residual = y.data;
+    p.ld_residual = y.ld;
+  }
+  p.rows_per_warp = cfg_.kernels.mmvf_rows_per_warp;
+  p.preload = cfg_.kernels.mmvs_preload;
+  cuda::check_status(cuda::launch_mmvf(p, stream()), "launch_mmvf");
+  note("matvec", fmt::format("mmvf2{}_r{}.{}", glu ? "_glu" : residual ? "+residual" : "", p.rows_per_warp, qtype_name(w.type)));
+  if (glu) note("glu", glu == 1 ? "fused_swiglu" : "fused_geglu");
+}
+
 void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) {
   const int64_t m = x.rows;
+  if (cfg_.kernels.fuse && gate.type == up.type && gate.ne[0] == up.ne[0] && gate.n_rows() == up.n_rows() &&
+      up.row_bytes == gate.row_bytes && reinterpret_cast<uintptr_t>(up.data) % 16 == 0 && out.rows == m &&
+      out.cols == gate.n_rows() && mmvf2_applies(gate, x)) {
+    launch_mmvf2(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
+    return;
+  }
   const bool fusable = cfg_.kernels.fuse && m >= 1 && gate.type == up.type && gate.ne[0] == up.ne[0] &&
                        gate.n_rows() == up.n_rows() && x.cols == gate.ne[0] && out.rows == m &&
                        (gate.decode_data != nullptr) == (up.decode_data != nullptr) &&
@@ -421,7 +465,7 @@ bool CudaBackend::fuses_residual(const Weight& w, View x, const Weight* bias) {
   if (!cfg_.kernels.fuse || !cfg_.kernels.fuse_residual || bias || x.rows < 1 || x.rows > cuda::kMmvsMaxM ||
       x.cols != w.ne[0])
     return false;
-  return matmul_variant(w, x.rows).kind == cuda::MatmulKind::kMatvecSplit;
+  return matmul_variant(w, x.rows).kind == cuda::MatmulKind::kMatvecSplit || mmvf2_applies(w, x);
 }
 
 void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
@@ -429,6 +473,11 @@ void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
   MEMRA_CHECK(residual.rows == x.rows && residual.cols == w.n_rows(),
               "matmul_residual '{}': residual [{} x {}] must be [{} x {}]", w.name, residual.rows, residual.cols,
               x.rows, w.n_rows());
+  if (matmul_variant(w, x.rows).kind != cuda::MatmulKind::kMatvecSplit) {  // mmvf2 (fuses_residual)
+    launch_mmvf2(w, nullptr, 0, x, residual, /*residual=*/true);
+    forget_q8s_if_overlaps(residual);
+    return;
+  }
   launch_split_matvec(w, nullptr, 0, x, residual, {}, /*residual=*/true);
   forget_q8s_if_overlaps(residual);
   note("matvec", fmt::format("mmvs+residual.{}", qtype_name(w.type)));
