@@ -1181,7 +1181,27 @@ PY
   q5k34t)
     # After q5k34 (its gates green): qwen3-8b q5_k_m and iq4_xs tg128 at d0, both types on mmvs as the arm.
     gpu_info
-    tg_mixes configs/arm-mmvs-q5k-iq4xs.toml q5_k_m iq4_xs
+    for mix in q5_k_m iq4_xs; do
+      synth qwen3-8b "$mix"
+      tg_on 0 5 90 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs.toml --arm configs/arm-mmvs-q5k-iq4xs-g1t.toml
+      rm -f "$f"
+    done
+    ;;
+  g1t34)
+    # kernels.mmvs_glu_one_task (built in the thirty-third session): the one-token GLU with one task per
+    # matrix in flight, capped like the GLU (Q8_0 79 registers at 6 CTAs per SM, where its two-task
+    # GLU runs uncapped; Q4_K 75 at 6 instead of 96 at 5). Gates (mmvs_id mmvs_glu1t/*: bytes against
+    # the two-task launch, every type, SiLU / GELU, caps 0 / 5 / 6), kernel times beside the default
+    # GLU's, then tg128 arms on qwen3-8b q8_0 (the row closest to its target) and q4_k_m.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section mmvs_id --filter mmvs_glu1t --seed 20263430 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    for flt in mmvs_glu1t_cap mmvs_ail_glu/ mmvs_ail_glu_cap5/; do
+      timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20263431 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
+        grep -E "^\[|kernel-check:" | grep -E "Q8_0|Q4_K|Q5_K|IQ4_XS|kernel-check:" | sed 's/norm_err.*|/|/'
+    done
+    tg_mixes configs/arm-mmvs-glu-one-task-q8.toml q8_0
+    tg_mixes configs/arm-mmvs-glu-one-task-q4k.toml q4_k_m
     ;;
   mmvf34)
     # mmvf2, the float-weight decode matvec (kernels.mmvf_v2, built in the thirty-third session, off by

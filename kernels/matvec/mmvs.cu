@@ -325,6 +325,10 @@ cudaError_t launch_m(const Args& a, int glu, cudaStream_t s) {
   return launch_kernel(mmvs_kernel<T, MM, 2>, grid, block, 0, s, a);
 }
 
+// Host-side GLU codes of launch_ail for MmvsParams::glu_one_task: the SiLU / GELU GLU (mmvs_body GLU 1 /
+// 2) with one task per matrix in flight per lane (D = 1).
+constexpr int kGluSiluD1 = 6, kGluGeluD1 = 7;
+
 template <QType T, int MINB, bool NS>
 cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
   const int rows_per_cta = kWarps / a.wpr;
@@ -342,6 +346,13 @@ cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
     if constexpr (MINB == 1) {
       if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, 1, NS>, grid, block, 0, s, a);
       return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, kDepth, NS>, grid, block, 0, s, a);
+    }
+    return cudaErrorNotSupported;
+  }
+  if (glu == kGluSiluD1 || glu == kGluGeluD1) {  // MmvsParams::glu_one_task: uncapped and at 5 and 6
+    if constexpr (MINB == 1 || MINB == 5 || MINB == 6) {
+      if (glu == kGluSiluD1) return launch_kernel(mmvs_ail_kernel<T, 1, MINB, 1, 1, NS>, grid, block, 0, s, a);
+      return launch_kernel(mmvs_ail_kernel<T, 2, MINB, 1, 1, NS>, grid, block, 0, s, a);
     }
     return cudaErrorNotSupported;
   }
@@ -544,7 +555,8 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   };
   const auto planes_ok = [&](const void* w, const void* d, const void* aux) { return planes_ok_in(L, w, d, aux); };
   if (!planes_ok(p.w, p.w_d, p.w_aux)) return cudaErrorInvalidValue;
-  if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && !planes_ok(p.w2, p.w2_d, p.w2_aux)))
+  if (p.glu < 0 || p.glu > 2 || (p.glu != 0) != (p.w2 != nullptr) || (p.w2 && !planes_ok(p.w2, p.w2_d, p.w2_aux)) ||
+      (p.glu_one_task && p.glu == 0))
     return cudaErrorInvalidValue;
   if (!aligned16(p.xq) || !aligned16(p.xds)) return cudaErrorInvalidValue;
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
@@ -650,7 +662,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     const int g = p.glu ? 4 : p.n_extra ? 5 : 3;
     return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_ail<T.value>(a, g, mb_pairs, stream); });
   }
-  return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, p.glu, mb, stream); });
+  // MmvsParams::glu_one_task: the one-token GLU launches in the interleaved order (else no effect).
+  const int g = p.glu_one_task && p.act_il && p.m == 1 ? (p.glu == 1 ? kGluSiluD1 : kGluGeluD1) : p.glu;
+  return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, g, mb, stream); });
 }
 
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps,
@@ -688,6 +702,18 @@ cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, boo
   *spills = false;
   if (min_blocks == 0) return cudaSuccess;
   return by_type(t, cudaErrorInvalidValue, [&](auto T) { return row_pairs_spills_t<T.value>(min_blocks, one_task, glu, spills); });
+}
+
+cudaError_t mmvs_glu_one_task_cap_spills(QType t, int glu, int min_blocks, bool* spills) {
+  if (!spills || (glu != 1 && glu != 2) || (min_blocks != 0 && min_blocks != 5 && min_blocks != 6)) return cudaErrorInvalidValue;
+  *spills = false;
+  if (min_blocks == 0) return cudaSuccess;
+  return by_type(t, cudaErrorInvalidValue, [&](auto T) {
+    constexpr QType tt = T.value;
+    if (min_blocks == 5)
+      return glu == 1 ? kernel_spills(mmvs_ail_kernel<tt, 1, 5, 1, 1>, spills) : kernel_spills(mmvs_ail_kernel<tt, 2, 5, 1, 1>, spills);
+    return glu == 1 ? kernel_spills(mmvs_ail_kernel<tt, 1, 6, 1, 1>, spills) : kernel_spills(mmvs_ail_kernel<tt, 2, 6, 1, 1>, spills);
+  });
 }
 
 cudaError_t mmvs_cap_spills(QType t, int glu, int min_blocks, bool* spills, bool act_il, bool act_il_q6k) {

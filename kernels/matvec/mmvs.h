@@ -138,6 +138,12 @@ struct MmvsParams {
   const float* norm_ss = nullptr;
   int norm_ss_n = 0;
   float norm_eps = 0.0f;
+  // The one-token GLU launches (glu 1 or 2, act_il, m = 1; else no effect) with one task per matrix
+  // in flight per lane instead of two (kernels.mmvs_glu_one_task): the registers of the plain launch
+  // for the gate and up rows, so the register caps fit where the two-task GLU spills (Q5_K, IQ4_XS,
+  // Q8_0); min_blocks_glu 0, 5 or 6. The lane's tasks in the same order: the same bits. glu = 0:
+  // cudaErrorInvalidValue.
+  bool glu_one_task = false;
   // norm_ss holds each activation row's s itself (RmsNormDeferParams::scale: the deferred norm
   // summed its partials in the order above and took the root; row j's at norm_ss[j]) instead of
   // partials: norm_ss_n must be 1, and the launch only multiplies (the same bits as from partials).
@@ -169,6 +175,9 @@ cudaError_t mmvs_pair_cap_spills(QType t, QType t2, int min_blocks, bool* spills
 // (0, 5 or 6); one_task: the instance with one task per row in flight (row_pair_one_task); glu: the
 // SiLU GLU row-pair instance (one task per row; one_task ignored).
 cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, bool one_task = false, bool glu = false);
+// As mmvs_cap_spills, for the one-task GLU instance (MmvsParams::glu_one_task) of type t and glu (1, 2)
+// at min_blocks (0, 5 or 6).
+cudaError_t mmvs_glu_one_task_cap_spills(QType t, int glu, int min_blocks, bool* spills);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.

@@ -183,6 +183,22 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task)
       mmvs_rp_one_[type_index("kernels.mmvs_row_pairs_one_task", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_pairs) mmvs_glu_pairs_[type_index("kernels.mmvs_glu_pairs", name)] = true;
+    for (const std::string& name : cfg_.kernels.mmvs_glu_one_task)
+      mmvs_glu_one_[type_index("kernels.mmvs_glu_one_task", name)] = true;
+    for (int ti = 0; ti < kMmvsTypes; ++ti)
+      for (int g = 1; g <= 2 && mmvs_glu_one_[ti]; ++g) {
+        int take = 0;
+        for (const int c : {cfg_.kernels.mmvs_min_blocks_glu, cfg_.kernels.mmvs_cap_fallback}) {
+          if (c != 5 && c != 6) continue;
+          bool spills = false;
+          if (cfg_.kernels.mmvs_cap_no_spill) MEMRA_CUDA_CHECK(cuda::mmvs_glu_one_task_cap_spills(cap_types[ti], g, c, &spills));
+          if (!spills) {
+            take = c;
+            break;
+          }
+        }
+        mmvs_glu_one_cap_[ti][g - 1] = take;
+      }
     for (int ti = 0; ti < kMmvsTypes; ++ti) {
       if (!mmvs_glu_pairs_[ti]) continue;
       int take = 0;

@@ -265,6 +265,10 @@ class CudaBackend final : public Backend {
   // kernels.mmvs_min_blocks_glu, else kernels.mmvs_cap_fallback, else 0, of the instances at 0, 5, 6).
   bool mmvs_glu_pairs_[kMmvsTypes] = {};
   int mmvs_glu_pair_cap_[kMmvsTypes] = {};
+  // The one-task GLU launches (kernels.mmvs_glu_one_task) per weight type, and their cap per GLU kind
+  // (SiLU, GELU-tanh) by the GLU's rule over the instances at 0, 5 and 6.
+  bool mmvs_glu_one_[kMmvsTypes] = {};
+  int mmvs_glu_one_cap_[kMmvsTypes][2] = {};
 
   Config cfg_;
   std::shared_ptr<Shared> sh_;

@@ -339,6 +339,12 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     p.row_pairs = p.row_pair_one_task = true;
     p.min_blocks_glu = mmvs_glu_pair_cap_[ti];
   }
+  // kernels.mmvs_glu_one_task: the one-token GLU launches of the listed types, one task per matrix in
+  // flight (the GLU row pairs above take precedence).
+  if (ti >= 0 && mmvs_glu_one_[ti] && glu != 0 && !p.row_pairs && p.m == 1 && p.act_il) {
+    p.glu_one_task = true;
+    p.min_blocks_glu = mmvs_glu_one_cap_[ti][glu - 1];
+  }
   // kernels.norm_defer: the planes of a deferred norm; a launch without scaled instances (a residual,
   // the Q6_K order, a one-token cap other than 0 / 5 / 6) gets the norm computed in full first (the
   // same slot). Verify batches (m > 1) take the uncapped scaled instances.
@@ -357,7 +363,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : "",
+                                p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : p.glu_one_task ? "_g1t" : "",
                                 p.row_pairs && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
