@@ -1196,6 +1196,7 @@ PY
     gpu_info
     timeout 150 "$bin/kernel-check" --section mmvs_id --filter mmvs_glu1t --seed 20263430 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    cuda_vs_cpu "GluOneTask" 6
     for flt in mmvs_glu1t_cap mmvs_ail_glu/ mmvs_ail_glu_cap5/; do
       timeout 90 "$bin/kernel-check" --section mmvs --perf --seed 20263431 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
         grep -E "^\[|kernel-check:" | grep -E "Q8_0|Q4_K|Q5_K|IQ4_XS|kernel-check:" | sed 's/norm_err.*|/|/'

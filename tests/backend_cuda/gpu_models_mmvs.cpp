@@ -130,3 +130,28 @@ TEST(CudaModels, Mmvf2AgainstOracle) {
       EXPECT_NE(v.at("matvec").find("mmvf2+residual_r" + std::to_string(rpw)), std::string::npos) << v.at("matvec");
     }
 }
+
+// kernels.mmvs_glu_one_task: the one-token GLU launches with one task per matrix in flight give the
+// same bytes as the two-task launches (decode steps and a verify batch), on the synth q8_0 and q4_k_m
+// fixtures, at the default caps (the one-task instance capped by the GLU rule) and uncapped; the
+// instance taken ("_g1t" in the mmvs variants).
+TEST(CudaModels, MmvsGluOneTaskSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q8_0.gguf", "qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> c(3, gpu_config(true));
+    for (auto& ci : c) ci.kernels.mmvs_glu_pairs.clear();  // (the GLU pairs take precedence)
+    c[1].kernels.mmvs_glu_one_task = c[2].kernels.mmvs_glu_one_task = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
+    c[2].kernels.mmvs_min_blocks_glu = 0;
+    auto runs = open_synth_runs(file, c);
+    expect_same_decode_bytes(runs, 29, 6, 17);
+    const int32_t three[3] = {3, 14, 15};
+    expect_same_batch_bytes(runs, three);
+    for (int r = 0; r < 3; ++r) {
+      const auto& v = runs[(size_t)r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      EXPECT_EQ(v.at("mmvs_m1").find("_g1t") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
+    }
+  }
+}
