@@ -451,6 +451,7 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
       up.row_bytes == gate.row_bytes && reinterpret_cast<uintptr_t>(up.data) % 16 == 0 && out.rows == m &&
       out.cols == gate.n_rows() && mmvf2_applies(gate, x)) {
     launch_mmvf2(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
+    forget_q8s();  // as the mmvs GLU: out may be the memory cached planes came from
     return;
   }
   const bool fusable = cfg_.kernels.fuse && m >= 1 && gate.type == up.type && gate.ne[0] == up.ne[0] &&
