@@ -34,8 +34,34 @@ TEST(MatmulVariant, DecodeSplitTypesUseMmvs) {
   s.split_ready = false;
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, s, {}).name, "mmvq_r4");
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4000, QType::Q8_0), {}).name, "mmvq_r4");
-  // Types without an mmvs kernel keep the dp4a matvec.
+  // Types without an mmvs kernel keep the dp4a matvec; Q5_K and IQ4_XS have one, taken only when
+  // kernels.mmvs_types lists them.
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q5_K), {}).name, "mmvq_r4");
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::IQ4_XS), {}).name, "mmvq_r4");
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q3_K), {}).name, "mmvq_r4");
+}
+
+// kernels.mmvs_types decides which types take mmvs (and which get a split-plane copy at load).
+TEST(MatmulVariant, MmvsTypesKeyRoutesEachType) {
+  KernelsSection all;
+  all.mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
+  for (QType t : {QType::Q5_K, QType::IQ4_XS}) {
+    EXPECT_FALSE(memra::cuda::mmvs_type_on(t, KernelsSection{})) << memra::qtype_name(t);
+    EXPECT_TRUE(memra::cuda::mmvs_type_on(t, all)) << memra::qtype_name(t);
+    for (int64_t m : {1, 5})
+      EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(m, 4096, 4096, t), all).name, "mmvs") << memra::qtype_name(t);
+  }
+  KernelsSection no_q4k;
+  no_q4k.mmvs_types = {"q6_k", "q8_0", "q4_0"};
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q4_K), no_q4k).name, "mmvq_r4");
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q6_K), no_q4k).name, "mmvs");
+  // Listing a type mmvs is not built for changes nothing (the config refuses such names anyway).
+  KernelsSection q3;
+  q3.mmvs_types = {"q3_k"};
+  EXPECT_FALSE(memra::cuda::mmvs_type_on(QType::Q3_K, q3));
+  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q3_K), q3).name, "mmvq_r4");
+  // Float weights are never mmvs.
+  EXPECT_FALSE(memra::cuda::mmvs_type_on(QType::F16, all));
 }
 
 TEST(MatmulVariant, DecodeQuantizedUsesDp4aMatvec) {
