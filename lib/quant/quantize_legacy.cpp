@@ -50,15 +50,15 @@ inline int best_index_fp4(float x, float e) {
   return best;
 }
 
-// Sorted table: x picks level i once it reaches the midpoint of val[i-1] and val[i]; compared
-// at 2x so the midpoint is exact. n is a power of two.
-inline int best_index_int8(int n, const int8_t* val, float x) {
+// Sorted 16-entry table: x picks level i once it reaches the midpoint of val[i-1] and val[i];
+// compared at 2x so the midpoint is exact. The level is the number of midpoints x has reached (the
+// midpoints increase with i), counted with 15 independent compares instead of a binary search's 4
+// dependent steps: the same index for every x (NaN: 0 either way), and the compiler vectorizes the
+// count (the IQ4 search calls it 16 times per weight; quantizing IQ4_XS was 5.6x Q4_K's time).
+inline int best_index_int8(const int8_t (&val)[16], float x) {
   const float x2 = x + x;
   int idx = 0;
-  for (int step = n >> 1; step > 0; step >>= 1) {
-    const int j = idx + step;
-    idx = (x2 >= (float)(val[j - 1] + val[j])) ? j : idx;
-  }
+  for (int j = 1; j < 16; ++j) idx += x2 >= (float)(val[j - 1] + val[j]);
   return idx;
 }
 
@@ -69,7 +69,7 @@ constexpr float kGroupMaxEps = 1e-15f;
 void iq4_impl(int super, const float* x, uint8_t* dh, uint8_t* q4, uint16_t* scales_h,
               uint8_t* scales_l) {
   constexpr int kBlock = 32, kTry = 7;
-  const int8_t* values = iq::kValuesIQ4NL;
+  const int8_t (&values)[16] = iq::kValuesIQ4NL;
   float scales[8], weight[kBlock];
   uint8_t L[256];
   std::memset(q4, 0, super / 2);
@@ -91,7 +91,7 @@ void iq4_impl(int super, const float* x, uint8_t* dh, uint8_t* q4, uint16_t* sca
     float sumqx = 0, sumq2 = 0;
     for (int j = 0; j < kBlock; ++j) {
       const float al = id * xb[j];
-      const int l = best_index_int8(16, values, al);
+      const int l = best_index_int8(iq::kValuesIQ4NL, al);
       Lb[j] = (uint8_t)l;
       const float q = values[l];
       const float w = weight[j];
@@ -105,7 +105,7 @@ void iq4_impl(int super, const float* x, uint8_t* dh, uint8_t* q4, uint16_t* sca
       sumqx = sumq2 = 0;
       for (int j = 0; j < kBlock; ++j) {
         const float al = id * xb[j];
-        const int l = best_index_int8(16, values, al);
+        const int l = best_index_int8(iq::kValuesIQ4NL, al);
         const float q = values[l];
         const float w = weight[j];
         sumqx += w * q * xb[j];
@@ -135,7 +135,7 @@ void iq4_impl(int super, const float* x, uint8_t* dh, uint8_t* q4, uint16_t* sca
       const float idl = dl ? 1 / dl : 0.f;
       uint8_t* Lb = L + ib * kBlock;
       const float* xb = x + ib * kBlock;
-      for (int j = 0; j < kBlock; ++j) Lb[j] = (uint8_t)best_index_int8(16, values, idl * xb[j]);
+      for (int j = 0; j < kBlock; ++j) Lb[j] = (uint8_t)best_index_int8(iq::kValuesIQ4NL, idl * xb[j]);
       l += 32;
       const uint8_t l_l = (uint8_t)(l & 0xf), l_h = (uint8_t)(l >> 4);
       if (ib % 2 == 0)
@@ -147,7 +147,7 @@ void iq4_impl(int super, const float* x, uint8_t* dh, uint8_t* q4, uint16_t* sca
   } else {
     store_f16(dh, scales[0]);
     const float id = scales[0] ? 1 / scales[0] : 0;
-    for (int j = 0; j < super; ++j) L[j] = (uint8_t)best_index_int8(16, values, id * x[j]);
+    for (int j = 0; j < super; ++j) L[j] = (uint8_t)best_index_int8(iq::kValuesIQ4NL, id * x[j]);
   }
   for (int i = 0; i < super / 32; ++i)
     for (int j = 0; j < 16; ++j)
