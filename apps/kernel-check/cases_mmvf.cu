@@ -102,6 +102,7 @@ class MmvfCase : public Case {
       g.gate = dg;
       g.up = du;
       g.out = dout;
+      g.ld_gate = g.ld_up = g.ld_out = n_;
       g.rows = m_;
       g.cols = (int)n_;
       ref::check(cuda::launch_glu(g, env.stream()), "launch_glu");
