@@ -109,8 +109,8 @@ gpu_info() {
 cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model tests, log in OUTDIR
   local skip=()  # a "quant" pack (device-prepare.sh) has no f32 synth models: their tests are skipped
   if [ ! -f "$sh/models/synth/llama-f32.gguf" ]; then
-    skip=(--gtest_filter=-CudaModels.Llama_F32:CudaModels.Qwen2_F32:CudaModels.Qwen3_F32)
-    echo "cuda_vs_cpu: no f32 synth models in this pack: CudaModels.{Llama,Qwen2,Qwen3}_F32 skipped"
+    skip=(--gtest_filter=-CudaModels.Llama_F32:CudaModels.Qwen2_F32:CudaModels.Qwen3_F32:CudaModels.Gemma3_F32)
+    echo "cuda_vs_cpu: no f32 synth models in this pack: CudaModels.{Llama,Qwen2,Qwen3,Gemma3}_F32 skipped"
   fi
   timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" "${skip[@]}" > "$out/test_backend_cuda_gpu.log" 2>&1
   echo "test_backend_cuda_gpu rc=$?"

@@ -29,6 +29,7 @@ std::unique_ptr<backend::Backend> make_backend(const Config& cfg, std::string* c
   o.quantize_activations = cfg.cpu.quantize_activations;
   o.attention_numerics = cfg.cpu.attention == "llamacpp" ? backend::AttentionNumerics::GgmlFlashAttn
                                                         : backend::AttentionNumerics::Exact;
+  o.gelu_numerics = cfg.cpu.gelu == "llamacpp" ? backend::GeluNumerics::GgmlF16Table : backend::GeluNumerics::Exact;
   return backend::make_cpu_backend(o);
 }
 

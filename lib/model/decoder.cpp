@@ -1,5 +1,7 @@
 #include "model/decoder.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace memra::model {
@@ -22,9 +24,13 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
       L.moe = load_moe(ld, hp_, l);
     else
       L.ffn = load_ffn(ld, hp_, l);
+    if (spec_.post_norms) {
+      L.post_attn_norm = &ld.get(blk(l, "post_attention_norm.weight"), {hp_.n_embd});
+      L.post_ffn_norm = &ld.get(blk(l, "post_ffw_norm.weight"), {hp_.n_embd});
+    }
+    L.al = attn_layer(hp_, l, rope_freqs_);
     layers_.push_back(L);
   }
-  rope_ = rope_params(hp_, rope_freqs_);
   moe_ = moe_params(hp_);
 }
 
@@ -47,6 +53,7 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
   backend::StepScope step(be, {ids, pos0, &kv, this, s.buf.mem.get(), logits});
   if (step.replayed()) return step.finish();
   be.embed(*tok_embd_, ids, s.x);
+  if (spec_.embd_scale) be.scale(s.x, std::sqrt((float)hp_.n_embd));
   // A sublayer's output is added to the stream fused with the next norm (add_rms_norm), or, where
   // the backend fuses the add into the projection (Backend::fuses_residual), already added (the
   // same bits): then the norm reads the stream alone.
@@ -56,20 +63,29 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
     else
       be.add_rms_norm(s.x, delta, w, hp_.rms_eps, s.h);
   };
+  // Post-norms: the sublayer output is normed into s.post, which the next norm adds.
+  const bool may_add = !spec_.post_norms;
+  const auto post = [&](backend::View out, const backend::Weight* w) {
+    if (!w) return out;
+    be.rms_norm(out, w, hp_.rms_eps, s.post);
+    return s.post;
+  };
   bool d_added = true;  // layer 0: the embedding alone
+  backend::View d = s.d;
   for (int l = 0; l < hp_.n_layer; ++l) {
     const Layer& L = layers_[(size_t)l];
-    norm(d_added, s.d, L.attn.norm);
-    const bool o_added = attention_forward(be, kv, hp_, L.attn, rope_, l, pos0, s);
-    norm(o_added, s.o, spec_.moe ? L.moe.norm : L.ffn.norm);
+    norm(d_added, d, L.attn.norm);
+    const bool o_added = attention_forward(be, kv, hp_, L.attn, L.al, l, pos0, s, may_add);
+    norm(o_added, o_added ? s.o : post(s.o, L.post_attn_norm), spec_.moe ? L.moe.norm : L.ffn.norm);
     if (spec_.moe) {
       moe_forward(be, L.moe, moe_, s);
       d_added = false;
     } else {
-      d_added = ffn_forward(be, L.ffn, spec_.act, s);
+      d_added = ffn_forward(be, L.ffn, spec_.act, s, may_add);
     }
+    d = d_added ? s.d : post(s.d, L.post_ffn_norm);
   }
-  norm(d_added, s.d, out_norm_);
+  norm(d_added, d, out_norm_);
   be.matmul(*output_, s.h.rows_slice(n - n_out, n_out), logits, nullptr);
   if (hp_.logit_softcap > 0.0f) be.softcap(logits, hp_.logit_softcap);
   step.finish();

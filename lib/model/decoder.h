@@ -15,6 +15,11 @@ struct DecoderSpec {
   AttentionOptions attn;
   bool moe = false;  // every layer a routed MoE FFN (else dense gated FFN)
   backend::Activation act = backend::Activation::Silu;
+  // Sandwich norms (gemma): each sublayer's output is RMS-normed (post_attention_norm,
+  // post_ffw_norm) before it is added to the stream.
+  bool post_norms = false;
+  // The embedding rows scaled by sqrt(n_embd) (gemma).
+  bool embd_scale = false;
 };
 
 class DecoderModel final : public Model {
@@ -31,6 +36,8 @@ class DecoderModel final : public Model {
     AttentionWeights attn;
     FfnWeights ffn;
     MoeLayerWeights moe;
+    const backend::Weight *post_attn_norm = nullptr, *post_ffn_norm = nullptr;
+    AttnLayer al;
   };
   DecoderSpec spec_;
   WeightLoader loader_;
@@ -39,7 +46,6 @@ class DecoderModel final : public Model {
   const backend::Weight* output_ = nullptr;
   const backend::Weight* rope_freqs_ = nullptr;
   std::vector<Layer> layers_;
-  backend::RopeParams rope_;
   backend::MoeParams moe_;
   Scratch scratch_;
 };

@@ -90,12 +90,40 @@ HParams read_common_hparams(const gguf::File& f, const std::string& arch) {
   hp.expert_weights_norm = m.opt_bool("expert_weights_norm", true);
   hp.expert_weights_scale = (float)m.opt_float("expert_weights_scale", 1.0);
   hp.logit_softcap = (float)m.opt_float("final_logit_softcapping", 0.0);
+  hp.rope_base_swa = hp.rope_base;
+  hp.rope_freq_scale_swa = hp.rope_freq_scale;
 
   const auto* emb = f.find_tensor("token_embd.weight");
   MEMRA_CHECK(emb && emb->ne.size() == 2, "model '{}': missing tensor 'token_embd.weight' (2-D)",
               f.path());
   hp.n_vocab = (int)emb->ne[1];
   return hp;
+}
+
+void read_swa(const gguf::File& f, HParams& hp, int default_pattern, float default_base_swa, bool unscaled_swa) {
+  Meta m(f, hp.arch);
+  hp.n_swa = (int)m.opt_int("attention.sliding_window", 0);
+  MEMRA_CHECK(hp.n_swa >= 0, "model '{}': negative '{}.attention.sliding_window' = {}", f.path(), hp.arch,
+              hp.n_swa);
+  hp.swa_layer.clear();
+  if (hp.n_swa == 0) return;
+  hp.swa_layer.assign((size_t)hp.n_layer, false);
+  const std::string key = hp.arch + ".attention.sliding_window_pattern";
+  const gguf::Value* v = f.find(key);
+  if (v && v->type == gguf::ValueType::ARRAY) {
+    const auto& a = v->as_array();
+    MEMRA_CHECK(a.items.size() == (size_t)hp.n_layer, "model '{}': '{}' has {} entries for {} layers",
+                f.path(), key, a.items.size(), hp.n_layer);
+    for (size_t l = 0; l < a.items.size(); ++l) hp.swa_layer[l] = a.items[l].as_bool();
+  } else {
+    const int64_t p = v ? v->as_int() : default_pattern;
+    MEMRA_CHECK(p >= 0, "model '{}': negative '{}' = {}", f.path(), key, p);
+    // p == 0: every layer slides (llama.cpp's convention); p == 1: none does.
+    for (int l = 0; l < hp.n_layer; ++l) hp.swa_layer[(size_t)l] = p == 0 || (l % p) < (p - 1);
+  }
+  const double base = m.opt_float("rope.freq_base_swa", default_base_swa);
+  hp.rope_base_swa = base > 0.0 ? (float)base : hp.rope_base;
+  if (unscaled_swa) hp.rope_freq_scale_swa = 1.0f;
 }
 
 }  // namespace memra::model

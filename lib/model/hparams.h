@@ -3,6 +3,7 @@
 // (`<arch>.<key>`). Missing required keys are errors naming the key and the file.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "gguf/gguf.h"
@@ -42,6 +43,17 @@ struct HParams {
   float expert_weights_scale = 1.0f;
 
   float logit_softcap = 0.0f;
+
+  // Attention scale; 0 = 1 / sqrt(head_dim_k).
+  float attn_scale = 0.0f;
+
+  // Sliding-window attention: layers with swa_layer[l] set see the last n_swa positions
+  // (key j visible from position p iff p - j < n_swa) and use the *_swa RoPE settings.
+  int n_swa = 0;
+  std::vector<bool> swa_layer;  // n_layer entries, or empty (no SWA layer)
+  float rope_base_swa = 10000.0f;
+  float rope_freq_scale_swa = 1.0f;
+  bool is_swa(int layer) const { return !swa_layer.empty() && swa_layer[(size_t)layer]; }
 };
 
 // Typed metadata access with `<arch>.` prefixed keys and errors naming the key and the file.
@@ -65,5 +77,13 @@ class Meta {
 // The keys every decoder shares: sizes, norm eps, RoPE and its scaling, MoE counts when
 // present. n_vocab comes from token_embd.weight.
 HParams read_common_hparams(const gguf::File& f, const std::string& arch);
+
+// Sliding-window layers from '<arch>.attention.sliding_window' (0 or absent: none) and
+// '<arch>.attention.sliding_window_pattern': an array of one bool per layer, or an integer p
+// (layer l slides iff l % p < p - 1, every p-th layer global), or absent (default_pattern).
+// The SWA layers' RoPE base is '<arch>.rope.freq_base_swa' (default_base_swa when absent, or the
+// full layers' base when that is 0); their frequency scale is the full layers' unless
+// unscaled_swa (gemma3: the linear scaling applies to the global layers only).
+void read_swa(const gguf::File& f, HParams& hp, int default_pattern, float default_base_swa, bool unscaled_swa);
 
 }  // namespace memra::model

@@ -81,6 +81,18 @@ backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_f
   return r;
 }
 
+AttnLayer attn_layer(const HParams& hp, int layer, const backend::Weight* freq_factors) {
+  AttnLayer a;
+  a.rope = rope_params(hp, freq_factors);
+  a.scale = hp.attn_scale > 0.0f ? hp.attn_scale : 1.0f / std::sqrt((float)hp.head_dim_k);
+  if (hp.is_swa(layer)) {
+    a.window = hp.n_swa;
+    a.rope.freq_base = hp.rope_base_swa;
+    a.rope.freq_scale = hp.rope_freq_scale_swa;
+  }
+  return a;
+}
+
 backend::MoeParams moe_params(const HParams& hp) {
   backend::MoeParams p;
   p.n_expert = hp.n_expert;
@@ -97,7 +109,7 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
                 od = (int64_t)hp.n_head * hp.head_dim_v,
                 ff = std::max<int64_t>({hp.n_ff, hp.n_ff_exp, 1});
   if (n > cap) {
-    const int64_t per_tok = 4 * e + qd + kd + vd + od + 2 * ff;
+    const int64_t per_tok = 5 * e + qd + kd + vd + od + 2 * ff;
     buf = be.alloc(per_tok * n);
     cap = n;
   }
@@ -107,14 +119,14 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
     p += n * cols;
     return v;
   };
-  x = take(e); h = take(e); o = take(e); d = take(e);
+  x = take(e); h = take(e); o = take(e); d = take(e); post = take(e);
   q = take(qd); k = take(kd); v = take(vd); attn = take(od);
   g = take(ff); u = take(ff);
 }
 
 bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
-                       const AttentionWeights& w, const backend::RopeParams& rope, int layer, int pos0,
-                       Scratch& s) {
+                       const AttentionWeights& w, const AttnLayer& al, int layer, int pos0, Scratch& s,
+                       bool may_add) {
   const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
   be.matmul_n(s.h, qkv);
   backend::AttnParams ap;
@@ -122,10 +134,11 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   ap.n_head_kv = hp.n_head_kv;
   ap.head_dim_k = hp.head_dim_k;
   ap.head_dim_v = hp.head_dim_v;
-  ap.scale = 1.0f / std::sqrt((float)hp.head_dim_k);
-  be.qk_norm_rope_kv_attention(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, rope, kv,
-                               layer, ap, s.attn);
-  if (be.fuses_residual(*w.wo, s.attn, w.bo)) {
+  ap.scale = al.scale;
+  ap.window = al.window;
+  be.qk_norm_rope_kv_attention(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, al.rope,
+                               kv, layer, ap, s.attn);
+  if (may_add && be.fuses_residual(*w.wo, s.attn, w.bo)) {
     be.matmul_residual(*w.wo, s.attn, s.x);
     return true;
   }
@@ -133,12 +146,12 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   return false;
 }
 
-bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s) {
+bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s, bool may_add) {
   const int64_t ff = w.gate->ne[1];
   View g = s.g.cols_slice(0, ff), u = s.u.cols_slice(0, ff);
   g.ld = u.ld = ff;  // packed [n, ff] in the front of the scratch slot
   be.matmul_glu(*w.gate, *w.up, s.h, act, g, u);
-  if (be.fuses_residual(*w.down, g, nullptr)) {
+  if (may_add && be.fuses_residual(*w.down, g, nullptr)) {
     be.matmul_residual(*w.down, g, s.x);
     return true;
   }

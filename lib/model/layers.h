@@ -41,23 +41,34 @@ FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer);
 MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer);
 
 backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_factors);
+
+// One layer's attention: its window, scale and position encoding (sliding-window layers take the
+// *_swa RoPE settings).
+struct AttnLayer {
+  int window = 0;
+  float scale = 1.0f;
+  backend::RopeParams rope;
+};
+AttnLayer attn_layer(const HParams& hp, int layer, const backend::Weight* freq_factors);
 backend::MoeParams moe_params(const HParams& hp);
 
 // Activations of one batch of n tokens; regrown when a larger batch comes.
 struct Scratch {
   backend::Buffer buf;
   int64_t cap = 0;  // tokens
-  backend::View x, h, q, k, v, attn, o, g, u, d;
+  backend::View x, h, q, k, v, attn, o, g, u, d, post;  // post: a normed sublayer output (post-norms)
   void ensure(backend::Backend& be, const HParams& hp, int64_t n);
 };
 
-// s.h (normed input, [n, n_embd]) -> s.o (attention output projected, [n, n_embd]); or, where the
-// backend fuses the residual add (Backend::fuses_residual), added to s.x in place: returns true.
+// s.h (normed input, [n, n_embd]) -> s.o (attention output projected, [n, n_embd]); or, where
+// may_add and the backend fuses the residual add (Backend::fuses_residual), added to s.x in
+// place: returns true.
 bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
-                       const AttentionWeights& w, const backend::RopeParams& rope, int layer,
-                       int pos0, Scratch& s);
+                       const AttentionWeights& w, const AttnLayer& al, int layer, int pos0, Scratch& s,
+                       bool may_add = true);
 // s.h -> s.d: down(act(gate h) * up h); or added to s.x in place as above (returns true).
-bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s);
+bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s,
+                 bool may_add = true);
 // s.h -> s.d: routed experts.
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);

@@ -11,6 +11,7 @@ namespace memra::model {
 
 // One line per architecture. An explicit table rather than static self-registration: the
 // modules are static libraries, and the linker would drop an object nothing references.
+std::unique_ptr<Model> make_gemma3(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
@@ -19,6 +20,7 @@ std::unique_ptr<Model> make_qwen3moe(std::shared_ptr<const gguf::File>, backend:
 namespace {
 const std::map<std::string, ModelFactory>& registry() {
   static const std::map<std::string, ModelFactory> r = {
+      {"gemma3", make_gemma3},
       {"llama", make_llama},
       {"qwen2", make_qwen2},
       {"qwen3", make_qwen3},

@@ -168,6 +168,44 @@ TEST(Norm, HeadRmsNormPerHead) {
   }
 }
 
+// GeluNumerics::GgmlF16Table: llama.cpp's CPU GELU. Properties from its definition (not from our
+// own output): results are f16 values; every argument in one f16 rounding bucket gives one
+// result; within [-10, 10] the result is the f64 GELU of the argument's f16 value to within half
+// an f16 step of the result (plus the f32 evaluation's error); outside, 0 and the identity.
+TEST(Activation, GeluGgmlF16Table) {
+  CpuBackendOptions o;
+  o.threads = 1;
+  o.gelu_numerics = GeluNumerics::GgmlF16Table;
+  auto be = make_cpu_backend(o);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-12.0f, 12.0f);
+  std::vector<float> x(4096), y, xh(4096);
+  for (auto& v : x) v = d(rng);
+  x[0] = -10.0f, x[1] = 10.0f, x[2] = -10.5f, x[3] = 11.0f, x[4] = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i) xh[i] = fp16_to_f32(f32_to_fp16(x[i]));
+  y = x;
+  std::vector<float> yh = xh;
+  be->activate(view(y, 64, 64), Activation::GeluTanh);
+  be->activate(view(yh, 64, 64), Activation::GeluTanh);
+  int inside = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double a = x[i];
+    if (a <= -10.0) {
+      EXPECT_EQ(y[i], 0.0f) << a;
+    } else if (a >= 10.0) {
+      EXPECT_EQ(y[i], x[i]) << a;
+    } else {
+      ++inside;
+      EXPECT_EQ(fp16_to_f32(f32_to_fp16(y[i])), y[i]) << "not an f16 value at " << a;
+      if (xh[i] > -10.0f && xh[i] < 10.0f) EXPECT_EQ(y[i], yh[i]) << "bucket of " << a;
+      const double h = xh[i];
+      const double g = 0.5 * h * (1 + std::tanh(std::sqrt(2 / M_PI) * (h + 0.044715 * h * h * h)));
+      EXPECT_NEAR(y[i], g, std::abs(g) * (1.0 / 2048) + 1e-6) << a;
+    }
+  }
+  EXPECT_GT(inside, 3000);
+}
+
 TEST(Activation, SwiGluGegluSoftcap) {
   auto be = make_cpu_backend({1, false});
   std::vector<float> g = {-3.0f, -0.5f, 0.0f, 0.7f, 4.0f}, u = {1.0f, 2.0f, 3.0f, -1.0f, 0.5f};

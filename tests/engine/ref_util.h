@@ -105,11 +105,18 @@ struct Rig {
   std::unique_ptr<engine::Session> session;
 };
 
+// GELU in llama.cpp's CPU numerics (f16 table) unless told otherwise: the references are its CPU
+// path's outputs.
 inline Rig make_rig(const std::string& model_path, bool quantize_activations, QType kv_type,
-                    int n_ctx = 256, int threads = 2) {
+                    int n_ctx = 256, int threads = 2,
+                    backend::GeluNumerics gelu = backend::GeluNumerics::GgmlF16Table) {
   Rig r;
   r.file = std::make_shared<const gguf::File>(gguf::File::open(model_path));
-  r.be = backend::make_cpu_backend({threads, quantize_activations});
+  backend::CpuBackendOptions bo;
+  bo.threads = threads;
+  bo.quantize_activations = quantize_activations;
+  bo.gelu_numerics = gelu;
+  r.be = backend::make_cpu_backend(bo);
   engine::SessionOptions so;
   so.kv = {n_ctx, kv_type, kv_type};
   r.session = std::make_unique<engine::Session>(r.file, *r.be, so);

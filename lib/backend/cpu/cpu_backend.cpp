@@ -4,6 +4,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/half.h"
 
 namespace memra::backend {
 
@@ -33,7 +34,17 @@ inline float gelu_tanh(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535588f;
   return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
 }
-inline float apply_act(Activation a, float x) { return a == Activation::Silu ? silu(x) : gelu_tanh(x); }
+// GeluNumerics::GgmlF16Table: the table entry of the argument's f16 value (the entry itself is
+// the f32 GELU of that f16 value, rounded to f16), computed here instead of looked up.
+inline float gelu_tanh_f16(float x) {
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  return fp16_to_f32(f32_to_fp16(gelu_tanh(fp16_to_f32(f32_to_fp16(x)))));
+}
+inline float apply_act(Activation a, bool f16_gelu, float x) {
+  if (a == Activation::Silu) return silu(x);
+  return f16_gelu ? gelu_tanh_f16(x) : gelu_tanh(x);
+}
 
 // RMS-normalizes one row: the sum of squares in f64, the scale in f32 like ggml's rms_norm.
 void rms_row(const float* x, const float* w, float eps, int64_t n, float* out) {
@@ -164,17 +175,19 @@ void CpuBackend::head_rms_norm(View x, int n_head, int head_dim, const Weight* w
 void CpuBackend::glu(View gate, View up, Activation act, View out) {
   check_same_shape("glu", gate, up);
   check_same_shape("glu", gate, out);
+  const bool f16_gelu = opts_.gelu_numerics == GeluNumerics::GgmlF16Table;
   for (int64_t r = 0; r < gate.rows; ++r) {
     const float* g = gate.row(r);
     const float* u = up.row(r);
     float* o = out.row(r);
-    for (int64_t i = 0; i < gate.cols; ++i) o[i] = apply_act(act, g[i]) * u[i];
+    for (int64_t i = 0; i < gate.cols; ++i) o[i] = apply_act(act, f16_gelu, g[i]) * u[i];
   }
 }
 
 void CpuBackend::activate(View x, Activation act) {
+  const bool f16_gelu = opts_.gelu_numerics == GeluNumerics::GgmlF16Table;
   for (int64_t r = 0; r < x.rows; ++r)
-    for (int64_t i = 0; i < x.cols; ++i) x.row(r)[i] = apply_act(act, x.row(r)[i]);
+    for (int64_t i = 0; i < x.cols; ++i) x.row(r)[i] = apply_act(act, f16_gelu, x.row(r)[i]);
 }
 
 void CpuBackend::add(View a, View b) {

@@ -16,6 +16,10 @@ namespace memra::backend {
 // runs an f32 tiled kernel from 64 query rows on, which the exact path approximates); every other
 // case takes the exact path.
 enum class AttentionNumerics { Exact, GgmlFlashAttn };
+// Exact: tanh-approximation GELU in f32. GgmlF16Table: llama.cpp's CPU GELU, a table indexed by
+// the argument rounded to f16 whose entries are the f32 GELU rounded to f16 (arguments <= -10
+// give 0, >= 10 pass through).
+enum class GeluNumerics { Exact, GgmlF16Table };
 
 struct CpuBackendOptions {
   int threads = 0;  // <= 0: all hardware threads
@@ -24,6 +28,7 @@ struct CpuBackendOptions {
   // and of the GPU's int8 kernels. Off: exact f32 activations.
   bool quantize_activations = false;
   AttentionNumerics attention_numerics = AttentionNumerics::Exact;
+  GeluNumerics gelu_numerics = GeluNumerics::Exact;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& opts);
