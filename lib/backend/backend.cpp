@@ -66,11 +66,36 @@ void Backend::layer_norm(View, const Weight*, const Weight*, float, View) {
   MEMRA_FAIL("layer_norm is not implemented on the {} backend yet", name());
 }
 
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::Silu: return "silu";
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::SwigluOai: return "swiglu_oai";
+  }
+  return "?";
+}
+
 void moe_route(const float* logits, const MoeParams& p, int32_t* ids, float* weights) {
   const int ne = p.n_expert;
   MEMRA_CHECK(p.n_expert_used > 0 && p.n_expert_used <= ne,
               "MoE: n_expert_used {} must be in [1, n_expert={}]", p.n_expert_used, ne);
   std::vector<double> prob((size_t)ne);
+  if (p.gating == MoeGating::SoftmaxWeight) {
+    // Top k by logit (ties to the lower id), then the softmax of the k selected logits.
+    std::vector<int32_t> order((size_t)ne);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+    const int k_used = p.n_expert_used;
+    const double mx = logits[order[0]];
+    double sum = 0.0;
+    std::vector<double> w((size_t)k_used);
+    for (int k = 0; k < k_used; ++k) {
+      ids[k] = order[(size_t)k];
+      sum += w[(size_t)k] = std::exp((double)logits[ids[k]] - mx);
+    }
+    for (int k = 0; k < k_used; ++k) weights[k] = (float)(w[(size_t)k] / sum * p.weights_scale);
+    return;
+  }
   if (p.gating == MoeGating::Softmax) {
     double mx = logits[0];
     for (int e = 1; e < ne; ++e) mx = std::max(mx, (double)logits[e]);

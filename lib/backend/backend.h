@@ -89,11 +89,21 @@ struct AttnParams {
   float scale = 1.0f;  // usually 1/sqrt(head_dim_k)
   int window = 0;      // >0: sliding window, key j visible from position p iff p - j < window
   float softcap = 0.0f;  // >0: scores = softcap * tanh(scores / softcap)
+  // F32 [n_head] or null: per-head sink logits (gpt-oss), in the softmax's maximum and denominator
+  // with no value row.
+  const Weight* sinks = nullptr;
 };
 
-enum class Activation { Silu, GeluTanh };
+// SwigluOai (gpt-oss's GLU, only as a GLU): with g = min(gate, 7) and u = clamp(up, -7, 7),
+// g * sigmoid(1.702 g) * (u + 1).
+enum class Activation { Silu, GeluTanh, SwigluOai };
+const char* activation_name(Activation a);
 
-enum class MoeGating { Softmax, Sigmoid };
+// Softmax / Sigmoid: probabilities over all experts, the top k selected (by probability plus the
+// selection bias), their weights those probabilities (renormalized when norm_topk).
+// SoftmaxWeight (gpt-oss): the top k selected by logit, their weights the softmax of those k
+// logits.
+enum class MoeGating { Softmax, Sigmoid, SoftmaxWeight };
 
 struct MoeParams {
   int n_expert = 0;
@@ -110,6 +120,12 @@ struct MoeWeights {
   const Weight* gate_exps = nullptr;  // [n_embd, n_ff_exp, n_expert]
   const Weight* up_exps = nullptr;    // [n_embd, n_ff_exp, n_expert]
   const Weight* down_exps = nullptr;  // [n_ff_exp, n_embd, n_expert]
+  // Optional F32 biases (gpt-oss): router [n_expert], gate/up [n_ff_exp, n_expert],
+  // down [n_embd, n_expert]; added to the products in f32.
+  const Weight* router_bias = nullptr;
+  const Weight* gate_bias = nullptr;
+  const Weight* up_bias = nullptr;
+  const Weight* down_bias = nullptr;
 };
 
 // Routing, as a pure function both backends must reproduce: from router logits of one token,

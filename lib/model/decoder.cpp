@@ -21,7 +21,7 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
     Layer L;
     L.attn = load_attention(ld, hp_, l, spec_.attn);
     if (spec_.moe)
-      L.moe = load_moe(ld, hp_, l);
+      L.moe = load_moe(ld, hp_, l, spec_.moe_norm);
     else
       L.ffn = load_ffn(ld, hp_, l);
     if (spec_.post_norms) {
@@ -32,6 +32,7 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
     layers_.push_back(L);
   }
   moe_ = moe_params(hp_);
+  moe_.act = spec_.act;
 }
 
 kv::KvShape DecoderModel::kv_shape() const {

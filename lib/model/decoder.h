@@ -20,6 +20,8 @@ struct DecoderSpec {
   bool post_norms = false;
   // The embedding rows scaled by sqrt(n_embd) (gemma).
   bool embd_scale = false;
+  // The MoE FFN's input norm tensor (per layer; gpt-oss names it post_attention_norm).
+  const char* moe_norm = "ffn_norm.weight";
 };
 
 class DecoderModel final : public Model {

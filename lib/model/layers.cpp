@@ -37,6 +37,7 @@ AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, cons
     w.q_norm = &ld.get(blk(l, "attn_q_norm.weight"), {hp.head_dim_k});
     w.k_norm = &ld.get(blk(l, "attn_k_norm.weight"), {hp.head_dim_k});
   }
+  if (o.sinks) w.sinks = &ld.get(blk(l, "attn_sinks.weight"), {hp.n_head});
   return w;
 }
 
@@ -51,17 +52,21 @@ FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int l) {
   return w;
 }
 
-MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int l) {
+MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int l, const char* norm) {
   MEMRA_CHECK(hp.n_expert > 0 && hp.n_expert_used > 0 && hp.n_ff_exp > 0,
               "model '{}' ({}): MoE needs '{}.expert_count', '{}.expert_used_count' and "
               "'{}.expert_feed_forward_length' (got {}, {}, {})", ld.file().path(), hp.arch, hp.arch,
               hp.arch, hp.arch, hp.n_expert, hp.n_expert_used, hp.n_ff_exp);
   MoeLayerWeights w;
-  w.norm = &ld.get(blk(l, "ffn_norm.weight"), {hp.n_embd});
+  w.norm = &ld.get(blk(l, norm), {hp.n_embd});
   w.w.router = &ld.get(blk(l, "ffn_gate_inp.weight"), {hp.n_embd, hp.n_expert});
   w.w.gate_exps = &ld.get(blk(l, "ffn_gate_exps.weight"), {hp.n_embd, hp.n_ff_exp, hp.n_expert});
   w.w.up_exps = &ld.get(blk(l, "ffn_up_exps.weight"), {hp.n_embd, hp.n_ff_exp, hp.n_expert});
   w.w.down_exps = &ld.get(blk(l, "ffn_down_exps.weight"), {hp.n_ff_exp, hp.n_embd, hp.n_expert});
+  w.w.router_bias = ld.find(blk(l, "ffn_gate_inp.bias"), {hp.n_expert});
+  w.w.gate_bias = ld.find(blk(l, "ffn_gate_exps.bias"), {hp.n_ff_exp, hp.n_expert});
+  w.w.up_bias = ld.find(blk(l, "ffn_up_exps.bias"), {hp.n_ff_exp, hp.n_expert});
+  w.w.down_bias = ld.find(blk(l, "ffn_down_exps.bias"), {hp.n_embd, hp.n_expert});
   return w;
 }
 
@@ -136,6 +141,7 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   ap.head_dim_v = hp.head_dim_v;
   ap.scale = al.scale;
   ap.window = al.window;
+  ap.sinks = w.sinks;
   be.qk_norm_rope_kv_attention(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, al.rope,
                                kv, layer, ap, s.attn);
   if (may_add && be.fuses_residual(*w.wo, s.attn, w.bo)) {

@@ -14,6 +14,7 @@ struct AttentionOptions {
   bool qkv_bias = false;
   bool out_bias = false;
   bool qk_norm = false;
+  bool sinks = false;  // attn_sinks.weight [n_head] (gpt-oss)
 };
 
 struct AttentionWeights {
@@ -21,6 +22,7 @@ struct AttentionWeights {
   const backend::Weight *wq = nullptr, *wk = nullptr, *wv = nullptr, *wo = nullptr;
   const backend::Weight *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
   const backend::Weight *q_norm = nullptr, *k_norm = nullptr;
+  const backend::Weight* sinks = nullptr;
 };
 
 struct FfnWeights {
@@ -38,7 +40,9 @@ std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
 AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int layer,
                                 const AttentionOptions& o);
 FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer);
-MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer);
+// norm: the tensor suffix of the FFN's input norm (gpt-oss: "post_attention_norm.weight"). The
+// router and expert biases are loaded when present.
+MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer, const char* norm = "ffn_norm.weight");
 
 backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_factors);
 

@@ -35,6 +35,7 @@ std::unique_ptr<Backend> backend_with(AttentionNumerics n) {
 struct Case {
   int n_head, n_head_kv, hd, n_past, n_new, window;
   float softcap;
+  std::vector<float> sinks = {};  // per head, or empty
 };
 
 std::vector<float> run(AttentionNumerics n, const Case& c, QType kv_type, const std::vector<float>& K,
@@ -48,16 +49,22 @@ std::vector<float> run(AttentionNumerics n, const Case& c, QType kv_type, const 
   be->kv_write(*kv, 0, 0, view(k, total, kvw), view(v, total, kvw));
   std::vector<float> out((size_t)c.n_new * c.n_head * c.hd);
   AttnParams p{c.n_head, c.n_head_kv, c.hd, c.hd, 1.0f / std::sqrt((float)c.hd), c.window, c.softcap};
+  std::vector<float> sinks = c.sinks;
+  Weight sw;
+  if (!sinks.empty()) {
+    sw = be->upload_weight("attn_sinks", QType::F32, std::vector<int64_t>{c.n_head}, sinks.data(), nullptr);
+    p.sinks = &sw;
+  }
   be->attention(view(Q, c.n_new, c.n_head * c.hd), *kv, 0, c.n_past, p, view(out, c.n_new, c.n_head * c.hd));
   return out;
 }
 
 // f64 attention on the f16-rounded K and V (what the cache holds).
-void check_against_f64(const Case& c, double tol) {
+void check_against_f64(const Case& c, double tol, AttentionNumerics numerics = AttentionNumerics::GgmlFlashAttn) {
   const int total = c.n_past + c.n_new, kvw = c.n_head_kv * c.hd;
   auto K = randv((size_t)total * kvw, 11), V = randv((size_t)total * kvw, 12);
   auto Q = randv((size_t)c.n_new * c.n_head * c.hd, 13);
-  const auto out = run(AttentionNumerics::GgmlFlashAttn, c, QType::F16, K, V, Q);
+  const auto out = run(numerics, c, QType::F16, K, V, Q);
   for (auto& x : K) x = fp16_to_f32(f32_to_fp16(x));
   for (auto& x : V) x = fp16_to_f32(f32_to_fp16(x));
   const int group = c.n_head / c.n_head_kv;
@@ -78,8 +85,9 @@ void check_against_f64(const Case& c, double tol) {
         s.push_back(d);
         js.push_back(j);
       }
-      const double mx = *std::max_element(s.begin(), s.end());
-      double sum = 0;
+      double mx = *std::max_element(s.begin(), s.end());
+      if (!c.sinks.empty()) mx = std::max(mx, (double)c.sinks[(size_t)h]);
+      double sum = c.sinks.empty() ? 0.0 : std::exp((double)c.sinks[(size_t)h] - mx);
       for (auto& x : s) sum += x = std::exp(x - mx);
       for (int i = 0; i < c.hd; ++i) {
         double o = 0;
@@ -100,6 +108,13 @@ TEST(AttentionGgml, DecodeWideHeadSimdDot) { check_against_f64({4, 1, 64, 30, 1,
 TEST(AttentionGgml, OddHeadDim40) { check_against_f64({2, 1, 40, 9, 3, 0, 0.0f}, 5e-3); }
 TEST(AttentionGgml, SlidingWindow) { check_against_f64({4, 1, 8, 10, 9, 5, 0.0f}, 5e-3); }
 TEST(AttentionGgml, Softcap) { check_against_f64({2, 2, 8, 3, 4, 0, 2.0f}, 5e-3); }
+// Attention sinks (gpt-oss): a sink above every score (head 0: the s > M branch that rescales the
+// accumulator), one in their range, one far below (no effect), on both numerics.
+TEST(AttentionGgml, Sinks) {
+  const Case c{4, 2, 8, 6, 5, 4, 0.0f, {6.0f, 0.3f, -30.0f, -0.7f}};
+  check_against_f64(c, 5e-3);
+  check_against_f64(c, 1e-5, AttentionNumerics::Exact);
+}
 
 // Two keys with equal scores (q = 0), V = 1 and 2^-11: the f16 accumulator holds 1 + 2^-11,
 // which rounds (tie to even) to 1, so the output is 1 / 2; the exact path gives (1 + 2^-11) / 2.

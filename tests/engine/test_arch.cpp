@@ -108,6 +108,7 @@ TEST(ArchGemma3, F32ExactGelu) { check_arch("gemma3", "f32", backend::GeluNumeri
 TEST(ArchQwen3, F32) { check_arch("qwen3", "f32"); }
 TEST(ArchQwen3, Q8_0) { check_arch("qwen3", "q8_0"); }
 TEST(ArchQwen3, Q4_K_M) { check_arch("qwen3", "q4_k_m"); }
+TEST(ArchGptOss, F32) { check_arch("gpt-oss", "f32"); }
 TEST(ArchQwen3Moe, F32) { check_arch("qwen3moe", "f32"); }
 TEST(ArchQwen3Moe, Q8_0) { check_arch("qwen3moe", "q8_0"); }
 TEST(ArchQwen3Moe, Q4_K_M) { check_arch("qwen3moe", "q4_k_m"); }

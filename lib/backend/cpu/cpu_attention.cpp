@@ -113,6 +113,12 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
     V = vbuf.data();
   }
   const int group = p.n_head / p.n_head_kv;
+  const float* sinks = nullptr;
+  if (p.sinks) {
+    MEMRA_CHECK(p.sinks->type == QType::F32 && p.sinks->ne[0] == p.n_head && p.sinks->n_rows() == 1,
+                "attention: sinks '{}' must be F32 [{}]", p.sinks->name, p.n_head);
+    sinks = static_cast<const float*>(p.sinks->data);
+  }
   const size_t jobs = (size_t)q.rows * (size_t)p.n_head;
   const bool ggml_fa = opts_.attention_numerics == AttentionNumerics::GgmlFlashAttn &&
                        c.options().type_k == QType::F16 && c.options().type_v == QType::F16 &&
@@ -127,7 +133,7 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
         const int lo = p.window > 0 ? std::max(0, pos - p.window + 1) : 0;
         ggml_fa_f16_row(q.row(t) + (int64_t)h * p.head_dim_k, K + (int64_t)g * p.head_dim_k, kr,
                         V + (int64_t)g * p.head_dim_v, vr, lo, pos, p.head_dim_k, p.head_dim_v, p.scale,
-                        p.softcap, out.row(t) + (int64_t)h * p.head_dim_v);
+                        p.softcap, sinks ? sinks + h : nullptr, out.row(t) + (int64_t)h * p.head_dim_v);
       }
     });
     return;
@@ -149,7 +155,8 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
         score[(size_t)j] = s;
         mx = std::max(mx, s);
       }
-      double sum = 0.0;
+      if (sinks) mx = std::max(mx, sinks[h]);
+      double sum = sinks ? std::exp((double)sinks[h] - mx) : 0.0;
       for (int j = lo; j <= pos; ++j) sum += score[(size_t)j] = std::exp(score[(size_t)j] - mx);
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int j = lo; j <= pos; ++j) {

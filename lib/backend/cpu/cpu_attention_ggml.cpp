@@ -7,6 +7,8 @@
 //   - online softmax in f32: on a new maximum the f16 accumulator is scaled by expf(M_old - M) and
 //     v_j added with weight 1, otherwise v_j is added with weight expf(s - M); every update of the
 //     accumulator is rounded to f16; S = S * ms + vs;
+//   - with an attention sink s: if s > M the f32 copy of the accumulator and S are scaled by
+//     expf(M - s) and S += 1, else S += expf(s - M);
 //   - out = f32(accumulator) * (1 / S).
 // The accumulator update is an FMA (ggml's AVX2 vec_mad_f16 uses _mm256_fmadd_ps; for the tail
 // elements fused or not made no difference on the reference records).
@@ -71,7 +73,7 @@ float dot_f16(const float* k, const float* q, int n) {
 }  // namespace
 
 void ggml_fa_f16_row(const float* q, const float* K, int64_t k_stride, const float* V, int64_t v_stride,
-                     int lo, int hi, int dk, int dv, float scale, float softcap, float* out) {
+                     int lo, int hi, int dk, int dv, float scale, float softcap, const float* sink, float* out) {
   thread_local std::vector<float> q16, acc;  // acc holds f16 values (rounded after every update)
   q16.resize((size_t)dk);
   acc.assign((size_t)dv, 0.0f);
@@ -96,8 +98,19 @@ void ggml_fa_f16_row(const float* q, const float* K, int64_t k_stride, const flo
     for (int d = 0; d < dv; ++d) acc[(size_t)d] = round_f16(std::fma(vj[d], vs, acc[(size_t)d]));
     S = mul_unfused(S, ms) + vs;
   }
+  // The sink after the keys, on the f32 copy of the accumulator (ggml's order).
+  float ms = 1.0f;
+  if (sink) {
+    float vs = 1.0f;
+    if (*sink > M) {
+      ms = std::exp(M - *sink);
+    } else {
+      vs = std::exp(*sink - M);
+    }
+    S = mul_unfused(S, ms) + vs;
+  }
   const float s_inv = S == 0.0f ? 0.0f : 1.0f / S;
-  for (int d = 0; d < dv; ++d) out[d] = acc[(size_t)d] * s_inv;
+  for (int d = 0; d < dv; ++d) out[d] = (sink ? mul_unfused(acc[(size_t)d], ms) : acc[(size_t)d]) * s_inv;
 }
 
 }  // namespace memra::backend::cpu

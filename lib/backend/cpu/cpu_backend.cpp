@@ -1,4 +1,5 @@
 // Memory, KV plumbing and the element-wise ops of the CPU backend.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -44,6 +45,13 @@ inline float gelu_tanh_f16(float x) {
 inline float apply_act(Activation a, bool f16_gelu, float x) {
   if (a == Activation::Silu) return silu(x);
   return f16_gelu ? gelu_tanh_f16(x) : gelu_tanh(x);
+}
+// gpt-oss's GLU (alpha 1.702, limit 7): the gate clamped from above, the up from both sides.
+inline float swiglu_oai(float g, float u) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  const float x = std::min(g, kLimit);
+  const float y = std::clamp(u, -kLimit, kLimit);
+  return x / (1.0f + std::exp(-kAlpha * x)) * (y + 1.0f);
 }
 
 // RMS-normalizes one row: the sum of squares in f64, the scale in f32 like ggml's rms_norm.
@@ -180,11 +188,15 @@ void CpuBackend::glu(View gate, View up, Activation act, View out) {
     const float* g = gate.row(r);
     const float* u = up.row(r);
     float* o = out.row(r);
-    for (int64_t i = 0; i < gate.cols; ++i) o[i] = apply_act(act, f16_gelu, g[i]) * u[i];
+    if (act == Activation::SwigluOai)
+      for (int64_t i = 0; i < gate.cols; ++i) o[i] = swiglu_oai(g[i], u[i]);
+    else
+      for (int64_t i = 0; i < gate.cols; ++i) o[i] = apply_act(act, f16_gelu, g[i]) * u[i];
   }
 }
 
 void CpuBackend::activate(View x, Activation act) {
+  MEMRA_CHECK(act != Activation::SwigluOai, "activate: {} exists only as a GLU", activation_name(act));
   const bool f16_gelu = opts_.gelu_numerics == GeluNumerics::GgmlF16Table;
   for (int64_t r = 0; r < x.rows; ++r)
     for (int64_t i = 0; i < x.cols; ++i) x.row(r)[i] = apply_act(act, f16_gelu, x.row(r)[i]);

@@ -23,8 +23,9 @@ void dequant_row(QType t, const void* src, float* dst, int64_t n);
 // head starts at K + j * k_stride, V row j at V + j * v_stride (cpu_attention_ggml.cpp).
 // Query batches of at least kGgmlFaTiledRows rows take ggml's tiled f32 kernel instead.
 constexpr int64_t kGgmlFaTiledRows = 64;
+// sink: the head's sink logit (attention sinks) or nullptr.
 void ggml_fa_f16_row(const float* q, const float* K, int64_t k_stride, const float* V, int64_t v_stride,
-                     int lo, int hi, int dk, int dv, float scale, float softcap, float* out);
+                     int lo, int hi, int dk, int dv, float scale, float softcap, const float* sink, float* out);
 
 class CpuKv final : public KvStore {
  public:

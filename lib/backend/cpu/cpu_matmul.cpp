@@ -129,8 +129,27 @@ void CpuBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View o
   const int k_used = p.n_expert_used;
   MEMRA_CHECK(out.rows == n && out.cols == n_embd, "moe_ffn: output shape mismatch");
 
+  // Optional F32 biases: one row per expert (router: one row of n_expert).
+  const auto bias_rows = [&](const Weight* b, int64_t len, const char* what) -> const float* {
+    if (!b) return nullptr;
+    MEMRA_CHECK(b->type == QType::F32 && b->ne[0] == len && b->n_rows() == (b == w.router_bias ? 1 : p.n_expert),
+                "moe_ffn: {} bias '{}' must be F32 [{}{}]", what, b->name, len,
+                b == w.router_bias ? "" : fmt::format(", {}", p.n_expert));
+    return static_cast<const float*>(b->data);
+  };
+  const float* br = bias_rows(w.router_bias, p.n_expert, "router");
+  const float* bg = bias_rows(w.gate_bias, n_ff, "gate");
+  const float* bu = bias_rows(w.up_bias, n_ff, "up");
+  const float* bd = bias_rows(w.down_bias, n_embd, "down");
+  const auto add_row = [](View v, const float* b) {
+    if (!b) return;
+    for (int64_t r = 0; r < v.rows; ++r)
+      for (int64_t c = 0; c < v.cols; ++c) v.row(r)[c] += b[c];
+  };
+
   std::vector<float> logits((size_t)(n * p.n_expert));
   matmul(*w.router, x, View{logits.data(), n, p.n_expert, p.n_expert}, nullptr);
+  add_row(View{logits.data(), n, p.n_expert, p.n_expert}, br);
   std::vector<int32_t> ids((size_t)(n * k_used));
   std::vector<float> wts((size_t)(n * k_used));
   for (int64_t t = 0; t < n; ++t)
@@ -154,8 +173,11 @@ void CpuBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View o
         dv{d.data(), m, n_embd, n_embd};
     matmul_rows(*w.gate_exps, (int64_t)e * n_ff, n_ff, xv, gv, nullptr);
     matmul_rows(*w.up_exps, (int64_t)e * n_ff, n_ff, xv, uv, nullptr);
+    add_row(gv, bg ? bg + e * n_ff : nullptr);
+    add_row(uv, bu ? bu + e * n_ff : nullptr);
     glu(gv, uv, p.act, gv);
     matmul_rows(*w.down_exps, (int64_t)e * n_embd, n_embd, gv, dv, nullptr);
+    add_row(dv, bd ? bd + e * n_embd : nullptr);
     for (int64_t j = 0; j < m; ++j) {
       const int64_t i = members[(size_t)j];
       const float wk = wts[(size_t)i];

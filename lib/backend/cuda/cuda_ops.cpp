@@ -28,7 +28,14 @@ namespace memra::backend::cuda_impl {
 
 namespace {
 
-cuda::ActKind act_kind(Activation a) { return a == Activation::Silu ? cuda::ActKind::Silu : cuda::ActKind::GeluTanh; }
+// The activations the CUDA kernels implement; others (SwigluOai) are refused, never substituted.
+cuda::ActKind act_kind(Activation a) {
+  MEMRA_CHECK(a == Activation::Silu || a == Activation::GeluTanh,
+              "activation '{}' has no CUDA path yet: run this model with run.backend = cpu", activation_name(a));
+  return a == Activation::Silu ? cuda::ActKind::Silu : cuda::ActKind::GeluTanh;
+}
+// The fused matvec GLU's code: 1 SiLU, 2 GELU-tanh.
+int glu_code(Activation a) { return act_kind(a) == cuda::ActKind::Silu ? 1 : 2; }
 
 }  // namespace
 
@@ -416,7 +423,7 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
   if (cfg_.kernels.fuse && gate.type == up.type && gate.ne[0] == up.ne[0] && gate.n_rows() == up.n_rows() &&
       up.row_bytes == gate.row_bytes && reinterpret_cast<uintptr_t>(up.data) % 16 == 0 && out.rows == m &&
       out.cols == gate.n_rows() && mmvf2_applies(gate, x)) {
-    launch_mmvf2(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
+    launch_mmvf2(gate, &up, glu_code(act), x, out);
     forget_q8s();  // as the mmvs GLU: out may be the memory cached planes came from
     return;
   }
@@ -427,7 +434,7 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
                        matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
                        matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
   if (!fusable) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
-  launch_split_matvec(gate, &up, act == Activation::Silu ? 1 : 2, x, out);
+  launch_split_matvec(gate, &up, glu_code(act), x, out);
   forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
   note("matvec", fmt::format("mmvs_glu.{}", qtype_name(gate.type)));
   note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
@@ -632,6 +639,8 @@ cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, co
 void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out,
                                  const cuda::AttnParams::RopeFold* rf) {
   forget_q8s();
+  MEMRA_CHECK(!ap.sinks, "attention sinks ('{}') have no CUDA path yet: run this model with run.backend = cpu",
+              ap.sinks->name);
   const auto& c = dynamic_cast<const CudaKv&>(kvs);
   MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "attention: layer {} out of range [0, {})", layer,
               c.layers.size());
