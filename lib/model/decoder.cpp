@@ -37,7 +37,10 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
 
 kv::KvShape DecoderModel::kv_shape() const {
   kv::KvShape s;
-  s.layers.assign((size_t)hp_.n_layer, kv::KvLayerShape{hp_.n_head_kv, hp_.head_dim_k, hp_.head_dim_v});
+  for (int l = 0; l < hp_.n_layer; ++l) {
+    const LayerGeom& g = hp_.geom(l);
+    s.layers.push_back(kv::KvLayerShape{g.n_head_kv, g.head_dim_k, g.head_dim_v});
+  }
   return s;
 }
 

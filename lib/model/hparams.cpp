@@ -1,5 +1,7 @@
 #include "model/hparams.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace memra::model {
@@ -38,26 +40,79 @@ std::string Meta::opt_string(const std::string& key, const std::string& def) con
   return v ? *v : def;
 }
 
+std::vector<int64_t> Meta::per_layer_int(const std::string& key, int n_layer, std::optional<int64_t> def) const {
+  const std::string k = full(key);
+  const gguf::Value* v = f_.find(k);
+  if (!v) {
+    MEMRA_CHECK(def.has_value(), "model '{}' ({}): missing metadata key '{}'", f_.path(), arch_, k);
+    return std::vector<int64_t>((size_t)n_layer, *def);
+  }
+  if (v->type != gguf::ValueType::ARRAY) return std::vector<int64_t>((size_t)n_layer, v->as_int());
+  const auto& a = v->as_array();
+  MEMRA_CHECK(a.items.size() == (size_t)n_layer, "model '{}': '{}' has {} entries for {} layers", f_.path(), k,
+              a.items.size(), n_layer);
+  std::vector<int64_t> out;
+  for (const auto& x : a.items) out.push_back(x.as_int());
+  return out;
+}
+
+void HParams::fit_geometry(const std::string& path) {
+  MEMRA_CHECK(layer_geom.size() == (size_t)n_layer, "model '{}': {} layer geometries for {} layers", path,
+              layer_geom.size(), n_layer);
+  n_head = n_head_kv = head_dim_k = head_dim_v = n_rot = 0;
+  for (int l = 0; l < n_layer; ++l) {
+    const LayerGeom& g = layer_geom[(size_t)l];
+    MEMRA_CHECK(g.n_head > 0 && g.n_head_kv > 0 && g.head_dim_k > 0 && g.head_dim_v > 0,
+                "model '{}': layer {}: non-positive attention size in metadata (n_head {}, n_head_kv {}, head "
+                "dims {}/{})", path, l, g.n_head, g.n_head_kv, g.head_dim_k, g.head_dim_v);
+    MEMRA_CHECK(g.n_head % g.n_head_kv == 0, "model '{}': layer {}: n_head {} is not a multiple of n_head_kv {}",
+                path, l, g.n_head, g.n_head_kv);
+    MEMRA_CHECK(g.n_rot >= 0 && g.n_rot <= g.head_dim_k && g.n_rot % 2 == 0,
+                "model '{}': layer {}: rope dimension count {} must be even and <= head_dim {}", path, l, g.n_rot,
+                g.head_dim_k);
+    n_head = std::max(n_head, g.n_head);
+    n_head_kv = std::max(n_head_kv, g.n_head_kv);
+    head_dim_k = std::max(head_dim_k, g.head_dim_k);
+    head_dim_v = std::max(head_dim_v, g.head_dim_v);
+    n_rot = std::max(n_rot, g.n_rot);
+  }
+}
+
 HParams read_common_hparams(const gguf::File& f, const std::string& arch) {
   Meta m(f, arch);
   HParams hp;
   hp.arch = arch;
   hp.n_embd = (int)m.req_int("embedding_length");
   hp.n_layer = (int)m.req_int("block_count");
-  hp.n_head = (int)m.req_int("attention.head_count");
-  hp.n_head_kv = (int)m.opt_int("attention.head_count_kv", hp.n_head);
+  MEMRA_CHECK(hp.n_embd > 0 && hp.n_layer > 0, "model '{}': non-positive size in metadata (n_embd {}, n_layer {})",
+              f.path(), hp.n_embd, hp.n_layer);
+  // Head counts: one value, or one per layer (gemma4, step35).
+  const auto heads = m.per_layer_int("attention.head_count", hp.n_layer, std::nullopt);
   hp.n_ff = (int)m.opt_int("feed_forward_length", 0);
   hp.n_ctx_train = (int)m.opt_int("context_length", 0);
   hp.rms_eps = (float)m.req_float("attention.layer_norm_rms_epsilon");
-  MEMRA_CHECK(hp.n_embd > 0 && hp.n_layer > 0 && hp.n_head > 0 && hp.n_head_kv > 0,
-              "model '{}': non-positive size in metadata (n_embd {}, n_layer {}, n_head {}, "
-              "n_head_kv {})", f.path(), hp.n_embd, hp.n_layer, hp.n_head, hp.n_head_kv);
-  MEMRA_CHECK(hp.n_head % hp.n_head_kv == 0, "model '{}': n_head {} is not a multiple of n_head_kv {}",
-              f.path(), hp.n_head, hp.n_head_kv);
-  const int64_t def_hd = hp.n_embd / hp.n_head;
-  hp.head_dim_k = (int)m.opt_int("attention.key_length", def_hd);
-  hp.head_dim_v = (int)m.opt_int("attention.value_length", def_hd);
-  hp.n_rot = (int)m.opt_int("rope.dimension_count", hp.head_dim_k);
+  hp.layer_geom.resize((size_t)hp.n_layer);
+  for (int l = 0; l < hp.n_layer; ++l) {
+    MEMRA_CHECK(heads[(size_t)l] > 0, "model '{}': non-positive '{}.attention.head_count' {} (layer {})", f.path(),
+                arch, heads[(size_t)l], l);
+    hp.layer_geom[(size_t)l].n_head = (int)heads[(size_t)l];
+  }
+  // No head_count_kv: every layer's kv heads = its query heads.
+  const auto heads_kv = f.find(arch + ".attention.head_count_kv")
+                            ? m.per_layer_int("attention.head_count_kv", hp.n_layer, std::nullopt)
+                            : heads;
+  const int64_t def_hd = hp.n_embd / heads[0];
+  const int head_dim_k = (int)m.opt_int("attention.key_length", def_hd);
+  const int head_dim_v = (int)m.opt_int("attention.value_length", def_hd);
+  const int n_rot = (int)m.opt_int("rope.dimension_count", head_dim_k);
+  for (int l = 0; l < hp.n_layer; ++l) {
+    LayerGeom& g = hp.layer_geom[(size_t)l];
+    g.n_head_kv = (int)heads_kv[(size_t)l];
+    g.head_dim_k = head_dim_k;
+    g.head_dim_v = head_dim_v;
+    g.n_rot = n_rot;
+  }
+  hp.fit_geometry(f.path());
   hp.rope_base = (float)m.opt_float("rope.freq_base", 10000.0);
 
   const std::string scaling = m.opt_string("rope.scaling.type", "none");

@@ -2,6 +2,7 @@
 // Hyper-parameters of a decoder-only transformer, read from the GGUF metadata
 // (`<arch>.<key>`). Missing required keys are errors naming the key and the file.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,15 @@
 #include "gguf/gguf.h"
 
 namespace memra::model {
+
+// One layer's attention geometry (gemma4 and step35 vary it per layer).
+struct LayerGeom {
+  int n_head = 0;
+  int n_head_kv = 0;
+  int head_dim_k = 0;
+  int head_dim_v = 0;
+  int n_rot = 0;
+};
 
 struct HParams {
   std::string arch;
@@ -54,6 +64,14 @@ struct HParams {
   float rope_base_swa = 10000.0f;
   float rope_freq_scale_swa = 1.0f;
   bool is_swa(int layer) const { return !swa_layer.empty() && swa_layer[(size_t)layer]; }
+
+  // Per-layer attention geometry, n_layer entries (read_common_hparams fills it; arch files may
+  // change entries and then call fit_geometry). The scalars n_head ... n_rot above are the
+  // largest over the layers (scratch sizes); layer code reads geom(l).
+  std::vector<LayerGeom> layer_geom;
+  const LayerGeom& geom(int layer) const { return layer_geom[(size_t)layer]; }
+  // Checks every layer's geometry and sets the scalars to the maxima.
+  void fit_geometry(const std::string& path);
 };
 
 // Typed metadata access with `<arch>.` prefixed keys and errors naming the key and the file.
@@ -67,6 +85,8 @@ class Meta {
   double opt_float(const std::string& key, double def) const;
   bool opt_bool(const std::string& key, bool def) const;
   std::string opt_string(const std::string& key, const std::string& def) const;
+  // A per-layer integer: an array of n_layer entries, or one scalar for every layer, or def.
+  std::vector<int64_t> per_layer_int(const std::string& key, int n_layer, std::optional<int64_t> def) const;
 
  private:
   std::string full(const std::string& key) const { return arch_ + "." + key; }

@@ -12,10 +12,15 @@ using backend::View;
 
 std::string blk(int layer, const char* suffix) { return fmt::format("blk.{}.{}", layer, suffix); }
 
+AttnWidths attn_widths(const LayerGeom& g) {
+  return {(int64_t)g.n_head * g.head_dim_k, (int64_t)g.n_head_kv * g.head_dim_k, (int64_t)g.n_head_kv * g.head_dim_v,
+          (int64_t)g.n_head * g.head_dim_v};
+}
+
 AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, const AttentionOptions& o) {
-  const int64_t e = hp.n_embd, qd = (int64_t)hp.n_head * hp.head_dim_k,
-                kd = (int64_t)hp.n_head_kv * hp.head_dim_k, vd = (int64_t)hp.n_head_kv * hp.head_dim_v,
-                od = (int64_t)hp.n_head * hp.head_dim_v;
+  const LayerGeom& g = hp.geom(l);
+  const auto [qd, kd, vd, od] = attn_widths(g);
+  const int64_t e = hp.n_embd;
   AttentionWeights w;
   w.norm = &ld.get(blk(l, "attn_norm.weight"), {e});
   w.wq = &ld.get(blk(l, "attn_q.weight"), {e, qd});
@@ -34,10 +39,10 @@ AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, cons
   }
   w.bo = o.out_bias ? &ld.get(blk(l, "attn_output.bias"), {e}) : ld.find(blk(l, "attn_output.bias"), {e});
   if (o.qk_norm) {
-    w.q_norm = &ld.get(blk(l, "attn_q_norm.weight"), {hp.head_dim_k});
-    w.k_norm = &ld.get(blk(l, "attn_k_norm.weight"), {hp.head_dim_k});
+    w.q_norm = &ld.get(blk(l, "attn_q_norm.weight"), {g.head_dim_k});
+    w.k_norm = &ld.get(blk(l, "attn_k_norm.weight"), {g.head_dim_k});
   }
-  if (o.sinks) w.sinks = &ld.get(blk(l, "attn_sinks.weight"), {hp.n_head});
+  if (o.sinks) w.sinks = &ld.get(blk(l, "attn_sinks.weight"), {g.n_head});
   return w;
 }
 
@@ -88,8 +93,11 @@ backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_f
 
 AttnLayer attn_layer(const HParams& hp, int layer, const backend::Weight* freq_factors) {
   AttnLayer a;
+  a.g = hp.geom(layer);
   a.rope = rope_params(hp, freq_factors);
-  a.scale = hp.attn_scale > 0.0f ? hp.attn_scale : 1.0f / std::sqrt((float)hp.head_dim_k);
+  a.rope.head_dim = a.g.head_dim_k;
+  a.rope.n_rot = a.g.n_rot;
+  a.scale = hp.attn_scale > 0.0f ? hp.attn_scale : 1.0f / std::sqrt((float)a.g.head_dim_k);
   if (hp.is_swa(layer)) {
     a.window = hp.n_swa;
     a.rope.freq_base = hp.rope_base_swa;
@@ -132,23 +140,32 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
 bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
                        const AttentionWeights& w, const AttnLayer& al, int layer, int pos0, Scratch& s,
                        bool may_add) {
-  const backend::MatmulOut qkv[] = {{w.wq, s.q, w.bq}, {w.wk, s.k, w.bk}, {w.wv, s.v, w.bv}};
+  // This layer's widths, packed at the front of the scratch slots (ld = cols).
+  const LayerGeom& g = al.g;
+  const auto wd = attn_widths(g);
+  const auto packed = [](View v, int64_t cols) {
+    View p = v.cols_slice(0, cols);
+    p.ld = cols;
+    return p;
+  };
+  const View q = packed(s.q, wd.q), k = packed(s.k, wd.k), v = packed(s.v, wd.v), attn = packed(s.attn, wd.o);
+  const backend::MatmulOut qkv[] = {{w.wq, q, w.bq}, {w.wk, k, w.bk}, {w.wv, v, w.bv}};
   be.matmul_n(s.h, qkv);
   backend::AttnParams ap;
-  ap.n_head = hp.n_head;
-  ap.n_head_kv = hp.n_head_kv;
-  ap.head_dim_k = hp.head_dim_k;
-  ap.head_dim_v = hp.head_dim_v;
+  ap.n_head = g.n_head;
+  ap.n_head_kv = g.n_head_kv;
+  ap.head_dim_k = g.head_dim_k;
+  ap.head_dim_v = g.head_dim_v;
   ap.scale = al.scale;
   ap.window = al.window;
   ap.sinks = w.sinks;
-  be.qk_norm_rope_kv_attention(s.q, s.k, s.v, hp.n_head, hp.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, al.rope,
-                               kv, layer, ap, s.attn);
-  if (may_add && be.fuses_residual(*w.wo, s.attn, w.bo)) {
-    be.matmul_residual(*w.wo, s.attn, s.x);
+  be.qk_norm_rope_kv_attention(q, k, v, g.n_head, g.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, al.rope, kv,
+                               layer, ap, attn);
+  if (may_add && be.fuses_residual(*w.wo, attn, w.bo)) {
+    be.matmul_residual(*w.wo, attn, s.x);
     return true;
   }
-  be.matmul(*w.wo, s.attn, s.o, w.bo);
+  be.matmul(*w.wo, attn, s.o, w.bo);
   return false;
 }
 

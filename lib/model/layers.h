@@ -39,6 +39,11 @@ std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
 
 AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int layer,
                                 const AttentionOptions& o);
+// The q, k, v and attention-output widths of one layer.
+struct AttnWidths {
+  int64_t q, k, v, o;
+};
+AttnWidths attn_widths(const LayerGeom& g);
 FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer);
 // norm: the tensor suffix of the FFN's input norm (gpt-oss: "post_attention_norm.weight"). The
 // router and expert biases are loaded when present.
@@ -49,6 +54,7 @@ backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_f
 // One layer's attention: its window, scale and position encoding (sliding-window layers take the
 // *_swa RoPE settings).
 struct AttnLayer {
+  LayerGeom g;
   int window = 0;
   float scale = 1.0f;
   backend::RopeParams rope;
