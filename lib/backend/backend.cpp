@@ -62,6 +62,11 @@ void Backend::matmul_residual(const Weight& w, View, View) {
   MEMRA_FAIL("internal: matmul_residual('{}') on the {} backend, which does not fuse the residual add", w.name, name());
 }
 
+void Backend::gated_delta_net(View, View, View, const DeltaNetWeights&, const DeltaNetParams&, KvStore&, int, int,
+                              View) {
+  MEMRA_FAIL("the Gated DeltaNet (recurrent) layer has no {} path yet: run this model with run.backend = cpu", name());
+}
+
 void Backend::layer_norm(View, const Weight*, const Weight*, float, View) {
   MEMRA_FAIL("layer_norm is not implemented on the {} backend yet", name());
 }
@@ -71,6 +76,7 @@ const char* activation_name(Activation a) {
     case Activation::Silu: return "silu";
     case Activation::GeluTanh: return "gelu_tanh";
     case Activation::SwigluOai: return "swiglu_oai";
+    case Activation::Sigmoid: return "sigmoid";
   }
   return "?";
 }

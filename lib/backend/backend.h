@@ -96,7 +96,8 @@ struct AttnParams {
 
 // SwigluOai (gpt-oss's GLU, only as a GLU): with g = min(gate, 7) and u = clamp(up, -7, 7),
 // g * sigmoid(1.702 g) * (u + 1).
-enum class Activation { Silu, GeluTanh, SwigluOai };
+// Sigmoid: 1 / (1 + exp(-x)) (qwen35's attention output gate, as a GLU: sigmoid(gate) * x).
+enum class Activation { Silu, GeluTanh, SwigluOai, Sigmoid };
 const char* activation_name(Activation a);
 
 // Softmax / Sigmoid: probabilities over all experts, the top k selected (by probability plus the
@@ -126,6 +127,32 @@ struct MoeWeights {
   const Weight* gate_bias = nullptr;
   const Weight* up_bias = nullptr;
   const Weight* down_bias = nullptr;
+};
+
+// Gated DeltaNet (qwen35's linear attention), one layer over n tokens. Channels of qkv: q
+// (n_k_heads x head_k_dim), k (the same), v (n_v_heads x head_v_dim). Per token: the causal
+// depthwise convolution over the last d_conv inputs (the layer's conv state holds the previous
+// d_conv - 1), SiLU; q and k L2-normalized per head (x / max(|x|, eps)); per value head h (key
+// head h % n_k_heads) with decay exp(g), g = softplus(alpha + dt_bias) * a, and beta =
+// sigmoid(beta_logit): S = exp(g) S; S += beta (v - S k) k^T; out = S q / sqrt(head_k_dim).
+struct DeltaNetParams {
+  int n_k_heads = 0;
+  int n_v_heads = 0;
+  int head_k_dim = 0;
+  int head_v_dim = 0;
+  int d_conv = 0;
+  float eps = 1e-6f;  // the L2 norm's floor
+  int64_t channels() const { return 2LL * n_k_heads * head_k_dim + (int64_t)n_v_heads * head_v_dim; }
+  // The layer's state: the conv inputs [(d_conv - 1) x channels], then S per value head
+  // [head_v_dim x head_k_dim].
+  int64_t state_floats() const {
+    return (int64_t)(d_conv - 1) * channels() + (int64_t)n_v_heads * head_v_dim * head_k_dim;
+  }
+};
+struct DeltaNetWeights {
+  const Weight* conv = nullptr;     // [d_conv, channels]
+  const Weight* dt_bias = nullptr;  // [n_v_heads]
+  const Weight* a = nullptr;        // [n_v_heads] (negative)
 };
 
 // Routing, as a pure function both backends must reproduce: from router logits of one token,
@@ -287,6 +314,11 @@ class Backend {
   virtual void softcap(View x, float cap) = 0;
   // Routed mixture of experts: out = sum_k w_k * down_k(act(gate_k x) * up_k x).
   virtual void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) = 0;
+  // qkv [n, channels], alpha / beta [n, n_v_heads] (the raw projections) -> out
+  // [n, n_v_heads * head_v_dim]; updates the layer's recurrent state in kv (DeltaNetParams).
+  // The tokens are positions [pos0, pos0 + n); the layer's state must have consumed exactly pos0.
+  virtual void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p,
+                               KvStore& kv, int layer, int pos0, View out);
 };
 
 }  // namespace memra::backend

@@ -62,6 +62,11 @@ KvCache::KvCache(KvShape shape, KvOptions opts) : shape_(std::move(shape)), opts
               qtype_name(opts_.type_v));
   for (size_t l = 0; l < shape_.layers.size(); ++l) {
     const auto& ls = shape_.layers[l];
+    MEMRA_CHECK(ls.state_floats >= 0 && (!ls.recurrent() || ls.n_head_kv == 0),
+                "KV cache: layer {} is recurrent ({} state floats) but also asks for {} kv heads", l,
+                ls.state_floats, ls.n_head_kv);
+    state_.emplace_back((size_t)ls.state_floats, 0.0f);
+    state_pos_.push_back(0);
     auto kb = qtype_row_bytes(opts_.type_k, (uint64_t)ls.k_row());
     auto vb = qtype_row_bytes(opts_.type_v, (uint64_t)ls.v_row());
     MEMRA_CHECK(kb.has_value(),
@@ -83,7 +88,7 @@ KvCache::KvCache(KvShape shape, KvOptions opts) : shape_(std::move(shape)), opts
 
 size_t KvCache::bytes() const {
   size_t b = 0;
-  for (size_t l = 0; l < k_.size(); ++l) b += k_[l].size() + v_[l].size();
+  for (size_t l = 0; l < k_.size(); ++l) b += k_[l].size() + v_[l].size() + state_[l].size() * sizeof(float);
   return b;
 }
 
@@ -95,6 +100,7 @@ void KvCache::write(int layer, int pos0, int n, const float* k, int64_t ld_k, co
               "KV cache full: writing positions [{}, {}) exceeds context n_ctx={}", pos0, pos0 + n,
               opts_.n_ctx);
   const auto& ls = shape_.layers[(size_t)layer];
+  MEMRA_CHECK(!ls.recurrent(), "KV cache: layer {} is recurrent and holds no K/V rows", layer);
   for (int i = 0; i < n; ++i) {
     encode_row(opts_.type_k, k + i * ld_k, k_[(size_t)layer].data() + (size_t)(pos0 + i) * k_row_bytes_[(size_t)layer], ls.k_row());
     encode_row(opts_.type_v, v + i * ld_v, v_[(size_t)layer].data() + (size_t)(pos0 + i) * v_row_bytes_[(size_t)layer], ls.v_row());
@@ -132,7 +138,39 @@ const float* KvCache::v_f32(int layer) const {
 
 void KvCache::truncate(int n) {
   MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
-  n_written_ = std::min(n_written_, n);
+  if (n >= n_written_) return;
+  if (has_state()) {
+    MEMRA_CHECK(n == 0, "KV cache: cannot roll a recurrent layer's state back from position {} to {} (only a "
+                "reset to 0 is possible)", n_written_, n);
+    for (auto& st : state_) std::fill(st.begin(), st.end(), 0.0f);
+    std::fill(state_pos_.begin(), state_pos_.end(), 0);
+  }
+  n_written_ = n;
+}
+
+float* KvCache::state(int layer) {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer() && shape_.layers[(size_t)layer].recurrent(),
+              "KV cache: layer {} has no recurrent state", layer);
+  return state_[(size_t)layer].data();
+}
+
+int KvCache::state_pos(int layer) const {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer(), "KV cache: layer {} out of range [0, {})", layer, n_layer());
+  return state_pos_[(size_t)layer];
+}
+
+void KvCache::advance(int layer, int n_end) {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer(), "KV cache: layer {} out of range [0, {})", layer, n_layer());
+  MEMRA_CHECK(n_end >= state_pos_[(size_t)layer] && n_end <= opts_.n_ctx,
+              "KV cache full: position {} exceeds context n_ctx={}", n_end, opts_.n_ctx);
+  state_pos_[(size_t)layer] = n_end;
+  n_written_ = std::max(n_written_, n_end);
+}
+
+bool KvCache::has_state() const {
+  for (const auto& ls : shape_.layers)
+    if (ls.recurrent()) return true;
+  return false;
 }
 
 }  // namespace memra::kv

@@ -23,6 +23,10 @@ struct KvLayerShape {
   int n_head_kv = 0;
   int head_dim_k = 0;
   int head_dim_v = 0;
+  // A recurrent layer (qwen35's Gated DeltaNet): no K/V rows (n_head_kv 0) and this many f32 of
+  // state carried from token to token (zeros at the start).
+  int64_t state_floats = 0;
+  bool recurrent() const { return state_floats > 0; }
   int64_t k_row() const { return (int64_t)n_head_kv * head_dim_k; }
   int64_t v_row() const { return (int64_t)n_head_kv * head_dim_v; }
 };
@@ -59,14 +63,24 @@ class KvCache {
   // Direct f32 rows when the type is F32 (no copy needed), else nullptr.
   const float* k_f32(int layer) const;
   const float* v_f32(int layer) const;
-  // Forget everything at positions >= n (speculative rollback; n = 0 clears).
+  // Forget everything at positions >= n (speculative rollback; n = 0 clears). A cache with
+  // recurrent layers can only be cleared (n = 0) or kept (n >= n_written()): their state has no
+  // history to roll back to, and asking for it is an error.
   void truncate(int n);
+  // A recurrent layer's state (KvLayerShape::state_floats floats) and the number of tokens it has
+  // consumed; the layer's op updates it and then calls advance(layer, pos0 + n).
+  float* state(int layer);
+  int state_pos(int layer) const;
+  void advance(int layer, int n_end);
+  bool has_state() const;
   int n_written() const { return n_written_; }
 
  private:
   KvShape shape_;
   KvOptions opts_;
   std::vector<std::vector<uint8_t>> k_, v_;  // per layer: n_ctx rows
+  std::vector<std::vector<float>> state_;    // per layer: state_floats (recurrent layers)
+  std::vector<int> state_pos_;               // per layer: tokens the state has consumed
   std::vector<uint64_t> k_row_bytes_, v_row_bytes_;
   int n_written_ = 0;
 };

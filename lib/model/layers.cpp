@@ -46,11 +46,11 @@ AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, cons
   return w;
 }
 
-FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int l) {
+FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int l, const char* norm) {
   MEMRA_CHECK(hp.n_ff > 0, "model '{}' ({}): missing metadata key '{}.feed_forward_length'",
               ld.file().path(), hp.arch, hp.arch);
   FfnWeights w;
-  w.norm = &ld.get(blk(l, "ffn_norm.weight"), {hp.n_embd});
+  w.norm = &ld.get(blk(l, norm), {hp.n_embd});
   w.gate = &ld.get(blk(l, "ffn_gate.weight"), {hp.n_embd, hp.n_ff});
   w.up = &ld.get(blk(l, "ffn_up.weight"), {hp.n_embd, hp.n_ff});
   w.down = &ld.get(blk(l, "ffn_down.weight"), {hp.n_ff, hp.n_embd});

@@ -44,7 +44,7 @@ struct AttnWidths {
   int64_t q, k, v, o;
 };
 AttnWidths attn_widths(const LayerGeom& g);
-FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer);
+FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer, const char* norm = "ffn_norm.weight");
 // norm: the tensor suffix of the FFN's input norm (gpt-oss: "post_attention_norm.weight"). The
 // router and expert biases are loaded when present.
 MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer, const char* norm = "ffn_norm.weight");

@@ -20,6 +20,10 @@ class WeightLoader {
   const backend::Weight& get(const std::string& name, std::vector<int64_t> ne);
   // Optional tensor: nullptr when absent; a present tensor of the wrong shape is still an error.
   const backend::Weight* find(const std::string& name, std::vector<int64_t> ne);
+  // Required tensor whose rows (ne[0] elements each) are uploaded in the order rows[i] = source
+  // row of uploaded row i (a host copy; the values of each row are unchanged).
+  const backend::Weight& get_rows_permuted(const std::string& name, std::vector<int64_t> ne,
+                                           const std::vector<int64_t>& rows);
   bool has(const std::string& name) const { return file_->find_tensor(name) != nullptr; }
   const gguf::File& file() const { return *file_; }
 

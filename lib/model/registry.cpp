@@ -16,6 +16,7 @@ std::unique_ptr<Model> make_gpt_oss(std::shared_ptr<const gguf::File>, backend::
 std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_qwen35(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3moe(std::shared_ptr<const gguf::File>, backend::Backend&);
 
 namespace {
@@ -26,6 +27,7 @@ const std::map<std::string, ModelFactory>& registry() {
       {"llama", make_llama},
       {"qwen2", make_qwen2},
       {"qwen3", make_qwen3},
+      {"qwen35", make_qwen35},
       {"qwen3moe", make_qwen3moe},
   };
   return r;

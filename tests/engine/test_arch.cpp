@@ -15,13 +15,23 @@ constexpr double kF32MarginTol = 1e-3;
 // repacked Q4_K/Q8_0 layouts with another summation order, and q8 activation rounding amplifies
 // those differences (see test_stories.cpp); measured logit differences are a few 1e-3 to 1e-2.
 constexpr double kQuantMarginTol = 0.05;
+// qwen35's quantized variants, greedy steps only: a Gated DeltaNet layer integrates a perturbation
+// (one q8 activation rounding that lands on the other side of a boundary) into its recurrent state
+// for all later tokens, so the one-token decode steps drift further from llama.cpp than attention-
+// only models do. Measured on qwen35-q4_k_m seq8 with the reference tokens fed back: the prompt's
+// logits within 4e-7 of llama.cpp's, the decode steps' top logit within 0.004 through step 9 and
+// up to 0.14 from step 10 (position 17) on, while the f32 variant's decode steps match to 1e-5 and
+// our one-token decode equals our batched prefill of the same tokens; so greedy steps are compared
+// where llama.cpp's margin exceeds 0.2.
+constexpr double kRecurrentQuantGreedyTol = 0.2;
 
 struct Figures {
   double worst_rel = 0;
-  int positions = 0, checked = 0, agree = 0, greedy_same = 0, greedy_upto = 0;
+  int positions = 0, checked = 0, agree = 0, greedy_same = 0, greedy_upto = 0, tf_checked = 0, tf_agree = 0;
 };
 
-Figures run_record(const nlohmann::json& rec, bool quantized, backend::GeluNumerics gelu, double f32_tol) {
+Figures run_record(const nlohmann::json& rec, bool quantized, backend::GeluNumerics gelu, double f32_tol,
+                   double quant_greedy_tol) {
   Figures f;
   const std::string path = testref::shared_dir() + "/models/synth/" + rec["model_file"].get<std::string>();
   auto rig = testref::make_rig(path, quantized, QType::F32, 256, 2, gelu);
@@ -52,7 +62,7 @@ Figures run_record(const nlohmann::json& rec, bool quantized, backend::GeluNumer
   // Greedy continuation: one token per decode, compared up to the first small-margin step.
   const auto ref_greedy = rec["greedy_tokens"].get<std::vector<int32_t>>();
   const auto margins = rec["greedy_margin"].get<std::vector<double>>();
-  const double tol = quantized ? kQuantMarginTol : kF32MarginTol;
+  const double tol = quantized ? quant_greedy_tol : kF32MarginTol;
   f.greedy_upto = (int)ref_greedy.size();
   for (size_t i = 0; i < margins.size(); ++i)
     if (margins[i] < tol) {
@@ -69,11 +79,26 @@ Figures run_record(const nlohmann::json& rec, bool quantized, backend::GeluNumer
     ++f.greedy_same;
   EXPECT_GE(f.greedy_same, f.greedy_upto)
       << rec["model_file"] << " " << rec["seq_name"] << ": greedy differs at step " << f.greedy_same;
+  // Teacher-forced: llama.cpp's tokens fed back; every step whose recorded margin exceeds the
+  // tolerance must pick llama.cpp's token (also past a step the free-running check stops at).
+  auto tf = testref::make_rig(path, quantized, QType::F32, 256, 2, gelu);
+  last = tf.session->prefill(tokens, false);
+  for (size_t i = 0; i < ref_greedy.size(); ++i) {
+    if (margins[i] > tol) {
+      ++f.tf_checked;
+      const int32_t a = testref::argmax(last.data(), nv);
+      f.tf_agree += a == ref_greedy[i];
+      EXPECT_EQ(a, ref_greedy[i]) << rec["model_file"] << " " << rec["seq_name"] << ": teacher-forced step " << i
+                                  << " (llama.cpp margin " << margins[i] << ")";
+    }
+    if (i + 1 < ref_greedy.size()) last = tf.session->decode(ref_greedy[i]);
+  }
   return f;
 }
 
 void check_arch(const std::string& arch, const std::string& variant,
-                backend::GeluNumerics gelu = backend::GeluNumerics::GgmlF16Table, double f32_tol = 1e-4) {
+                backend::GeluNumerics gelu = backend::GeluNumerics::GgmlF16Table, double f32_tol = 1e-4,
+                double quant_greedy_tol = kQuantMarginTol) {
   MEMRA_REQUIRE_SHARED();
   auto rows = testref::read_jsonl(testref::shared_dir() + "/reference/arch/" + arch + ".jsonl");
   int n = 0;
@@ -81,17 +106,17 @@ void check_arch(const std::string& arch, const std::string& variant,
     if (rec["variant"] != variant) continue;
     ++n;
     const bool quantized = variant != "f32";
-    Figures f = run_record(rec, quantized, gelu, f32_tol);
+    Figures f = run_record(rec, quantized, gelu, f32_tol, quant_greedy_tol);
     if (quantized)
       fmt::print("{} {} {}: worst max|diff|/max|ref| {:.3e}; argmax agrees at {}/{} positions with "
-                 "margin > {} ({} positions); greedy {} equal, compared up to step {}\n",
+                 "margin > {} ({} positions); greedy {} equal, compared up to step {}; teacher-forced {}/{}\n",
                  arch, variant, rec["seq_name"].get<std::string>(), f.worst_rel, f.agree, f.checked,
-                 kQuantMarginTol, f.positions, f.greedy_same, f.greedy_upto);
+                 kQuantMarginTol, f.positions, f.greedy_same, f.greedy_upto, f.tf_agree, f.tf_checked);
     else
       fmt::print("{} {} {}: worst max|diff|/max|ref| over {} positions {:.3e} (tol {:.0e}); greedy {} "
-                 "equal, compared up to step {}\n",
+                 "equal, compared up to step {}; teacher-forced {}/{}\n",
                  arch, variant, rec["seq_name"].get<std::string>(), f.positions, f.worst_rel, f32_tol,
-                 f.greedy_same, f.greedy_upto);
+                 f.greedy_same, f.greedy_upto, f.tf_agree, f.tf_checked);
   }
   EXPECT_GT(n, 0) << "no " << variant << " records in " << arch << ".jsonl";
 }
@@ -109,6 +134,13 @@ TEST(ArchQwen3, F32) { check_arch("qwen3", "f32"); }
 TEST(ArchQwen3, Q8_0) { check_arch("qwen3", "q8_0"); }
 TEST(ArchQwen3, Q4_K_M) { check_arch("qwen3", "q4_k_m"); }
 TEST(ArchGptOss, F32) { check_arch("gpt-oss", "f32"); }
+TEST(ArchQwen35, F32) { check_arch("qwen35", "f32"); }
+TEST(ArchQwen35, Q8_0) {
+  check_arch("qwen35", "q8_0", backend::GeluNumerics::GgmlF16Table, 1e-4, kRecurrentQuantGreedyTol);
+}
+TEST(ArchQwen35, Q4_K_M) {
+  check_arch("qwen35", "q4_k_m", backend::GeluNumerics::GgmlF16Table, 1e-4, kRecurrentQuantGreedyTol);
+}
 TEST(ArchQwen3Moe, F32) { check_arch("qwen3moe", "f32"); }
 TEST(ArchQwen3Moe, Q8_0) { check_arch("qwen3moe", "q8_0"); }
 TEST(ArchQwen3Moe, Q4_K_M) { check_arch("qwen3moe", "q4_k_m"); }

@@ -44,6 +44,7 @@ inline float gelu_tanh_f16(float x) {
 }
 inline float apply_act(Activation a, bool f16_gelu, float x) {
   if (a == Activation::Silu) return silu(x);
+  if (a == Activation::Sigmoid) return 1.0f / (1.0f + std::exp(-x));
   return f16_gelu ? gelu_tanh_f16(x) : gelu_tanh(x);
 }
 // gpt-oss's GLU (alpha 1.702, limit 7): the gate clamped from above, the up from both sides.

@@ -67,6 +67,8 @@ class CpuBackend final : public Backend {
   void scale(View x, float s) override;
   void softcap(View x, float cap) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
+  void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
+                       int layer, int pos0, View out) override;
 
   ThreadPool& pool() { return pool_; }
 
