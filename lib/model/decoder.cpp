@@ -1,10 +1,31 @@
 #include "model/decoder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 
 namespace memra::model {
+
+namespace {
+
+// The value of a one-element F32 tensor, read on the host from the file; nullopt when absent.
+std::optional<float> scalar_tensor(const gguf::File& f, const std::string& arch, const std::string& name) {
+  const auto* t = f.find_tensor(name);
+  if (!t) return std::nullopt;
+  MEMRA_CHECK(t->type == QType::F32 && t->ne.size() == 1 && t->ne[0] == 1,
+              "model '{}' ({}): tensor '{}' must be F32 [1], got {} [{}]", f.path(), arch, name,
+              qtype_name(t->type), fmt::join(t->ne, ", "));
+  float v;
+  std::memcpy(&v, f.tensor_data(*t), sizeof v);
+  return v;
+}
+
+}  // namespace
 
 DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Backend& be, HParams hp,
                            DecoderSpec spec)
@@ -16,7 +37,11 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
   // No output.weight: the output matrix is tied to the embedding.
   output_ = ld.find("output.weight", {hp_.n_embd, hp_.n_vocab});
   if (!output_) output_ = tok_embd_;
-  rope_freqs_ = ld.find("rope_freqs.weight", {hp_.n_rot / 2});
+  // Sized by the largest rotary width of the layers it applies to.
+  int ff_rot = 0;
+  for (int l = 0; l < hp_.n_layer; ++l)
+    if (!spec_.rope_freqs_full_only || !hp_.is_swa(l)) ff_rot = std::max(ff_rot, hp_.geom(l).n_rot);
+  rope_freqs_ = ld.find("rope_freqs.weight", {ff_rot / 2});
   for (int l = 0; l < hp_.n_layer; ++l) {
     Layer L;
     L.attn = load_attention(ld, hp_, l, spec_.attn);
@@ -28,7 +53,8 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
       L.post_attn_norm = &ld.get(blk(l, "post_attention_norm.weight"), {hp_.n_embd});
       L.post_ffn_norm = &ld.get(blk(l, "post_ffw_norm.weight"), {hp_.n_embd});
     }
-    L.al = attn_layer(hp_, l, rope_freqs_);
+    L.al = attn_layer(hp_, l, spec_.rope_freqs_full_only && hp_.is_swa(l) ? nullptr : rope_freqs_);
+    if (spec_.layer_out_scale) L.out_scale = scalar_tensor(ld.file(), hp_.arch, blk(l, "layer_output_scale.weight"));
     layers_.push_back(L);
   }
   moe_ = moe_params(hp_);
@@ -88,6 +114,11 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
       d_added = ffn_forward(be, L.ffn, spec_.act, s, may_add);
     }
     d = d_added ? s.d : post(s.d, L.post_ffn_norm);
+    if (L.out_scale) {  // the stream complete, then scaled; the next norm reads it alone
+      if (!d_added) be.add(s.x, d);
+      be.scale(s.x, *L.out_scale);
+      d_added = true;
+    }
   }
   norm(d_added, d, out_norm_);
   be.matmul(*output_, s.h.rows_slice(n - n_out, n_out), logits, nullptr);

@@ -4,6 +4,7 @@
 //   logits = output(norm(x)).
 // Architecture files fill a DecoderSpec (which pieces, which RoPE layout) and the HParams.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "model/layers.h"
@@ -22,6 +23,12 @@ struct DecoderSpec {
   bool embd_scale = false;
   // The MoE FFN's input norm tensor (per layer; gpt-oss names it post_attention_norm).
   const char* moe_norm = "ffn_norm.weight";
+  // rope_freqs.weight (per-pair frequency divisors) on the full-attention layers only (gemma4's
+  // proportional RoPE); else on every layer.
+  bool rope_freqs_full_only = false;
+  // Per-layer output scale (gemma4): where blk.<l>.layer_output_scale.weight (F32 [1]) exists,
+  // the stream after layer l (both residual adds done) is multiplied by it.
+  bool layer_out_scale = false;
 };
 
 class DecoderModel final : public Model {
@@ -40,6 +47,7 @@ class DecoderModel final : public Model {
     MoeLayerWeights moe;
     const backend::Weight *post_attn_norm = nullptr, *post_ffn_norm = nullptr;
     AttnLayer al;
+    std::optional<float> out_scale;  // DecoderSpec::layer_out_scale
   };
   DecoderSpec spec_;
   WeightLoader loader_;

@@ -25,24 +25,30 @@ AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, cons
   w.norm = &ld.get(blk(l, "attn_norm.weight"), {e});
   w.wq = &ld.get(blk(l, "attn_q.weight"), {e, qd});
   w.wk = &ld.get(blk(l, "attn_k.weight"), {e, kd});
-  w.wv = &ld.get(blk(l, "attn_v.weight"), {e, vd});
+  const bool v_is_k = o.v_optional && !ld.has(blk(l, "attn_v.weight"));
+  if (v_is_k)
+    MEMRA_CHECK(g.head_dim_k == g.head_dim_v, "model '{}' ({}): layer {} has no '{}', so V = K, but head_dim_k {} != "
+                "head_dim_v {}", ld.file().path(), hp.arch, l, blk(l, "attn_v.weight"), g.head_dim_k, g.head_dim_v);
+  w.wv = v_is_k ? w.wk : &ld.get(blk(l, "attn_v.weight"), {e, vd});
   w.wo = &ld.get(blk(l, "attn_output.weight"), {od, e});
   if (o.qkv_bias) {
     w.bq = &ld.get(blk(l, "attn_q.bias"), {qd});
     w.bk = &ld.get(blk(l, "attn_k.bias"), {kd});
-    w.bv = &ld.get(blk(l, "attn_v.bias"), {vd});
+    if (!v_is_k) w.bv = &ld.get(blk(l, "attn_v.bias"), {vd});
   } else {
     // llama-family files may still carry biases (some conversions do); use them when present.
     w.bq = ld.find(blk(l, "attn_q.bias"), {qd});
     w.bk = ld.find(blk(l, "attn_k.bias"), {kd});
-    w.bv = ld.find(blk(l, "attn_v.bias"), {vd});
+    if (!v_is_k) w.bv = ld.find(blk(l, "attn_v.bias"), {vd});
   }
+  if (v_is_k) w.bv = w.bk;  // V is the whole K projection
   w.bo = o.out_bias ? &ld.get(blk(l, "attn_output.bias"), {e}) : ld.find(blk(l, "attn_output.bias"), {e});
   if (o.qk_norm) {
     w.q_norm = &ld.get(blk(l, "attn_q_norm.weight"), {g.head_dim_k});
     w.k_norm = &ld.get(blk(l, "attn_k_norm.weight"), {g.head_dim_k});
   }
   if (o.sinks) w.sinks = &ld.get(blk(l, "attn_sinks.weight"), {g.n_head});
+  w.v_norm = o.v_norm;
   return w;
 }
 
@@ -150,7 +156,8 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   };
   const View q = packed(s.q, wd.q), k = packed(s.k, wd.k), v = packed(s.v, wd.v), attn = packed(s.attn, wd.o);
   const backend::MatmulOut qkv[] = {{w.wq, q, w.bq}, {w.wk, k, w.bk}, {w.wv, v, w.bv}};
-  be.matmul_n(s.h, qkv);
+  be.matmul_n(s.h, qkv);  // V = K: the same product twice (the same bits)
+  if (w.v_norm) be.head_rms_norm(v, g.n_head_kv, g.head_dim_v, nullptr, hp.rms_eps);
   backend::AttnParams ap;
   ap.n_head = g.n_head;
   ap.n_head_kv = g.n_head_kv;

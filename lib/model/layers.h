@@ -15,6 +15,10 @@ struct AttentionOptions {
   bool out_bias = false;
   bool qk_norm = false;
   bool sinks = false;  // attn_sinks.weight [n_head] (gpt-oss)
+  // attn_v.weight optional: where a layer has none, V is its K projection (before the K norm;
+  // needs head_dim_k == head_dim_v) (gemma4).
+  bool v_optional = false;
+  bool v_norm = false;  // V RMS-normed per head without a weight before the cache (gemma4)
 };
 
 struct AttentionWeights {
@@ -23,6 +27,7 @@ struct AttentionWeights {
   const backend::Weight *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
   const backend::Weight *q_norm = nullptr, *k_norm = nullptr;
   const backend::Weight* sinks = nullptr;
+  bool v_norm = false;  // AttentionOptions::v_norm
 };
 
 struct FfnWeights {

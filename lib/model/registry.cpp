@@ -12,6 +12,7 @@ namespace memra::model {
 // One line per architecture. An explicit table rather than static self-registration: the
 // modules are static libraries, and the linker would drop an object nothing references.
 std::unique_ptr<Model> make_gemma3(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_gemma4(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_gpt_oss(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
@@ -23,6 +24,7 @@ namespace {
 const std::map<std::string, ModelFactory>& registry() {
   static const std::map<std::string, ModelFactory> r = {
       {"gemma3", make_gemma3},
+      {"gemma4", make_gemma4},
       {"gpt-oss", make_gpt_oss},
       {"llama", make_llama},
       {"qwen2", make_qwen2},

@@ -130,6 +130,7 @@ TEST(ArchGemma3, F32) { check_arch("gemma3", "f32"); }
 // argument and of the result per FFN element (2 x 2^-11 relative); through the two layers that
 // reached 3.4e-4 of max|logit| on the visible records, so the bound is 1e-3.
 TEST(ArchGemma3, F32ExactGelu) { check_arch("gemma3", "f32", backend::GeluNumerics::Exact, 1e-3); }
+TEST(ArchGemma4, F32) { check_arch("gemma4", "f32"); }
 TEST(ArchQwen3, F32) { check_arch("qwen3", "f32"); }
 TEST(ArchQwen3, Q8_0) { check_arch("qwen3", "q8_0"); }
 TEST(ArchQwen3, Q4_K_M) { check_arch("qwen3", "q4_k_m"); }
