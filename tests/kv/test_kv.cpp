@@ -120,5 +120,35 @@ TEST(KvCache, TruncateForgetsLaterPositions) {
   EXPECT_THROW(c.truncate(-1), Error);
 }
 
+// A recurrent layer (no K/V rows, a state): zero at the start, counted per layer, kept by a
+// truncate that forgets nothing, cleared by truncate(0), and a rollback to a middle position is
+// an error (the state has no history).
+TEST(KvCache, RecurrentStateCountsAndRefusesRollback) {
+  KvShape s;
+  s.layers = {{2, 32, 32}, {0, 0, 0, 10}};
+  KvCache c(s, {16, QType::F32, QType::F32});
+  EXPECT_TRUE(c.has_state());
+  float* st = c.state(1);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(st[i], 0.0f);
+  EXPECT_THROW(c.state(0), Error);
+  auto k = randv(4 * 64, 1), v = randv(4 * 64, 2);
+  EXPECT_THROW(c.write(1, 0, 1, k.data(), 64, v.data(), 64), Error);
+  c.write(0, 0, 4, k.data(), 64, v.data(), 64);
+  st[3] = 1.5f;
+  c.advance(1, 4);
+  EXPECT_EQ(c.state_pos(1), 4);
+  EXPECT_EQ(c.n_written(), 4);
+  c.truncate(4);  // nothing to forget
+  EXPECT_EQ(c.state(1)[3], 1.5f);
+  EXPECT_THROW(c.truncate(2), Error);
+  c.truncate(0);
+  EXPECT_EQ(c.state(1)[3], 0.0f);
+  EXPECT_EQ(c.state_pos(1), 0);
+  EXPECT_EQ(c.n_written(), 0);
+  KvShape bad;
+  bad.layers = {{2, 32, 32, 10}};
+  EXPECT_THROW(KvCache(bad, {16, QType::F32, QType::F32}), Error);
+}
+
 }  // namespace
 }  // namespace memra::kv
