@@ -13,7 +13,7 @@ namespace memra::model {
 
 struct DecoderSpec {
   AttentionOptions attn;
-  bool moe = false;  // every layer a routed MoE FFN (else dense gated FFN)
+  bool moe = false;  // routed MoE FFN layers (from layer n_dense_lead on; else dense gated FFN)
   backend::Activation act = backend::Activation::Silu;
   // Sandwich norms (gemma): each sublayer's output is RMS-normed (post_attention_norm,
   // post_ffw_norm) before it is added to the stream.
@@ -22,6 +22,12 @@ struct DecoderSpec {
   bool embd_scale = false;
   // The MoE FFN's input norm tensor (per layer; gpt-oss names it post_attention_norm).
   const char* moe_norm = "ffn_norm.weight";
+  // MoE models: the first n_dense_lead layers have a dense gated FFN (step35).
+  int n_dense_lead = 0;
+  // MoE layers add an always-on shared expert (ffn_*_shexp) to the routed experts (step35).
+  bool shared_expert = false;
+  // false: sliding-window layers rotate without rope_freqs.weight (step35).
+  bool swa_rope_freqs = true;
 };
 
 class DecoderModel final : public Model {
@@ -40,6 +46,7 @@ class DecoderModel final : public Model {
     MoeLayerWeights moe;
     const backend::Weight *post_attn_norm = nullptr, *post_ffn_norm = nullptr;
     AttnLayer al;
+    bool is_moe = false;
   };
   DecoderSpec spec_;
   WeightLoader loader_;

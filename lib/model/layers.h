@@ -15,6 +15,9 @@ struct AttentionOptions {
   bool out_bias = false;
   bool qk_norm = false;
   bool sinks = false;  // attn_sinks.weight [n_head] (gpt-oss)
+  // attn_gate.weight [n_embd, n_head] (step35): each head's attention output times
+  // sigmoid(h * gate^T) of its head, h the attention's normed input, before the output projection.
+  bool head_gate = false;
 };
 
 struct AttentionWeights {
@@ -23,6 +26,7 @@ struct AttentionWeights {
   const backend::Weight *bq = nullptr, *bk = nullptr, *bv = nullptr, *bo = nullptr;
   const backend::Weight *q_norm = nullptr, *k_norm = nullptr;
   const backend::Weight* sinks = nullptr;
+  const backend::Weight* gate = nullptr;
 };
 
 struct FfnWeights {
@@ -33,6 +37,10 @@ struct FfnWeights {
 struct MoeLayerWeights {
   const backend::Weight* norm = nullptr;
   backend::MoeWeights w;
+  // exp_probs_b.bias [n_expert] when present: added to the router probabilities for the selection.
+  const backend::Weight* selection_bias = nullptr;
+  // An always-on shared expert (gate null: none), its output added to the routed experts' sum.
+  FfnWeights shared;
 };
 
 std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
@@ -48,6 +56,8 @@ FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer);
 // norm: the tensor suffix of the FFN's input norm (gpt-oss: "post_attention_norm.weight"). The
 // router and expert biases are loaded when present.
 MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer, const char* norm = "ffn_norm.weight");
+// ffn_{gate,up,down}_shexp.weight of width hp.n_ff_shexp (norm left null: the MoE input is normed).
+FfnWeights load_shared_expert(WeightLoader& ld, const HParams& hp, int layer);
 
 backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_factors);
 
@@ -79,7 +89,8 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
 // s.h -> s.d: down(act(gate h) * up h); or added to s.x in place as above (returns true).
 bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s,
                  bool may_add = true);
-// s.h -> s.d: routed experts.
+// s.h -> s.d: routed experts, plus the shared expert where w.shared is set (its down projection
+// goes through s.o, which the caller has consumed by then).
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);
 

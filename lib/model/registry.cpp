@@ -17,6 +17,7 @@ std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Ba
 std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3moe(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_step35(std::shared_ptr<const gguf::File>, backend::Backend&);
 
 namespace {
 const std::map<std::string, ModelFactory>& registry() {
@@ -27,6 +28,7 @@ const std::map<std::string, ModelFactory>& registry() {
       {"qwen2", make_qwen2},
       {"qwen3", make_qwen3},
       {"qwen3moe", make_qwen3moe},
+      {"step35", make_step35},
   };
   return r;
 }

@@ -226,6 +226,25 @@ TEST(Activation, SwiGluGegluSoftcap) {
   }
 }
 
+TEST(Activation, SigmoidHeadGateScalesEachHead) {
+  auto be = make_cpu_backend({1, false});
+  const int rows = 3, n_head = 4, hd = 5;
+  auto x = randv((size_t)(rows * n_head * hd), 11), gate = randv((size_t)(rows * n_head), 12, 2.0f);
+  const auto x0 = x;
+  be->sigmoid_head_gate(view(x, rows, n_head * hd), n_head, hd, view(gate, rows, n_head));
+  for (int r = 0; r < rows; ++r)
+    for (int h = 0; h < n_head; ++h) {
+      const double s = 1 / (1 + std::exp(-(double)gate[(size_t)(r * n_head + h)]));
+      for (int i = 0; i < hd; ++i) {
+        const size_t k = (size_t)((r * n_head + h) * hd + i);
+        EXPECT_NEAR(x[k], x0[k] * s, 1e-6 * (1 + std::abs(x0[k])));
+      }
+    }
+  // The gate must be [rows, n_head].
+  EXPECT_THROW(be->sigmoid_head_gate(view(x, rows, n_head * hd), n_head, hd, view(gate, rows, n_head - 1)),
+               Error);
+}
+
 // ---------------------------------------------------------------- MoE FFN
 TEST(MoeFfn, MatchesRoutedSumOfExperts) {
   auto be = make_cpu_backend({2, false});
