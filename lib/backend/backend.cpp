@@ -127,6 +127,9 @@ void moe_route(const float* logits, const MoeParams& p, int32_t* ids, float* wei
     ids[k] = order[(size_t)k];
     sum += prob[(size_t)order[(size_t)k]];
   }
+  // The renormalizing sum is kept >= the smallest normal f16 (llama.cpp's guard against a zero
+  // sum; softmax top-k sums never come near it).
+  sum = std::max(sum, 6.103515625e-5);
   for (int k = 0; k < p.n_expert_used; ++k) {
     double w = prob[(size_t)ids[k]];
     if (p.norm_topk) w /= sum;

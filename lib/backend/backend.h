@@ -101,7 +101,8 @@ enum class Activation { Silu, GeluTanh, SwigluOai, Sigmoid };
 const char* activation_name(Activation a);
 
 // Softmax / Sigmoid: probabilities over all experts, the top k selected (by probability plus the
-// selection bias), their weights those probabilities (renormalized when norm_topk).
+// selection bias), their weights those probabilities (renormalized when norm_topk, by their sum
+// clamped to >= 2^-14).
 // SoftmaxWeight (gpt-oss): the top k selected by logit, their weights the softmax of those k
 // logits.
 enum class MoeGating { Softmax, Sigmoid, SoftmaxWeight };
@@ -312,6 +313,9 @@ class Backend {
   virtual void scale(View x, float s) = 0;
   // x = cap * tanh(x / cap).
   virtual void softcap(View x, float cap) = 0;
+  // In place, a head-wise gate (step35's attention gate): x viewed as [rows, n_head, head_dim],
+  // head h of row r multiplied by sigmoid(gate[r, h]); gate is [rows, n_head].
+  virtual void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) = 0;
   // Routed mixture of experts: out = sum_k w_k * down_k(act(gate_k x) * up_k x).
   virtual void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) = 0;
   // qkv [n, channels], alpha / beta [n, n_v_heads] (the raw projections) -> out

@@ -45,10 +45,13 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
   for (int l = 0; l < hp_.n_layer; ++l) {
     Layer L;
     L.attn = load_attention(ld, hp_, l, spec_.attn);
-    if (spec_.moe)
+    L.is_moe = spec_.moe && l >= spec_.n_dense_lead;
+    if (L.is_moe) {
       L.moe = load_moe(ld, hp_, l, spec_.moe_norm);
-    else
+      if (spec_.shared_expert) L.moe.shared = load_shared_expert(ld, hp_, l);
+    } else {
       L.ffn = load_ffn(ld, hp_, l);
+    }
     if (spec_.post_norms) {
       L.post_attn_norm = &ld.get(blk(l, "post_attention_norm.weight"), {hp_.n_embd});
       L.post_ffn_norm = &ld.get(blk(l, "post_ffw_norm.weight"), {hp_.n_embd});
@@ -106,8 +109,8 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
     const Layer& L = layers_[(size_t)l];
     norm(d_added, d, L.attn.norm);
     const bool o_added = attention_forward(be, kv, hp_, L.attn, L.al, l, pos0, s, may_add);
-    norm(o_added, o_added ? s.o : post(s.o, L.post_attn_norm), spec_.moe ? L.moe.norm : L.ffn.norm);
-    if (spec_.moe) {
+    norm(o_added, o_added ? s.o : post(s.o, L.post_attn_norm), L.is_moe ? L.moe.norm : L.ffn.norm);
+    if (L.is_moe) {
       moe_forward(be, L.moe, moe_, s);
       d_added = false;
     } else {

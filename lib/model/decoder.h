@@ -14,7 +14,7 @@ namespace memra::model {
 
 struct DecoderSpec {
   AttentionOptions attn;
-  bool moe = false;  // every layer a routed MoE FFN (else dense gated FFN)
+  bool moe = false;  // routed MoE FFN layers (from layer n_dense_lead on; else dense gated FFN)
   backend::Activation act = backend::Activation::Silu;
   // Sandwich norms (gemma): each sublayer's output is RMS-normed (post_attention_norm,
   // post_ffw_norm) before it is added to the stream.
@@ -29,6 +29,10 @@ struct DecoderSpec {
   // Per-layer output scale (gemma4): where blk.<l>.layer_output_scale.weight (F32 [1]) exists,
   // the stream after layer l (both residual adds done) is multiplied by it.
   bool layer_out_scale = false;
+  // MoE models: the first n_dense_lead layers have a dense gated FFN (step35).
+  int n_dense_lead = 0;
+  // MoE layers add an always-on shared expert (ffn_*_shexp) to the routed experts (step35).
+  bool shared_expert = false;
 };
 
 class DecoderModel final : public Model {
@@ -48,6 +52,7 @@ class DecoderModel final : public Model {
     const backend::Weight *post_attn_norm = nullptr, *post_ffn_norm = nullptr;
     AttnLayer al;
     std::optional<float> out_scale;  // DecoderSpec::layer_out_scale
+    bool is_moe = false;
   };
   DecoderSpec spec_;
   WeightLoader loader_;

@@ -138,6 +138,7 @@ HParams read_common_hparams(const gguf::File& f, const std::string& arch) {
   hp.n_expert = (int)m.opt_int("expert_count", 0);
   hp.n_expert_used = (int)m.opt_int("expert_used_count", 0);
   hp.n_ff_exp = (int)m.opt_int("expert_feed_forward_length", 0);
+  hp.n_ff_shexp = (int)m.opt_int("expert_shared_feed_forward_length", 0);
   const int64_t gating = m.opt_int("expert_gating_func", 1);
   MEMRA_CHECK(gating == 1 || gating == 2, "model '{}': unsupported '{}.expert_gating_func' = {}",
               f.path(), arch, gating);

@@ -48,6 +48,7 @@ struct HParams {
   int n_expert = 0;
   int n_expert_used = 0;
   int n_ff_exp = 0;
+  int n_ff_shexp = 0;  // the shared expert's FFN width (expert_shared_feed_forward_length), 0: none
   backend::MoeGating expert_gating = backend::MoeGating::Softmax;
   bool expert_weights_norm = true;
   float expert_weights_scale = 1.0f;

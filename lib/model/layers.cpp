@@ -49,6 +49,11 @@ AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int l, cons
   }
   if (o.sinks) w.sinks = &ld.get(blk(l, "attn_sinks.weight"), {g.n_head});
   w.v_norm = o.v_norm;
+  if (o.head_gate) {
+    MEMRA_CHECK(g.n_head <= e, "model '{}' ({}): layer {}: attention gate over {} heads wider than n_embd {}",
+                ld.file().path(), hp.arch, l, g.n_head, e);
+    w.gate = &ld.get(blk(l, "attn_gate.weight"), {e, g.n_head});
+  }
   return w;
 }
 
@@ -78,6 +83,17 @@ MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int l, const char*
   w.w.gate_bias = ld.find(blk(l, "ffn_gate_exps.bias"), {hp.n_ff_exp, hp.n_expert});
   w.w.up_bias = ld.find(blk(l, "ffn_up_exps.bias"), {hp.n_ff_exp, hp.n_expert});
   w.w.down_bias = ld.find(blk(l, "ffn_down_exps.bias"), {hp.n_embd, hp.n_expert});
+  w.selection_bias = ld.find(blk(l, "exp_probs_b.bias"), {hp.n_expert});
+  return w;
+}
+
+FfnWeights load_shared_expert(WeightLoader& ld, const HParams& hp, int l) {
+  MEMRA_CHECK(hp.n_ff_shexp > 0, "model '{}' ({}): the shared expert needs '{}.expert_shared_feed_forward_length' > 0",
+              ld.file().path(), hp.arch, hp.arch);
+  FfnWeights w;
+  w.gate = &ld.get(blk(l, "ffn_gate_shexp.weight"), {hp.n_embd, hp.n_ff_shexp});
+  w.up = &ld.get(blk(l, "ffn_up_shexp.weight"), {hp.n_embd, hp.n_ff_shexp});
+  w.down = &ld.get(blk(l, "ffn_down_shexp.weight"), {hp.n_ff_shexp, hp.n_embd});
   return w;
 }
 
@@ -126,7 +142,7 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
   const int64_t e = hp.n_embd, qd = (int64_t)hp.n_head * hp.head_dim_k,
                 kd = (int64_t)hp.n_head_kv * hp.head_dim_k, vd = (int64_t)hp.n_head_kv * hp.head_dim_v,
                 od = (int64_t)hp.n_head * hp.head_dim_v,
-                ff = std::max<int64_t>({hp.n_ff, hp.n_ff_exp, 1});
+                ff = std::max<int64_t>({hp.n_ff, hp.n_ff_exp, hp.n_ff_shexp, 1});
   if (n > cap) {
     const int64_t per_tok = 5 * e + qd + kd + vd + od + 2 * ff;
     buf = be.alloc(per_tok * n);
@@ -168,6 +184,12 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   ap.sinks = w.sinks;
   be.qk_norm_rope_kv_attention(q, k, v, g.n_head, g.n_head_kv, w.q_norm, w.k_norm, hp.rms_eps, pos0, al.rope, kv,
                                layer, ap, attn);
+  if (w.gate) {
+    // The per-head gate logits go to the front of s.o, which the output projection writes next.
+    const View gl = packed(s.o, g.n_head);
+    be.matmul(*w.gate, s.h, gl, nullptr);
+    be.sigmoid_head_gate(attn, g.n_head, g.head_dim_v, gl);
+  }
   if (may_add && be.fuses_residual(*w.wo, attn, w.bo)) {
     be.matmul_residual(*w.wo, attn, s.x);
     return true;
@@ -191,7 +213,17 @@ bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
 
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s) {
-  be.moe_ffn(s.h, w.w, p, s.d);
+  backend::MoeParams lp = p;
+  if (w.selection_bias) lp.selection_bias = w.selection_bias;
+  be.moe_ffn(s.h, w.w, lp, s.d);
+  if (w.shared.gate) {
+    const int64_t ff = w.shared.gate->ne[1];
+    View g = s.g.cols_slice(0, ff), u = s.u.cols_slice(0, ff);
+    g.ld = u.ld = ff;
+    be.matmul_glu(*w.shared.gate, *w.shared.up, s.h, p.act, g, u);
+    be.matmul(*w.shared.down, g, s.o, nullptr);
+    be.add(s.d, s.o);  // routed + shared, then the caller adds the sum to the stream
+  }
 }
 
 }  // namespace memra::model

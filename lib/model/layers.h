@@ -19,6 +19,9 @@ struct AttentionOptions {
   // needs head_dim_k == head_dim_v) (gemma4).
   bool v_optional = false;
   bool v_norm = false;  // V RMS-normed per head without a weight before the cache (gemma4)
+  // attn_gate.weight [n_embd, n_head] (step35): each head's attention output times
+  // sigmoid(h * gate^T) of its head, h the attention's normed input, before the output projection.
+  bool head_gate = false;
 };
 
 struct AttentionWeights {
@@ -28,6 +31,7 @@ struct AttentionWeights {
   const backend::Weight *q_norm = nullptr, *k_norm = nullptr;
   const backend::Weight* sinks = nullptr;
   bool v_norm = false;  // AttentionOptions::v_norm
+  const backend::Weight* gate = nullptr;
 };
 
 struct FfnWeights {
@@ -38,6 +42,10 @@ struct FfnWeights {
 struct MoeLayerWeights {
   const backend::Weight* norm = nullptr;
   backend::MoeWeights w;
+  // exp_probs_b.bias [n_expert] when present: added to the router probabilities for the selection.
+  const backend::Weight* selection_bias = nullptr;
+  // An always-on shared expert (gate null: none), its output added to the routed experts' sum.
+  FfnWeights shared;
 };
 
 std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
@@ -53,6 +61,8 @@ FfnWeights load_ffn(WeightLoader& ld, const HParams& hp, int layer, const char* 
 // norm: the tensor suffix of the FFN's input norm (gpt-oss: "post_attention_norm.weight"). The
 // router and expert biases are loaded when present.
 MoeLayerWeights load_moe(WeightLoader& ld, const HParams& hp, int layer, const char* norm = "ffn_norm.weight");
+// ffn_{gate,up,down}_shexp.weight of width hp.n_ff_shexp (norm left null: the MoE input is normed).
+FfnWeights load_shared_expert(WeightLoader& ld, const HParams& hp, int layer);
 
 backend::RopeParams rope_params(const HParams& hp, const backend::Weight* freq_factors);
 
@@ -84,7 +94,8 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
 // s.h -> s.d: down(act(gate h) * up h); or added to s.x in place as above (returns true).
 bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s,
                  bool may_add = true);
-// s.h -> s.d: routed experts.
+// s.h -> s.d: routed experts, plus the shared expert where w.shared is set (its down projection
+// goes through s.o, which the caller has consumed by then).
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);
 

@@ -19,6 +19,7 @@ std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Ba
 std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen35(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3moe(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_step35(std::shared_ptr<const gguf::File>, backend::Backend&);
 
 namespace {
 const std::map<std::string, ModelFactory>& registry() {
@@ -31,6 +32,7 @@ const std::map<std::string, ModelFactory>& registry() {
       {"qwen3", make_qwen3},
       {"qwen35", make_qwen35},
       {"qwen3moe", make_qwen3moe},
+      {"step35", make_step35},
   };
   return r;
 }

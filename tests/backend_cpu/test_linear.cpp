@@ -197,7 +197,9 @@ TEST(Activation, GeluGgmlF16Table) {
     } else {
       ++inside;
       EXPECT_EQ(fp16_to_f32(f32_to_fp16(y[i])), y[i]) << "not an f16 value at " << a;
-      if (xh[i] > -10.0f && xh[i] < 10.0f) EXPECT_EQ(y[i], yh[i]) << "bucket of " << a;
+      if (xh[i] > -10.0f && xh[i] < 10.0f) {
+        EXPECT_EQ(y[i], yh[i]) << "bucket of " << a;
+      }
       const double h = xh[i];
       const double g = 0.5 * h * (1 + std::tanh(std::sqrt(2 / M_PI) * (h + 0.044715 * h * h * h)));
       EXPECT_NEAR(y[i], g, std::abs(g) * (1.0 / 2048) + 1e-6) << a;
@@ -224,6 +226,25 @@ TEST(Activation, SwiGluGegluSoftcap) {
     const double in[] = {-100, -1, 0, 25};
     EXPECT_NEAR(l[(size_t)i], 30 * std::tanh(in[i] / 30), 1e-5);
   }
+}
+
+TEST(Activation, SigmoidHeadGateScalesEachHead) {
+  auto be = make_cpu_backend({1, false});
+  const int rows = 3, n_head = 4, hd = 5;
+  auto x = randv((size_t)(rows * n_head * hd), 11), gate = randv((size_t)(rows * n_head), 12, 2.0f);
+  const auto x0 = x;
+  be->sigmoid_head_gate(view(x, rows, n_head * hd), n_head, hd, view(gate, rows, n_head));
+  for (int r = 0; r < rows; ++r)
+    for (int h = 0; h < n_head; ++h) {
+      const double s = 1 / (1 + std::exp(-(double)gate[(size_t)(r * n_head + h)]));
+      for (int i = 0; i < hd; ++i) {
+        const size_t k = (size_t)((r * n_head + h) * hd + i);
+        EXPECT_NEAR(x[k], x0[k] * s, 1e-6 * (1 + std::abs(x0[k])));
+      }
+    }
+  // The gate must be [rows, n_head].
+  EXPECT_THROW(be->sigmoid_head_gate(view(x, rows, n_head * hd), n_head, hd, view(gate, rows, n_head - 1)),
+               Error);
 }
 
 // ---------------------------------------------------------------- MoE FFN

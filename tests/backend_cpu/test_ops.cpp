@@ -260,6 +260,22 @@ TEST(MoeRoute, SigmoidWithSelectionBiasAndScale) {
   EXPECT_NEAR(w[1], 3 * sig(1.0) / s, 1e-6);
 }
 
+TEST(MoeRoute, RenormalizingSumIsClampedLikeLlamaCpp) {
+  // Sigmoid probabilities near zero: the top-k sum is held at >= 2^-14 (llama.cpp's clamp).
+  const std::vector<float> logits = {-20.0f, -21.0f, -22.0f, -23.0f};
+  MoeParams p;
+  p.n_expert = 4;
+  p.n_expert_used = 2;
+  p.gating = MoeGating::Sigmoid;
+  int32_t ids[2];
+  float w[2];
+  moe_route(logits.data(), p, ids, w);
+  EXPECT_EQ(ids[0], 0);
+  EXPECT_EQ(ids[1], 1);
+  const double sig0 = 1 / (1 + std::exp(20.0));
+  EXPECT_NEAR(w[0], sig0 / 6.103515625e-5, 1e-9);
+}
+
 TEST(MoeRoute, TiesGoToTheLowerId) {
   const std::vector<float> logits = {0.5f, 1.0f, 1.0f, 1.0f};
   MoeParams p;

@@ -145,6 +145,7 @@ TEST(ArchQwen35, Q4_K_M) {
 TEST(ArchQwen3Moe, F32) { check_arch("qwen3moe", "f32"); }
 TEST(ArchQwen3Moe, Q8_0) { check_arch("qwen3moe", "q8_0"); }
 TEST(ArchQwen3Moe, Q4_K_M) { check_arch("qwen3moe", "q4_k_m"); }
+TEST(ArchStep35, F32) { check_arch("step35", "f32"); }
 
 }  // namespace
 }  // namespace memra

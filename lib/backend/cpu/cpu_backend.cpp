@@ -220,5 +220,19 @@ void CpuBackend::softcap(View x, float cap) {
     for (int64_t i = 0; i < x.cols; ++i) x.row(r)[i] = cap * std::tanh(x.row(r)[i] / cap);
 }
 
+void CpuBackend::sigmoid_head_gate(View x, int n_head, int head_dim, View gate) {
+  MEMRA_CHECK(n_head > 0 && head_dim > 0 && (int64_t)n_head * head_dim == x.cols,
+              "sigmoid_head_gate: {} heads x {} != {} columns", n_head, head_dim, x.cols);
+  MEMRA_CHECK(gate.rows == x.rows && gate.cols == n_head, "sigmoid_head_gate: gate [{} x {}] must be [{} x {}]",
+              gate.rows, gate.cols, x.rows, n_head);
+  for (int64_t r = 0; r < x.rows; ++r)
+    for (int h = 0; h < n_head; ++h) {
+      // f32 like ggml's sigmoid, then an f32 product per element
+      const float s = 1.0f / (1.0f + std::exp(-gate.row(r)[h]));
+      float* p = x.row(r) + (int64_t)h * head_dim;
+      for (int i = 0; i < head_dim; ++i) p[i] *= s;
+    }
+}
+
 }  // namespace cpu
 }  // namespace memra::backend

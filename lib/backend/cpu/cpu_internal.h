@@ -66,6 +66,7 @@ class CpuBackend final : public Backend {
   void add(View a, View b) override;
   void scale(View x, float s) override;
   void softcap(View x, float cap) override;
+  void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
   void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
                        int layer, int pos0, View out) override;
