@@ -213,16 +213,27 @@ bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
 
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s) {
+  moe_forward(be, w, p, s.h, s.g, s.u, s.o, s.d);
+}
+
+void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, View h, View g_buf,
+                 View u_buf, View o, View d) {
   backend::MoeParams lp = p;
   if (w.selection_bias) lp.selection_bias = w.selection_bias;
-  be.moe_ffn(s.h, w.w, lp, s.d);
+  be.moe_ffn(h, w.w, lp, d);
   if (w.shared.gate) {
     const int64_t ff = w.shared.gate->ne[1];
-    View g = s.g.cols_slice(0, ff), u = s.u.cols_slice(0, ff);
+    View g = g_buf.cols_slice(0, ff), u = u_buf.cols_slice(0, ff);
     g.ld = u.ld = ff;
-    be.matmul_glu(*w.shared.gate, *w.shared.up, s.h, p.act, g, u);
-    be.matmul(*w.shared.down, g, s.o, nullptr);
-    be.add(s.d, s.o);  // routed + shared, then the caller adds the sum to the stream
+    be.matmul_glu(*w.shared.gate, *w.shared.up, h, p.act, g, u);
+    be.matmul(*w.shared.down, g, o, nullptr);
+    if (w.shared_gate) {
+      View gl = g_buf.cols_slice(0, 1);
+      gl.ld = 1;
+      be.matmul(*w.shared_gate, h, gl, nullptr);
+      be.sigmoid_head_gate(o, 1, o.cols, gl);
+    }
+    be.add(d, o);  // routed + shared, then the caller adds the sum to the stream
   }
 }
 

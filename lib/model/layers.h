@@ -46,6 +46,9 @@ struct MoeLayerWeights {
   const backend::Weight* selection_bias = nullptr;
   // An always-on shared expert (gate null: none), its output added to the routed experts' sum.
   FfnWeights shared;
+  // ffn_gate_inp_shexp.weight [n_embd] or null: the shared expert's output times
+  // sigmoid(h . w) per token (qwen35moe).
+  const backend::Weight* shared_gate = nullptr;
 };
 
 std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
@@ -98,5 +101,9 @@ bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
 // goes through s.o, which the caller has consumed by then).
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);
+// The same on explicit views: h [n, n_embd] -> d [n, n_embd]; g, u [n, >= the shared expert's
+// width] and o [n, n_embd] are scratch.
+void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, backend::View h,
+                 backend::View g, backend::View u, backend::View o, backend::View d);
 
 }  // namespace memra::model

@@ -8,6 +8,7 @@
 // position), softmax attention, then the output times sigmoid(gate), then attn_output.
 // Gated DeltaNet: attn_qkv -> conv + delta rule (backend op) -> per-head RMSNorm(ssm_norm) times
 // SiLU(attn_gate x) -> ssm_out.
+// qwen35moe (make_qwen35moe below): the same layers with a routed MoE FFN and a gated shared expert.
 #include <cmath>
 
 #include "core/error.h"
@@ -30,7 +31,8 @@ struct Qwen35Layer {
   const backend::Weight *wqkv = nullptr, *wz = nullptr, *w_alpha = nullptr, *w_beta = nullptr, *ssm_norm = nullptr,
                         *ssm_out = nullptr;
   backend::DeltaNetWeights dn;
-  FfnWeights ffn;  // norm = post_attention_norm
+  FfnWeights ffn;  // norm = post_attention_norm (dense layers)
+  MoeLayerWeights moe;  // qwen35moe: routed experts + the sigmoid-gated shared expert
 };
 
 class Qwen35Model final : public Model {
@@ -92,9 +94,16 @@ class Qwen35Model final : public Model {
         L.attn.k_norm = &ld.get(blk(l, "attn_k_norm.weight"), {hd});
         L.al = attn_layer(hp_, l, nullptr);
       }
-      L.ffn = load_ffn(ld, hp_, l, "post_attention_norm.weight");
+      if (hp_.n_expert > 0) {
+        L.moe = load_moe(ld, hp_, l, "post_attention_norm.weight");
+        L.moe.shared = load_shared_expert(ld, hp_, l);
+        L.moe.shared_gate = &ld.get(blk(l, "ffn_gate_inp_shexp.weight"), {e});
+      } else {
+        L.ffn = load_ffn(ld, hp_, l, "post_attention_norm.weight");
+      }
       layers_.push_back(L);
     }
+    moe_ = moe_params(hp_);
   }
 
   kv::KvShape kv_shape() const override {
@@ -129,7 +138,13 @@ class Qwen35Model final : public Model {
         delta_net(be, kv, L, l, pos0);
       else
         gated_attention(be, kv, L, l, pos0);
-      be.add_rms_norm(x_, o_, L.ffn.norm, hp_.rms_eps, h_);  // x += mixer; h = norm(x)
+      if (hp_.n_expert > 0) {
+        be.add_rms_norm(x_, o_, L.moe.norm, hp_.rms_eps, h_);  // x += mixer; h = norm(x)
+        moe_forward(be, L.moe, moe_, h_, g_, u_, o_, d_);
+        be.add(x_, d_);
+        continue;
+      }
+      be.add_rms_norm(x_, o_, L.ffn.norm, hp_.rms_eps, h_);
       View g = packed(g_, L.ffn.gate->ne[1]), u = packed(u_, L.ffn.gate->ne[1]);
       be.matmul_glu(*L.ffn.gate, *L.ffn.up, h_, backend::Activation::Silu, g, u);
       be.matmul(*L.ffn.down, g, o_, nullptr);
@@ -150,8 +165,9 @@ class Qwen35Model final : public Model {
     const int64_t e = hp_.n_embd, qd = (int64_t)hp_.n_head * hp_.head_dim_k,
                   kd = (int64_t)hp_.n_head_kv * hp_.head_dim_k, C = dn_.channels(),
                   vd = (int64_t)dn_.n_v_heads * dn_.head_v_dim, nv = dn_.n_v_heads,
-                  ff = std::max<int64_t>(hp_.n_ff, 1), wide = std::max<int64_t>(2 * qd, C);
-    const int64_t per_tok = 3 * e + wide + 2 * kd + std::max(qd, vd) * 2 + 2 * nv + 2 * ff;
+                  ff = std::max<int64_t>({hp_.n_ff, hp_.n_ff_exp, hp_.n_ff_shexp, 1}),
+                  wide = std::max<int64_t>(2 * qd, C);
+    const int64_t per_tok = 4 * e + wide + 2 * kd + std::max(qd, vd) * 2 + 2 * nv + 2 * ff;
     if (n > cap_) {
       buf_ = be.alloc(per_tok * n);
       cap_ = n;
@@ -162,7 +178,7 @@ class Qwen35Model final : public Model {
       p += n * cols;
       return v;
     };
-    x_ = take(e); h_ = take(e); o_ = take(e);
+    x_ = take(e); h_ = take(e); o_ = take(e); d_ = take(e);
     wide_ = take(wide); k_ = take(kd); v_ = take(kd);
     a_ = take(std::max(qd, vd)); z_ = take(std::max(qd, vd));
     alpha_ = take(nv); beta_ = take(nv);
@@ -209,7 +225,8 @@ class Qwen35Model final : public Model {
   std::vector<Qwen35Layer> layers_;
   backend::Buffer buf_;
   int64_t cap_ = 0;
-  View x_, h_, o_, wide_, k_, v_, a_, z_, alpha_, beta_, g_, u_;
+  backend::MoeParams moe_;
+  View x_, h_, o_, d_, wide_, k_, v_, a_, z_, alpha_, beta_, g_, u_;
 };
 
 }  // namespace
@@ -217,6 +234,19 @@ class Qwen35Model final : public Model {
 std::unique_ptr<Model> make_qwen35(std::shared_ptr<const gguf::File> f, backend::Backend& be) {
   HParams hp = read_common_hparams(*f, "qwen35");
   hp.rope_mode = backend::RopeMode::Neox;
+  MEMRA_CHECK(hp.n_expert == 0, "model '{}': qwen35 with experts (use the qwen35moe architecture)", f->path());
+  return std::make_unique<Qwen35Model>(std::move(f), be, std::move(hp));
+}
+
+// qwen35moe: qwen35 with every FFN a softmax-routed MoE (top k, renormalized) plus a shared expert
+// whose output is scaled by sigmoid(h . ffn_gate_inp_shexp) per token.
+std::unique_ptr<Model> make_qwen35moe(std::shared_ptr<const gguf::File> f, backend::Backend& be) {
+  HParams hp = read_common_hparams(*f, "qwen35moe");
+  hp.rope_mode = backend::RopeMode::Neox;
+  hp.expert_gating = backend::MoeGating::Softmax;
+  MEMRA_CHECK(hp.n_expert > 0 && hp.n_expert_used > 0 && hp.n_ff_exp > 0 && hp.n_ff_shexp > 0,
+              "model '{}' (qwen35moe): needs expert_count, expert_used_count, expert_feed_forward_length and "
+              "expert_shared_feed_forward_length", f->path());
   return std::make_unique<Qwen35Model>(std::move(f), be, std::move(hp));
 }
 

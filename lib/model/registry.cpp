@@ -18,6 +18,7 @@ std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Ba
 std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen35(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_qwen35moe(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3moe(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_step35(std::shared_ptr<const gguf::File>, backend::Backend&);
 
@@ -31,6 +32,7 @@ const std::map<std::string, ModelFactory>& registry() {
       {"qwen2", make_qwen2},
       {"qwen3", make_qwen3},
       {"qwen35", make_qwen35},
+      {"qwen35moe", make_qwen35moe},
       {"qwen3moe", make_qwen3moe},
       {"step35", make_step35},
   };

@@ -142,6 +142,7 @@ TEST(ArchQwen35, Q8_0) {
 TEST(ArchQwen35, Q4_K_M) {
   check_arch("qwen35", "q4_k_m", backend::GeluNumerics::GgmlF16Table, 1e-4, kRecurrentQuantGreedyTol);
 }
+TEST(ArchQwen35Moe, F32) { check_arch("qwen35moe", "f32"); }
 TEST(ArchQwen3Moe, F32) { check_arch("qwen3moe", "f32"); }
 TEST(ArchQwen3Moe, Q8_0) { check_arch("qwen3moe", "q8_0"); }
 TEST(ArchQwen3Moe, Q4_K_M) { check_arch("qwen3moe", "q4_k_m"); }
