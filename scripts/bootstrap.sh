@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libcli11-dev libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
       libgtest-dev libgmock-dev libbenchmark-dev
-      python3 python3-jinja2 unicode-data unzip)
+      zlib1g-dev python3 python3-jinja2 unicode-data unzip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

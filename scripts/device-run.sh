@@ -1039,7 +1039,7 @@ PY
     row_f16 80
     ;;
   first27)
-    # Run in the twenty-seventh session (receipts/h200/logs/first27-f25e44c-20261204.log): the gates
+    # Run in the twenty-seventh session (receipts/h200/logs/first27-f25e44c-20261204.log.gz): the gates
     # and tg128 of kernels.attn_f16_k_ring's fixed order (with configs/arm-attn-f16-k-ring.toml as
     # the second arm, since removed with the key), then ncu_src attn of the f16 tile kernel and the
     # combine on attn_decode_f16mma/f16-f16/32-8x128/n1@16383.
@@ -1081,7 +1081,7 @@ PY
     exit 2
     ;;
   nd32)
-    # Run in the thirty-second session (receipts/h200/logs/nd32-60cadf4-20261204.log): the norm's
+    # Run in the thirty-second session (receipts/h200/logs/nd32-60cadf4-20261204.log.gz): the norm's
     # scale gates 252/252, qwen3-8b tg128 scale 1.050x against the partials' 1.057x at d0, 1.021x at
     # 4096 keys, q4_0 1.055x, q8_0 1.030x, a d0 timeline (bench/notes/norm-decode.md, "The norm's
     # scale"). nd32b was not run then (the device machine stopped answering).
@@ -1260,7 +1260,7 @@ PY
     done
     ;;
   gp30q)
-    # Run in the thirtieth session (receipts/h200/logs/gp30q-9709746-20261204.log; the Q4_0 GLU pairs
+    # Run in the thirtieth session (receipts/h200/logs/gp30q-9709746-20261204.log.gz; the Q4_0 GLU pairs
     # 1.026x qwen3-32b q4_0, A/A 1.012x: on by default since 45bc317; nd31b has the reversal). Its arm
     # file is removed.
     echo "gp30q: ran in the thirtieth session; see bench/notes/mmvs-row-pairs.md" >&2
@@ -1276,8 +1276,8 @@ PY
     rm -f "$f"
     ;;
   gp30|gp30t|gp30u)
-    # Run in the thirtieth session: gp30 (receipts/h200/logs/gp30-5e2b9b1-20261204.log; the SiLU GLU
-    # pairs' gates 60/60, kernel times beside the GLU's) and gp30t (gp30t-5e2b9b1-20261204.log; tg128
+    # Run in the thirtieth session: gp30 (receipts/h200/logs/gp30-5e2b9b1-20261204.log.gz; the SiLU GLU
+    # pairs' gates 60/60, kernel times beside the GLU's) and gp30t (gp30t-5e2b9b1-20261204.log.gz; tg128
     # GLU pairs 0.999x / 0.990x qwen3-8b q4_k_m, 1.016x qwen3-32b; the row-pair head at 6 1.007x /
     # 1.007x). gp30u (q8_0 / q4_0 GLU pairs on 4096-weight rows, timelines) was dropped: the pairs are
     # limited to 5120-weight rows and final30a traces them. Their arm files are removed.
@@ -1285,7 +1285,7 @@ PY
     exit 2
     ;;
   final29)
-    # Run in the twenty-ninth session (receipts/h200/logs/final29-4ab6318-20261204.log; min_k 0 as the
+    # Run in the twenty-ninth session (receipts/h200/logs/final29-4ab6318-20261204.log.gz; min_k 0 as the
     # arm 0.995x / 0.995x / 0.992x q4_k_m, 0.986x qwen3-32b; the README rows). The twenty-ninth session's last tg call: the defaults (the Q6_K one-task pairs, the other pairs one
     # task from 8192-weight rows), kernels.mmvs_row_pairs_one_task_min_k = 0 as the arm (the reversed
     # A/B, an A/A copy); the mmvs_rp gates, CUDA-vs-CPU, the README tg128 rows of qwen3-8b q4_k_m at 0 /
@@ -1301,7 +1301,7 @@ PY
     rm -f "$f"
     ;;
   rpk30b)
-    # Run in the twenty-ninth session (receipts/h200/logs/rpk30b-a461c25-20261204.log; its
+    # Run in the twenty-ninth session (receipts/h200/logs/rpk30b-a461c25-20261204.log.gz; its
     # CudaModels.MmvsRowPairsSameBytes / MmvsCapSameBytesAndSpillRule failed on a refusal since removed:
     # a one-task type that is not paired): the Q6_K one-task pairs reversed (off as the arm) 0.983x /
     # 0.987x qwen3-8b q4_k_m at 0 / 4096 keys; kernels.mmvs_row_pairs_one_task_min_k = 8192 1.001x /
@@ -1327,7 +1327,7 @@ PY
     exit 2
     ;;
   rpone29)
-    # Run in the twenty-ninth session (receipts/h200/logs/rpone29-f258086-20261204.log): mmvs_rp gates
+    # Run in the twenty-ninth session (receipts/h200/logs/rpone29-f258086-20261204.log.gz): mmvs_rp gates
     # 184/184, CUDA-vs-CPU 36/36; tg128 qwen3-8b q4_k_m Q6_K one-task pairs 1.022x / 1.014x (0 / 4096
     # keys; capped at 6 1.012x / 1.006x), Q4_K one-task 0.962x / 0.948x, qwen3-32b Q4_K one-task
     # 1.015x, q4_0 one-task pairs 0.989x (A/A 0.995x-1.003x). Its arm files are removed.
@@ -1335,7 +1335,7 @@ PY
     exit 2
     ;;
   final28)
-    # Run in the twenty-eighth session (receipts/h200/logs/final28-7f1c8b8-20261204.log; off / on
+    # Run in the twenty-eighth session (receipts/h200/logs/final28-7f1c8b8-20261204.log.gz; off / on
     # 0.987x / 0.978x / 0.984x q4_k_m, 0.985x q8_0, 1.006x qwen3-32b). The twenty-eighth session's last call: the defaults with kernels.mmvs_row_pairs = ["q4_k",
     # "q8_0"], the off form as the arm (the reversed A/B, an A/A copy): every mmvs_id gate,
     # CUDA-vs-CPU, the README tg128 rows of qwen3-8b q4_k_m at 0 / 4096 / 16384 keys, q8_0, and
@@ -1355,7 +1355,7 @@ PY
     rm -f "$f"
     ;;
   rp28b)
-    # Run in the twenty-eighth session (receipts/h200/logs/rp28b-36bb109-20261204.log): the mmvs_rp
+    # Run in the twenty-eighth session (receipts/h200/logs/rp28b-36bb109-20261204.log.gz): the mmvs_rp
     # gates (120/120), CUDA-vs-CPU 36/36, tg128 with Q4_K / Q8_0 / Q4_0 row pairs uncapped and at 5
     # as arms: q4_k_m 1.023x / 1.026x uncapped (0 / 4096 keys), 0.969x / 0.963x at 5; q8_0 1.021x;
     # q4_0 0.993x either way (A/A 0.995x-1.001x). The default became ["q4_k", "q8_0"] uncapped; the
@@ -1364,7 +1364,7 @@ PY
     exit 2
     ;;
   rp28)
-    # Run in the twenty-eighth session (receipts/h200/logs/rp28-b6879fa-20261204.log): every mmvs_id
+    # Run in the twenty-eighth session (receipts/h200/logs/rp28-b6879fa-20261204.log.gz): every mmvs_id
     # gate incl. mmvs_rp (462/462), CUDA-vs-CPU 36/36, tg128 with kernels.mmvs_row_pairs on for every
     # weight type (the key was a boolean then; its arm file now names types): 0.965x q4_k_m at 0 and
     # 4096 keys, 1.023x q8_0, 0.981x q4_0 (A/A 0.997x-1.003x), kernel times of both forms.
@@ -1372,7 +1372,7 @@ PY
     exit 2
     ;;
   chains28)
-    # Run in the twenty-eighth session (receipts/h200/logs/chains28-62aa63a-20261204.log): the Q4_K /
+    # Run in the twenty-eighth session (receipts/h200/logs/chains28-62aa63a-20261204.log.gz): the Q4_K /
     # Q8_0 / Q4_0 tasks' 8-deep dp4a chains as two of 4 (kernels.mmvs_split_chains) as the arm:
     # neutral (tg128 0.994x / 0.996x / 1.004x, A/A 0.999x / 1.002x / 1.003x); the split form, its
     # key and its arm file are removed (bench/notes/mmvs-split-chains.md).
@@ -1380,7 +1380,7 @@ PY
     exit 2
     ;;
   rp27)
-    # Run in the twenty-seventh session (receipts/h200/logs/rp27-25eb5e9-20261204.log): a row's
+    # Run in the twenty-seventh session (receipts/h200/logs/rp27-25eb5e9-20261204.log.gz): a row's
     # plane pointers once per row (kernels.mmvs_row_planes) against the per-task addressing as the
     # arm: neutral (tg128 0.999x, A/A 1.001x; kernel level -1.9% to +3%); the row-planes form, its
     # key and its arm file are removed (bench/notes/mmvs-row-planes.md).
@@ -1388,7 +1388,7 @@ PY
     exit 2
     ;;
   sum27)
-    # Run in the twenty-seventh session (receipts/h200/logs/sum27-b9036f2-20261204.log): the Q4_0
+    # Run in the twenty-seventh session (receipts/h200/logs/sum27-b9036f2-20261204.log.gz): the Q4_0
     # offset from the activation's quant sum (one conversion per block) against the dp4a form as
     # the arm (kernels.mmvs_q4_0_offset_dp4a): the dp4a form was 1.047x faster (A/A 0.998x); the
     # quant-sum form, its key and its arm file are removed (bench/notes/mmvs-offset-dp4a.md).
@@ -1409,7 +1409,7 @@ PY
     rm -f "$f"
     ;;
   ob27)
-    # Run in the twenty-seventh session (receipts/h200/logs/ob27-b13ad40-20261204.log): the mmvs /
+    # Run in the twenty-seventh session (receipts/h200/logs/ob27-b13ad40-20261204.log.gz): the mmvs /
     # mmvs_id gates with kernels.mmvs_offset_bytes (the Q6_K / Q4_0 offsets subtracted byte-wise,
     # the old form) beside the default, kernel times of both, CUDA-vs-CPU, tg128 of q4_k_m and q4_0
     # with the old form as the arm (0.991x / 0.993x / 0.957x). The old form, its key and its arm
@@ -1418,7 +1418,7 @@ PY
     exit 2
     ;;
   split27)
-    # Run in the twenty-seventh session (receipts/h200/logs/split27-a542fd8-20261204.log): every
+    # Run in the twenty-seventh session (receipts/h200/logs/split27-a542fd8-20261204.log.gz): every
     # decode attention gate (the sk / bps cases), kernel times at 16384 / 4096 keys, CUDA-vs-CPU and
     # tg128 on an f16 cache with kernels.attn_f16_split_keys = 64, kernels.attn_blocks_per_sm = 8 and
     # both as arms (0.938x-1.000x, defaults kept; the arm files are removed).
@@ -1426,7 +1426,7 @@ PY
     exit 2
     ;;
   kvring27)
-    # Run in the twenty-seventh session (receipts/h200/logs/kvring27-30ee70a-20261204.log): the gates
+    # Run in the twenty-seventh session (receipts/h200/logs/kvring27-30ee70a-20261204.log.gz): the gates
     # and tg128 of kernels.attn_f16_kv_ring (two K + V tile pairs per warp, 3 blocks per SM; arms
     # configs/arm-attn-f16-kv-ring.toml and configs/arm-attn-max-splits-49.toml, both 0.976x at
     # 16384 keys, removed with the key), then ncu_src attn of the ring and the single slot at 49 splits

@@ -24,7 +24,7 @@ namespace {
 // receipts/h200/logs/ncu-decode-step-qwen3-8b-q4_k_m-c019650-20261201.txt); a second (one
 // 32-element block per thread) 6.5 us, but its float4 loads left 128 bytes between lanes and
 // prefill fell 4% (pp512 16858 -> 16190 in both arms of
-// receipts/h200/pp-bench-qwen3-8b-mmvs-interleave-arms-985a38c-20261201.jsonl).
+// receipts/h200/pp-bench-qwen3-8b-mmvs-interleave-arms-985a38c-20261201.jsonl.gz).
 constexpr int kNormMaxThreads = 256;
 constexpr int kJ = 8;  // chunks per thread held in registers
 
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   // the residual, so a store would keep the next chunk's loads behind it (one round trip per
   // chunk). The rolled loop of c810365 did that; it is the suspected cause of the drop between
   // its run and 985a38c's (q4_k_m tg128 no-split arm 305.1 vs 320.6, q4_0 315.6 vs 355.7,
-  // pp-bench-qwen3-8b-split-k-arm-c810365-20261201.jsonl; not isolated in one run).
+  // pp-bench-qwen3-8b-split-k-arm-c810365-20261201.jsonl.gz; not isolated in one run).
   float4 v[kJ];
   if (bulk) {
     bulk::wait_barrier(&xbar, 0);

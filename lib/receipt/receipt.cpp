@@ -1,5 +1,10 @@
 #include "receipt/receipt.h"
 
+#include <zlib.h>
+
+#include <optional>
+#include <sstream>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -184,13 +189,39 @@ std::vector<std::string> validate_receipt(const nlohmann::json& j) {
   return p;
 }
 
+namespace {
+
+// The whole file, gunzipped when the name ends in ".gz"; nullopt when it cannot be read.
+std::optional<std::string> read_text(const std::string& path) {
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (!gz) return std::nullopt;
+    std::string text;
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(gz, buf, sizeof buf)) > 0) text.append(buf, (size_t)n);
+    const bool ok = n == 0;
+    gzclose(gz);
+    if (!ok) return std::nullopt;
+    return text;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
 ReceiptFileReport read_receipt_file(const std::string& path) {
   ReceiptFileReport r;
-  std::ifstream in(path);
-  if (!in) {
-    r.problems.push_back(fmt::format("{}: cannot open", path));
+  const auto text = read_text(path);
+  if (!text) {
+    r.problems.push_back(fmt::format("{}: cannot open or decompress", path));
     return r;
   }
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     ++r.n_lines;

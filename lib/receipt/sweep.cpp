@@ -1,5 +1,7 @@
 #include "receipt/sweep.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -61,6 +63,14 @@ void collect(const nlohmann::json& r, const std::string& where, std::map<std::st
 
 }  // namespace
 
+bool is_receipt_file(const std::string& name) {
+  const auto ends = [&](const char* suf) {
+    const size_t n = std::strlen(suf);
+    return name.size() > n && name.compare(name.size() - n, n, suf) == 0;
+  };
+  return ends(".jsonl") || ends(".jsonl.gz");
+}
+
 SweepReport sweep_receipts(const std::string& root, const SweepOptions& opt) {
   SweepReport rep;
   std::map<std::string, Entry> rows, gates, base_rows, base_gates;
@@ -69,8 +79,14 @@ SweepReport sweep_receipts(const std::string& root, const SweepOptions& opt) {
     return rep;
   }
   std::vector<fs::path> files;
-  for (const auto& de : fs::recursive_directory_iterator(root))
-    if (de.is_regular_file() && de.path().extension() == ".jsonl") files.push_back(de.path());
+  // logs/ folders hold run logs and decode timelines (trace-*.jsonl.gz), not receipts.
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_directory() && it->path().filename() == "logs") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && is_receipt_file(it->path().filename().string())) files.push_back(it->path());
+  }
   std::sort(files.begin(), files.end());
   const fs::path base_dir = fs::path(root) / "baselines";
   for (const auto& f : files) {

@@ -33,6 +33,9 @@ struct SweepReport {
 std::string sweep_group_key(const nlohmann::json& receipt);
 
 // Sweep a receipts folder (recursively, *.jsonl; files under <root>/baselines are the baselines).
+// The files the sweep reads: *.jsonl and gzip-compressed *.jsonl.gz (older receipts are stored
+// compressed to keep the working tree small), outside folders named logs (run logs, timelines).
+bool is_receipt_file(const std::string& name);
 SweepReport sweep_receipts(const std::string& root, const SweepOptions& opt);
 
 }  // namespace memra

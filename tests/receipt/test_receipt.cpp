@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <zlib.h>
+
 #include "config/config.h"
 #include "receipt/receipt.h"
 #include "receipt/sweep.h"
@@ -84,6 +86,34 @@ TEST(Receipt, BrokenLineIsReported) {
   EXPECT_EQ(rep.n_valid, 1u);
   ASSERT_EQ(rep.problems.size(), 1u);
   EXPECT_NE(rep.problems[0].find(":2:"), std::string::npos) << rep.problems[0];
+  fs::remove_all(dir);
+}
+
+// Older receipts are stored gzip-compressed (*.jsonl.gz): the sweep reads them like plain ones, so
+// a regression inside one fails it, and a damaged one is reported.
+TEST(Sweep, ReadsGzipReceipts) {
+  const auto dir = temp_dir("sweep-gz");
+  write_lines(dir / "baselines" / "b.jsonl", {bench_row("tg128", "decode", 100.0)});
+  const auto gz_path = dir / "old.jsonl.gz";
+  gzFile gz = gzopen(gz_path.string().c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  const std::string line = bench_row("tg128", "decode", 50.0).dump() + "\n";
+  ASSERT_EQ(gzwrite(gz, line.data(), (unsigned)line.size()), (int)line.size());
+  gzclose(gz);
+  EXPECT_TRUE(memra::is_receipt_file("old.jsonl.gz"));
+  EXPECT_FALSE(memra::is_receipt_file("trace.json.gz"));
+  auto rep = memra::sweep_receipts(dir.string(), {});
+  EXPECT_EQ(rep.n_receipts, 2u);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_NE(rep.failures.front().find("regression"), std::string::npos) << rep.failures.front();
+  // logs/ holds timelines and run logs, not receipts: never read.
+  write_lines(dir / "logs" / "trace-x.jsonl", {nlohmann::json{{"kind", "kernel"}}});
+  EXPECT_EQ(memra::sweep_receipts(dir.string(), {}).n_receipts, 2u);
+  std::ofstream(dir / "bad.jsonl.gz") << "not gzip at all";
+  rep = memra::sweep_receipts(dir.string(), {});
+  bool bad_reported = false;
+  for (const auto& f : rep.failures) bad_reported |= f.find("bad.jsonl.gz") != std::string::npos;
+  EXPECT_TRUE(bad_reported);
   fs::remove_all(dir);
 }
 
