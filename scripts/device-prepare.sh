@@ -21,10 +21,10 @@ cp -L "$build"/lib/libmemra.so .device/lib/
 [ "$lean" != lean ] && [ "$lean" != quant ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
-# quant: lean, without the f32 synth models (25 MB; their four CUDA-vs-CPU tests are skipped by
-# device-run.sh's cuda_vs_cpu, which says so) when the tree and the pack outgrow the 64 MiB carry.
-models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32"
-[ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m"
+# quant: lean, with only the f32 synth models of the architectures no quantized file covers (gemma3,
+# gemma4); the others' CUDA-vs-CPU tests are skipped by device-run.sh's cuda_vs_cpu, which says so.
+models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32"
+[ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
 done

@@ -107,12 +107,13 @@ gpu_info() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
 }
 cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model tests, log in OUTDIR
-  local skip=()  # a "quant" pack (device-prepare.sh) has no f32 synth models: their tests are skipped
-  if [ ! -f "$sh/models/synth/llama-f32.gguf" ]; then
-    skip=(--gtest_filter=-CudaModels.Llama_F32:CudaModels.Qwen2_F32:CudaModels.Qwen3_F32:CudaModels.Gemma3_F32)
-    echo "cuda_vs_cpu: no f32 synth models in this pack: CudaModels.{Llama,Qwen2,Qwen3,Gemma3}_F32 skipped"
-  fi
-  timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" "${skip[@]}" > "$out/test_backend_cuda_gpu.log" 2>&1
+  # A "quant" pack (device-prepare.sh) leaves out some f32 synth models: their tests are skipped.
+  local skip="" t
+  for t in Llama:llama Qwen2:qwen2 Qwen3:qwen3 Gemma3:gemma3 Gemma4:gemma4; do
+    [ -f "$sh/models/synth/${t#*:}-f32.gguf" ] || skip="$skip:CudaModels.${t%%:*}_F32"
+  done
+  if [ -n "$skip" ]; then echo "cuda_vs_cpu: f32 synth models not in this pack, skipped: ${skip#:}"; fi
+  timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" ${skip:+--gtest_filter=-${skip#:}} > "$out/test_backend_cuda_gpu.log" 2>&1
   echo "test_backend_cuda_gpu rc=$?"
   grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
 }
