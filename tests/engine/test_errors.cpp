@@ -148,34 +148,48 @@ TEST(BadInput, QuantizedKvNeedsWholeBlocks) {
   EXPECT_EQ(ok.session->prefill(ids).size(), 512u);
 }
 
-// Session behaviour the app relies on: decode after prefill equals a longer prefill, and
-// reset starts over.
+// Session behaviour the app relies on, on every architecture's f32 file (sliding windows, recurrent
+// state, MoE): decode after a prefill equals one longer prefill, chunked prefill equals one batch,
+// and reset starts over (a recurrent state back to zero).
+const char* const kSessionModels[] = {"qwen3-f32.gguf",  "llama-f32.gguf",  "gemma3-f32.gguf",    "gemma4-f32.gguf",
+                                      "gpt-oss-f32.gguf", "step35-f32.gguf", "qwen35-f32.gguf", "qwen35moe-f32.gguf"};
+
+std::vector<int32_t> session_ids(size_t n) {
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < n; ++i) ids.push_back((int32_t)((i * 389 + 17) % 1000));
+  return ids;
+}
+
 TEST(Session, DecodeEqualsPrefillAndResetStartsOver) {
   MEMRA_REQUIRE_SHARED();
-  auto rig = testref::make_rig(testref::shared_dir() + "/models/synth/qwen3-f32.gguf", false, QType::F32, 64, 2);
-  const std::vector<int32_t> ids = {500, 486, 996, 109, 316};
-  const auto all = rig.session->prefill(ids, true);
-  rig.session->reset();
-  EXPECT_EQ(rig.session->n_past(), 0);
-  rig.session->prefill(std::span<const int32_t>(ids).first(3));
-  rig.session->decode(ids[3]);
-  const auto last = rig.session->decode(ids[4]);
-  const size_t nv = last.size();
-  EXPECT_LE(testref::rel_max_err(last.data(), all.data() + 4 * nv, nv), 1e-5);
-  EXPECT_EQ(rig.session->n_past(), 5);
+  for (const char* m : kSessionModels) {
+    auto rig = testref::make_rig(testref::shared_dir() + "/models/synth/" + m, false, QType::F32, 64, 2);
+    const auto ids = session_ids(24);  // past the 16-position windows
+    const auto all = rig.session->prefill(ids, true);
+    rig.session->reset();
+    EXPECT_EQ(rig.session->n_past(), 0);
+    rig.session->prefill(std::span<const int32_t>(ids).first(20));
+    std::vector<float> last;
+    for (size_t i = 20; i < ids.size(); ++i) last = rig.session->decode(ids[i]);
+    const size_t nv = last.size();
+    EXPECT_LE(testref::rel_max_err(last.data(), all.data() + (ids.size() - 1) * nv, nv), 1e-5) << m;
+    EXPECT_EQ(rig.session->n_past(), (int)ids.size()) << m;
+  }
 }
 
 TEST(Session, ChunkedPrefillEqualsOneBatch) {
   MEMRA_REQUIRE_SHARED();
-  auto file = std::make_shared<const gguf::File>(gguf::File::open(testref::shared_dir() + "/models/synth/llama-f32.gguf"));
-  auto be = backend::make_cpu_backend({2, false});
-  engine::SessionOptions a, b;
-  a.kv = b.kv = {64, QType::F32, QType::F32};
-  b.max_batch = 3;
-  engine::Session sa(file, *be, a), sb(file, *be, b);
-  const std::vector<int32_t> ids = {5, 9, 100, 3, 77, 1000, 2, 42};
-  const auto la = sa.prefill(ids, true), lb = sb.prefill(ids, true);
-  EXPECT_LE(testref::rel_max_err(lb.data(), la.data(), la.size()), 1e-5);
+  for (const char* m : kSessionModels) {
+    auto file = std::make_shared<const gguf::File>(gguf::File::open(testref::shared_dir() + "/models/synth/" + m));
+    auto be = backend::make_cpu_backend({2, false});
+    engine::SessionOptions a, b;
+    a.kv = b.kv = {64, QType::F32, QType::F32};
+    b.max_batch = 3;
+    engine::Session sa(file, *be, a), sb(file, *be, b);
+    const auto ids = session_ids(40);
+    const auto la = sa.prefill(ids, true), lb = sb.prefill(ids, true);
+    EXPECT_LE(testref::rel_max_err(lb.data(), la.data(), la.size()), 1e-5) << m;
+  }
 }
 
 }  // namespace
