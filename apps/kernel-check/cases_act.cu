@@ -19,11 +19,14 @@ constexpr double kActTol = 2e-6;
 
 double act_ref(cuda::ActKind a, double x) {
   if (a == cuda::ActKind::Silu) return x / (1.0 + std::exp(-x));
+  if (a == cuda::ActKind::Sigmoid) return 1.0 / (1.0 + std::exp(-x));
   const double k = std::sqrt(2.0 / M_PI);
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
-const char* act_name(cuda::ActKind a) { return a == cuda::ActKind::Silu ? "silu" : "gelu_tanh"; }
+const char* act_name(cuda::ActKind a) {
+  return a == cuda::ActKind::Silu ? "silu" : a == cuda::ActKind::GeluTanh ? "gelu_tanh" : "sigmoid";
+}
 
 class ActivateCase : public Case {
  public:
@@ -176,6 +179,15 @@ void add_act_cases(Registry& r) {
         r.add("act", ref::cat("glu_", act_name(a), "/f32+f16/", shape),
               [=] { return std::make_unique<GluCase>(rows, cols, a, false, true); });
       }
+  // Sigmoid (qwen35's attention output gate): activate and the f32 GLU only (launch_glu refuses
+  // the q8_1 and f16 outputs for it); a gate read with a row stride past its columns.
+  for (int rows : kRows)
+    for (int cols : {4096, 544}) {
+      const auto shape = ref::cat(rows, "x", cols);
+      r.add("act", ref::cat("sigmoid/f32/", shape), [=] { return std::make_unique<ActivateCase>(rows, cols, ActKind::Sigmoid); });
+      r.add("act", ref::cat("glu_sigmoid/f32/", shape),
+            [=] { return std::make_unique<GluCase>(rows, cols, ActKind::Sigmoid, false); });
+    }
   // The scalar path (cols % 4 != 0) and a prefill-sized batch of the 4-wide one.
   r.add("act", "glu_silu/f32/5x1001", [] { return std::make_unique<GluCase>(5, 1001, ActKind::Silu, false); });
   r.add("act", "glu_silu/f32+f16/512x12288",

@@ -95,8 +95,10 @@ cudaError_t launch_activate(const ActParams& p, cudaStream_t s) {
   const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
   if (p.act == ActKind::Silu)
     activate_kernel<ActKind::Silu><<<g, 256, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.rows, p.cols);
-  else
+  else if (p.act == ActKind::GeluTanh)
     activate_kernel<ActKind::GeluTanh><<<g, 256, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.rows, p.cols);
+  else
+    activate_kernel<ActKind::Sigmoid><<<g, 256, 0, s>>>(p.x, p.ld_x, p.out, p.ld_out, p.rows, p.cols);
   return cudaGetLastError();
 }
 
@@ -109,8 +111,15 @@ cudaError_t launch_glu(const GluParams& p, cudaStream_t s) {
   if (p.out_f16 && !p.out) return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
   const bool silu_act = p.act == ActKind::Silu;
+  if (p.act == ActKind::Sigmoid && (!p.out || p.out_f16)) return cudaErrorNotSupported;
   if (p.out) {
     if (p.ld_out < p.cols) return cudaErrorInvalidValue;
+    if (p.act == ActKind::Sigmoid) {
+      const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
+      glu_kernel<ActKind::Sigmoid><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out, p.rows,
+                                                     p.cols);
+      return cudaGetLastError();
+    }
     if (glu_x4_ok(p)) {
       const unsigned g = grid_for((int64_t)p.rows * (p.cols / 4), 256);
       auto* o16 = static_cast<__half*>(p.out_f16);

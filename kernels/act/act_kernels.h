@@ -8,7 +8,9 @@
 
 namespace memra::cuda {
 
-enum class ActKind : int { Silu = 0, GeluTanh = 1 };
+// Sigmoid 1 / (1 + e^-x): qwen35's attention output gate, only in launch_activate and the f32
+// outputs of launch_glu (not the q8_1 emit).
+enum class ActKind : int { Silu = 0, GeluTanh = 1, Sigmoid = 2 };
 
 // out = act(x); out may alias x.
 struct ActParams {

@@ -10,9 +10,12 @@ __device__ __forceinline__ float gelu_tanh(float x) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)
   return 0.5f * x * (1.0f + tanhf(k * x * (1.0f + 0.044715f * x * x)));
 }
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 template <ActKind A>
 __device__ __forceinline__ float act(float x) {
-  return A == ActKind::Silu ? silu(x) : gelu_tanh(x);
+  if constexpr (A == ActKind::Silu) return silu(x);
+  else if constexpr (A == ActKind::GeluTanh) return gelu_tanh(x);
+  else return sigmoid(x);
 }
 
 }  // namespace memra::cuda

@@ -66,36 +66,53 @@ CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOp
   for (QType t : {o.type_k, o.type_v})
     MEMRA_CHECK(cuda::kv_type_supported(t), "KV cache type {} has no CUDA kernels (use f32, f16, q8_0, q5_1, "
                 "q5_0, q4_0 or q4_1)", qtype_name(t));
-  for (const auto& ls : shp.layers)
-    MEMRA_CHECK(!ls.recurrent(), "recurrent layers (Gated DeltaNet state) have no CUDA path yet: run this model "
-                "with run.backend = cpu");
   uint64_t total = 0;
   std::vector<std::pair<int64_t, int64_t>> rbs;
   for (const auto& ls : shp.layers) {
+    MEMRA_CHECK(ls.state_floats >= 0 && (!ls.recurrent() || ls.n_head_kv == 0),
+                "KV cache: a recurrent layer ({} state floats) with {} kv heads", ls.state_floats, ls.n_head_kv);
     const int64_t kb = even_row_bytes(o.type_k, ls.k_row()), vb = even_row_bytes(o.type_v, ls.v_row());
     rbs.emplace_back(kb, vb);
-    total += (uint64_t)(kb + vb) * (uint64_t)o.n_ctx;
+    total += (uint64_t)(kb + vb) * (uint64_t)o.n_ctx + (uint64_t)ls.state_floats * sizeof(float);
   }
   sh->ctx->require_free(total, fmt::format("the KV cache ({} layers, n_ctx={}, K {} / V {})",
                                            shp.layers.size(), o.n_ctx, qtype_name(o.type_k),
                                            qtype_name(o.type_v)));
   auto& pool = sh->ctx->pool();
-  for (const auto& [kb, vb] : rbs) {
+  for (size_t l = 0; l < rbs.size(); ++l) {
+    const auto [kb, vb] = rbs[l];
     Layer L;
     L.k_row_bytes = kb;
     L.v_row_bytes = vb;
-    L.k = cuda::DeviceBuffer(pool, (size_t)kb * (size_t)o.n_ctx, "kv cache");
-    L.v = cuda::DeviceBuffer(pool, (size_t)vb * (size_t)o.n_ctx, "kv cache");
-    // Zeroed so a kernel bug reading unwritten rows sees zeros, not stale data.
-    cuda::fill_bytes(L.k.get(), 0, L.k.bytes(), sh->ctx->compute_stream());
-    cuda::fill_bytes(L.v.get(), 0, L.v.bytes(), sh->ctx->compute_stream());
+    if (shp.layers[l].recurrent()) {
+      // A recurrent layer (kv::KvLayerShape::state_floats): its state, zero at the start.
+      L.state = cuda::DeviceBuffer(pool, (size_t)shp.layers[l].state_floats * sizeof(float), "recurrent state");
+      cuda::fill_bytes(L.state.get(), 0, L.state.bytes(), sh->ctx->compute_stream());
+    } else {
+      L.k = cuda::DeviceBuffer(pool, (size_t)kb * (size_t)o.n_ctx, "kv cache");
+      L.v = cuda::DeviceBuffer(pool, (size_t)vb * (size_t)o.n_ctx, "kv cache");
+      // Zeroed so a kernel bug reading unwritten rows sees zeros, not stale data.
+      cuda::fill_bytes(L.k.get(), 0, L.k.bytes(), sh->ctx->compute_stream());
+      cuda::fill_bytes(L.v.get(), 0, L.v.bytes(), sh->ctx->compute_stream());
+    }
     layers.push_back(std::move(L));
   }
+  state_pos.assign(layers.size(), 0);
 }
 
 void CudaKv::truncate(int n) {
   MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
-  n_written = std::min(n_written, n);
+  if (n >= n_written) return;
+  bool recurrent = false;
+  for (const auto& L : layers) recurrent |= L.state.get() != nullptr;
+  if (recurrent) {
+    MEMRA_CHECK(n == 0, "KV cache: cannot roll a recurrent layer's state back from position {} to {} (only a "
+                "reset to 0 is possible)", n_written, n);
+    for (auto& L : layers)
+      if (L.state.get()) cuda::fill_bytes(L.state.get(), 0, L.state.bytes(), sh->ctx->compute_stream());
+    std::fill(state_pos.begin(), state_pos.end(), 0);
+  }
+  n_written = n;
 }
 
 // ---------------------------------------------------------------- backend
@@ -277,7 +294,9 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 }
 
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
-  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch", "attention workspace", "ids", "q8s activations", "GEMM input (f16)"};
+  static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch",      "attention workspace",
+                                         "ids",              "q8s activations",   "GEMM input (f16)",
+                                         "norm partial sums", "DeltaNet conv output"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);
@@ -546,6 +565,8 @@ bool CudaBackend::begin_step(const Step& s) {
     MEMRA_CUDA_CHECK(cudaEventRecord(step_done_, stream()));
     step_timed_ = true;
     kv->n_written = std::max(kv->n_written, s.pos0 + 1);
+    for (size_t l = 0; l < kv->layers.size(); ++l)  // the replayed step advanced every recurrent state
+      if (kv->layers[l].state.get()) kv->state_pos[l] = s.pos0 + 1;
     graph_ran_ = true;
     in_step_ = true;
     return true;

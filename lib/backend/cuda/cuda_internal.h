@@ -39,12 +39,14 @@ class CudaKv final : public KvStore {
   struct Layer {
     cuda::DeviceBuffer k, v;
     int64_t k_row_bytes = 0, v_row_bytes = 0;
+    cuda::DeviceBuffer state;  // recurrent layers only (kv::KvLayerShape::state_floats f32)
   };
   std::shared_ptr<Shared> sh;
   kv::KvShape shape_;
   kv::KvOptions opts_;
   std::vector<Layer> layers;
   int n_written = 0;
+  std::vector<int> state_pos;  // per layer: tokens its recurrent state has consumed
   uint64_t serial = 0;
 };
 
@@ -97,9 +99,11 @@ class CudaBackend final : public Backend {
   void softcap(View x, float cap) override;
   void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
+  void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
+                       int layer, int pos0, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kDeltaNet, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a

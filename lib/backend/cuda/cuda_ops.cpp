@@ -30,12 +30,18 @@ namespace {
 
 // The activations the CUDA kernels implement; others (SwigluOai) are refused, never substituted.
 cuda::ActKind act_kind(Activation a) {
-  MEMRA_CHECK(a == Activation::Silu || a == Activation::GeluTanh,
+  MEMRA_CHECK(a == Activation::Silu || a == Activation::GeluTanh || a == Activation::Sigmoid,
               "activation '{}' has no CUDA path yet: run this model with run.backend = cpu", activation_name(a));
-  return a == Activation::Silu ? cuda::ActKind::Silu : cuda::ActKind::GeluTanh;
+  return a == Activation::Silu ? cuda::ActKind::Silu
+         : a == Activation::GeluTanh ? cuda::ActKind::GeluTanh
+                                     : cuda::ActKind::Sigmoid;
 }
-// The fused matvec GLU's code: 1 SiLU, 2 GELU-tanh.
-int glu_code(Activation a) { return act_kind(a) == cuda::ActKind::Silu ? 1 : 2; }
+// The fused matvec GLU's code: 1 SiLU, 2 GELU-tanh (the fused forms have no other activation).
+int glu_code(Activation a) {
+  MEMRA_CHECK(a == Activation::Silu || a == Activation::GeluTanh,
+              "internal: the fused matvec GLU has no '{}' form", activation_name(a));
+  return act_kind(a) == cuda::ActKind::Silu ? 1 : 2;
+}
 
 }  // namespace
 
@@ -420,6 +426,7 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
 
 void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) {
   const int64_t m = x.rows;
+  if (act != Activation::Silu && act != Activation::GeluTanh) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
   if (cfg_.kernels.fuse && gate.type == up.type && gate.ne[0] == up.ne[0] && gate.n_rows() == up.n_rows() &&
       up.row_bytes == gate.row_bytes && reinterpret_cast<uintptr_t>(up.data) % 16 == 0 && out.rows == m &&
       out.cols == gate.n_rows() && mmvf2_applies(gate, x)) {
@@ -768,11 +775,12 @@ void CudaBackend::glu(View gate, View up, Activation act, View out) {
   p.act = act_kind(act);
   // Prefill: the f16 rounding of out for the down projection's GEMM in the same pass
   // (kernels.gemm_x_reuse; picked up by gemm_x_input, same bytes as converting out there).
-  const bool f16 = prefill_f16_copy(gate.rows) && cuda::glu_f16_copy_supported(p);
+  const bool f16 = p.act != cuda::ActKind::Sigmoid && prefill_f16_copy(gate.rows) && cuda::glu_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_glu(p, stream()), "launch_glu");
   if (f16) set_x16_src(out);
-  note("glu", std::string(act == Activation::Silu ? "swiglu" : "geglu") + (f16 ? "+f16" : ""));
+  note("glu", std::string(act == Activation::Silu ? "swiglu" : act == Activation::GeluTanh ? "geglu" : "sigmoid_glu") +
+                  (f16 ? "+f16" : ""));
 }
 
 void CudaBackend::activate(View x, Activation act) {
@@ -788,7 +796,7 @@ void CudaBackend::activate(View x, Activation act) {
   p.cols = (int)x.cols;
   p.act = act_kind(act);
   cuda::check_status(cuda::launch_activate(p, stream()), "launch_activate");
-  note("act", act == Activation::Silu ? "silu" : "gelu_tanh");
+  note("act", activation_name(act));
 }
 
 void CudaBackend::add(View a, View b) {

@@ -95,6 +95,9 @@ void DeviceBuffer::reset() noexcept {
 void copy_h2d(void* dst, const void* src, size_t bytes, cudaStream_t s) {
   MEMRA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
 }
+void copy_d2d(void* dst, const void* src, size_t bytes, cudaStream_t s) {
+  MEMRA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+}
 void copy_d2h(void* dst, const void* src, size_t bytes, cudaStream_t s) {
   MEMRA_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
   MEMRA_CUDA_CHECK(cudaStreamSynchronize(s));

@@ -107,6 +107,7 @@ class DeviceBuffer {
 // Copies and fills (throwing wrappers). d2h waits for the stream.
 void copy_h2d(void* dst, const void* src, size_t bytes, cudaStream_t s);
 void copy_d2h(void* dst, const void* src, size_t bytes, cudaStream_t s);
+void copy_d2d(void* dst, const void* src, size_t bytes, cudaStream_t s);  // async on s
 void fill_bytes(void* dst, int value, size_t bytes, cudaStream_t s);
 void stream_sync(cudaStream_t s);
 
