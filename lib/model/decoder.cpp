@@ -83,7 +83,8 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
               hp_.n_vocab);
   Scratch& s = scratch_;
   s.ensure(be, hp_, n);
-  backend::StepScope step(be, {ids, pos0, &kv, this, s.buf.mem.get(), logits});
+  // A MoE step is not captured into a graph (no owner): the CUDA backend routes its experts on the host.
+  backend::StepScope step(be, {ids, pos0, &kv, spec_.moe ? nullptr : this, s.buf.mem.get(), logits});
   if (step.replayed()) return step.finish();
   be.embed(*tok_embd_, ids, s.x);
   if (spec_.embd_scale) be.scale(s.x, std::sqrt((float)hp_.n_embd));

@@ -296,7 +296,7 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
   static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch",      "attention workspace",
                                          "ids",              "q8s activations",   "GEMM input (f16)",
-                                         "norm partial sums", "DeltaNet conv output"};
+                                         "norm partial sums", "DeltaNet conv output", "MoE scratch"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);

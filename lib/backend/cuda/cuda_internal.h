@@ -103,7 +103,7 @@ class CudaBackend final : public Backend {
                        int layer, int pos0, View out) override;
 
  private:
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kDeltaNet, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kDeltaNet, kMoe, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a

@@ -841,13 +841,4 @@ void CudaBackend::softcap(View x, float cap) {
   note("ewise", "softcap");
 }
 
-void CudaBackend::sigmoid_head_gate(View, int, int, View) {
-  MEMRA_FAIL("sigmoid_head_gate (the step35 attention gate) has no CUDA path yet: run this model with "
-             "run.backend = cpu");
-}
-
-void CudaBackend::moe_ffn(View, const MoeWeights&, const MoeParams&, View) {
-  MEMRA_FAIL("moe_ffn has no CUDA path yet (qwen3moe): run this model with run.backend = cpu");
-}
-
 }  // namespace memra::backend::cuda_impl

@@ -1,0 +1,36 @@
+#pragma once
+// Small kernels of the routed-MoE FFN and the head-wise gate (lib/backend/cuda/cuda_moe_ops.cpp).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace memra::cuda {
+
+// out[t][c] = sum over k = 0 .. k_used-1, in that order, of w[t k_used + k] * d[row[t k_used + k]][c]
+// (each product rounded to f32 before it is added: the CPU oracle's slot order and rounding).
+struct MoeCombineParams {
+  const float* d = nullptr;  // expert outputs, one row per (token, slot)
+  int64_t ld_d = 0;
+  const int32_t* rows = nullptr;  // device [n_tokens * k_used]
+  const float* w = nullptr;       // device [n_tokens * k_used]
+  float* out = nullptr;
+  int64_t ld_out = 0;
+  int n_tokens = 0;
+  int k_used = 0;
+  int cols = 0;
+};
+cudaError_t launch_moe_combine(const MoeCombineParams& p, cudaStream_t stream);
+
+// In place: x viewed as [rows][n_head][head_dim], head h of row r times sigmoid(gate[r][h]).
+struct HeadGateParams {
+  float* x = nullptr;
+  int64_t ld_x = 0;
+  const float* gate = nullptr;
+  int64_t ld_gate = 0;
+  int rows = 0;
+  int n_head = 0;
+  int head_dim = 0;
+};
+cudaError_t launch_head_gate(const HeadGateParams& p, cudaStream_t stream);
+
+}  // namespace memra::cuda

@@ -1,0 +1,156 @@
+// The CUDA backend's routed-MoE FFN and head-wise gate (split from cuda_ops.cpp). The MoE is the
+// first, plain form: the router's logits come to the host, backend::moe_route picks the experts
+// (the same pure function as the CPU oracle), each expert's tokens are gathered and run through
+// its slices of the stacked expert matrices with the ordinary matmul / GLU ops, and one kernel
+// sums the weighted expert outputs per token in slot order. A host round trip per layer: a MoE
+// step is never captured into a CUDA graph (DecoderModel runs MoE models eagerly).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_op_util.h"
+#include "backend/cuda/runtime.h"
+#include "core/error.h"
+#include "moe/moe_kernels.h"
+
+namespace memra::backend::cuda_impl {
+
+namespace {
+
+// Rows [e n_rows, (e + 1) n_rows) of a stacked expert tensor [k, n_rows, n_expert] as a matrix of
+// its own (no decode / GEMM mirrors: the matmul takes the paths that read the GGUF rows).
+Weight expert_slice(const Weight& w, int e) {
+  Weight s;
+  s.name = fmt::format("{}[{}]", w.name, e);
+  s.type = w.type;
+  s.ne = {w.ne[0], w.ne[1], 1, 1};
+  s.n_dims = 2;
+  s.row_bytes = w.row_bytes;
+  s.data = static_cast<const uint8_t*>(w.data) + (uint64_t)e * (uint64_t)w.ne[1] * w.row_bytes;
+  s.storage = w.storage;
+  return s;
+}
+
+}  // namespace
+
+void CudaBackend::sigmoid_head_gate(View x, int n_head, int head_dim, View gate) {
+  forget_q8s();
+  MEMRA_CHECK(n_head > 0 && head_dim > 0 && (int64_t)n_head * head_dim == x.cols,
+              "sigmoid_head_gate: {} heads x {} != {} columns", n_head, head_dim, x.cols);
+  MEMRA_CHECK(gate.rows == x.rows && gate.cols == n_head, "sigmoid_head_gate: gate [{} x {}] must be [{} x {}]",
+              gate.rows, gate.cols, x.rows, n_head);
+  for (int64_t r0 = 0; r0 < x.rows; r0 += 65535) {
+    const int64_t rows = std::min<int64_t>(x.rows - r0, 65535);
+    cuda::HeadGateParams p;
+    p.x = x.row(r0);
+    p.ld_x = x.ld;
+    p.gate = gate.row(r0);
+    p.ld_gate = gate.ld;
+    p.rows = (int)rows;
+    p.n_head = n_head;
+    p.head_dim = head_dim;
+    cuda::check_status(cuda::launch_head_gate(p, stream()), "launch_head_gate");
+  }
+  note("head_gate", "sigmoid");
+}
+
+void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
+  MEMRA_CHECK(w.router && w.gate_exps && w.up_exps && w.down_exps, "moe_ffn: missing weights");
+  MEMRA_CHECK(!w.router_bias && !w.gate_bias && !w.up_bias && !w.down_bias,
+              "moe_ffn: expert / router biases (gpt-oss) have no CUDA path yet: run this model with run.backend = cpu");
+  MEMRA_CHECK(!capturing_, "internal: moe_ffn inside a captured decode step (it routes on the host)");
+  const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
+  const int K = mp.n_expert_used, E = mp.n_expert;
+  MEMRA_CHECK(out.rows == n && out.cols == e_dim, "moe_ffn: output shape mismatch");
+  MEMRA_CHECK(w.gate_exps->ne[2] == E && w.up_exps->ne[2] == E && w.down_exps->ne[2] == E &&
+                  w.down_exps->ne[0] == n_ff && w.down_exps->ne[1] == e_dim && w.gate_exps->ne[0] == e_dim,
+              "moe_ffn: expert tensors do not match {} experts of [{} -> {}]", E, e_dim, n_ff);
+  if (n == 0) return;
+  check_int(n * K, "moe_ffn slots");
+  settle_deferred_norm(x);  // the rows are copied as they are
+  // Scratch: logits [n, E], gathered inputs [n K, e], gate / up [n K, n_ff], outputs [n K, e].
+  const int64_t slots = n * K;
+  const size_t floats = (size_t)(n * E + slots * e_dim * 2 + slots * n_ff * 2);
+  float* base = static_cast<float*>(workspace(kMoe, floats * sizeof(float) + (size_t)slots * 8 + 64));
+  const View logits{base, n, E, E};
+  float* p = base + n * E;
+  const View xs{p, slots, e_dim, e_dim};
+  p += slots * e_dim;
+  const View g{p, slots, n_ff, n_ff};
+  p += slots * n_ff;
+  const View u{p, slots, n_ff, n_ff};
+  p += slots * n_ff;
+  const View d{p, slots, e_dim, e_dim};
+  p += slots * e_dim;
+  auto* d_rows = reinterpret_cast<int32_t*>(p);
+  auto* d_w = reinterpret_cast<float*>(d_rows + slots);
+
+  matmul(*w.router, x, logits, nullptr);
+  std::vector<float> h_logits((size_t)(n * E));
+  to_host(logits, h_logits.data());
+  MoeParams hp = mp;
+  std::vector<float> sel_bias;
+  Weight sel_bias_host;
+  if (mp.selection_bias) {  // moe_route reads it on the host
+    const Weight& b = *mp.selection_bias;
+    MEMRA_CHECK(b.type == QType::F32 && b.ne[0] == E && b.n_rows() == 1, "MoE: selection bias '{}' must be F32 [{}]",
+                b.name, E);
+    sel_bias.resize((size_t)E);
+    to_host(View{const_cast<float*>(static_cast<const float*>(b.data)), 1, E, E}, sel_bias.data());
+    sel_bias_host = b;
+    sel_bias_host.data = sel_bias.data();
+    hp.selection_bias = &sel_bias_host;
+  }
+  std::vector<int32_t> ids((size_t)slots);
+  std::vector<float> wts((size_t)slots);
+  for (int64_t t = 0; t < n; ++t)
+    moe_route(h_logits.data() + t * E, hp, ids.data() + t * K, wts.data() + t * K);
+
+  // Slots grouped by expert (ascending), each group's rows contiguous in xs / g / u / d.
+  std::vector<int32_t> row_of((size_t)slots);
+  int64_t next = 0;
+  for (int e = 0; e < E; ++e) {
+    const int64_t first = next;
+    for (int64_t s = 0; s < slots; ++s)
+      if (ids[(size_t)s] == e) {
+        row_of[(size_t)s] = (int32_t)next;
+        cuda::copy_d2d(xs.row(next), x.row(s / K), (size_t)e_dim * sizeof(float), stream());
+        ++next;
+      }
+    const int64_t m = next - first;
+    if (m == 0) continue;
+    const Weight wg = expert_slice(*w.gate_exps, e), wu = expert_slice(*w.up_exps, e),
+                 wd = expert_slice(*w.down_exps, e);
+    const View xe = xs.rows_slice(first, m), ge = g.rows_slice(first, m), ue = u.rows_slice(first, m),
+               de = d.rows_slice(first, m);
+    matmul(wg, xe, ge, nullptr);
+    matmul(wu, xe, ue, nullptr);
+    glu(ge, ue, mp.act, ge);
+    matmul(wd, ge, de, nullptr);
+  }
+  cuda::copy_h2d(d_rows, row_of.data(), (size_t)slots * sizeof(int32_t), stream());
+  cuda::copy_h2d(d_w, wts.data(), (size_t)slots * sizeof(float), stream());
+  // The host vectors must outlive the async copies.
+  cuda::stream_sync(stream());
+  forget_q8s();
+  for (int64_t t0 = 0; t0 < n; t0 += 65535) {
+    cuda::MoeCombineParams cp;
+    cp.d = d.data;
+    cp.ld_d = d.ld;
+    cp.rows = d_rows + t0 * K;
+    cp.w = d_w + t0 * K;
+    cp.out = out.row(t0);
+    cp.ld_out = out.ld;
+    cp.n_tokens = (int)std::min<int64_t>(n - t0, 65535);
+    cp.k_used = K;
+    cp.cols = (int)e_dim;
+    cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
+  }
+  note("moe", fmt::format("host_routed_{}of{}", K, E));
+}
+
+}  // namespace memra::backend::cuda_impl
