@@ -27,8 +27,9 @@ std::unique_ptr<backend::Backend> make_backend(const Config& cfg, std::string* c
   backend::CpuBackendOptions o;
   o.threads = cfg.threads.n;
   o.quantize_activations = cfg.cpu.quantize_activations;
-  o.attention_numerics = cfg.cpu.attention == "llamacpp" ? backend::AttentionNumerics::GgmlFlashAttn
-                                                        : backend::AttentionNumerics::Exact;
+  o.attention_numerics = cfg.cpu.attention == "llamacpp"      ? backend::AttentionNumerics::GgmlFlashAttn
+                         : cfg.cpu.attention == "llamacpp_fa" ? backend::AttentionNumerics::GgmlFlashAttnF32Cache
+                                                              : backend::AttentionNumerics::Exact;
   o.gelu_numerics = cfg.cpu.gelu == "llamacpp" ? backend::GeluNumerics::GgmlF16Table : backend::GeluNumerics::Exact;
   return backend::make_cpu_backend(o);
 }

@@ -67,6 +67,17 @@ void Backend::gated_delta_net(View, View, View, const DeltaNetWeights&, const De
   MEMRA_FAIL("the Gated DeltaNet (recurrent) layer has no {} path yet: run this model with run.backend = cpu", name());
 }
 
+void Backend::kv_write_index(KvStore&, int, int, View) {
+  MEMRA_FAIL("the sparse-attention indexer-key cache (MiniMax-M3) has no {} path yet: run this model with "
+             "run.backend = cpu", name());
+}
+
+void Backend::block_sparse_attention(View, View, const KvStore&, int, int, const AttnParams&,
+                                     const BlockSparseParams&, View) {
+  MEMRA_FAIL("block-sparse attention (MiniMax-M3's sparse attention) has no {} path yet: run this model with "
+             "run.backend = cpu", name());
+}
+
 void Backend::layer_norm(View, const Weight*, const Weight*, float, View) {
   MEMRA_FAIL("layer_norm is not implemented on the {} backend yet", name());
 }

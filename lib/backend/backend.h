@@ -94,6 +94,25 @@ struct AttnParams {
   const Weight* sinks = nullptr;
 };
 
+// Block-sparse attention with an indexer (MiniMax Sparse Attention, MiniMax-M3). Key positions
+// are grouped into blocks of block_size (block b = positions [b * block_size, (b + 1) *
+// block_size)). Per query row t at position p = pos0 + t and indexer head g (one per kv head):
+// - score(j) = iq[t, g] . ik[j], unscaled, for the cached indexer keys j <= p;
+// - a block's score is the largest score(j) over its positions j <= p (blocks past p have none);
+// - the query's own block p / block_size and the local_blocks - 1 blocks before it are always
+//   kept; the remaining top_k - (those kept) places go to the other blocks with a key <= p, by
+//   descending score (ties to the lower block);
+// - the query heads of kv head g attend (softmax(scale q.k), causal) to exactly the positions
+//   j <= p of the blocks kept for (t, g).
+// top_k >= local_blocks >= 1 (with fewer, llama.cpp's choice among the local blocks is arbitrary).
+struct BlockSparseParams {
+  int n_idx_head = 0;  // indexer heads (== n_head_kv: indexer head g selects for kv head g)
+  int idx_dim = 0;     // indexer head size (the cache's KvLayerShape::idx_dim)
+  int block_size = 0;
+  int top_k = 0;         // blocks kept per (query, indexer head), the local ones included
+  int local_blocks = 0;  // always-kept blocks ending at the query's own block
+};
+
 // SwigluOai (gpt-oss's GLU, only as a GLU): with g = min(gate, 7) and u = clamp(up, -7, 7),
 // g * sigmoid(1.702 g) * (u + 1).
 // Sigmoid: 1 / (1 + exp(-x)) (qwen35's attention output gate, as a GLU: sigmoid(gate) * x).
@@ -318,6 +337,15 @@ class Backend {
   virtual void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) = 0;
   // Routed mixture of experts: out = sum_k w_k * down_k(act(gate_k x) * up_k x).
   virtual void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) = 0;
+  // Appends the indexer keys ik [n, idx_dim] of positions pos0.. to the layer's indexer-key cache
+  // (KvLayerShape::idx_dim). The default refuses (no silent fallback).
+  virtual void kv_write_index(KvStore& kv, int layer, int pos0, View ik);
+  // Block-sparse attention (BlockSparseParams above): q [n, n_head * head_dim_k] and the indexer
+  // queries iq [n, n_idx_head * idx_dim] at positions pos0..; K/V and indexer keys of positions
+  // [0, pos0 + n) must be cached. out: [n, n_head * head_dim_v]. p.window, p.softcap and p.sinks
+  // must be unset. The default refuses (no silent fallback to dense attention).
+  virtual void block_sparse_attention(View q, View iq, const KvStore& kv, int layer, int pos0, const AttnParams& p,
+                                      const BlockSparseParams& bp, View out);
   // qkv [n, channels], alpha / beta [n, n_v_heads] (the raw projections) -> out
   // [n, n_v_heads * head_v_dim]; updates the layer's recurrent state in kv (DeltaNetParams).
   // The tokens are positions [pos0, pos0 + n); the layer's state must have consumed exactly pos0.

@@ -50,7 +50,7 @@ struct CpuSection {
   // llamacpp: ggml's CPU flash-attention rounding on an F16 cache (llama.cpp's default run);
   // measured closer to llama.cpp's default logits on 7 of 8 reference records and 1906 vs 1847
   // greedy tokens matched (tests/engine/test_llamacpp_fa.cpp). exact: f32/f64 attention.
-  std::string attention = "llamacpp";  // exact | llamacpp
+  std::string attention = "llamacpp";  // exact | llamacpp | llamacpp_fa (also f32 caches)
   // llamacpp: ggml's CPU GELU (argument and result through f16, its table); exact: f32 GELU.
   std::string gelu = "llamacpp";  // exact | llamacpp
 };

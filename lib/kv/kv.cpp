@@ -65,8 +65,13 @@ KvCache::KvCache(KvShape shape, KvOptions opts) : shape_(std::move(shape)), opts
     MEMRA_CHECK(ls.state_floats >= 0 && (!ls.recurrent() || ls.n_head_kv == 0),
                 "KV cache: layer {} is recurrent ({} state floats) but also asks for {} kv heads", l,
                 ls.state_floats, ls.n_head_kv);
+    MEMRA_CHECK(ls.idx_dim >= 0 && (ls.idx_dim == 0 || !ls.recurrent()),
+                "KV cache: layer {} asks for {} indexer-key floats per position{}", l, ls.idx_dim,
+                ls.recurrent() ? " but is recurrent" : "");
     state_.emplace_back((size_t)ls.state_floats, 0.0f);
     state_pos_.push_back(0);
+    idx_.emplace_back((size_t)ls.idx_dim * (size_t)opts_.n_ctx, 0.0f);
+    idx_written_.push_back(0);
     auto kb = qtype_row_bytes(opts_.type_k, (uint64_t)ls.k_row());
     auto vb = qtype_row_bytes(opts_.type_v, (uint64_t)ls.v_row());
     MEMRA_CHECK(kb.has_value(),
@@ -88,7 +93,8 @@ KvCache::KvCache(KvShape shape, KvOptions opts) : shape_(std::move(shape)), opts
 
 size_t KvCache::bytes() const {
   size_t b = 0;
-  for (size_t l = 0; l < k_.size(); ++l) b += k_[l].size() + v_[l].size() + state_[l].size() * sizeof(float);
+  for (size_t l = 0; l < k_.size(); ++l)
+    b += k_[l].size() + v_[l].size() + (state_[l].size() + idx_[l].size()) * sizeof(float);
   return b;
 }
 
@@ -136,8 +142,35 @@ const float* KvCache::v_f32(int layer) const {
   return reinterpret_cast<const float*>(v_[(size_t)layer].data());
 }
 
+void KvCache::write_index(int layer, int pos0, int n, const float* src, int64_t ld) {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer(), "KV cache: layer {} out of range [0, {})", layer, n_layer());
+  const int dim = shape_.layers[(size_t)layer].idx_dim;
+  MEMRA_CHECK(dim > 0, "KV cache: layer {} keeps no indexer keys", layer);
+  MEMRA_CHECK(pos0 >= 0 && n >= 0 && (int64_t)pos0 + n <= opts_.n_ctx,
+              "KV cache full: writing indexer keys [{}, {}) exceeds context n_ctx={}", pos0, pos0 + n, opts_.n_ctx);
+  MEMRA_CHECK(pos0 <= idx_written_[(size_t)layer],
+              "KV cache: layer {} indexer keys written at position {} but only {} positions hold keys", layer, pos0,
+              idx_written_[(size_t)layer]);
+  for (int i = 0; i < n; ++i)
+    std::memcpy(idx_[(size_t)layer].data() + (size_t)(pos0 + i) * (size_t)dim, src + i * ld,
+                (size_t)dim * sizeof(float));
+  idx_written_[(size_t)layer] = std::max(idx_written_[(size_t)layer], pos0 + n);
+}
+
+const float* KvCache::index_keys(int layer) const {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer() && shape_.layers[(size_t)layer].idx_dim > 0,
+              "KV cache: layer {} keeps no indexer keys", layer);
+  return idx_[(size_t)layer].data();
+}
+
+int KvCache::index_written(int layer) const {
+  MEMRA_CHECK(layer >= 0 && layer < n_layer(), "KV cache: layer {} out of range [0, {})", layer, n_layer());
+  return idx_written_[(size_t)layer];
+}
+
 void KvCache::truncate(int n) {
   MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
+  for (auto& w : idx_written_) w = std::min(w, n);
   if (n >= n_written_) return;
   if (has_state()) {
     MEMRA_CHECK(n == 0, "KV cache: cannot roll a recurrent layer's state back from position {} to {} (only a "

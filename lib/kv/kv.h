@@ -26,6 +26,9 @@ struct KvLayerShape {
   // A recurrent layer (qwen35's Gated DeltaNet): no K/V rows (n_head_kv 0) and this many f32 of
   // state carried from token to token (zeros at the start).
   int64_t state_floats = 0;
+  // Sparse-attention indexer keys (MiniMax-M3): idx_dim floats per position kept beside the K/V
+  // rows, always in f32 whatever type_k is (llama.cpp's indexer-key cache is f32 too); 0: none.
+  int idx_dim = 0;
   bool recurrent() const { return state_floats > 0; }
   int64_t k_row() const { return (int64_t)n_head_kv * head_dim_k; }
   int64_t v_row() const { return (int64_t)n_head_kv * head_dim_v; }
@@ -67,6 +70,12 @@ class KvCache {
   // recurrent layers can only be cleared (n = 0) or kept (n >= n_written()): their state has no
   // history to roll back to, and asking for it is an error.
   void truncate(int n);
+  // Indexer keys (KvLayerShape::idx_dim) of n positions [pos0, pos0+n), rows ld floats apart.
+  void write_index(int layer, int pos0, int n, const float* src, int64_t ld);
+  // The layer's indexer-key rows (idx_dim floats per position from position 0), and how many
+  // leading positions hold written keys.
+  const float* index_keys(int layer) const;
+  int index_written(int layer) const;
   // A recurrent layer's state (KvLayerShape::state_floats floats) and the number of tokens it has
   // consumed; the layer's op updates it and then calls advance(layer, pos0 + n).
   float* state(int layer);
@@ -81,6 +90,8 @@ class KvCache {
   std::vector<std::vector<uint8_t>> k_, v_;  // per layer: n_ctx rows
   std::vector<std::vector<float>> state_;    // per layer: state_floats (recurrent layers)
   std::vector<int> state_pos_;               // per layer: tokens the state has consumed
+  std::vector<std::vector<float>> idx_;      // per layer: n_ctx rows of idx_dim f32 (indexer keys)
+  std::vector<int> idx_written_;             // per layer: leading positions with indexer keys
   std::vector<uint64_t> k_row_bytes_, v_row_bytes_;
   int n_written_ = 0;
 };

@@ -15,6 +15,7 @@ std::unique_ptr<Model> make_gemma3(std::shared_ptr<const gguf::File>, backend::B
 std::unique_ptr<Model> make_gemma4(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_gpt_oss(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_llama(std::shared_ptr<const gguf::File>, backend::Backend&);
+std::unique_ptr<Model> make_minimax_m3(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen2(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen3(std::shared_ptr<const gguf::File>, backend::Backend&);
 std::unique_ptr<Model> make_qwen35(std::shared_ptr<const gguf::File>, backend::Backend&);
@@ -29,6 +30,7 @@ const std::map<std::string, ModelFactory>& registry() {
       {"gemma4", make_gemma4},
       {"gpt-oss", make_gpt_oss},
       {"llama", make_llama},
+      {"minimax-m3", make_minimax_m3},
       {"qwen2", make_qwen2},
       {"qwen3", make_qwen3},
       {"qwen35", make_qwen35},

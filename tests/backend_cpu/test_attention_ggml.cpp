@@ -133,16 +133,22 @@ bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Quantized and F32 caches keep the exact path under GgmlFlashAttn (GgmlFlashAttnF32Cache rounds
+// an F32 cache to f16 like llama.cpp's cast: test_sparse_attention.cpp, AttentionGgmlF32Cache).
 TEST(AttentionGgml, NonF16CacheKeepsExactPath) {
   const Case c{4, 2, 16, 3, 5, 0, 0.0f};  // 32-element cache rows: one q8_0 block
   const int total = c.n_past + c.n_new, kvw = c.n_head_kv * c.hd;
   auto K = randv((size_t)total * kvw, 21), V = randv((size_t)total * kvw, 22);
   auto Q = randv((size_t)c.n_new * c.n_head * c.hd, 23);
-  for (QType t : {QType::F32, QType::Q8_0}) {
+  for (QType t : {QType::Q8_0}) {
     EXPECT_TRUE(bit_equal(run(AttentionNumerics::GgmlFlashAttn, c, t, K, V, Q),
                           run(AttentionNumerics::Exact, c, t, K, V, Q)))
         << qtype_name(t);
   }
+  EXPECT_TRUE(bit_equal(run(AttentionNumerics::GgmlFlashAttn, c, QType::F32, K, V, Q),
+                        run(AttentionNumerics::Exact, c, QType::F32, K, V, Q)));
+  EXPECT_FALSE(bit_equal(run(AttentionNumerics::GgmlFlashAttnF32Cache, c, QType::F32, K, V, Q),
+                         run(AttentionNumerics::Exact, c, QType::F32, K, V, Q)));
   EXPECT_FALSE(bit_equal(run(AttentionNumerics::GgmlFlashAttn, c, QType::F16, K, V, Q),
                          run(AttentionNumerics::Exact, c, QType::F16, K, V, Q)));
 }

@@ -106,16 +106,22 @@ struct Rig {
 };
 
 // GELU in llama.cpp's CPU numerics (f16 table) unless told otherwise: the references are its CPU
-// path's outputs.
+// path's outputs. llamacpp_fa: the reference ran with flash attention on, so attention rounds like
+// ggml's flash attention (AttentionNumerics::GgmlFlashAttn) on top of llama.cpp's f32 arithmetic
+// order (F32Order::Ggml, which keeps the values it rounds bit-identical).
 inline Rig make_rig(const std::string& model_path, bool quantize_activations, QType kv_type,
                     int n_ctx = 256, int threads = 2,
-                    backend::GeluNumerics gelu = backend::GeluNumerics::GgmlF16Table) {
+                    backend::GeluNumerics gelu = backend::GeluNumerics::GgmlF16Table, bool llamacpp_fa = false) {
   Rig r;
   r.file = std::make_shared<const gguf::File>(gguf::File::open(model_path));
   backend::CpuBackendOptions bo;
   bo.threads = threads;
   bo.quantize_activations = quantize_activations;
   bo.gelu_numerics = gelu;
+  if (llamacpp_fa) {
+    bo.attention_numerics = backend::AttentionNumerics::GgmlFlashAttnF32Cache;
+    bo.f32_order = backend::F32Order::Ggml;
+  }
   r.be = backend::make_cpu_backend(bo);
   engine::SessionOptions so;
   so.kv = {n_ctx, kv_type, kv_type};

@@ -148,10 +148,42 @@ TEST(BadInput, QuantizedKvNeedsWholeBlocks) {
   EXPECT_EQ(ok.session->prefill(ids).size(), 512u);
 }
 
+// minimax-m3: the sparse attention's metadata and tensors are required, by name.
+std::string minimax_path() { return testref::shared_dir() + "/models/synth/minimax-m3-f32.gguf"; }
+
+TEST(BadInput, MinimaxMissingIndexerKey) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(minimax_path(), "mm_missing_key.gguf", [](auto& kv, auto&) {
+    std::erase_if(kv, [](const gguf::KeyValue& e) { return e.key == "minimax-m3.attention.indexer.block_size"; });
+  });
+  expect_contains(load_error(p), "missing metadata key 'minimax-m3.attention.indexer.block_size'");
+}
+
+TEST(BadInput, MinimaxMissingIndexerTensor) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(minimax_path(), "mm_missing_tensor.gguf", [](auto&, auto& ts) {
+    std::erase_if(ts, [](const Tensor& t) { return t.decl.name == "blk.1.indexer.k_norm.weight"; });
+  });
+  const auto msg = load_error(p);
+  expect_contains(msg, "missing tensor 'blk.1.indexer.k_norm.weight'");
+  expect_contains(msg, "mm_missing_tensor.gguf");
+}
+
+TEST(BadInput, MinimaxLocalBlocksBeyondTopK) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(minimax_path(), "mm_local.gguf", [](auto& kv, auto&) {
+    for (auto& e : kv)
+      if (e.key == "minimax-m3.attention.indexer.local_blocks") e.value = gguf::Value::u32(3);
+  });
+  const auto msg = load_error(p);
+  expect_contains(msg, "'minimax-m3.attention.indexer.local_blocks' = 3");
+  expect_contains(msg, "top_k >= local_blocks >= 1");
+}
+
 // Session behaviour the app relies on, on every architecture's f32 file (sliding windows, recurrent
 // state, MoE): decode after a prefill equals one longer prefill, chunked prefill equals one batch,
 // and reset starts over (a recurrent state back to zero).
-const char* const kSessionModels[] = {"qwen3-f32.gguf",  "llama-f32.gguf",  "gemma3-f32.gguf",    "gemma4-f32.gguf",
+const char* const kSessionModels[] = {"qwen3-f32.gguf",  "llama-f32.gguf",  "gemma3-f32.gguf",    "gemma4-f32.gguf", "minimax-m3-f32.gguf",
                                       "gpt-oss-f32.gguf", "step35-f32.gguf", "qwen35-f32.gguf", "qwen35moe-f32.gguf"};
 
 std::vector<int32_t> session_ids(size_t n) {

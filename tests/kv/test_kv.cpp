@@ -150,5 +150,34 @@ TEST(KvCache, RecurrentStateCountsAndRefusesRollback) {
   EXPECT_THROW(KvCache(bad, {16, QType::F32, QType::F32}), Error);
 }
 
+// Indexer keys (MiniMax-M3's sparse attention): f32 rows beside K/V whatever type_k is, counted per
+// layer, written without gaps, forgotten by truncate like K/V.
+TEST(KvCache, IndexKeysAreF32RowsTruncatedWithKv) {
+  KvShape s;
+  s.layers = {{2, 32, 32}, {2, 32, 32, 0, 8}};
+  KvCache c(s, {16, QType::F16, QType::F16});
+  EXPECT_EQ(c.bytes(), 2u * (2 * 16 * 64 * 2) + 16 * 8 * sizeof(float));
+  auto ik = randv(5 * 8, 3);
+  EXPECT_THROW(c.write_index(0, 0, 1, ik.data(), 8), Error);  // layer 0 keeps none
+  EXPECT_THROW(c.index_keys(0), Error);
+  EXPECT_THROW(c.write_index(1, 2, 1, ik.data(), 8), Error);  // a gap: positions 0, 1 unwritten
+  EXPECT_THROW(c.write_index(1, 14, 3, ik.data(), 8), Error);  // past n_ctx
+  c.write_index(1, 0, 5, ik.data(), 8);
+  EXPECT_EQ(c.index_written(1), 5);
+  EXPECT_EQ(c.index_written(0), 0);
+  for (int i = 0; i < 5 * 8; ++i) EXPECT_EQ(c.index_keys(1)[i], ik[(size_t)i]);  // f32: exact
+  auto k = randv(5 * 64, 1), v = randv(5 * 64, 2);
+  c.write(1, 0, 5, k.data(), 64, v.data(), 64);
+  c.truncate(3);
+  EXPECT_EQ(c.index_written(1), 3);
+  c.write_index(1, 3, 1, ik.data(), 8);
+  EXPECT_EQ(c.index_written(1), 4);
+  c.truncate(0);
+  EXPECT_EQ(c.index_written(1), 0);
+  KvShape bad;
+  bad.layers = {{0, 0, 0, 10, 8}};  // recurrent and indexer keys
+  EXPECT_THROW(KvCache(bad, {16, QType::F32, QType::F32}), Error);
+}
+
 }  // namespace
 }  // namespace memra::kv

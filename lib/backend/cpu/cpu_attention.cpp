@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "core/error.h"
+#include "core/half.h"
 
 namespace memra::backend::cpu {
 
@@ -66,6 +67,7 @@ void CpuBackend::rope(View x, int n_head, int pos0, const RopeParams& p) {
   MEMRA_CHECK(p.ext_factor == 0.0f || p.n_ctx_orig > 0, "rope: YaRN needs n_ctx_orig > 0");
   RopeTable t;
   const int half = p.n_rot / 2;
+  const bool fused = opts_.f32_order == F32Order::Ggml;
   for (int64_t r = 0; r < x.rows; ++r) {
     rope_table(p, pos0 + (int)r, t);
     for (int h = 0; h < n_head; ++h) {
@@ -73,9 +75,14 @@ void CpuBackend::rope(View x, int n_head, int pos0, const RopeParams& p) {
       for (int i = 0; i < half; ++i) {
         const int a = p.mode == RopeMode::Normal ? 2 * i : i;
         const int b = p.mode == RopeMode::Normal ? 2 * i + 1 : i + half;
-        const float x0 = v[a], x1 = v[b];
-        v[a] = x0 * t.cos[(size_t)i] - x1 * t.sin[(size_t)i];
-        v[b] = x0 * t.sin[(size_t)i] + x1 * t.cos[(size_t)i];
+        const float x0 = v[a], x1 = v[b], c = t.cos[(size_t)i], sn = t.sin[(size_t)i];
+        if (fused) {  // F32Order::Ggml: the first product of each line fused
+          v[a] = std::fma(x0, c, -(x1 * sn));
+          v[b] = std::fma(x0, sn, x1 * c);
+        } else {
+          v[a] = x0 * c - x1 * sn;
+          v[b] = x0 * sn + x1 * c;
+        }
       }
     }
   }
@@ -112,6 +119,22 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
     c.read_v(layer, 0, n_kv, vbuf.data());
     V = vbuf.data();
   }
+  const QType tk = c.options().type_k, tv = c.options().type_v;
+  const bool fa = opts_.attention_numerics != AttentionNumerics::Exact;
+  const bool f32_cache = opts_.attention_numerics == AttentionNumerics::GgmlFlashAttnF32Cache;
+  const bool ggml_numerics = fa && ((tk == QType::F16 && tv == QType::F16) ||
+                                    (f32_cache && tk == QType::F32 && tv == QType::F32));
+  if (ggml_numerics && tk == QType::F32) {
+    // llama.cpp casts an F32 cache to F16 for flash attention.
+    const auto to_f16 = [](const float* src, int64_t n, std::vector<float>& dst) {
+      dst.resize((size_t)n);
+      for (int64_t i = 0; i < n; ++i) dst[(size_t)i] = fp16_to_f32(f32_to_fp16(src[i]));
+    };
+    to_f16(K, n_kv * kr, kbuf);
+    to_f16(V, n_kv * vr, vbuf);
+    K = kbuf.data();
+    V = vbuf.data();
+  }
   const int group = p.n_head / p.n_head_kv;
   const float* sinks = nullptr;
   if (p.sinks) {
@@ -120,9 +143,7 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
     sinks = static_cast<const float*>(p.sinks->data);
   }
   const size_t jobs = (size_t)q.rows * (size_t)p.n_head;
-  const bool ggml_fa = opts_.attention_numerics == AttentionNumerics::GgmlFlashAttn &&
-                       c.options().type_k == QType::F16 && c.options().type_v == QType::F16 &&
-                       q.rows < kGgmlFaTiledRows;
+  const bool ggml_fa = ggml_numerics && q.rows < kGgmlFaTiledRows;
   if (ggml_fa) {
     pool_.parallel_for(jobs, [&](size_t b, size_t e) {
       for (size_t job = b; job < e; ++job) {

@@ -11,6 +11,10 @@ namespace memra::backend::cpu {
 
 // f32 dot product with 32 independent lanes (vectorizes), summed in f64 at the end.
 float dot_f32(const float* a, const float* b, int64_t n);
+// The dot product in the order of llama.cpp's tinyBLAS f32 sgemm on AVX2/FMA (F32Order::Ggml):
+// lane l (of 8) accumulates a[i] b[i] for i = l, l + 8, ... with FMA in f32, then the lanes are
+// summed as its hsum does ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). n % 8 == 0.
+float dot_f32_tinyblas(const float* a, const float* b, int64_t n);
 // Decode-path dot of one quantized weight row with f32 x, bit-identical to dequant_row + dot_f32
 // (cpu_dot.cpp); only for the types has_fused_dot accepts.
 bool has_fused_dot(QType t);
@@ -68,6 +72,9 @@ class CpuBackend final : public Backend {
   void softcap(View x, float cap) override;
   void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
+  void kv_write_index(KvStore& kv, int layer, int pos0, View ik) override;
+  void block_sparse_attention(View q, View iq, const KvStore& kv, int layer, int pos0, const AttnParams& p,
+                              const BlockSparseParams& bp, View out) override;
   void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
                        int layer, int pos0, View out) override;
 

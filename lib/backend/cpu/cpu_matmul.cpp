@@ -1,6 +1,7 @@
 // Matmul (f32 on dequantized rows, or llama.cpp's quantized-activation class), embedding
 // lookup and the routed MoE FFN.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -28,6 +29,18 @@ MEMRA_HOT float dot_f32(const float* a, const float* b, int64_t n) {
   for (; i < n; ++i) s += (double)a[i] * b[i];
   for (int l = 0; l < kLanes; ++l) s += acc[l];
   return (float)s;
+}
+
+MEMRA_HOT float dot_f32_tinyblas(const float* a, const float* b, int64_t n) {
+  constexpr int kLanes = 8;
+  float acc[kLanes] = {};
+  for (int64_t i = 0; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) acc[l] = std::fma(a[i + l], b[i + l], acc[l]);
+  // 256-bit halves added, then the 128-bit movehl and movehdup steps.
+  float h[4];
+  for (int l = 0; l < 4; ++l) h[l] = acc[l + 4] + acc[l];
+  const float h02 = h[0] + h[2], h13 = h[1] + h[3];
+  return h02 + h13;
 }
 
 void dequant_row(QType t, const void* src, float* dst, int64_t n) {
@@ -96,6 +109,7 @@ void CpuBackend::matmul_rows(const Weight& w, int64_t row0, int64_t n_out, View 
 
   // Few rows: decode each weight block in registers; more rows: dequantize once, reuse the row.
   const bool fused = n <= 2 && has_fused_dot(w.type);
+  const bool tinyblas = opts_.f32_order == F32Order::Ggml && w.type == QType::F32 && in % 8 == 0;
   pool_.parallel_for((size_t)n_out, [&](size_t b, size_t e) {
     std::vector<float> wrow(w.type == QType::F32 ? 0 : (size_t)in);
     for (size_t o = b; o < e; ++o) {
@@ -117,7 +131,7 @@ void CpuBackend::matmul_rows(const Weight& w, int64_t row0, int64_t n_out, View 
       }
       for (int64_t t = 0; t < n; ++t) {
         const float* xv = xr.empty() ? x.row(t) : xr.data() + t * in;
-        y.row(t)[o] = dot_f32(wr, xv, in) + add;
+        y.row(t)[o] = (tinyblas ? dot_f32_tinyblas(wr, xv, in) : dot_f32(wr, xv, in)) + add;
       }
     }
   }, 4);

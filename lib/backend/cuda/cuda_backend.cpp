@@ -66,6 +66,9 @@ CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOp
   for (QType t : {o.type_k, o.type_v})
     MEMRA_CHECK(cuda::kv_type_supported(t), "KV cache type {} has no CUDA kernels (use f32, f16, q8_0, q5_1, "
                 "q5_0, q4_0 or q4_1)", qtype_name(t));
+  for (const auto& ls : shp.layers)
+    MEMRA_CHECK(ls.idx_dim == 0, "sparse-attention indexer keys (MiniMax-M3) have no CUDA path yet: run this "
+                "model with run.backend = cpu");
   uint64_t total = 0;
   std::vector<std::pair<int64_t, int64_t>> rbs;
   for (const auto& ls : shp.layers) {
