@@ -1209,16 +1209,19 @@ PY
     # The architectures added in the thirty-fourth session on the GPU: the Gated DeltaNet kernels
     # (kernel-check section ssm: f64 reference from a random state, conv state bytes, two launches
     # vs one) and the sigmoid activation / GLU (section act), then CUDA-vs-CPU for the whole
-    # qwen35 q8_0 / q4_k_m, gemma3 and gemma4 synth files (CudaModels.Qwen35_* / Gemma3_F32 /
-    # Gemma4_F32), and run-gen on qwen35 with the CUDA backend. About a minute.
+    # qwen35 q4_k_m, qwen3moe q4_k_m (the host-routed MoE, kernel-check section moe),
+    # gemma3 and gemma4 synth files (CudaModels.Qwen35_* / Qwen3Moe_* / Gemma3_F32 / Gemma4_F32).
+    # About a minute.
     gpu_info
     timeout 120 "$bin/kernel-check" --section ssm --seed 20263500 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 8
     timeout 60 "$bin/kernel-check" --section act --filter sigmoid --seed 20263501 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 4
+    timeout 60 "$bin/kernel-check" --section moe --seed 20263503 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
     timeout 60 "$bin/kernel-check" --section ssm --perf --filter "k16x128-v32x128" --seed 20263502 \
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-    cuda_vs_cpu "Qwen35|Gemma" 12
+    cuda_vs_cpu "Qwen35|Qwen3Moe|Gemma" 14
     ;;
   mmvf34)
     # mmvf2, the float-weight decode matvec (kernels.mmvf_v2, built in the thirty-third session, off by

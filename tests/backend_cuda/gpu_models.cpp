@@ -22,8 +22,8 @@ TEST(CudaModels, Qwen2_F32) { check_model("synth/qwen2-f32.gguf"); }
 TEST(CudaModels, Qwen3_F32) { check_model("synth/qwen3-f32.gguf"); }
 TEST(CudaModels, Gemma3_F32) { check_model("synth/gemma3-f32.gguf"); }
 TEST(CudaModels, Gemma4_F32) { check_model("synth/gemma4-f32.gguf"); }
-TEST(CudaModels, Qwen35_Q8_0) { check_model("synth/qwen35-q8_0.gguf"); }
 TEST(CudaModels, Qwen35_Q4_K_M) { check_model("synth/qwen35-q4_k_m.gguf"); }
+TEST(CudaModels, Qwen3Moe_Q4_K_M) { check_model("synth/qwen3moe-q4_k_m.gguf"); }
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }
 TEST(CudaModels, Qwen3_Q4_K_M) { check_model("synth/qwen3-q4_k_m.gguf"); }
 
