@@ -76,11 +76,7 @@ kv::KvShape DecoderModel::kv_shape() const {
 void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span<const int32_t> ids,
                            int pos0, bool all_logits, backend::View logits) {
   const int64_t n = (int64_t)ids.size();
-  MEMRA_CHECK(n > 0, "forward: empty batch");
-  const int64_t n_out = all_logits ? n : 1;
-  MEMRA_CHECK(logits.rows == n_out && logits.cols == hp_.n_vocab,
-              "forward: logits view [{} x {}] must be [{} x {}]", logits.rows, logits.cols, n_out,
-              hp_.n_vocab);
+  const int64_t n_out = check_forward(n, all_logits, logits);
   Scratch& s = scratch_;
   s.ensure(be, hp_, n);
   // A MoE step is not captured into a graph (no owner): the CUDA backend routes its experts on the host.

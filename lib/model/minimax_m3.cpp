@@ -103,10 +103,7 @@ class MinimaxM3Model final : public Model {
 
   void forward(backend::Backend& be, backend::KvStore& kv, std::span<const int32_t> ids, int pos0, bool all_logits,
                View logits) override {
-    const int64_t n = (int64_t)ids.size(), n_out = all_logits ? n : 1;
-    MEMRA_CHECK(n > 0, "forward: empty batch");
-    MEMRA_CHECK(logits.rows == n_out && logits.cols == hp_.n_vocab, "forward: logits view [{} x {}] must be [{} x {}]",
-                logits.rows, logits.cols, n_out, hp_.n_vocab);
+    const int64_t n = (int64_t)ids.size(), n_out = check_forward(n, all_logits, logits);
     Scratch& s = scratch_;
     s.ensure(be, hp_, n);
     ensure_indexer(be, n);

@@ -28,6 +28,9 @@ class Model {
   virtual uint64_t weight_bytes() const = 0;
 
  protected:
+  // The checks every forward starts with: a non-empty batch and a logits view of [n_out, n_vocab]
+  // (n_out = n when all_logits, else 1); returns n_out.
+  int64_t check_forward(int64_t n, bool all_logits, const backend::View& logits) const;
   HParams hp_;
 };
 

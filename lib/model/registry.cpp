@@ -42,6 +42,14 @@ const std::map<std::string, ModelFactory>& registry() {
 }
 }  // namespace
 
+int64_t Model::check_forward(int64_t n, bool all_logits, const backend::View& logits) const {
+  MEMRA_CHECK(n > 0, "forward: empty batch");
+  const int64_t n_out = all_logits ? n : 1;
+  MEMRA_CHECK(logits.rows == n_out && logits.cols == hp_.n_vocab, "forward: logits view [{} x {}] must be [{} x {}]",
+              logits.rows, logits.cols, n_out, hp_.n_vocab);
+  return n_out;
+}
+
 std::vector<std::string> supported_architectures() {
   std::vector<std::string> v;
   for (const auto& [k, _] : registry()) v.push_back(k);

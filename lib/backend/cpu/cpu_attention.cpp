@@ -55,6 +55,22 @@ void rope_table(const RopeParams& p, int pos, RopeTable& t) {
 
 }  // namespace
 
+void cache_rows_f32(const kv::KvCache& c, int layer, int n_kv, CacheRows& out) {
+  const auto& ls = c.shape().layers[(size_t)layer];
+  out.K = c.k_f32(layer);
+  out.V = c.v_f32(layer);
+  if (!out.K) {
+    out.kbuf.resize((size_t)(n_kv * ls.k_row()));
+    c.read_k(layer, 0, n_kv, out.kbuf.data());
+    out.K = out.kbuf.data();
+  }
+  if (!out.V) {
+    out.vbuf.resize((size_t)(n_kv * ls.v_row()));
+    c.read_v(layer, 0, n_kv, out.vbuf.data());
+    out.V = out.vbuf.data();
+  }
+}
+
 void CpuBackend::rope(View x, int n_head, int pos0, const RopeParams& p) {
   MEMRA_CHECK((int64_t)n_head * p.head_dim == x.cols, "rope: {} heads x head_dim {} != {} columns",
               n_head, p.head_dim, x.cols);
@@ -106,19 +122,12 @@ void CpuBackend::attention(View q, const KvStore& kvs, int layer, int pos0, cons
               c.n_written());
 
   const int64_t kr = ls.k_row(), vr = ls.v_row();
-  const float* K = c.k_f32(layer);
-  const float* V = c.v_f32(layer);
-  std::vector<float> kbuf, vbuf;
-  if (!K) {
-    kbuf.resize((size_t)(n_kv * kr));
-    c.read_k(layer, 0, n_kv, kbuf.data());
-    K = kbuf.data();
-  }
-  if (!V) {
-    vbuf.resize((size_t)(n_kv * vr));
-    c.read_v(layer, 0, n_kv, vbuf.data());
-    V = vbuf.data();
-  }
+  CacheRows rows;
+  cache_rows_f32(c, layer, n_kv, rows);
+  const float* K = rows.K;
+  const float* V = rows.V;
+  std::vector<float>& kbuf = rows.kbuf;
+  std::vector<float>& vbuf = rows.vbuf;
   const QType tk = c.options().type_k, tv = c.options().type_v;
   const bool fa = opts_.attention_numerics != AttentionNumerics::Exact;
   const bool f32_cache = opts_.attention_numerics == AttentionNumerics::GgmlFlashAttnF32Cache;

@@ -31,6 +31,15 @@ constexpr int64_t kGgmlFaTiledRows = 64;
 void ggml_fa_f16_row(const float* q, const float* K, int64_t k_stride, const float* V, int64_t v_stride,
                      int lo, int hi, int dk, int dv, float scale, float softcap, const float* sink, float* out);
 
+// The f32 K and V rows [0, n_kv) of one layer: the cache's own rows when it holds f32, else
+// dequantized into kbuf / vbuf.
+struct CacheRows {
+  const float* K = nullptr;
+  const float* V = nullptr;
+  std::vector<float> kbuf, vbuf;
+};
+void cache_rows_f32(const kv::KvCache& c, int layer, int n_kv, CacheRows& out);
+
 class CpuKv final : public KvStore {
  public:
   CpuKv(const kv::KvShape& s, const kv::KvOptions& o) : cache(s, o) {}

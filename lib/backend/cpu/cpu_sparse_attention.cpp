@@ -82,19 +82,12 @@ void CpuBackend::block_sparse_attention(View q, View iq, const KvStore& kvs, int
               c.n_written(), c.index_written(layer));
 
   const int64_t kr = ls.k_row(), vr = ls.v_row();
-  const float* K = c.k_f32(layer);
-  const float* V = c.v_f32(layer);
-  std::vector<float> kbuf, vbuf;
-  if (!K) {
-    kbuf.resize((size_t)(n_kv * kr));
-    c.read_k(layer, 0, n_kv, kbuf.data());
-    K = kbuf.data();
-  }
-  if (!V) {
-    vbuf.resize((size_t)(n_kv * vr));
-    c.read_v(layer, 0, n_kv, vbuf.data());
-    V = vbuf.data();
-  }
+  CacheRows rows;
+  cache_rows_f32(c, layer, n_kv, rows);
+  const float* K = rows.K;
+  const float* V = rows.V;
+  std::vector<float>& kbuf = rows.kbuf;
+  std::vector<float>& vbuf = rows.vbuf;
   const float* IK = c.index_keys(layer);
   const int group = p.n_head / p.n_head_kv;
   const bool tinyblas = opts_.f32_order == F32Order::Ggml && bp.idx_dim % 8 == 0;
