@@ -148,15 +148,10 @@ void Scratch::ensure(backend::Backend& be, const HParams& hp, int64_t n) {
     buf = be.alloc(per_tok * n);
     cap = n;
   }
-  float* p = buf.mem.get();
-  auto take = [&](int64_t cols) {
-    View v{p, n, cols, cols};
-    p += n * cols;
-    return v;
-  };
-  x = take(e); h = take(e); o = take(e); d = take(e); post = take(e);
-  q = take(qd); k = take(kd); v = take(vd); attn = take(od);
-  g = take(ff); u = take(ff);
+  ViewCarver c{buf.mem.get(), n};
+  x = c.take(e); h = c.take(e); o = c.take(e); d = c.take(e); post = c.take(e);
+  q = c.take(qd); k = c.take(kd); v = c.take(vd); attn = c.take(od);
+  g = c.take(ff); u = c.take(ff);
 }
 
 bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams& hp,
@@ -165,11 +160,6 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
   // This layer's widths, packed at the front of the scratch slots (ld = cols).
   const LayerGeom& g = al.g;
   const auto wd = attn_widths(g);
-  const auto packed = [](View v, int64_t cols) {
-    View p = v.cols_slice(0, cols);
-    p.ld = cols;
-    return p;
-  };
   const View q = packed(s.q, wd.q), k = packed(s.k, wd.k), v = packed(s.v, wd.v), attn = packed(s.attn, wd.o);
   const backend::MatmulOut qkv[] = {{w.wq, q, w.bq}, {w.wk, k, w.bk}, {w.wv, v, w.bv}};
   be.matmul_n(s.h, qkv);  // V = K: the same product twice (the same bits)

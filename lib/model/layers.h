@@ -80,6 +80,25 @@ struct AttnLayer {
 AttnLayer attn_layer(const HParams& hp, int layer, const backend::Weight* freq_factors);
 backend::MoeParams moe_params(const HParams& hp);
 
+// The first cols columns of a scratch slot as a dense [rows, cols] view (ld = cols): a layer's
+// width packed at the front of a slot sized for the widest layer.
+inline backend::View packed(backend::View v, int64_t cols) {
+  backend::View p = v.cols_slice(0, cols);
+  p.ld = cols;
+  return p;
+}
+
+// Consecutive dense [n, cols] views carved from one allocation.
+struct ViewCarver {
+  float* p;
+  int64_t n;
+  backend::View take(int64_t cols) {
+    backend::View v{p, n, cols, cols};
+    p += n * cols;
+    return v;
+  }
+};
+
 // Activations of one batch of n tokens; regrown when a larger batch comes.
 struct Scratch {
   backend::Buffer buf;

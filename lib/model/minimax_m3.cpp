@@ -130,12 +130,6 @@ class MinimaxM3Model final : public Model {
   }
 
  private:
-  static View packed(View v, int64_t cols) {
-    View p = v.cols_slice(0, cols);
-    p.ld = cols;
-    return p;
-  }
-
   void ensure_indexer(backend::Backend& be, int64_t n) {
     const int64_t qd = (int64_t)bp_.n_idx_head * bp_.idx_dim, kd = bp_.idx_dim;
     if (n > idx_cap_) {

@@ -152,12 +152,6 @@ class Qwen35Model final : public Model {
   }
 
  private:
-  static View packed(View v, int64_t cols) {
-    View p = v.cols_slice(0, cols);
-    p.ld = cols;
-    return p;
-  }
-
   void ensure(backend::Backend& be, int64_t n) {
     const int64_t e = hp_.n_embd, qd = (int64_t)hp_.n_head * hp_.head_dim_k,
                   kd = (int64_t)hp_.n_head_kv * hp_.head_dim_k, C = dn_.channels(),
@@ -169,17 +163,12 @@ class Qwen35Model final : public Model {
       buf_ = be.alloc(per_tok * n);
       cap_ = n;
     }
-    float* p = buf_.mem.get();
-    auto take = [&](int64_t cols) {
-      View v{p, n, cols, cols};
-      p += n * cols;
-      return v;
-    };
-    x_ = take(e); h_ = take(e); o_ = take(e); d_ = take(e);
-    wide_ = take(wide); k_ = take(kd); v_ = take(kd);
-    a_ = take(std::max(qd, vd)); z_ = take(std::max(qd, vd));
-    alpha_ = take(nv); beta_ = take(nv);
-    g_ = take(ff); u_ = take(ff);
+    ViewCarver c{buf_.mem.get(), n};
+    x_ = c.take(e); h_ = c.take(e); o_ = c.take(e); d_ = c.take(e);
+    wide_ = c.take(wide); k_ = c.take(kd); v_ = c.take(kd);
+    a_ = c.take(std::max(qd, vd)); z_ = c.take(std::max(qd, vd));
+    alpha_ = c.take(nv); beta_ = c.take(nv);
+    g_ = c.take(ff); u_ = c.take(ff);
   }
 
   // h_ -> o_ (the gated attention's output projection).
