@@ -32,11 +32,10 @@ DecoderModel::DecoderModel(std::shared_ptr<const gguf::File> file, backend::Back
     : spec_(spec), loader_(file, be, hp.arch) {
   hp_ = std::move(hp);
   auto& ld = loader_;
-  tok_embd_ = &ld.get("token_embd.weight", {hp_.n_embd, hp_.n_vocab});
-  out_norm_ = &ld.get("output_norm.weight", {hp_.n_embd});
-  // No output.weight: the output matrix is tied to the embedding.
-  output_ = ld.find("output.weight", {hp_.n_embd, hp_.n_vocab});
-  if (!output_) output_ = tok_embd_;
+  const EmbedOutput eo = load_embed_output(ld, hp_);
+  tok_embd_ = eo.tok_embd;
+  out_norm_ = eo.out_norm;
+  output_ = eo.output;
   // Sized by the largest rotary width of the layers it applies to.
   int ff_rot = 0;
   for (int l = 0; l < hp_.n_layer; ++l)

@@ -12,6 +12,15 @@ using backend::View;
 
 std::string blk(int layer, const char* suffix) { return fmt::format("blk.{}.{}", layer, suffix); }
 
+EmbedOutput load_embed_output(WeightLoader& ld, const HParams& hp) {
+  EmbedOutput eo;
+  eo.tok_embd = &ld.get("token_embd.weight", {hp.n_embd, hp.n_vocab});
+  eo.out_norm = &ld.get("output_norm.weight", {hp.n_embd});
+  eo.output = ld.find("output.weight", {hp.n_embd, hp.n_vocab});
+  if (!eo.output) eo.output = eo.tok_embd;
+  return eo;
+}
+
 AttnWidths attn_widths(const LayerGeom& g) {
   return {(int64_t)g.n_head * g.head_dim_k, (int64_t)g.n_head_kv * g.head_dim_k, (int64_t)g.n_head_kv * g.head_dim_v,
           (int64_t)g.n_head * g.head_dim_v};

@@ -53,6 +53,12 @@ struct MoeLayerWeights {
 
 std::string blk(int layer, const char* suffix);  // "blk.<layer>.<suffix>"
 
+// token_embd, output_norm and the output matrix (tied to token_embd when output.weight is absent).
+struct EmbedOutput {
+  const backend::Weight *tok_embd = nullptr, *out_norm = nullptr, *output = nullptr;
+};
+EmbedOutput load_embed_output(WeightLoader& ld, const HParams& hp);
+
 AttentionWeights load_attention(WeightLoader& ld, const HParams& hp, int layer,
                                 const AttentionOptions& o);
 // The q, k, v and attention-output widths of one layer.

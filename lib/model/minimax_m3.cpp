@@ -54,10 +54,10 @@ class MinimaxM3Model final : public Model {
     hp_ = std::move(hp);
     auto& ld = loader_;
     const int64_t e = hp_.n_embd;
-    tok_embd_ = &ld.get("token_embd.weight", {e, hp_.n_vocab});
-    out_norm_ = &ld.get("output_norm.weight", {e});
-    output_ = ld.find("output.weight", {e, hp_.n_vocab});
-    if (!output_) output_ = tok_embd_;
+    const EmbedOutput eo = load_embed_output(ld, hp_);
+    tok_embd_ = eo.tok_embd;
+    out_norm_ = eo.out_norm;
+    output_ = eo.output;
     AttentionOptions ao;
     ao.qk_norm = true;
     for (int l = 0; l < hp_.n_layer; ++l) {

@@ -57,10 +57,10 @@ class Qwen35Model final : public Model {
 
     auto& ld = loader_;
     const int64_t e = hp_.n_embd;
-    tok_embd_ = &ld.get("token_embd.weight", {e, hp_.n_vocab});
-    out_norm_ = &ld.get("output_norm.weight", {e});
-    output_ = ld.find("output.weight", {e, hp_.n_vocab});
-    if (!output_) output_ = tok_embd_;
+    const EmbedOutput eo = load_embed_output(ld, hp_);
+    tok_embd_ = eo.tok_embd;
+    out_norm_ = eo.out_norm;
+    output_ = eo.output;
     const int64_t C = dn_.channels(), vd = (int64_t)dn_.n_v_heads * dn_.head_v_dim;
     for (int l = 0; l < hp_.n_layer; ++l) {
       Qwen35Layer L;
