@@ -148,6 +148,36 @@ TEST(BadInput, QuantizedKvNeedsWholeBlocks) {
   EXPECT_EQ(ok.session->prefill(ids).size(), 512u);
 }
 
+// The other new architectures name what is missing or inconsistent too.
+std::string synth_path(const char* f) { return testref::shared_dir() + "/models/synth/" + f; }
+
+TEST(BadInput, Qwen35MissingSsmKeyAndInconsistentSizes) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(synth_path("qwen35-f32.gguf"), "q35_missing_key.gguf", [](auto& kv, auto&) {
+    std::erase_if(kv, [](const gguf::KeyValue& e) { return e.key == "qwen35.ssm.conv_kernel"; });
+  });
+  expect_contains(load_error(p), "missing metadata key 'qwen35.ssm.conv_kernel'");
+  p = derive(synth_path("qwen35-f32.gguf"), "q35_inner.gguf", [](auto& kv, auto&) {
+    for (auto& e : kv)
+      if (e.key == "qwen35.ssm.inner_size") e.value = gguf::Value::u32(200);
+  });
+  expect_contains(load_error(p), "inconsistent ssm metadata");
+}
+
+TEST(BadInput, GptOssMissingSinksAndGemma3BadPattern) {
+  MEMRA_REQUIRE_SHARED();
+  auto p = derive(synth_path("gpt-oss-f32.gguf"), "oss_sinks.gguf", [](auto&, auto& ts) {
+    std::erase_if(ts, [](const Tensor& t) { return t.decl.name == "blk.1.attn_sinks.weight"; });
+  });
+  expect_contains(load_error(p), "missing tensor 'blk.1.attn_sinks.weight'");
+  p = derive(synth_path("gemma3-f32.gguf"), "g3_pattern.gguf", [](auto& kv, auto&) {
+    for (auto& e : kv)
+      if (e.key == "gemma3.attention.sliding_window_pattern")
+        e.value = gguf::Value::array(gguf::ValueType::BOOL, {gguf::Value::boolean(true)});
+  });
+  expect_contains(load_error(p), "has 1 entries for 2 layers");
+}
+
 // minimax-m3: the sparse attention's metadata and tensors are required, by name.
 std::string minimax_path() { return testref::shared_dir() + "/models/synth/minimax-m3-f32.gguf"; }
 
