@@ -1219,6 +1219,10 @@ PY
       grep -E "FAIL|ERR|kernel-check:" | tail -n 4
     timeout 60 "$bin/kernel-check" --section moe --seed 20263503 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 4
+    timeout 60 "$bin/kernel-check" --section attn_naive --seed 20263504 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
+    timeout 60 "$bin/kernel-check" --section act --filter swiglu_oai --seed 20263505 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
     timeout 60 "$bin/kernel-check" --section ssm --perf --filter "k16x128-v32x128" --seed 20263502 \
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     cuda_vs_cpu "Qwen35|Qwen3Moe|Gemma" 14

@@ -3,6 +3,7 @@
 // Tolerance: normalized L2 error <= 2e-6: expf/tanhf are within 2 ulp and the formula adds a few
 // roundings (~3e-7 scale); a wrong constant or formula is >= 1e-4. The q8_1 form is byte-identical
 // to lib/quant's CPU quantize_row(Q8_1) of the f32 glu output and to the unfused device chain.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -25,7 +26,14 @@ double act_ref(cuda::ActKind a, double x) {
 }
 
 const char* act_name(cuda::ActKind a) {
-  return a == cuda::ActKind::Silu ? "silu" : a == cuda::ActKind::GeluTanh ? "gelu_tanh" : "sigmoid";
+  return a == cuda::ActKind::Silu ? "silu" : a == cuda::ActKind::GeluTanh ? "gelu_tanh" : a == cuda::ActKind::Sigmoid ? "sigmoid" : "swiglu_oai";
+}
+
+// act(gate) * up; gpt-oss's SwiGLU-OAI: min(g, 7) sigmoid(1.702 min(g, 7)) (clamp(u, -7, 7) + 1).
+double glu_ref(cuda::ActKind a, double g, double u) {
+  if (a != cuda::ActKind::SwigluOai) return act_ref(a, g) * u;
+  const double x = std::min(g, 7.0), y = std::clamp(u, -7.0, 7.0);
+  return x / (1.0 + std::exp(-1.702 * x)) * (y + 1.0);
 }
 
 class ActivateCase : public Case {
@@ -108,7 +116,7 @@ class GluCase : public Case {
     ref_.clear();
     for (int r = 0; r < rows_; ++r)
       for (int c = 0; c < cols_; ++c)
-        ref_.push_back(act_ref(act_, gu_[(size_t)r * ld_ + c]) * gu_[(size_t)r * ld_ + cols_ + c]);
+        ref_.push_back(glu_ref(act_, gu_[(size_t)r * ld_ + c], gu_[(size_t)r * ld_ + cols_ + c]));
     if (!q81_) return;
     ref::check(cuda::launch_glu(params(df32_, nullptr), env.stream()), "launch_glu f32 (reference chain)");
     cuda::QuantizeQ8_1Params q{};
@@ -187,6 +195,13 @@ void add_act_cases(Registry& r) {
       r.add("act", ref::cat("sigmoid/f32/", shape), [=] { return std::make_unique<ActivateCase>(rows, cols, ActKind::Sigmoid); });
       r.add("act", ref::cat("glu_sigmoid/f32/", shape),
             [=] { return std::make_unique<GluCase>(rows, cols, ActKind::Sigmoid, false); });
+    }
+  // SwiGLU-OAI (gpt-oss's experts), f32 GLU only. GluCase draws N(0, 2) inputs: ~2e-4 of them lie
+  // past the clamps at +-7, a few per 12288-column row.
+  for (int rows : kRows)
+    for (int cols : {12288, 544}) {
+      r.add("act", ref::cat("glu_swiglu_oai/f32/", rows, "x", cols),
+            [=] { return std::make_unique<GluCase>(rows, cols, ActKind::SwigluOai, false); });
     }
   // The scalar path (cols % 4 != 0) and a prefill-sized batch of the 4-wide one.
   r.add("act", "glu_silu/f32/5x1001", [] { return std::make_unique<GluCase>(5, 1001, ActKind::Silu, false); });

@@ -20,7 +20,8 @@ __global__ void activate_kernel(const float* x, int64_t ld, float* out, int64_t 
 template <ActKind A>
 __device__ __forceinline__ float glu_value(const float* gate, int64_t ld_g, const float* up, int64_t ld_u,
                                            int64_t r, int c) {
-  return __fmul_rn(act<A>(gate[r * ld_g + c]), up[r * ld_u + c]);
+  if constexpr (A == ActKind::SwigluOai) return swiglu_oai(gate[r * ld_g + c], up[r * ld_u + c]);
+  else return __fmul_rn(act<A>(gate[r * ld_g + c]), up[r * ld_u + c]);
 }
 
 template <ActKind A>
@@ -91,6 +92,7 @@ unsigned grid_for(int64_t threads_needed, int threads) {
 cudaError_t launch_activate(const ActParams& p, cudaStream_t s) {
   if (!p.x || !p.out || p.rows < 0 || p.cols <= 0 || p.ld_x < p.cols || p.ld_out < p.cols)
     return cudaErrorInvalidValue;
+  if (p.act == ActKind::SwigluOai) return cudaErrorNotSupported;  // a GLU only
   if (p.rows == 0) return cudaSuccess;
   const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
   if (p.act == ActKind::Silu)
@@ -111,13 +113,18 @@ cudaError_t launch_glu(const GluParams& p, cudaStream_t s) {
   if (p.out_f16 && !p.out) return cudaErrorInvalidValue;
   if (p.rows == 0) return cudaSuccess;
   const bool silu_act = p.act == ActKind::Silu;
-  if (p.act == ActKind::Sigmoid && (!p.out || p.out_f16)) return cudaErrorNotSupported;
+  const bool plain_only = p.act == ActKind::Sigmoid || p.act == ActKind::SwigluOai;
+  if (plain_only && (!p.out || p.out_f16)) return cudaErrorNotSupported;
   if (p.out) {
     if (p.ld_out < p.cols) return cudaErrorInvalidValue;
-    if (p.act == ActKind::Sigmoid) {
+    if (plain_only) {
       const unsigned g = grid_for((int64_t)p.rows * p.cols, 256);
-      glu_kernel<ActKind::Sigmoid><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out, p.rows,
-                                                     p.cols);
+      if (p.act == ActKind::Sigmoid)
+        glu_kernel<ActKind::Sigmoid><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out, p.rows,
+                                                       p.cols);
+      else
+        glu_kernel<ActKind::SwigluOai><<<g, 256, 0, s>>>(p.gate, p.ld_gate, p.up, p.ld_up, p.out, p.ld_out, p.rows,
+                                                         p.cols);
       return cudaGetLastError();
     }
     if (glu_x4_ok(p)) {

@@ -9,8 +9,9 @@
 namespace memra::cuda {
 
 // Sigmoid 1 / (1 + e^-x): qwen35's attention output gate, only in launch_activate and the f32
-// outputs of launch_glu (not the q8_1 emit).
-enum class ActKind : int { Silu = 0, GeluTanh = 1, Sigmoid = 2 };
+// outputs of launch_glu (not the q8_1 emit). SwigluOai (gpt-oss's GLU, launch_glu's f32 outputs
+// only): with g = min(gate, 7), u = clamp(up, -7, 7): g / (1 + e^(-1.702 g)) * (u + 1).
+enum class ActKind : int { Silu = 0, GeluTanh = 1, Sigmoid = 2, SwigluOai = 3 };
 
 // out = act(x); out may alias x.
 struct ActParams {

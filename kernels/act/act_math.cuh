@@ -13,9 +13,14 @@ __device__ __forceinline__ float gelu_tanh(float x) {
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 template <ActKind A>
 __device__ __forceinline__ float act(float x) {
+  static_assert(A != ActKind::SwigluOai, "SwigluOai is a GLU of two inputs (swiglu_oai)");
   if constexpr (A == ActKind::Silu) return silu(x);
   else if constexpr (A == ActKind::GeluTanh) return gelu_tanh(x);
   else return sigmoid(x);
+}
+__device__ __forceinline__ float swiglu_oai(float gate, float up) {
+  const float x = fminf(gate, 7.0f), y = fminf(fmaxf(up, -7.0f), 7.0f);
+  return __fmul_rn(x / (1.0f + expf(-1.702f * x)), y + 1.0f);
 }
 
 }  // namespace memra::cuda

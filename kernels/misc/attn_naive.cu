@@ -76,12 +76,18 @@ __global__ void attn_naive_kernel(AttnNaiveParams p) {
     }
     __syncthreads();
   }
-  const float inv = 1.0f / s_l;
+  float l = s_l, corr = 1.0f;
+  if (p.sinks) {  // the sink joins the maximum and the denominator, with no value row
+    const float sink = p.sinks[h], m_new = fmaxf(s_m, sink);
+    corr = expf(s_m - m_new);
+    l = l * corr + expf(sink - m_new);
+  }
+  const float inv = 1.0f / l;
   float* o = p.out + (int64_t)t * p.ld_out + (int64_t)h * p.head_dim_v;
 #pragma unroll
   for (int a = 0; a < kMaxAcc; ++a) {
     const int d = (int)threadIdx.x + a * kThreads;
-    if (d < p.head_dim_v) o[d] = acc[a] * inv;
+    if (d < p.head_dim_v) o[d] = acc[a] * corr * inv;
   }
 }
 

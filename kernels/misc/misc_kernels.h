@@ -76,6 +76,9 @@ struct AttnNaiveParams {
   float scale = 1.0f;
   int window = 0;
   float softcap = 0.0f;
+  // Device [n_head] or null: per-head sink logits (gpt-oss), in the softmax's maximum and
+  // denominator with no value row.
+  const float* sinks = nullptr;
 };
 cudaError_t launch_attn_naive(const AttnNaiveParams& p, cudaStream_t stream);
 

@@ -23,6 +23,21 @@ namespace {
 
 // Rows [e n_rows, (e + 1) n_rows) of a stacked expert tensor [k, n_rows, n_expert] as a matrix of
 // its own (no decode / GEMM mirrors: the matmul takes the paths that read the GGUF rows).
+// Row e of a per-expert F32 bias tensor [n, n_expert] as a bias vector of its own (or null).
+const Weight* bias_slice(const Weight* b, int64_t n, int e, Weight& out) {
+  if (!b) return nullptr;
+  MEMRA_CHECK(b->type == QType::F32 && b->ne[0] == n, "moe_ffn: bias '{}' must be F32 [{}, n_expert]", b->name, n);
+  out = Weight{};
+  out.name = fmt::format("{}[{}]", b->name, e);
+  out.type = QType::F32;
+  out.ne = {n, 1, 1, 1};
+  out.n_dims = 1;
+  out.row_bytes = (uint64_t)n * sizeof(float);
+  out.data = static_cast<const float*>(b->data) + (int64_t)e * n;
+  out.storage = b->storage;
+  return &out;
+}
+
 Weight expert_slice(const Weight& w, int e) {
   Weight s;
   s.name = fmt::format("{}[{}]", w.name, e);
@@ -60,8 +75,6 @@ void CudaBackend::sigmoid_head_gate(View x, int n_head, int head_dim, View gate)
 
 void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
   MEMRA_CHECK(w.router && w.gate_exps && w.up_exps && w.down_exps, "moe_ffn: missing weights");
-  MEMRA_CHECK(!w.router_bias && !w.gate_bias && !w.up_bias && !w.down_bias,
-              "moe_ffn: expert / router biases (gpt-oss) have no CUDA path yet: run this model with run.backend = cpu");
   MEMRA_CHECK(!capturing_, "internal: moe_ffn inside a captured decode step (it routes on the host)");
   const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
   const int K = mp.n_expert_used, E = mp.n_expert;
@@ -105,6 +118,15 @@ void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View
     sel_bias_host.data = sel_bias.data();
     hp.selection_bias = &sel_bias_host;
   }
+  if (w.router_bias) {  // added to the logits here, in f32 as the oracle does
+    const Weight& b = *w.router_bias;
+    MEMRA_CHECK(b.type == QType::F32 && b.ne[0] == E && b.n_rows() == 1, "MoE: router bias '{}' must be F32 [{}]",
+                b.name, E);
+    std::vector<float> rb((size_t)E);
+    to_host(View{const_cast<float*>(static_cast<const float*>(b.data)), 1, E, E}, rb.data());
+    for (int64_t t = 0; t < n; ++t)
+      for (int e = 0; e < E; ++e) h_logits[(size_t)(t * E + e)] += rb[(size_t)e];
+  }
   std::vector<int32_t> ids((size_t)slots);
   std::vector<float> wts((size_t)slots);
   for (int64_t t = 0; t < n; ++t)
@@ -127,10 +149,11 @@ void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View
                  wd = expert_slice(*w.down_exps, e);
     const View xe = xs.rows_slice(first, m), ge = g.rows_slice(first, m), ue = u.rows_slice(first, m),
                de = d.rows_slice(first, m);
-    matmul(wg, xe, ge, nullptr);
-    matmul(wu, xe, ue, nullptr);
+    Weight bg, bu, bd;
+    matmul(wg, xe, ge, bias_slice(w.gate_bias, n_ff, e, bg));
+    matmul(wu, xe, ue, bias_slice(w.up_bias, n_ff, e, bu));
     glu(ge, ue, mp.act, ge);
-    matmul(wd, ge, de, nullptr);
+    matmul(wd, ge, de, bias_slice(w.down_bias, e_dim, e, bd));
   }
   cuda::copy_h2d(d_rows, row_of.data(), (size_t)slots * sizeof(int32_t), stream());
   cuda::copy_h2d(d_w, wts.data(), (size_t)slots * sizeof(float), stream());

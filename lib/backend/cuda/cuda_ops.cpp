@@ -30,11 +30,13 @@ namespace {
 
 // The activations the CUDA kernels implement; others (SwigluOai) are refused, never substituted.
 cuda::ActKind act_kind(Activation a) {
-  MEMRA_CHECK(a == Activation::Silu || a == Activation::GeluTanh || a == Activation::Sigmoid,
-              "activation '{}' has no CUDA path yet: run this model with run.backend = cpu", activation_name(a));
-  return a == Activation::Silu ? cuda::ActKind::Silu
-         : a == Activation::GeluTanh ? cuda::ActKind::GeluTanh
-                                     : cuda::ActKind::Sigmoid;
+  switch (a) {
+    case Activation::Silu: return cuda::ActKind::Silu;
+    case Activation::GeluTanh: return cuda::ActKind::GeluTanh;
+    case Activation::Sigmoid: return cuda::ActKind::Sigmoid;
+    case Activation::SwigluOai: return cuda::ActKind::SwigluOai;
+  }
+  MEMRA_FAIL("activation '{}' has no CUDA path yet: run this model with run.backend = cpu", activation_name(a));
 }
 // The fused matvec GLU's code: 1 SiLU, 2 GELU-tanh (the fused forms have no other activation).
 int glu_code(Activation a) {
@@ -574,7 +576,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
   // The fold (kernels.attn_rope_fold): one decode token on the path of the fused q/k norm + RoPE
   // + append kernel, whose work the split attention kernel then does (attn_decode_rope_fold_applies
   // says whether the kernel instance exists for the cache types, head size and group).
-  const bool candidate = cfg_.kernels.attn_rope_fold && cfg_.kernels.fuse_kv_append && c && q.rows == 1 &&
+  const bool candidate = cfg_.kernels.attn_rope_fold && cfg_.kernels.fuse_kv_append && c && q.rows == 1 && !ap.sinks &&
                          qk_norm_rope_fusable(q, k, n_head_kv, rp) && q.rows == v.rows && k.cols == v.cols &&
                          ap.head_dim_k == ap.head_dim_v && ap.head_dim_k == rp.head_dim && rp.n_rot == rp.head_dim &&
                          ap.n_head == n_head && ap.n_head_kv == n_head_kv && 1 < cfg_.kernels.gemm_min_batch;
@@ -646,8 +648,6 @@ cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, co
 void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out,
                                  const cuda::AttnParams::RopeFold* rf) {
   forget_q8s();
-  MEMRA_CHECK(!ap.sinks, "attention sinks ('{}') have no CUDA path yet: run this model with run.backend = cpu",
-              ap.sinks->name);
   const auto& c = dynamic_cast<const CudaKv&>(kvs);
   MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "attention: layer {} out of range [0, {})", layer,
               c.layers.size());
@@ -669,7 +669,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   const int32_t* dpos = device_pos(pos0);
   const int n = (int)q.rows;
   const bool same_dims = ap.head_dim_k == ap.head_dim_v;
-  const bool fast = same_dims && cuda::attn_head_dim_supported(ap.head_dim_k);
+  // Attention sinks (gpt-oss) only in the plain kernel so far.
+  const bool fast = same_dims && cuda::attn_head_dim_supported(ap.head_dim_k) && !ap.sinks;
   // Decode and speculative-verify batches take the split-K kernel with n_splits fixed by the
   // cache capacity, so a row's result never depends on the batch (decode == verify).
   const bool decode = n < cfg_.kernels.gemm_min_batch && n <= cuda::kMatvecMaxM;
@@ -695,8 +696,9 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.scale = ap.scale;
     p.window = ap.window;
     p.softcap = ap.softcap;
+    p.sinks = ap.sinks ? f32_vector(ap.sinks, ap.n_head, "attention sinks") : nullptr;
     cuda::check_status(cuda::launch_attn_naive(p, stream()), "launch_attn_naive");
-    note(decode ? "attn_decode" : "attn_prefill", fmt::format("naive_hd{}", ap.head_dim_k));
+    note(decode ? "attn_decode" : "attn_prefill", fmt::format("naive_hd{}{}", ap.head_dim_k, ap.sinks ? "_sinks" : ""));
     return;
   }
   cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
@@ -775,15 +777,17 @@ void CudaBackend::glu(View gate, View up, Activation act, View out) {
   p.act = act_kind(act);
   // Prefill: the f16 rounding of out for the down projection's GEMM in the same pass
   // (kernels.gemm_x_reuse; picked up by gemm_x_input, same bytes as converting out there).
-  const bool f16 = p.act != cuda::ActKind::Sigmoid && prefill_f16_copy(gate.rows) && cuda::glu_f16_copy_supported(p);
+  const bool f16 = (p.act == cuda::ActKind::Silu || p.act == cuda::ActKind::GeluTanh) && prefill_f16_copy(gate.rows) &&
+                   cuda::glu_f16_copy_supported(p);
   if (f16) p.out_f16 = workspace(kX16, (size_t)out.rows * (size_t)out.cols * 2);
   cuda::check_status(cuda::launch_glu(p, stream()), "launch_glu");
   if (f16) set_x16_src(out);
-  note("glu", std::string(act == Activation::Silu ? "swiglu" : act == Activation::GeluTanh ? "geglu" : "sigmoid_glu") +
+  note("glu", std::string(act == Activation::Silu ? "swiglu" : act == Activation::GeluTanh ? "geglu" : activation_name(act)) +
                   (f16 ? "+f16" : ""));
 }
 
 void CudaBackend::activate(View x, Activation act) {
+  MEMRA_CHECK(act != Activation::SwigluOai, "activate: {} exists only as a GLU", activation_name(act));
   forget_q8s();
   if (x.rows == 0) return;
   check_int(x.rows, "activate rows");
