@@ -127,6 +127,10 @@ class Qwen35Model final : public Model {
                View logits) override {
     const int64_t n = (int64_t)ids.size(), n_out = check_forward(n, all_logits, logits);
     ensure(be, n);
+    // One-token steps may be captured and replayed as a graph (the DeltaNet state lives at fixed
+    // addresses in the KV store); a MoE step is not (no owner): the CUDA backend routes on the host.
+    backend::StepScope step(be, {ids, pos0, &kv, hp_.n_expert > 0 ? nullptr : this, buf_.mem.get(), logits});
+    if (step.replayed()) return step.finish();
     be.embed(*tok_embd_, ids, x_);
     for (int l = 0; l < hp_.n_layer; ++l) {
       const Qwen35Layer& L = layers_[(size_t)l];
@@ -149,6 +153,7 @@ class Qwen35Model final : public Model {
     }
     be.rms_norm(x_.rows_slice(n - n_out, n_out), out_norm_, hp_.rms_eps, h_.rows_slice(0, n_out));
     be.matmul(*output_, h_.rows_slice(0, n_out), logits, nullptr);
+    step.finish();
   }
 
  private:
