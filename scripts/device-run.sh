@@ -1227,6 +1227,14 @@ PY
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     cuda_vs_cpu "Qwen35|Qwen3Moe|Gemma" 14
     ;;
+  moe35)
+    # A first baseline of the plain host-routed CUDA MoE (thirty-fourth session) on the anchor's
+    # MoE row: qwen3-30b-a3b q8_0 (llama.cpp on the H200: tg128 283.2, pp512 11317 tok/s). Expected
+    # well below llama.cpp (a host round trip and ~50 launches per MoE layer, no graphs); it
+    # records where the MoE work starts. gguf-synth writes ~32 GB (a few minutes).
+    gpu_info
+    bench qwen3-30b-a3b q8_0 -p 512 -n 128 -d 0 -r 3
+    ;;
   mmvf34)
     # mmvf2, the float-weight decode matvec (kernels.mmvf_v2, built in the thirty-third session, off by
     # default): gates (kernel-check section mmvf: f64, the forms' bytes, the GLU / residual epilogues
