@@ -68,6 +68,48 @@ class MoeCombineCase : public Case {
   int32_t* drows_ = nullptr;
 };
 
+// The gather of each expert's token rows: byte-identical copies.
+class GatherRowsCase : public Case {
+ public:
+  GatherRowsCase(int src_rows, int rows, int cols) : src_rows_(src_rows), rows_(rows), cols_(cols) {}
+  void generate(Env& env) override {
+    src_ = env.normal((size_t)src_rows_ * (cols_ + 1), 1.0f);
+    for (int i = 0; i < rows_; ++i) idx_.push_back((int32_t)((i * 5 + 2) % src_rows_));
+    dsrc_ = env.upload(src_);
+    didx_ = env.upload(idx_);
+    ddst_ = env.alloc_output<float>((size_t)rows_ * cols_);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::GatherRowsParams p;
+    p.src = dsrc_;
+    p.ld_src = cols_ + 1;
+    p.idx = didx_;
+    p.dst = ddst_;
+    p.ld_dst = cols_;
+    p.rows = rows_;
+    p.cols = cols_;
+    return cuda::launch_gather_rows(p, env.stream());
+  }
+  void reference(Env&) override {
+    ref_.clear();
+    for (int i = 0; i < rows_; ++i)
+      for (int c = 0; c < cols_; ++c) ref_.push_back(src_[(size_t)idx_[(size_t)i] * (cols_ + 1) + c]);
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(ddst_, ref_.size());
+    return compare_bytes(reinterpret_cast<const uint8_t*>(got.data()), reinterpret_cast<const uint8_t*>(ref_.data()),
+                         got.size() * 4);
+  }
+  PerfCount perf_count() const override { return {(double)rows_ * cols_ * 8, 0}; }
+
+ private:
+  int src_rows_, rows_, cols_;
+  std::vector<float> src_, ref_;
+  std::vector<int32_t> idx_;
+  float *dsrc_ = nullptr, *ddst_ = nullptr;
+  int32_t* didx_ = nullptr;
+};
+
 class HeadGateCase : public Case {
  public:
   HeadGateCase(int rows, int n_head, int hd) : rows_(rows), n_head_(n_head), hd_(hd) {}
@@ -121,6 +163,9 @@ void add_moe_cases(Registry& r) {
     for (int k : {2, 8}) {
       r.add("moe", ref::cat("moe_combine/f32/n", n, "-k", k, "-2048"), [=] { return std::make_unique<MoeCombineCase>(n, k, 2048); });
     }
+  for (int rows : {2, 64, 4096})
+    r.add("moe", ref::cat("gather_rows/f32/", rows, "x2048"), [=] { return std::make_unique<GatherRowsCase>(512, rows, 2048); });
+  r.add("moe", "gather_rows/f32/3x4097", [] { return std::make_unique<GatherRowsCase>(7, 3, 4097); });
   r.add("moe", "moe_combine/f32/n3-k4-257", [] { return std::make_unique<MoeCombineCase>(3, 4, 257); });
   for (int rows : {1, 17})
     for (int nh : {1, 4, 64}) {

@@ -18,6 +18,13 @@ __global__ void moe_combine_kernel(MoeCombineParams p) {
   p.out[(int64_t)t * p.ld_out + c] = acc;
 }
 
+__global__ void gather_rows_kernel(GatherRowsParams p) {
+  const int r = blockIdx.y;
+  const float* src = p.src + (int64_t)p.idx[r] * p.ld_src;
+  float* dst = p.dst + (int64_t)r * p.ld_dst;
+  for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < p.cols; c += gridDim.x * blockDim.x) dst[c] = src[c];
+}
+
 __global__ void head_gate_kernel(HeadGateParams p) {
   const int r = blockIdx.y;
   const int64_t width = (int64_t)p.n_head * p.head_dim;
@@ -37,6 +44,16 @@ cudaError_t launch_moe_combine(const MoeCombineParams& p, cudaStream_t s) {
   if (p.n_tokens == 0) return cudaSuccess;
   const dim3 grid((unsigned)((p.cols + 255) / 256), (unsigned)p.n_tokens);
   moe_combine_kernel<<<grid, 256, 0, s>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gather_rows(const GatherRowsParams& p, cudaStream_t s) {
+  if (!p.src || !p.idx || !p.dst || p.rows < 0 || p.cols <= 0 || p.ld_src < p.cols || p.ld_dst < p.cols ||
+      p.rows > 65535)
+    return cudaErrorInvalidValue;
+  if (p.rows == 0) return cudaSuccess;
+  const dim3 grid((unsigned)std::min((p.cols + 255) / 256, 16), (unsigned)p.rows);
+  gather_rows_kernel<<<grid, 256, 0, s>>>(p);
   return cudaGetLastError();
 }
 

@@ -21,6 +21,18 @@ struct MoeCombineParams {
 };
 cudaError_t launch_moe_combine(const MoeCombineParams& p, cudaStream_t stream);
 
+// dst row i = src row idx[i] (i < rows): the tokens of each expert gathered together.
+struct GatherRowsParams {
+  const float* src = nullptr;
+  int64_t ld_src = 0;
+  const int32_t* idx = nullptr;  // device [rows]
+  float* dst = nullptr;
+  int64_t ld_dst = 0;
+  int rows = 0;
+  int cols = 0;
+};
+cudaError_t launch_gather_rows(const GatherRowsParams& p, cudaStream_t stream);
+
 // In place: x viewed as [rows][n_head][head_dim], head h of row r times sigmoid(gate[r][h]).
 struct HeadGateParams {
   float* x = nullptr;

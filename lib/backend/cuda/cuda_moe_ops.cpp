@@ -88,7 +88,7 @@ void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View
   // Scratch: logits [n, E], gathered inputs [n K, e], gate / up [n K, n_ff], outputs [n K, e].
   const int64_t slots = n * K;
   const size_t floats = (size_t)(n * E + slots * e_dim * 2 + slots * n_ff * 2);
-  float* base = static_cast<float*>(workspace(kMoe, floats * sizeof(float) + (size_t)slots * 8 + 64));
+  float* base = static_cast<float*>(workspace(kMoe, floats * sizeof(float) + (size_t)slots * 12 + 64));
   const View logits{base, n, E, E};
   float* p = base + n * E;
   const View xs{p, slots, e_dim, e_dim};
@@ -101,6 +101,7 @@ void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View
   p += slots * e_dim;
   auto* d_rows = reinterpret_cast<int32_t*>(p);
   auto* d_w = reinterpret_cast<float*>(d_rows + slots);
+  auto* d_src = reinterpret_cast<int32_t*>(d_w + slots);
 
   matmul(*w.router, x, logits, nullptr);
   std::vector<float> h_logits((size_t)(n * E));
@@ -132,18 +133,35 @@ void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View
   for (int64_t t = 0; t < n; ++t)
     moe_route(h_logits.data() + t * E, hp, ids.data() + t * K, wts.data() + t * K);
 
-  // Slots grouped by expert (ascending), each group's rows contiguous in xs / g / u / d.
-  std::vector<int32_t> row_of((size_t)slots);
+  // Slots grouped by expert (ascending), each group's rows contiguous in xs / g / u / d: one gather
+  // of the tokens' rows, then each expert's products on its run of rows.
+  std::vector<int32_t> row_of((size_t)slots), src_of((size_t)slots);
+  std::vector<int64_t> first_of((size_t)E + 1, 0);
   int64_t next = 0;
   for (int e = 0; e < E; ++e) {
-    const int64_t first = next;
+    first_of[(size_t)e] = next;
     for (int64_t s = 0; s < slots; ++s)
       if (ids[(size_t)s] == e) {
         row_of[(size_t)s] = (int32_t)next;
-        cuda::copy_d2d(xs.row(next), x.row(s / K), (size_t)e_dim * sizeof(float), stream());
+        src_of[(size_t)next] = (int32_t)(s / K);
         ++next;
       }
-    const int64_t m = next - first;
+  }
+  first_of[(size_t)E] = next;
+  cuda::copy_h2d(d_src, src_of.data(), (size_t)slots * sizeof(int32_t), stream());
+  for (int64_t r0 = 0; r0 < slots; r0 += 65535) {
+    cuda::GatherRowsParams gp;
+    gp.src = x.data;
+    gp.ld_src = x.ld;
+    gp.idx = d_src + r0;
+    gp.dst = xs.row(r0);
+    gp.ld_dst = xs.ld;
+    gp.rows = (int)std::min<int64_t>(slots - r0, 65535);
+    gp.cols = (int)e_dim;
+    cuda::check_status(cuda::launch_gather_rows(gp, stream()), "launch_gather_rows");
+  }
+  for (int e = 0; e < E; ++e) {
+    const int64_t first = first_of[(size_t)e], m = first_of[(size_t)e + 1] - first;
     if (m == 0) continue;
     const Weight wg = expert_slice(*w.gate_exps, e), wu = expert_slice(*w.up_exps, e),
                  wd = expert_slice(*w.down_exps, e);
