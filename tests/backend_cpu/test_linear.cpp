@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "backend_cpu/test_data.h"
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -13,14 +14,8 @@
 namespace memra::backend {
 namespace {
 
-std::vector<float> randv(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
-View view(std::vector<float>& v, int64_t rows, int64_t cols) { return {v.data(), rows, cols, cols}; }
+using testdata::randv;
+using testdata::view;
 
 // Encodes rows of an f32 matrix [out][in] into type t; returns the bytes and the decoded values
 // (the reference multiplies by what the weight really holds).

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "backend_cpu/test_data.h"
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -13,15 +14,9 @@
 namespace memra::backend {
 namespace {
 
-std::vector<float> randv(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
+using testdata::randv;
 
-View view(std::vector<float>& v, int64_t rows, int64_t cols) { return {v.data(), rows, cols, cols}; }
+using testdata::view;
 
 Weight upload(Backend& be, const std::string& name, QType t, std::vector<int64_t> ne, const void* data) {
   return be.upload_weight(name, t, ne, data, nullptr);

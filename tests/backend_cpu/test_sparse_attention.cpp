@@ -12,6 +12,7 @@
 #include <set>
 #include <vector>
 
+#include "backend_cpu/test_data.h"
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -19,15 +20,9 @@
 namespace memra::backend {
 namespace {
 
-std::vector<float> randv(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
+using testdata::randv;
 
-View view(std::vector<float>& v, int64_t rows, int64_t cols) { return {v.data(), rows, cols, cols}; }
+using testdata::view;
 
 struct Case {
   int n_head = 4, n_head_kv = 2, hd = 8, idx_dim = 8;

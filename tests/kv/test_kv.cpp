@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_cpu/test_data.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "kv/kv.h"
@@ -14,13 +15,7 @@
 namespace memra::kv {
 namespace {
 
-std::vector<float> randv(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
+using testdata::randv;
 
 KvShape shape2() {
   KvShape s;
