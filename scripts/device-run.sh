@@ -117,14 +117,14 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
   echo "test_backend_cuda_gpu rc=$?"
   grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
 }
-synth() {  # preset mix: a gguf-synth file in $synth_dir, its path in $f (delete it with rm -f "$f")
+synth() {  # preset mix [limit_s]: a gguf-synth file in $synth_dir, its path in $f (delete it with rm -f "$f")
   # The same preset, mix and seed give the same bytes, so a file an earlier call on this (still warm)
   # machine wrote completely ($f.done beside it) is used again: qwen3-32b q4_k_m takes ~100 s to write.
   mkdir -p "$synth_dir"
   f="$synth_dir/$1-$2.gguf"
   if [ -f "$f" ] && [ -f "$f.done" ]; then echo "synth: $f from an earlier call"; return 0; fi
   rm -f "$f.done"
-  timeout 200 "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null &&
+  timeout "${3:-200}" "$bin/gguf-synth" --preset "$1" --mix "$2" --out "$f" --seed 1234 --receipt "$out/gguf-synth.jsonl" >/dev/null &&
     touch "$f.done"
 }
 tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the gguf-synth file $f (kept); with arms, an A/A copy of the first (bench.aa_copy)
@@ -1217,7 +1217,7 @@ PY
       grep -E "FAIL|ERR|kernel-check:" | tail -n 8
     timeout 60 "$bin/kernel-check" --section act --filter sigmoid --seed 20263501 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 4
-    timeout 60 "$bin/kernel-check" --section moe --seed 20263503 --receipt "$out/kernel-check.jsonl" |
+    timeout 200 "$bin/kernel-check" --section moe --seed 20263503 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 4
     timeout 60 "$bin/kernel-check" --section attn_naive --seed 20263504 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 4
@@ -1228,12 +1228,19 @@ PY
     cuda_vs_cpu "Qwen35|Qwen3Moe|Gemma" 14
     ;;
   moe35)
-    # A first baseline of the plain host-routed CUDA MoE (thirty-fourth session) on the anchor's
-    # MoE row: qwen3-30b-a3b q8_0 (llama.cpp on the H200: tg128 283.2, pp512 11317 tok/s). Expected
-    # well below llama.cpp (a host round trip and ~50 launches per MoE layer, no graphs); it
-    # records where the MoE work starts. gguf-synth writes ~32 GB (a few minutes).
+    # The first MoE rows on the anchor's MoE shape: qwen3-30b-a3b q8_0 (llama.cpp on the H200: tg128
+    # 283.2, pp512 11317 tok/s). tg128 with the host-routed MoE (a host round trip and ~50 launches
+    # per MoE layer, eager) against kernels.moe_device_route (router kernel, routed matvecs, the step
+    # a CUDA graph) as the arm, then pp512 (host-routed: batches over 8 tokens) and the routed
+    # matvec's kernel times at that model's expert shapes. gguf-synth writes ~32 GB (a few minutes).
     gpu_info
-    bench qwen3-30b-a3b q8_0 -p 512 -n 128 -d 0 -r 3
+    timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263520 --filter "e128-n1" --receipt "$out/kernel-check-perf.jsonl" |
+      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    synth qwen3-30b-a3b q8_0 400
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-moe-device-route.toml
+    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 3 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
     ;;
   mmvf34)
     # mmvf2, the float-weight decode matvec (kernels.mmvf_v2, built in the thirty-third session, off by

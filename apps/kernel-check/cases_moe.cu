@@ -13,14 +13,15 @@ namespace {
 
 class MoeCombineCase : public Case {
  public:
-  MoeCombineCase(int n, int k, int cols) : n_(n), k_(k), cols_(cols) {}
+  // identity: rows = null (row s for slot s, the device-routed path)
+  MoeCombineCase(int n, int k, int cols, bool identity = false) : n_(n), k_(k), cols_(cols), identity_(identity) {}
   void generate(Env& env) override {
     ld_d_ = cols_ + 5;
     d_ = env.normal((size_t)n_ * k_ * ld_d_, 1.0f);
     w_ = env.uniform((size_t)n_ * k_, 0.05f, 1.0f);
     // A permutation of the rows (grouped by expert in the backend), not the identity.
     rows_.resize((size_t)n_ * k_);
-    for (int i = 0; i < n_ * k_; ++i) rows_[(size_t)i] = (int32_t)(n_ * k_ - 1 - i);
+    for (int i = 0; i < n_ * k_; ++i) rows_[(size_t)i] = identity_ ? i : (int32_t)(n_ * k_ - 1 - i);
     dd_ = env.upload(d_);
     dw_ = env.upload(w_);
     drows_ = env.upload(rows_);
@@ -30,7 +31,7 @@ class MoeCombineCase : public Case {
     cuda::MoeCombineParams p;
     p.d = dd_;
     p.ld_d = ld_d_;
-    p.rows = drows_;
+    p.rows = identity_ ? nullptr : drows_;
     p.w = dw_;
     p.out = dout_;
     p.ld_out = cols_;
@@ -61,6 +62,7 @@ class MoeCombineCase : public Case {
 
  private:
   int n_, k_, cols_;
+  bool identity_;
   int64_t ld_d_ = 0;
   std::vector<float> d_, w_, ref_;
   std::vector<int32_t> rows_;
@@ -167,6 +169,8 @@ void add_moe_cases(Registry& r) {
     r.add("moe", ref::cat("gather_rows/f32/", rows, "x2048"), [=] { return std::make_unique<GatherRowsCase>(512, rows, 2048); });
   r.add("moe", "gather_rows/f32/3x4097", [] { return std::make_unique<GatherRowsCase>(7, 3, 4097); });
   r.add("moe", "moe_combine/f32/n3-k4-257", [] { return std::make_unique<MoeCombineCase>(3, 4, 257); });
+  for (int n : {1, 4})
+    r.add("moe", ref::cat("moe_combine_slots/f32/n", n, "-k8-2048"), [=] { return std::make_unique<MoeCombineCase>(n, 8, 2048, true); });
   for (int rows : {1, 17})
     for (int nh : {1, 4, 64}) {
       r.add("moe", ref::cat("head_gate/f32/", rows, "x", nh, "x128"), [=] { return std::make_unique<HeadGateCase>(rows, nh, 128); });

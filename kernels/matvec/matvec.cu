@@ -2,6 +2,7 @@
 #include <cuda_fp16.h>
 
 #include "matvec/matvec.h"
+#include "matvec/matvec_route.cuh"
 #include "quant/block_q8_1.h"
 #include "quant/weight_decode.cuh"
 
@@ -44,13 +45,23 @@ __device__ __forceinline__ void wload8(const uint8_t* row, int64_t i, float (&v)
 
 // Float weights, f32 activations, f32 FMA accumulation; VEC: 16-byte loads (cols % 8 == 0 and
 // 16-byte-aligned rows), else one element per lane per step.
-template <QType T, bool VEC>
+template <QType T, bool VEC, bool ROUTED = false>
 __global__ void matvec_float_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n_rows,
                                     int64_t n_cols, const float* __restrict__ x, int64_t ldx, int m,
-                                    float* __restrict__ y, int64_t ldy) {
+                                    float* __restrict__ y, int64_t ldy, MatvecRoute route = {}) {
   const int lane = threadIdx.x & 31;
   const int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (row >= n_rows) return;
+  if constexpr (ROUTED) {
+    const MatvecRouteSlot rs = matvec_route_slot(route, (size_t)ldx, ldy);
+    y += rs.y_off;
+    if (!rs.ok) {
+      if (lane == 0) y[row] = __int_as_float(0x7fc00000);
+      return;
+    }
+    w += rs.w_off;
+    x += rs.x_off;
+  }
   const uint8_t* wr = w + row * row_bytes;
   float acc[kMatvecMaxM];
 #pragma unroll
@@ -96,6 +107,16 @@ cudaError_t launch_float(const MatvecParams& p, size_t rb, int64_t ldx, int64_t 
   const bool vec = p.n_cols % 8 == 0 && rb % 16 == 0 && ldx % 4 == 0 &&
                    reinterpret_cast<uintptr_t>(p.w) % 16 == 0 && reinterpret_cast<uintptr_t>(p.x_f32) % 16 == 0;
   const auto* w = static_cast<const uint8_t*>(p.w);
+  if (p.ids) {
+    const MatvecRoute r{p.ids, p.n_experts, p.expert_bytes, p.x_slot_div};
+    const dim3 g(grid, (unsigned)p.n_slots);
+    const bool rvec = vec && p.expert_bytes % 16 == 0;
+    if (rvec)
+      matvec_float_kernel<T, true, true><<<g, 32 * rpb, 0, s>>>(w, rb, p.n_rows, p.n_cols, p.x_f32, ldx, 1, p.y, ldy, r);
+    else
+      matvec_float_kernel<T, false, true><<<g, 32 * rpb, 0, s>>>(w, rb, p.n_rows, p.n_cols, p.x_f32, ldx, 1, p.y, ldy, r);
+    return cudaGetLastError();
+  }
   if (vec)
     matvec_float_kernel<T, true><<<grid, 32 * rpb, 0, s>>>(w, rb, p.n_rows, p.n_cols, p.x_f32, ldx, p.m, p.y, ldy);
   else
@@ -104,6 +125,20 @@ cudaError_t launch_float(const MatvecParams& p, size_t rb, int64_t ldx, int64_t 
 }
 
 }  // namespace
+
+bool matvec_supports(QType t) {
+  switch (t) {
+#define MEMRA_CASE(N) case QType::N:
+    MEMRA_CUDA_WTYPES(MEMRA_CASE)
+#undef MEMRA_CASE
+    case QType::F32:
+    case QType::F16:
+    case QType::BF16:
+      return true;
+    default:
+      return false;
+  }
+}
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || p.n_rows <= 0 || p.n_cols <= 0 || p.m < 1 || p.m > kMatvecMaxM)
@@ -117,6 +152,9 @@ cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream) {
   const size_t rb = p.w_row_bytes ? p.w_row_bytes : dense;
   const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
   if (rb < dense || ldy < p.n_rows) return cudaErrorInvalidValue;
+  if (p.ids && (p.m != 1 || p.n_slots < 1 || p.n_slots > 65535 || p.n_experts < 1 || p.x_slot_div < 1 ||
+                p.expert_bytes < (size_t)p.n_rows * rb))
+    return cudaErrorInvalidValue;
   switch (p.w_type) {
 #define MEMRA_CASE(N)                                                \
   case QType::N:                                                     \

@@ -29,8 +29,19 @@ struct MatvecParams {
   float* y = nullptr;            // m rows, stride ldy
   int64_t ldy = 0;               // 0 = n_rows
   int rows_per_block = 4;        // warps per CTA: 1, 2, 4 or 8
+  // Routed experts (the MoE decode path, kernels.moe_device_route): with ids set the launch runs
+  // n_slots products at m = 1; slot s multiplies expert ids[s]'s matrix (w + ids[s] * expert_bytes,
+  // n_rows rows of w_row_bytes) by activation row s / x_slot_div into output row s (y + s * ldy).
+  // An id outside [0, n_experts) writes NaN rows instead of reading out of bounds.
+  const int32_t* ids = nullptr;
+  int n_slots = 0;
+  int n_experts = 0;
+  size_t expert_bytes = 0;
+  int x_slot_div = 1;
 };
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream);
+// Whether launch_matvec takes weights of type t (MEMRA_CUDA_WTYPES, F32, F16, BF16).
+bool matvec_supports(QType t);
 
 }  // namespace memra::cuda

@@ -11,7 +11,7 @@ namespace memra::cuda {
 struct MoeCombineParams {
   const float* d = nullptr;  // expert outputs, one row per (token, slot)
   int64_t ld_d = 0;
-  const int32_t* rows = nullptr;  // device [n_tokens * k_used]
+  const int32_t* rows = nullptr;  // device [n_tokens * k_used]; null: row = t k_used + k
   const float* w = nullptr;       // device [n_tokens * k_used]
   float* out = nullptr;
   int64_t ld_out = 0;
@@ -20,6 +20,29 @@ struct MoeCombineParams {
   int cols = 0;
 };
 cudaError_t launch_moe_combine(const MoeCombineParams& p, cudaStream_t stream);
+
+// The router on the device (kernels.moe_device_route): per token, the selected expert ids and their
+// weights from the router logits, as backend::moe_route computes them (f64 probabilities, the
+// selection key = probability + selection bias, the k largest keys in descending order with ties to
+// the lower id, the f64 renormalization floored at 2^-14); the router bias is added to the logits in
+// f32 first. gating: 0 softmax, 1 sigmoid, 2 softmax over the k largest logits (gpt-oss).
+struct MoeRouteParams {
+  const float* logits = nullptr;  // [n_tokens][ld] (n_expert used)
+  int64_t ld = 0;
+  const float* router_bias = nullptr;     // [n_expert] or null
+  const float* selection_bias = nullptr;  // [n_expert] or null
+  int n_tokens = 0;
+  int n_expert = 0;  // <= kMoeRouteMaxExperts
+  int k_used = 0;    // 1 .. min(n_expert, kMoeRouteMaxK)
+  int gating = 0;
+  bool norm_topk = true;
+  float weights_scale = 1.0f;
+  int32_t* ids = nullptr;  // [n_tokens * k_used]
+  float* weights = nullptr;
+};
+inline constexpr int kMoeRouteMaxExperts = 1024;
+inline constexpr int kMoeRouteMaxK = 64;
+cudaError_t launch_moe_route(const MoeRouteParams& p, cudaStream_t stream);
 
 // dst row i = src row idx[i] (i < rows): the tokens of each expert gathered together.
 struct GatherRowsParams {

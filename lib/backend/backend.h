@@ -337,6 +337,10 @@ class Backend {
   virtual void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) = 0;
   // Routed mixture of experts: out = sum_k w_k * down_k(act(gate_k x) * up_k x).
   virtual void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) = 0;
+  // Whether moe_ffn of n tokens with these weights runs without a host round trip, so that a step
+  // of such layers may be captured (Step::owner); the models ask before each step. Default: yes
+  // (a backend without graphs captures nothing anyway).
+  virtual bool moe_on_device(const MoeWeights& w, const MoeParams& p, int64_t n) const { return true; }
   // Appends the indexer keys ik [n, idx_dim] of positions pos0.. to the layer's indexer-key cache
   // (KvLayerShape::idx_dim). The default refuses (no silent fallback).
   virtual void kv_write_index(KvStore& kv, int layer, int pos0, View ik);

@@ -78,8 +78,11 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
   const int64_t n_out = check_forward(n, all_logits, logits);
   Scratch& s = scratch_;
   s.ensure(be, hp_, n);
-  // A MoE step is not captured into a graph (no owner): the CUDA backend routes its experts on the host.
-  backend::StepScope step(be, {ids, pos0, &kv, spec_.moe ? nullptr : this, s.buf.mem.get(), logits});
+  // A step whose experts the backend routes on the host is not captured into a graph (no owner).
+  bool capturable = true;
+  for (const Layer& L : layers_)
+    if (L.is_moe && !moe_on_device(be, L.moe, moe_, n)) capturable = false;
+  backend::StepScope step(be, {ids, pos0, &kv, capturable ? this : nullptr, s.buf.mem.get(), logits});
   if (step.replayed()) return step.finish();
   be.embed(*tok_embd_, ids, s.x);
   if (spec_.embd_scale) be.scale(s.x, std::sqrt((float)hp_.n_embd));

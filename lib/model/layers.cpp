@@ -210,6 +210,12 @@ bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
   return false;
 }
 
+bool moe_on_device(const backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, int64_t n) {
+  backend::MoeParams lp = p;
+  if (w.selection_bias) lp.selection_bias = w.selection_bias;
+  return be.moe_on_device(w.w, lp, n);
+}
+
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s) {
   moe_forward(be, w, p, s.h, s.g, s.u, s.o, s.d);

@@ -124,6 +124,9 @@ bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
                  bool may_add = true);
 // s.h -> s.d: routed experts, plus the shared expert where w.shared is set (its down projection
 // goes through s.o, which the caller has consumed by then).
+// Whether the backend runs this layer's routed experts for n tokens without a host round trip
+// (Backend::moe_on_device), so that the step may be captured.
+bool moe_on_device(const backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, int64_t n);
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);
 // The same on explicit views: h [n, n_embd] -> d [n, n_embd]; g, u [n, >= the shared expert's

@@ -128,8 +128,11 @@ class Qwen35Model final : public Model {
     const int64_t n = (int64_t)ids.size(), n_out = check_forward(n, all_logits, logits);
     ensure(be, n);
     // One-token steps may be captured and replayed as a graph (the DeltaNet state lives at fixed
-    // addresses in the KV store); a MoE step is not (no owner): the CUDA backend routes on the host.
-    backend::StepScope step(be, {ids, pos0, &kv, hp_.n_expert > 0 ? nullptr : this, buf_.mem.get(), logits});
+    // addresses in the KV store); a step whose experts the backend routes on the host is not (no owner).
+    bool capturable = true;
+    for (const Qwen35Layer& L : layers_)
+      if (hp_.n_expert > 0 && !moe_on_device(be, L.moe, moe_, n)) capturable = false;
+    backend::StepScope step(be, {ids, pos0, &kv, capturable ? this : nullptr, buf_.mem.get(), logits});
     if (step.replayed()) return step.finish();
     be.embed(*tok_embd_, ids, x_);
     for (int l = 0; l < hp_.n_layer; ++l) {

@@ -86,8 +86,6 @@ void CpuBackend::block_sparse_attention(View q, View iq, const KvStore& kvs, int
   cache_rows_f32(c, layer, n_kv, rows);
   const float* K = rows.K;
   const float* V = rows.V;
-  std::vector<float>& kbuf = rows.kbuf;
-  std::vector<float>& vbuf = rows.vbuf;
   const float* IK = c.index_keys(layer);
   const int group = p.n_head / p.n_head_kv;
   const bool tinyblas = opts_.f32_order == F32Order::Ggml && bp.idx_dim % 8 == 0;

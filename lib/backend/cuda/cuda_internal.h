@@ -99,6 +99,7 @@ class CudaBackend final : public Backend {
   void softcap(View x, float cap) override;
   void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
+  bool moe_on_device(const MoeWeights& w, const MoeParams& p, int64_t n) const override;
   void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
                        int layer, int pos0, View out) override;
 
@@ -147,6 +148,7 @@ class CudaBackend final : public Backend {
   // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
   // computed in full (out and its planes written); one given up is an internal error.
   void settle_deferred_norm(View x);
+  void moe_ffn_device(View x, const MoeWeights& w, const MoeParams& p, View out);
   // q6k: the consumer is a launch of Q6_K rows only, which reads the Q6_K variant of the
   // interleaved order when the planes are quantized here (planes that a producer emitted keep
   // their order; planes in the Q6_K variant are not reused for another consumer).

@@ -1,9 +1,13 @@
-// The CUDA backend's routed-MoE FFN and head-wise gate (split from cuda_ops.cpp). The MoE is the
-// first, plain form: the router's logits come to the host, backend::moe_route picks the experts
-// (the same pure function as the CPU oracle), each expert's tokens are gathered and run through
-// its slices of the stacked expert matrices with the ordinary matmul / GLU ops, and one kernel
-// sums the weighted expert outputs per token in slot order. A host round trip per layer: a MoE
-// step is never captured into a CUDA graph (DecoderModel runs MoE models eagerly).
+// The CUDA backend's routed-MoE FFN and head-wise gate (split from cuda_ops.cpp). Two forms:
+// - host-routed (every batch; the only one without kernels.moe_device_route): the router's logits
+//   come to the host, backend::moe_route picks the experts (the same pure function as the CPU
+//   oracle), each expert's tokens are gathered and run through its slices of the stacked expert
+//   matrices with the ordinary matmul / GLU ops, and one kernel sums the weighted expert outputs
+//   per token in slot order. A host round trip per layer: such a step is never graph-captured.
+// - device-routed (kernels.moe_device_route, batches of up to kMatvecMaxM tokens without expert
+//   biases): the router kernel picks the experts on the device, the routed matvecs read each
+//   slot's expert matrix through its id (MatvecParams::ids), the same combine kernel sums them.
+//   No host round trip, so a one-token step is captured with the rest of the decode step.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -15,7 +19,10 @@
 #include "backend/cuda/cuda_op_util.h"
 #include "backend/cuda/runtime.h"
 #include "core/error.h"
+#include "matvec/matvec.h"
 #include "moe/moe_kernels.h"
+#include "quant/block_q8_1.h"
+#include "quant/quant_kernels.h"
 
 namespace memra::backend::cuda_impl {
 
@@ -73,18 +80,132 @@ void CudaBackend::sigmoid_head_gate(View x, int n_head, int head_dim, View gate)
   note("head_gate", "sigmoid");
 }
 
+bool CudaBackend::moe_on_device(const MoeWeights& w, const MoeParams& mp, int64_t n) const {
+  if (!cfg_.kernels.moe_device_route || n < 1 || n > cuda::kMatvecMaxM) return false;
+  if (w.gate_bias || w.up_bias || w.down_bias || !w.gate_exps || !w.up_exps || !w.down_exps) return false;
+  if (mp.n_expert > cuda::kMoeRouteMaxExperts || mp.n_expert_used > cuda::kMoeRouteMaxK ||
+      n * mp.n_expert_used > 65535)
+    return false;
+  for (const Weight* t : {w.gate_exps, w.up_exps, w.down_exps}) {
+    if (!cuda::matvec_supports(t->type)) return false;
+    if (t->type != QType::F32 && t->type != QType::F16 && t->type != QType::BF16 && t->ne[0] % 32) return false;
+  }
+  return true;
+}
+
+void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& mp, View out) {
+  const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
+  const int K = mp.n_expert_used, E = mp.n_expert;
+  const int64_t slots = n * K;
+  const auto is_float = [](QType t) { return t == QType::F32 || t == QType::F16 || t == QType::BF16; };
+  const auto q8_bytes = [](int64_t rows, int64_t cols) {
+    return (size_t)rows * (size_t)(cols / 32) * sizeof(cuda::BlockQ8_1);
+  };
+  // Scratch: logits [n, E], gate / up [slots, n_ff], expert outputs [slots, e], the q8_1 inputs,
+  // the weights and ids.
+  const size_t floats = (size_t)(n * E + slots * n_ff * 2 + slots * e_dim);
+  const size_t xq_bytes = q8_bytes(n, e_dim), gq_bytes = q8_bytes(slots, n_ff);
+  auto* base = static_cast<uint8_t*>(
+      workspace(kMoe, floats * sizeof(float) + xq_bytes + gq_bytes + (size_t)slots * 8 + 4 * 64));
+  const auto carve = [&](size_t bytes) {
+    void* r = base;
+    base += (bytes + 63) / 64 * 64;
+    return r;
+  };
+  const View logits{static_cast<float*>(carve((size_t)(n * E) * 4)), n, E, E};
+  const View g{static_cast<float*>(carve((size_t)(slots * n_ff) * 4)), slots, n_ff, n_ff};
+  const View u{static_cast<float*>(carve((size_t)(slots * n_ff) * 4)), slots, n_ff, n_ff};
+  const View d{static_cast<float*>(carve((size_t)(slots * e_dim) * 4)), slots, e_dim, e_dim};
+  void* xq = carve(xq_bytes);
+  void* gq = carve(gq_bytes);
+  auto* d_ids = static_cast<int32_t*>(carve((size_t)slots * 4));
+  auto* d_w = static_cast<float*>(carve((size_t)slots * 4));
+
+  matmul(*w.router, x, logits, nullptr);
+  cuda::MoeRouteParams rp;
+  rp.logits = logits.data;
+  rp.ld = logits.ld;
+  rp.router_bias = f32_vector(w.router_bias, E, "MoE router bias");
+  rp.selection_bias = f32_vector(mp.selection_bias, E, "MoE selection bias");
+  rp.n_tokens = (int)n;
+  rp.n_expert = E;
+  rp.k_used = K;
+  rp.gating = mp.gating == MoeGating::Softmax ? 0 : mp.gating == MoeGating::Sigmoid ? 1 : 2;
+  rp.norm_topk = mp.norm_topk;
+  rp.weights_scale = mp.weights_scale;
+  rp.ids = d_ids;
+  rp.weights = d_w;
+  cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
+
+  // One routed matvec: slot s of the launch on expert ids[s]'s rows of t, input row s / x_div.
+  const auto routed = [&](const Weight& t, View in, void* in_q, int x_div, View y) {
+    cuda::MatvecParams p;
+    p.w_type = t.type;
+    p.w = t.data;
+    p.w_row_bytes = t.row_bytes;
+    p.n_rows = t.ne[1];
+    p.n_cols = t.ne[0];
+    p.m = 1;
+    p.y = y.data;
+    p.ldy = y.ld;
+    p.rows_per_block = 4;
+    p.ids = d_ids;
+    p.n_slots = (int)slots;
+    p.n_experts = E;
+    p.expert_bytes = (size_t)t.ne[1] * t.row_bytes;
+    p.x_slot_div = x_div;
+    if (is_float(t.type)) {
+      p.x_f32 = in.data;
+      p.ldx = in.ld;
+    } else {
+      p.x_q8_1 = in_q;
+    }
+    cuda::check_status(cuda::launch_matvec(p, stream()), "launch_matvec (routed experts)");
+  };
+  const auto quantize = [&](View in, void* q) {
+    cuda::QuantizeQ8_1Params qp;
+    qp.x = in.data;
+    qp.y = q;
+    qp.n = in.cols;
+    qp.rows = in.rows;
+    qp.ld_x = in.ld;
+    cuda::check_status(cuda::launch_quantize_q8_1(qp, stream()), "launch_quantize_q8_1");
+  };
+  if (!is_float(w.gate_exps->type) || !is_float(w.up_exps->type)) quantize(x, xq);
+  routed(*w.gate_exps, x, xq, K, g);
+  routed(*w.up_exps, x, xq, K, u);
+  glu(g, u, mp.act, g);
+  if (!is_float(w.down_exps->type)) quantize(g, gq);
+  routed(*w.down_exps, g, gq, 1, d);
+  forget_q8s();
+  cuda::MoeCombineParams cp;
+  cp.d = d.data;
+  cp.ld_d = d.ld;
+  cp.rows = nullptr;  // slot s's output is row s
+  cp.w = d_w;
+  cp.out = out.data;
+  cp.ld_out = out.ld;
+  cp.n_tokens = (int)n;
+  cp.k_used = K;
+  cp.cols = (int)e_dim;
+  cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
+  note("moe", fmt::format("device_routed_{}of{}", K, E));
+}
+
 void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
   MEMRA_CHECK(w.router && w.gate_exps && w.up_exps && w.down_exps, "moe_ffn: missing weights");
-  MEMRA_CHECK(!capturing_, "internal: moe_ffn inside a captured decode step (it routes on the host)");
   const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
   const int K = mp.n_expert_used, E = mp.n_expert;
   MEMRA_CHECK(out.rows == n && out.cols == e_dim, "moe_ffn: output shape mismatch");
   MEMRA_CHECK(w.gate_exps->ne[2] == E && w.up_exps->ne[2] == E && w.down_exps->ne[2] == E &&
                   w.down_exps->ne[0] == n_ff && w.down_exps->ne[1] == e_dim && w.gate_exps->ne[0] == e_dim,
               "moe_ffn: expert tensors do not match {} experts of [{} -> {}]", E, e_dim, n_ff);
+  MEMRA_CHECK(K > 0 && K <= E, "MoE: n_expert_used {} must be in [1, n_expert={}]", K, E);
   if (n == 0) return;
   check_int(n * K, "moe_ffn slots");
-  settle_deferred_norm(x);  // the rows are copied as they are
+  settle_deferred_norm(x);  // the rows are copied / read as they are
+  if (moe_on_device(w, mp, n)) return moe_ffn_device(x, w, mp, out);
+  MEMRA_CHECK(!capturing_, "internal: a host-routed moe_ffn inside a captured decode step");
   // Scratch: logits [n, E], gathered inputs [n K, e], gate / up [n K, n_ff], outputs [n K, e].
   const int64_t slots = n * K;
   const size_t floats = (size_t)(n * E + slots * e_dim * 2 + slots * n_ff * 2);

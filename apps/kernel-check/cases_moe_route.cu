@@ -1,0 +1,252 @@
+// kernel-check section "moe", the device-routed MoE (kernels.moe_device_route):
+// - route/*: the router kernel against the CPU oracle's backend::moe_route on the same logits:
+//   expert ids byte-identical (random logits leave no near-ties), weights within 1e-6 normalized
+//   error (both compute them in f64 and round once to f32; the device's exp / summation order may
+//   move the f64 value by ~1e-16, so a rare 1-ulp f32 difference is possible, ~6e-8 relative,
+//   while a wrong expert or a missing renormalization is >= 1e-2).
+// - routed_matvec/*: the plain matvec's routed form (MatvecParams::ids): every slot's row
+//   byte-identical to a plain launch on that slot's expert matrix and activation row, and within
+//   the section matvec's 1e-5 of an f64 product of the CPU-dequantized bytes; a slot with an id
+//   out of range writes NaN (never reads outside the experts).
+#include <cmath>
+#include <memory>
+
+#include "case_util.h"
+#include "cases_ref.h"
+#include "matvec/matvec.h"
+#include "moe/moe_kernels.h"
+#include "quant/quant.h"
+#include "route_ref.h"
+
+namespace memra::kc {
+namespace {
+
+class MoeRouteCase : public Case {
+ public:
+  MoeRouteCase(int n, int e, int k, int gating, bool rbias, bool sbias, bool norm, float scale)
+      : n_(n), e_(e), k_(k), gating_(gating), rbias_(rbias), sbias_(sbias), norm_(norm), scale_(scale) {}
+  void generate(Env& env) override {
+    ld_ = e_ + 3;
+    logits_ = env.normal((size_t)n_ * ld_, 2.0f);
+    if (rbias_) rb_ = env.normal((size_t)e_, 0.5f);
+    if (sbias_) sb_ = env.uniform((size_t)e_, -0.3f, 0.3f);
+    dl_ = env.upload(logits_);
+    if (rbias_) drb_ = env.upload(rb_);
+    if (sbias_) dsb_ = env.upload(sb_);
+    dids_ = env.alloc_output<int32_t>((size_t)n_ * k_);
+    dw_ = env.alloc_output<float>((size_t)n_ * k_);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::MoeRouteParams p;
+    p.logits = dl_;
+    p.ld = ld_;
+    p.router_bias = drb_;
+    p.selection_bias = dsb_;
+    p.n_tokens = n_;
+    p.n_expert = e_;
+    p.k_used = k_;
+    p.gating = gating_;
+    p.norm_topk = norm_;
+    p.weights_scale = scale_;
+    p.ids = dids_;
+    p.weights = dw_;
+    return cuda::launch_moe_route(p, env.stream());
+  }
+  void reference(Env&) override {
+    RouteRefParams p;
+    p.n_tokens = n_;
+    p.n_expert = e_;
+    p.k_used = k_;
+    p.gating = gating_;
+    p.norm_topk = norm_;
+    p.weights_scale = scale_;
+    p.router_bias = rbias_ ? rb_.data() : nullptr;
+    p.selection_bias = sbias_ ? sb_.data() : nullptr;
+    ids_.resize((size_t)n_ * k_);
+    w_.resize((size_t)n_ * k_);
+    moe_route_ref(p, logits_.data(), ld_, ids_.data(), w_.data());
+  }
+  Verdict compare(Env& env) override {
+    const auto ids = env.download(dids_, ids_.size());
+    const auto w = env.download(dw_, w_.size());
+    const std::vector<double> wref(w_.begin(), w_.end());
+    return ref::all_of({{"ids", compare_bytes(ids.data(), ids_.data(), ids.size() * 4)},
+                        {"weights", ref::norm(w, wref, 1e-6)}});
+  }
+  PerfCount perf_count() const override { return {(double)n_ * (e_ + 2 * k_) * 4, 0}; }
+
+ private:
+  int n_, e_, k_, gating_;
+  bool rbias_, sbias_, norm_;
+  float scale_;
+  int64_t ld_ = 0;
+  std::vector<float> logits_, rb_, sb_, w_;
+  std::vector<int32_t> ids_;
+  float *dl_ = nullptr, *drb_ = nullptr, *dsb_ = nullptr, *dw_ = nullptr;
+  int32_t* dids_ = nullptr;
+};
+
+// n tokens x k slots over e experts of [rows x cols]; x_div = k: every slot of a token reads the
+// token's row (gate / up); x_div = 1: each slot its own row (down). bad: the last slot's id is e.
+class RoutedMatvecCase : public Case {
+ public:
+  RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad)
+      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad) {}
+  void generate(Env& env) override {
+    quantized_ = qtype_traits(t_).quantized;
+    row_bytes_ = *qtype_row_bytes(t_, cols_);
+    w_ = random_weight_bytes(env, t_, (int64_t)e_ * rows_, cols_);
+    dw_ = env.upload(w_);
+    // k distinct experts per token, in a random order.
+    for (int t = 0; t < n_; ++t) {
+      std::vector<int32_t> perm((size_t)e_);
+      for (int i = 0; i < e_; ++i) perm[(size_t)i] = i;
+      for (int i = e_ - 1; i > 0; --i) std::swap(perm[(size_t)i], perm[(size_t)(env.rng()() % (uint64_t)(i + 1))]);
+      ids_.insert(ids_.end(), perm.begin(), perm.begin() + k_);
+    }
+    if (bad_) ids_.back() = e_;
+    dids_ = env.upload(ids_);
+    const int64_t xrows = per_slot_x_ ? slots() : n_;
+    x_ = env.normal((size_t)(xrows * cols_));
+    if (quantized_) {
+      xq_.resize((size_t)(xrows * (cols_ / 32) * 36));
+      for (int64_t j = 0; j < xrows; ++j)
+        quantize_row(QType::Q8_1, x_.data() + j * cols_, xq_.data() + j * (cols_ / 32) * 36, cols_);
+      dx_ = env.upload(xq_);
+    } else {
+      dx_ = env.upload(x_);
+    }
+    dy_ = env.alloc_output<float>((size_t)(slots() * rows_));
+    dplain_ = env.alloc_output<float>((size_t)(slots() * rows_));
+  }
+  int64_t slots() const { return (int64_t)n_ * k_; }
+  int64_t x_row(int64_t s) const { return per_slot_x_ ? s : s / k_; }
+  cuda::MatvecParams plain_params(const void* x) const {
+    cuda::MatvecParams p;
+    p.w_type = t_;
+    p.w = dw_;
+    p.n_rows = rows_;
+    p.n_cols = cols_;
+    p.m = 1;
+    if (quantized_) p.x_q8_1 = x;
+    else p.x_f32 = static_cast<const float*>(x);
+    p.rows_per_block = 4;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::MatvecParams p = plain_params(dx_);
+    p.y = dy_;
+    p.ldy = rows_;
+    p.ids = dids_;
+    p.n_slots = (int)slots();
+    p.n_experts = e_;
+    p.expert_bytes = (size_t)rows_ * row_bytes_;
+    p.x_slot_div = per_slot_x_ ? 1 : k_;
+    return cuda::launch_matvec(p, env.stream());
+  }
+  void reference(Env&) override {
+    ref_.assign((size_t)(slots() * rows_), 0.0);
+    const auto x = quantized_ ? dequantize_rows(QType::Q8_1, xq_, per_slot_x_ ? slots() : n_, cols_) : x_;
+    for (int64_t s = 0; s < slots(); ++s) {
+      const int32_t e = ids_[(size_t)s];
+      if (e >= e_) continue;  // the bad slot: checked for NaN in compare
+      const std::vector<uint8_t> we(w_.begin() + (int64_t)e * rows_ * row_bytes_,
+                                    w_.begin() + ((int64_t)e + 1) * rows_ * row_bytes_);
+      const std::vector<float> xs(x.begin() + x_row(s) * cols_, x.begin() + (x_row(s) + 1) * cols_);
+      const auto y = matmul_f64(dequantize_rows(t_, we, rows_, cols_), xs, rows_, cols_, 1);
+      std::copy(y.begin(), y.end(), ref_.begin() + s * rows_);
+    }
+  }
+  Verdict compare(Env& env) override {
+    // The plain launches, one per slot, on the same bytes.
+    const size_t x_bytes = quantized_ ? (size_t)(cols_ / 32) * 36 : (size_t)cols_ * 4;
+    for (int64_t s = 0; s < slots(); ++s) {
+      if (ids_[(size_t)s] >= e_) continue;
+      cuda::MatvecParams p = plain_params(static_cast<const uint8_t*>(dx_) + x_row(s) * x_bytes);
+      p.w = dw_ + (size_t)ids_[(size_t)s] * rows_ * row_bytes_;
+      p.y = dplain_ + s * rows_;
+      ref::check(cuda::launch_matvec(p, env.stream()), "launch_matvec (plain, per slot)");
+    }
+    auto got = env.download(dy_, (size_t)(slots() * rows_));
+    auto plain = env.download(dplain_, got.size());
+    const int64_t good = bad_ ? slots() - 1 : slots();  // the bad slot is the last
+    if (bad_) {
+      for (int64_t i = good * rows_; i < slots() * rows_; ++i)
+        if (!std::isnan(got[(size_t)i])) return ref::fail(ref::cat("slot with id ", e_, ": row ", i - good * rows_, " is not NaN"));
+      got.resize((size_t)(good * rows_));
+      plain.resize(got.size());
+      ref_.resize(got.size());
+    }
+    return ref::all_of({{"routed vs plain", compare_bytes(got.data(), plain.data(), got.size() * 4)},
+                        {"f64", ref::norm(got, ref_, 1e-5)}});
+  }
+  PerfCount perf_count() const override {
+    const double xb = quantized_ ? (double)(cols_ / 32) * 36 : (double)cols_ * 4;
+    return {(double)slots() * ((double)rows_ * row_bytes_ + xb + 4.0 * rows_), 0};
+  }
+
+ private:
+  QType t_;
+  int e_;
+  int64_t rows_, cols_;
+  int n_, k_;
+  bool per_slot_x_, bad_;
+  bool quantized_ = false;
+  size_t row_bytes_ = 0;
+  std::vector<uint8_t> w_, xq_;
+  std::vector<float> x_;
+  std::vector<int32_t> ids_;
+  std::vector<double> ref_;
+  uint8_t* dw_ = nullptr;
+  void* dx_ = nullptr;
+  int32_t* dids_ = nullptr;
+  float *dy_ = nullptr, *dplain_ = nullptr;
+};
+
+void add_moe_route_cases(Registry& r) {
+  // qwen3moe (softmax top 8 of 128, renormalized), gpt-oss (softmax over the top 4 of 32), step35
+  // (sigmoid + selection bias, scaled), no renormalization, one expert, 256 / 1000 experts.
+  struct R {
+    const char* name;
+    int e, k, gating;
+    bool rbias, sbias, norm;
+    float scale;
+  };
+  const R rs[] = {{"softmax", 128, 8, 0, false, false, true, 1.0f},
+                  {"softmax_norenorm", 128, 8, 0, false, false, false, 1.0f},
+                  {"softmax_weight_rbias", 32, 4, 2, true, false, true, 1.0f},
+                  {"sigmoid_sbias_scale", 288, 8, 1, false, true, true, 2.5f},
+                  {"sigmoid_rbias_sbias", 256, 8, 1, true, true, true, 1.0f},
+                  {"softmax_k1", 64, 1, 0, false, false, true, 1.0f},
+                  {"softmax_1000", 1000, 16, 0, false, true, true, 1.0f}};
+  for (const R& c : rs)
+    for (int n : {1, 3, 64})
+      r.add("moe", ref::cat("route/", c.name, "/e", c.e, "-k", c.k, "/n", n),
+            [=] { return std::make_unique<MoeRouteCase>(n, c.e, c.k, c.gating, c.rbias, c.sbias, c.norm, c.scale); });
+  const QType types[] = {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0,
+                         QType::IQ4_XS, QType::F16, QType::BF16, QType::F32};
+  for (QType t : types) {
+    // gate / up of qwen3-30b-a3b's shape on 16 experts (one token, and a 3-token verify batch),
+    // its down (each slot its own input), and a slot with a bad id.
+    const std::string tn(qtype_name(t));
+    r.add("moe", ref::cat("routed_matvec/", tn, "/768x2048/e16-n1-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false); });
+    r.add("moe", ref::cat("routed_matvec/", tn, "/768x2048/e16-n3-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 3, 8, false, false); });
+    r.add("moe", ref::cat("routed_matvec/", tn, "/2048x768/e16-n2-k8-per_slot"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 2, 8, true, false); });
+    r.add("moe", ref::cat("routed_matvec/", tn, "/257x512/e5-n1-k4-bad_id"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 1, 4, true, true); });
+  }
+  // --perf shapes: qwen3-30b-a3b's experts (128 of [768 x 2048], 8 used), one token.
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
+    r.add("moe", ref::cat("routed_matvec/", qtype_name(t), "/768x2048/e128-n1-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false); });
+    r.add("moe", ref::cat("routed_matvec/", qtype_name(t), "/2048x768/e128-n1-k8-per_slot"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false); });
+  }
+}
+MEMRA_KC_REGISTER(add_moe_route_cases);
+
+}  // namespace
+}  // namespace memra::kc

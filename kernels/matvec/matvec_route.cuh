@@ -1,0 +1,37 @@
+#pragma once
+// The routed form of the plain matvecs (MatvecParams::ids, the MoE decode path): blockIdx.y is the
+// slot.
+#include <cstddef>
+#include <cstdint>
+
+namespace memra::cuda {
+
+struct MatvecRoute {
+  const int32_t* ids = nullptr;
+  int n_experts = 0;
+  size_t expert_bytes = 0;
+  int x_slot_div = 1;
+};
+
+// Slot blockIdx.y's offsets: its expert's matrix (bytes), its activation row (x_row units) and its
+// output row; ok false for an id out of range (the caller writes NaN).
+struct MatvecRouteSlot {
+  bool ok = false;
+  size_t w_off = 0;
+  size_t x_off = 0;
+  int64_t y_off = 0;
+};
+__device__ __forceinline__ MatvecRouteSlot matvec_route_slot(const MatvecRoute& r, size_t x_row, int64_t ldy) {
+  const int s = blockIdx.y;
+  const int32_t e = r.ids[s];
+  MatvecRouteSlot o;
+  o.y_off = (int64_t)s * ldy;
+  o.ok = e >= 0 && e < r.n_experts;
+  if (o.ok) {
+    o.w_off = (size_t)e * r.expert_bytes;
+    o.x_off = (size_t)(s / r.x_slot_div) * x_row;
+  }
+  return o;
+}
+
+}  // namespace memra::cuda
