@@ -1089,46 +1089,27 @@ PY
     echo "$phase: ran in the thirty-second session; see bench/notes/norm-decode.md" >&2
     exit 2
     ;;
-  nd32b)
-    # qwen3-32b q4_k_m with the norm's scale as the arm, and a d0 timeline (beside nd31c's
-    # base and nd31d's partials timelines). Planned as nd32's second call; not run in the thirty-second
-    # session (the machine stopped answering), so the next session's first.
-    gpu_info
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 140 --arm configs/arm-base.toml --arm configs/arm-norm-defer-scale.toml
-    traces_at 0 -- ns32 --config configs/arm-norm-defer-scale.toml
-    # the qwen3-32b q4_k_m file stays for sk33 / sk33b on this machine (synth reuses it). qwen3-32b
-    # q4_0 (not a target row) left out to keep the next session's five phases in its 30 minutes.
-    ;;
   sk33)
-    # kernels.mmvs_split_min_k = 5184 (built in the thirty-second session): qwen3-32b's 5120-weight rows
-    # (q/k/v, gate/up, the head) on one warp. Gates (kernel-check mmvs_id *splitmin81*: the one-warp
-    # bytes, the split bytes past 81 tasks, m-independence, fused GLU, GLU / row pairs, the mixed
-    # q/k/v pair; mmvs *splitmin81* against f64), CUDA-vs-CPU incl. CudaModels.MmvsSplitMinWideRows (a
-    # 5120-wide two-layer model against the oracle with and without the key, decode == verify), --perf
-    # of the 32B launch forms beside the default's, then qwen3-32b q4_k_m tg128 with the key as the
-    # arm (sk33b: the other arms).
-    gpu_info
-    timeout 150 "$bin/kernel-check" --section mmvs_id --filter splitmin81 --seed 20263300 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    cuda_vs_cpu "SplitMin|qwen3-32b-wide" 8
-    for flt in splitmin81 mmvs_gp_cap5/Q4_K/25600x5120 mmvs_gp_cap5/Q6_K/25600x5120 mmvs_ail_glu_cap5/Q4_K/25600x5120 \
-      mmvs_ail_cap6/Q4_K/10240x5120 mmvs_ail_cap6/Q6_K/10240x5120 mmvs_rp1_cap6/Q4_K/151936x5120 mmvs_rp1_cap6/Q6_K/151936x5120 \
-      mmvs_pair/Q4_K+Q6_K/8192; do
-      timeout 120 "$bin/kernel-check" --section mmvs --perf --seed 20263301 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
-        grep -E "^\[|kernel-check:" | grep -v "Q4_0" | sed 's/norm_err.*|/|/'
-    done
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184.toml
-    ;;  # the file stays for sk33b
+    # Ran in the thirty-fifth session (receipts/h200/logs/sk33-e6aa55c-20261205.log.gz): gates green,
+    # qwen3-32b q4_k_m tg128 1.080x with 5184 (the default since).
+    echo "$phase: ran in the thirty-fifth session; see bench/notes/mmvs.md" >&2
+    exit 2
+    ;;
+  nd32b)
+    # Ran in the thirty-fifth session (receipts/h200/logs/nd32b-e6aa55c-20261205.log.gz): the norm's scale
+    # 0.990x on qwen3-32b q4_k_m tg128 (dropped there), and a d0 timeline of the base.
+    echo "$phase: ran in the thirty-fifth session; see bench/notes/norm-decode.md" >&2
+    exit 2
+    ;;
   sk33b)
-    # After sk33: qwen3-32b q4_k_m tg128 with the 5120-weight rows on one warp and the GLU pairs off
-    # them (the one-warp GLU holds two tasks per matrix in one round), then the key with the norm's
-    # scale (nd32b's arm). Pick the second arm after reading sk33's kernel times if time is short.
+    # After sk33 (thirty-fifth session: 5184 won 1.080x on qwen3-32b and is the default since; the norm's
+    # scale lost there, 0.990x in nd32b): qwen3-32b q4_k_m tg128 with the GLU row pairs kept off the
+    # 5120-weight rows (at one warp per row the GLU holds a lane's two tasks of each matrix in one
+    # round) against the default, and the old split rule as the second arm.
     gpu_info
     synth qwen3-32b q4_k_m
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-no-glu-pairs.toml
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-norm-scale.toml
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-no-glu-pairs.toml \
+      --arm configs/arm-mmvs-split-min-k-4160.toml
     rm -f "$f"
     ;;
   nd33)

@@ -78,7 +78,7 @@ struct KernelsSection {
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
   int mmvs_split_max_warps = 2; // the most warps per row with mmvs_split_k (2 or 4)
-  int64_t mmvs_split_min_k = 4160;  // with mmvs_split_k: rows of at least this many weights split
+  int64_t mmvs_split_min_k = 5184;  // with mmvs_split_k: rows of at least this many weights split
   bool mmvs_mixed_types = true;  // one-token q/k/v in one mmvs launch across weight types (Q4_K + Q6_K)
   int mmvs_min_blocks = 6;       // mmvs m = 1 plain launches: register cap for >= 6 CTAs per SM (0 / 8 / 12)
   int mmvs_min_blocks_glu = 6;   // the same for the fused GLU launches (where it does not spill)

@@ -64,7 +64,7 @@ TEST(CudaModels, MmvsSplitMinWideRows) {
     Config c = gpu_config(true);
     c.kernels.mmvs_split_min_k = min_k;
     const bool moved = min_k == 5184;
-    check_model_file(path, moved ? "qwen3-32b-wide q4_k_m split_min_k 5184" : "qwen3-32b-wide q4_k_m defaults", c,
+    check_model_file(path, moved ? "qwen3-32b-wide q4_k_m split_min_k 5184" : "qwen3-32b-wide q4_k_m split_min_k 4160", c,
                      moved ? "_splitmin81" : nullptr, "mmvs_m1");
     ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
     EXPECT_TRUE(decode_equals_verify(run, 29, 5, {77, 91, 13})) << "decode != verify row 0";
