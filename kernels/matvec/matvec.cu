@@ -53,14 +53,9 @@ __global__ void matvec_float_kernel(const uint8_t* __restrict__ w, size_t row_by
   const int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (row >= n_rows) return;
   if constexpr (ROUTED) {
-    const MatvecRouteSlot rs = matvec_route_slot(route, (size_t)ldx, ldy);
-    y += rs.y_off;
-    if (!rs.ok) {
-      if (lane == 0) y[row] = __int_as_float(0x7fc00000);
-      return;
-    }
-    w += rs.w_off;
-    x += rs.x_off;
+    const MatvecRouteSlot rs = matvec_route_slot(route, (size_t)ldx, y, ldy, row, lane);
+    if (!rs.ok) return;
+    w += rs.w_off, x += rs.x_off, y += rs.y_off;
   }
   const uint8_t* wr = w + row * row_bytes;
   float acc[kMatvecMaxM];
@@ -125,20 +120,6 @@ cudaError_t launch_float(const MatvecParams& p, size_t rb, int64_t ldx, int64_t 
 }
 
 }  // namespace
-
-bool matvec_supports(QType t) {
-  switch (t) {
-#define MEMRA_CASE(N) case QType::N:
-    MEMRA_CUDA_WTYPES(MEMRA_CASE)
-#undef MEMRA_CASE
-    case QType::F32:
-    case QType::F16:
-    case QType::BF16:
-      return true;
-    default:
-      return false;
-  }
-}
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || p.n_rows <= 0 || p.n_cols <= 0 || p.m < 1 || p.m > kMatvecMaxM)

@@ -41,7 +41,6 @@ struct MatvecParams {
 };
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream);
-// Whether launch_matvec takes weights of type t (MEMRA_CUDA_WTYPES, F32, F16, BF16).
-bool matvec_supports(QType t);
+
 
 }  // namespace memra::cuda

@@ -19,14 +19,9 @@ __global__ void matvec_q8_1_kernel(const uint8_t* __restrict__ w, size_t row_byt
   if (row >= n_rows) return;
   const size_t x_row_bytes = (size_t)n_chunks * sizeof(BlockQ8_1);
   if constexpr (ROUTED) {
-    const MatvecRouteSlot rs = matvec_route_slot(route, x_row_bytes, ldy);
-    y += rs.y_off;
-    if (!rs.ok) {
-      if (lane == 0) y[row] = __int_as_float(0x7fc00000);
-      return;
-    }
-    w += rs.w_off;
-    x += rs.x_off;
+    const MatvecRouteSlot rs = matvec_route_slot(route, x_row_bytes, y, ldy, row, lane);
+    if (!rs.ok) return;
+    w += rs.w_off, x += rs.x_off, y += rs.y_off;
   }
   const uint8_t* wr = w + row * row_bytes;
   float acc[MMAX];

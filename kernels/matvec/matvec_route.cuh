@@ -14,14 +14,16 @@ struct MatvecRoute {
 };
 
 // Slot blockIdx.y's offsets: its expert's matrix (bytes), its activation row (x_row units) and its
-// output row; ok false for an id out of range (the caller writes NaN).
+// output row. ok false for an id out of range: then lane 0 has written NaN to output row `row` of
+// the slot and the warp must return.
 struct MatvecRouteSlot {
   bool ok = false;
   size_t w_off = 0;
   size_t x_off = 0;
   int64_t y_off = 0;
 };
-__device__ __forceinline__ MatvecRouteSlot matvec_route_slot(const MatvecRoute& r, size_t x_row, int64_t ldy) {
+__device__ __forceinline__ MatvecRouteSlot matvec_route_slot(const MatvecRoute& r, size_t x_row, float* y, int64_t ldy,
+                                                             int64_t row, int lane) {
   const int s = blockIdx.y;
   const int32_t e = r.ids[s];
   MatvecRouteSlot o;
@@ -30,6 +32,8 @@ __device__ __forceinline__ MatvecRouteSlot matvec_route_slot(const MatvecRoute& 
   if (o.ok) {
     o.w_off = (size_t)e * r.expert_bytes;
     o.x_off = (size_t)(s / r.x_slot_div) * x_row;
+  } else if (lane == 0) {
+    y[o.y_off + row] = __int_as_float(0x7fc00000);
   }
   return o;
 }

@@ -87,7 +87,7 @@ bool CudaBackend::moe_on_device(const MoeWeights& w, const MoeParams& mp, int64_
       n * mp.n_expert_used > 65535)
     return false;
   for (const Weight* t : {w.gate_exps, w.up_exps, w.down_exps}) {
-    if (!cuda::matvec_supports(t->type)) return false;
+    if (!cuda::cuda_weight_type_supported(t->type)) return false;  // launch_matvec's types
     if (t->type != QType::F32 && t->type != QType::F16 && t->type != QType::BF16 && t->ne[0] % 32) return false;
   }
   return true;
