@@ -1186,6 +1186,15 @@ PY
     tg_mixes configs/arm-mmvs-glu-one-task-q8.toml q8_0
     tg_mixes configs/arm-mmvs-glu-one-task-q4k.toml q4_k_m
     ;;
+  g1t35)
+    # After g1t34 (thirty-fifth session: Q8_0 1.008x, the default since; the call ran out of device time
+    # before its Q4_K arm): qwen3-8b q4_k_m tg128 at d0 with the Q4_K one-task GLU as the arm (the GLU
+    # row pairs, which take precedence, start at 5120 weights: the 8B's 4096-weight GLU rows take it).
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
+    rm -f "$f"
+    ;;
   arch35)
     # The architectures added in the thirty-fourth session on the GPU: the Gated DeltaNet kernels
     # (kernel-check section ssm: f64 reference from a random state, conv state bytes, two launches

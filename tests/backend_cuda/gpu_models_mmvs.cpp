@@ -142,6 +142,7 @@ TEST(CudaModels, MmvsGluOneTaskSameBytes) {
     SCOPED_TRACE(file);
     std::vector<Config> c(3, gpu_config(true));
     for (auto& ci : c) ci.kernels.mmvs_glu_pairs.clear();  // (the GLU pairs take precedence)
+    c[0].kernels.mmvs_glu_one_task.clear();  // (the default takes it for Q8_0)
     c[1].kernels.mmvs_glu_one_task = c[2].kernels.mmvs_glu_one_task = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
     c[2].kernels.mmvs_min_blocks_glu = 0;
     auto runs = open_synth_runs(file, c);
