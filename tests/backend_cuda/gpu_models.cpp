@@ -42,22 +42,17 @@ TEST(CudaModels, Gemma4_F32_Levers) {
 TEST(CudaModels, Qwen35_Q4_K_M) { check_model("synth/qwen35-q4_k_m.gguf"); }
 // The MoE both ways: device-routed (kernels.moe_device_route: the 20-token prefill host-routed, the
 // one-token steps routed on the device and captured) and host-routed throughout (eager).
-TEST(CudaModels, Qwen3Moe_Q4_K_M) {
+static void check_qwen3moe(bool device_route) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   Config c = gpu_config();
-  c.kernels.moe_device_route = true;
-  check_model_file(shared_dir() + "/models/synth/qwen3moe-q4_k_m.gguf", "qwen3moe q4_k_m device-routed", c,
-                   "device_routed", "moe");
+  c.kernels.moe_device_route = device_route;
+  check_model_file(shared_dir() + "/models/synth/qwen3moe-q4_k_m.gguf",
+                   device_route ? "qwen3moe q4_k_m device-routed" : "qwen3moe q4_k_m host-routed", c,
+                   device_route ? "device_routed" : "host_routed", "moe", device_route);
 }
-TEST(CudaModels, Qwen3Moe_Q4_K_M_HostRouted) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  Config c = gpu_config();
-  c.kernels.moe_device_route = false;
-  check_model_file(shared_dir() + "/models/synth/qwen3moe-q4_k_m.gguf", "qwen3moe q4_k_m host-routed", c,
-                   "host_routed", "moe", false);
-}
+TEST(CudaModels, Qwen3Moe_Q4_K_M) { check_qwen3moe(true); }
+TEST(CudaModels, Qwen3Moe_Q4_K_M_HostRouted) { check_qwen3moe(false); }
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }
 TEST(CudaModels, Qwen3_Q4_K_M) { check_model("synth/qwen3-q4_k_m.gguf"); }
 
