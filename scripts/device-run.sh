@@ -1186,6 +1186,14 @@ PY
     tg_mixes configs/arm-mmvs-glu-one-task-q8.toml q8_0
     tg_mixes configs/arm-mmvs-glu-one-task-q4k.toml q4_k_m
     ;;
+  s36a)
+    # The next session's first call (device starts have been refused often: fewer, fuller calls):
+    # g1t35 then moe35, each in its own folder (7 files come back).
+    bash "$0" g1t35 "$out/g1t35" >/dev/null 2>&1
+    grep -E "^\| /tmp" "$out/g1t35/g1t35.log"
+    bash "$0" moe35 "$out/moe35" >/dev/null 2>&1
+    grep -E "^\| /tmp|^\[|kernel-check:" "$out/moe35/moe35.log"
+    ;;
   g1t35)
     # After g1t34 (thirty-fifth session: Q8_0 1.008x, the default since; the call ran out of device time
     # before its Q4_K arm): qwen3-8b q4_k_m tg128 at d0 with the Q4_K one-task GLU as the arm (the GLU
@@ -1227,7 +1235,8 @@ PY
     timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263520 --filter "e128-n1" --receipt "$out/kernel-check-perf.jsonl" |
       grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     synth qwen3-30b-a3b q8_0 400
-    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-moe-device-route.toml
+    # one arm resident at a time (three copies of a 32 GB file and their split mirrors may not fit)
+    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-device-route.toml --set bench.interleave=false
     timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 3 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
