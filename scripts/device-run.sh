@@ -1188,11 +1188,13 @@ PY
     ;;
   s36a)
     # The next session's first call (device starts have been refused often: fewer, fuller calls):
-    # g1t35 then moe35, each in its own folder (7 files come back).
-    bash "$0" g1t35 "$out/g1t35" >/dev/null 2>&1
-    grep -E "^\| /tmp" "$out/g1t35/g1t35.log"
-    bash "$0" moe35 "$out/moe35" >/dev/null 2>&1
-    grep -E "^\| /tmp|^\[|kernel-check:" "$out/moe35/moe35.log"
+    # arch35 (gemma4's GPU test with attn_q8_scores off among its levers), g1t35, then moe35, each
+    # in its own folder, each folder returned as one tar.
+    for sub in arch35 g1t35 moe35; do
+      bash "$0" "$sub" "$out/$sub" >/dev/null 2>&1
+      grep -E "^\| /tmp|^\[FAIL|kernel-check:|rc=|FAILED  \]|^gemma4 f32" "$out/$sub/$sub.log" "$out/$sub/test_backend_cuda_gpu.log" 2>/dev/null | cut -c1-300
+      tar czf "$out/$sub.tar.gz" -C "$out" "$sub" && rm -rf "${out:?}/$sub"
+    done
     ;;
   g1t35)
     # After g1t34 (thirty-fifth session: Q8_0 1.008x, the default since; the call ran out of device time

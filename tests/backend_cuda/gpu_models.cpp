@@ -28,9 +28,13 @@ TEST(CudaModels, Gemma4_F32_Levers) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   const std::string path = shared_dir() + "/models/synth/gemma4-f32.gguf";
-  for (int lever = 0; lever < 5; ++lever) {
+  for (int lever = 0; lever < 6; ++lever) {
     Config c = gpu_config(lever != 4);
-    const char* name[] = {"attn_rope_fold off", "attn_pv_mma off", "fuse_kv_append off", "fuse off", "cuda_graph off"};
+    const char* name[] = {"attn_rope_fold off", "attn_pv_mma off", "fuse_kv_append off", "fuse off", "cuda_graph off",
+                          "attn_q8_scores off"};
+    // (the last: q quantized to int8 for the scores on the q8_0 K cache, amplified by gemma4's
+    // attention scale 1 on normed 128-wide heads: the suspect after the first five all failed alike)
+    if (lever == 5) c.kernels.attn_q8_scores = false;
     if (lever == 0) c.kernels.attn_rope_fold = false;
     if (lever == 1) c.kernels.attn_pv_mma = false;
     if (lever == 2) c.kernels.fuse_kv_append = false;
