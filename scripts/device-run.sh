@@ -1188,7 +1188,7 @@ PY
     ;;
   s36a)
     # The next session's first call (device starts have been refused often: fewer, fuller calls):
-    # arch35 (gemma4's GPU test with attn_q8_scores off among its levers), g1t35, then moe35, each
+    # arch35 (gemma4's GPU test with the f32 scores on its scale-1 layers), g1t35, then moe35, each
     # in its own folder, each folder returned as one tar.
     for sub in arch35 g1t35 moe35; do
       bash "$0" "$sub" "$out/$sub" >/dev/null 2>&1

@@ -28,13 +28,11 @@ TEST(CudaModels, Gemma4_F32_Levers) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   const std::string path = shared_dir() + "/models/synth/gemma4-f32.gguf";
-  for (int lever = 0; lever < 6; ++lever) {
+  // (At e6aa55c / 29cd8f1 all five failed alike, 0.084 against 0.02, with the int8 q . k scores on:
+  // since, layers whose attention scale exceeds ~1/sqrt(head_dim), gemma4's 1, take the f32 scores.)
+  for (int lever = 0; lever < 5; ++lever) {
     Config c = gpu_config(lever != 4);
-    const char* name[] = {"attn_rope_fold off", "attn_pv_mma off", "fuse_kv_append off", "fuse off", "cuda_graph off",
-                          "attn_q8_scores off"};
-    // (the last: q quantized to int8 for the scores on the q8_0 K cache, amplified by gemma4's
-    // attention scale 1 on normed 128-wide heads: the suspect after the first five all failed alike)
-    if (lever == 5) c.kernels.attn_q8_scores = false;
+    const char* name[] = {"attn_rope_fold off", "attn_pv_mma off", "fuse_kv_append off", "fuse off", "cuda_graph off"};
     if (lever == 0) c.kernels.attn_rope_fold = false;
     if (lever == 1) c.kernels.attn_pv_mma = false;
     if (lever == 2) c.kernels.fuse_kv_append = false;
