@@ -106,7 +106,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   const size_t floats = (size_t)(n * E + slots * n_ff * 2 + slots * e_dim);
   const size_t xq_bytes = q8_bytes(n, e_dim), gq_bytes = q8_bytes(slots, n_ff);
   auto* base = static_cast<uint8_t*>(
-      workspace(kMoe, floats * sizeof(float) + xq_bytes + gq_bytes + (size_t)slots * 8 + 4 * 64));
+      workspace(kMoe, floats * sizeof(float) + xq_bytes + gq_bytes + (size_t)slots * 8 + 8 * 64));  // 8 carves, each rounded up to 64 bytes
   const auto carve = [&](size_t bytes) {
     void* r = base;
     base += (bytes + 63) / 64 * 64;
