@@ -24,7 +24,14 @@ namespace {
 class MoeRouteCase : public Case {
  public:
   MoeRouteCase(int n, int e, int k, int gating, bool rbias, bool sbias, bool norm, float scale)
-      : n_(n), e_(e), k_(k), gating_(gating), rbias_(rbias), sbias_(sbias), norm_(norm), scale_(scale) {}
+      : n_(n), e_(e), k_(k), rbias_(rbias), sbias_(sbias) {
+    rp_.n_tokens = n;
+    rp_.n_expert = e;
+    rp_.k_used = k;
+    rp_.gating = gating;
+    rp_.norm_topk = norm;
+    rp_.weights_scale = scale;
+  }
   void generate(Env& env) override {
     ld_ = e_ + 3;
     logits_ = env.normal((size_t)n_ * ld_, 2.0f);
@@ -42,24 +49,18 @@ class MoeRouteCase : public Case {
     p.ld = ld_;
     p.router_bias = drb_;
     p.selection_bias = dsb_;
-    p.n_tokens = n_;
-    p.n_expert = e_;
-    p.k_used = k_;
-    p.gating = gating_;
-    p.norm_topk = norm_;
-    p.weights_scale = scale_;
+    p.n_tokens = rp_.n_tokens;
+    p.n_expert = rp_.n_expert;
+    p.k_used = rp_.k_used;
+    p.gating = rp_.gating;
+    p.norm_topk = rp_.norm_topk;
+    p.weights_scale = rp_.weights_scale;
     p.ids = dids_;
     p.weights = dw_;
     return cuda::launch_moe_route(p, env.stream());
   }
   void reference(Env&) override {
-    RouteRefParams p;
-    p.n_tokens = n_;
-    p.n_expert = e_;
-    p.k_used = k_;
-    p.gating = gating_;
-    p.norm_topk = norm_;
-    p.weights_scale = scale_;
+    RouteRefParams p = rp_;
     p.router_bias = rbias_ ? rb_.data() : nullptr;
     p.selection_bias = sbias_ ? sb_.data() : nullptr;
     ids_.resize((size_t)n_ * k_);
@@ -76,9 +77,9 @@ class MoeRouteCase : public Case {
   PerfCount perf_count() const override { return {(double)n_ * (e_ + 2 * k_) * 4, 0}; }
 
  private:
-  int n_, e_, k_, gating_;
-  bool rbias_, sbias_, norm_;
-  float scale_;
+  int n_, e_, k_;
+  bool rbias_, sbias_;
+  RouteRefParams rp_;
   int64_t ld_ = 0;
   std::vector<float> logits_, rb_, sb_, w_;
   std::vector<int32_t> ids_;
