@@ -2,6 +2,7 @@
 // the documented rules (lib/backend/cuda/variant.h) and the errors for what is not built.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "backend/cuda/cuda_backend.h"
@@ -161,4 +162,21 @@ TEST(MmvsMinBlocks, UnbuiltValueIsAClearError) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
     }
   }
+}
+
+// kernels.attn_q8_scores on the layers whose attention scale is the usual 1/sqrt(head_dim) (or
+// smaller), not on gemma4's scale-1 layers, whose q rounding the scale would multiply; the key off
+// turns it off everywhere.
+TEST(AttnVariant, Q8ScoresOnlyAtTheUsualScale) {
+  KernelsSection k;
+  ASSERT_TRUE(k.attn_q8_scores);  // the default
+  for (int hd : {64, 128, 256}) {
+    const float usual = 1.0f / std::sqrt((float)hd);
+    EXPECT_TRUE(memra::cuda::attn_q8_scores_applies(k, usual, hd)) << hd;
+    EXPECT_TRUE(memra::cuda::attn_q8_scores_applies(k, 0.5f * usual, hd)) << hd;  // a smaller scale
+    EXPECT_FALSE(memra::cuda::attn_q8_scores_applies(k, 1.0f, hd)) << hd;          // gemma4
+    EXPECT_FALSE(memra::cuda::attn_q8_scores_applies(k, 1.05f * usual, hd)) << hd;
+  }
+  k.attn_q8_scores = false;
+  EXPECT_FALSE(memra::cuda::attn_q8_scores_applies(k, 1.0f / std::sqrt(128.0f), 128));
 }

@@ -149,8 +149,6 @@ class CudaBackend final : public Backend {
   // computed in full (out and its planes written); one given up is an internal error.
   void settle_deferred_norm(View x);
   void moe_ffn_device(View x, const MoeWeights& w, const MoeParams& p, View out);
-  // kernels.attn_q8_scores where the layer's attention scale is at most ~1/sqrt(head_dim).
-  bool attn_q8_scores_for(const AttnParams& ap) const;
   // q6k: the consumer is a launch of Q6_K rows only, which reads the Q6_K variant of the
   // interleaved order when the planes are quantized here (planes that a producer emitted keep
   // their order; planes in the Q6_K variant are not reused for another consumer).

@@ -565,14 +565,6 @@ void CudaBackend::qk_norm_rope_kv(View q, View k, View v, int n_head, int n_head
   kv_appended(*c, pos0, (int)k.rows, "in_qk_norm_rope_");
 }
 
-bool CudaBackend::attn_q8_scores_for(const AttnParams& ap) const {
-  // The int8 rounding of q (~0.4% of each 32-block's largest value) enters every score times the
-  // scale: at scale 1 on RMS-normed 128-wide heads (gemma4) ~11x what it is at 1/sqrt(head_dim),
-  // ~0.08 per score (estimated; the suspect of gemma4's GPU test failure, thirty-fifth session).
-  // Those layers take the f32 products.
-  return cfg_.kernels.attn_q8_scores && ap.scale * std::sqrt((float)ap.head_dim_k) <= 1.01f;
-}
-
 void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
   attention_impl(q, kvs, layer, pos0, ap, out, nullptr);
 }
@@ -610,7 +602,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
                 c->layers.size());
     cuda::AttnParams t = attn_params(q, *c, layer, qp.rope.pos0, ap, out);
-    t.q8_scores = attn_q8_scores_for(ap);
+    t.q8_scores = cuda::attn_q8_scores_applies(cfg_.kernels, ap.scale, ap.head_dim_k);
     t.v_stage = cfg_.kernels.attn_v_stage;
     t.pv_mma = cfg_.kernels.attn_pv_mma;
     t.rope = rf;
@@ -726,7 +718,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
       p.q8s_xds = const_cast<void*>(q.xds);
       p.q8s_il = q.il;
     }
-    p.q8_scores = attn_q8_scores_for(ap);
+    p.q8_scores = cuda::attn_q8_scores_applies(cfg_.kernels, ap.scale, ap.head_dim_k);
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.pv_mma = cfg_.kernels.attn_pv_mma;
     p.combine_direct = !cfg_.kernels.attn_combine_smem;

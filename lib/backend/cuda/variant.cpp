@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 
@@ -39,6 +40,10 @@ int v2_rows_per_block(const std::string& name) {
 }
 
 }  // namespace
+
+bool attn_q8_scores_applies(const KernelsSection& cfg, float scale, int head_dim) {
+  return cfg.attn_q8_scores && head_dim > 0 && scale * std::sqrt((float)head_dim) <= 1.01f;
+}
 
 bool mmvs_type_on(QType t, const KernelsSection& cfg) {
   const bool built = t == QType::Q4_K || t == QType::Q6_K || t == QType::Q8_0 || t == QType::Q4_0 || t == QType::Q5_K ||
