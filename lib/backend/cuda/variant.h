@@ -55,9 +55,9 @@ bool mmvs_type_on(QType t, const KernelsSection& cfg);
 // Whether the decode attention takes the int8 q . k scores on a q8_0 K cache (kernels.attn_q8_scores)
 // for a layer of this attention scale and key head size: only where scale <= 1.01 / sqrt(head_dim).
 // The int8 rounding of q (~0.4% of each 32-block's largest value) enters every score times the scale:
-// at scale 1 on RMS-normed 128-wide heads (gemma4) ~11x what it is at 1/sqrt(head_dim), ~0.08 per
-// score (estimated; the suspect of gemma4's GPU test failure, thirty-fifth session). Such layers take
-// the f32 products.
+// at scale 1 on RMS-normed 128-wide heads (gemma4) ~11x what it is at 1/sqrt(head_dim); where two
+// keys nearly tie it moves the attention output by up to 10-15% (simulated, bench/notes/attn-decode.md;
+// the suspect of gemma4's GPU test failure, thirty-fifth session). Such layers take the f32 products.
 bool attn_q8_scores_applies(const KernelsSection& cfg, float scale, int head_dim);
 
 // cc = major*10 + minor; sm_count for the occupancy rule. Throws memra::Error naming the problem.
