@@ -122,11 +122,11 @@ bool attention_forward(backend::Backend& be, backend::KvStore& kv, const HParams
 // s.h -> s.d: down(act(gate h) * up h); or added to s.x in place as above (returns true).
 bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation act, Scratch& s,
                  bool may_add = true);
-// s.h -> s.d: routed experts, plus the shared expert where w.shared is set (its down projection
-// goes through s.o, which the caller has consumed by then).
 // Whether the backend runs this layer's routed experts for n tokens without a host round trip
 // (Backend::moe_on_device), so that the step may be captured.
 bool moe_on_device(const backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, int64_t n);
+// s.h -> s.d: routed experts, plus the shared expert where w.shared is set (its down projection
+// goes through s.o, which the caller has consumed by then).
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
                  Scratch& s);
 // The same on explicit views: h [n, n_embd] -> d [n, n_embd]; g, u [n, >= the shared expert's
