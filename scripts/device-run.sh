@@ -130,7 +130,8 @@ synth() {  # preset mix [limit_s]: a gguf-synth file in $synth_dir, its path in 
 tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the gguf-synth file $f (kept); with arms, an A/A copy of the first (bench.aa_copy)
   local depths=$1 reps=$2 limit=$3; shift 3
   local aa=()
-  [[ " $* " == *" --arm "* ]] && aa=(--set bench.aa_copy=true)
+  # (the A/A copy is measured in the arms' rotation: none when the arms run one at a time)
+  [[ " $* " == *" --arm "* && " $* " != *"bench.interleave=false"* ]] && aa=(--set bench.aa_copy=true)
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" "${aa[@]}" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
@@ -1193,6 +1194,18 @@ PY
     for sub in arch35 g1t35 moe35; do
       bash "$0" "$sub" "$out/$sub" >/dev/null 2>&1
       grep -E "^\| /tmp|^\[FAIL|kernel-check:|rc=|FAILED  \]|^gemma4 f32" "$out/$sub/$sub.log" "$out/$sub/test_backend_cuda_gpu.log" 2>/dev/null | cut -c1-300
+      tar czf "$out/$sub.tar.gz" -C "$out" "$sub" && rm -rf "${out:?}/$sub"
+    done
+    ;;
+  s36b)
+    # After s36a (thirty-sixth session: gemma4 green with the int8-scores rule; MmvsActIlSameBytes
+    # failed on the Q8_0 GLU's new "_g1t" tail, a test expectation; moe35's tg128 refused its A/A copy
+    # with the arms one at a time): the whole CUDA-vs-CPU suite, moe35 again, then mmvf34.
+    gpu_info
+    cuda_vs_cpu "MmvsActIl|Gemma4" 8
+    for sub in moe35 mmvf34; do
+      bash "$0" "$sub" "$out/$sub" >/dev/null 2>&1
+      grep -E "^\| /tmp|^\[FAIL|kernel-check:|rc=|FAILED  \]" "$out/$sub/$sub.log" 2>/dev/null | cut -c1-300
       tar czf "$out/$sub.tar.gz" -C "$out" "$sub" && rm -rf "${out:?}/$sub"
     done
     ;;

@@ -324,9 +324,10 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
         const size_t e = std::min(all.find(',', b), all.size());
         std::string s = all.substr(b, e - b);
-        // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight)
-        for (const char* rp : {"_rp", "_rp1"})
-          if (ends(s, rp)) s.resize(s.size() - std::strlen(rp));
+        // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight) or the
+        // one-task GLU (kernels.mmvs_glu_one_task, _g1t: the Q8_0 GLU by default)
+        for (const char* tail : {"_rp", "_rp1", "_g1t"})
+          if (ends(s, tail)) s.resize(s.size() - std::strlen(tail));
         const bool q6k = ends(s, "_actil_q6k");
         q6k_launches += q6k;
         EXPECT_EQ(ends(s, "_actil") || q6k, r > 0) << "run " << r << ": " << s;
