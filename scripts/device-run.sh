@@ -1209,6 +1209,17 @@ PY
       tar czf "$out/$sub.tar.gz" -C "$out" "$sub" && rm -rf "${out:?}/$sub"
     done
     ;;
+  s36c)
+    # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time), then g1t35 again
+    # with 7 repetitions (s36a: the arm 1.008x against an A/A copy at 1.005x, too close to call).
+    gpu_info
+    synth qwen3-8b f16
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
+    rm -f "$f"
+    synth qwen3-8b q4_k_m
+    tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
+    rm -f "$f"
+    ;;
   g1t35)
     # After g1t34 (thirty-fifth session: Q8_0 1.008x, the default since; the call ran out of device time
     # before its Q4_K arm): qwen3-8b q4_k_m tg128 at d0 with the Q4_K one-task GLU as the arm (the GLU
