@@ -95,7 +95,7 @@ struct KernelsSection {
   int64_t mmvs_row_pairs_one_task_min_k = 8192;  // the other pair types' rows of at least this many weights: one task too (0: never)
   std::vector<std::string> mmvs_glu_one_task = {"q8_0"};  // weight types whose one-token GLU launches hold one task per matrix in flight
   bool mmvf_v2 = false;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
-  bool moe_device_route = false;  // MoE batches of <= 8 tokens routed on the device (graph-captured decode)
+  bool moe_device_route = true;  // MoE batches of <= 8 tokens routed on the device (graph-captured decode)
   int mmvf_rows_per_warp = 2;  // mmvf2: rows per warp (1, 2 or 4)
   bool mmvs_row_pairs_qkv = false;  // the one-type q/k/v launches (extra segments) take the row pairs too
   std::vector<std::string> mmvs_glu_pairs = {"q4_k", "q4_0"};  // weight types whose one-token SiLU GLU launches take two rows per warp
