@@ -1210,15 +1210,19 @@ PY
     done
     ;;
   s36c)
-    # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time), then g1t35 again
-    # with 7 repetitions (s36a: the arm 1.008x against an A/A copy at 1.005x, too close to call).
+    # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time).
     gpu_info
     # (s36b's whole-section gate ran past its 150 s: the F16 cases only, the ones the f16 rows use)
-    timeout 150 "$bin/kernel-check" --section mmvf --filter "/F16/" --seed 20263600 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    # (every case's line, to see where a slow or stuck one is)
+    timeout 120 "$bin/kernel-check" --section mmvf --filter "/F16/" --seed 20263600 --receipt "$out/kernel-check.jsonl" |
+      grep -E "^\[|kernel-check:" | cut -c1-110
     synth qwen3-8b f16
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
     rm -f "$f"
+    ;;
+  g1t36)
+    # g1t35 again with 7 repetitions (s36a: the Q4_K one-task GLU 1.008x against an A/A copy at 1.005x).
+    gpu_info
     synth qwen3-8b q4_k_m
     tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
     rm -f "$f"
