@@ -1220,6 +1220,26 @@ PY
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
     rm -f "$f"
     ;;
+  s36d)
+    # The session's last device minutes (s36c's f16 rows wait): kernels.mmvs_row_pairs_qkv's gates
+    # (qp33's, without its kernel times), its same-bytes GPU test, then tg128 qwen3-8b q4_k_m at d0
+    # with 7 repetitions: the q/k/v row pairs and the Q4_K one-task GLU (g1t36) as arms beside an
+    # A/A copy; then qwen3-8b q8_0 with the q/k/v pairs.
+    gpu_info
+    for flt in mmvs_rp_x3 mmvs_pair_rp; do
+      timeout 100 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263610 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.MmvsRowPairsSameBytes' \
+      > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) " "$out/test_backend_cuda_gpu.log"
+    synth qwen3-8b q4_k_m
+    tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
+    rm -f "$f"
+    synth qwen3-8b q8_0
+    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
+    rm -f "$f"
+    ;;
   g1t36)
     # g1t35 again with 7 repetitions (s36a: the Q4_K one-task GLU 1.008x against an A/A copy at 1.005x).
     gpu_info
