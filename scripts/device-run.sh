@@ -1224,7 +1224,8 @@ PY
     # The session's last device minutes (s36c's f16 rows wait): kernels.mmvs_row_pairs_qkv's gates
     # (qp33's, without its kernel times), its same-bytes GPU test, then tg128 qwen3-8b q4_k_m at d0
     # with 7 repetitions: the q/k/v row pairs and the Q4_K one-task GLU (g1t36) as arms beside an
-    # A/A copy; then qwen3-8b q8_0 with the q/k/v pairs.
+    # A/A copy, and the deferred norm (kernels.norm_defer, 1.033-1.059x on the 8B at nd31, before four
+    # defaults moved: still so?); then qwen3-8b q8_0 with the q/k/v pairs and the deferred norm.
     gpu_info
     for flt in mmvs_rp_x3 mmvs_pair_rp; do
       timeout 100 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263610 --receipt "$out/kernel-check.jsonl" |
@@ -1234,10 +1235,11 @@ PY
       > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) " "$out/test_backend_cuda_gpu.log"
     synth qwen3-8b q4_k_m
-    tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
+    tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml \
+      --arm configs/arm-norm-defer.toml
     rm -f "$f"
     synth qwen3-8b q8_0
-    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
+    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
     ;;
   g1t36)
