@@ -104,6 +104,7 @@ struct KernelsSection {
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy
   bool norm_defer = false;        // decode RMSNorm before matvecs: planes of x * w, the scale applied by the matvecs
+  int64_t norm_defer_max_cols = 4096;  // with norm_defer: only rows of at most this many columns (0: any width)
   std::string norm_defer_scale = "matvecs";  // with norm_defer: who sums the partials and takes the root ("matvecs" or "norm")
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM

@@ -161,6 +161,35 @@ TEST(CudaModels, NormDeferDecodeEqualsVerify) {
   }
 }
 
+// kernels.norm_defer_max_cols: with the deferred norm on and the bound below the model's width (32
+// columns: narrower than every synth model), the norms run in full: the logits are the bytes of
+// kernels.norm_defer = false (decode and a 3-token verify batch) and no norm reports the deferred
+// form; with the bound at 0 (any width) the same file's norms are deferred.
+TEST(CudaModels, NormDeferMaxColsKeepsWideRowsPlain) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  std::vector<Config> cs(3, gpu_config(true));
+  cs[0].kernels.norm_defer = false;
+  cs[1].kernels.norm_defer = cs[2].kernels.norm_defer = true;
+  cs[1].kernels.norm_defer_max_cols = 32;
+  cs[2].kernels.norm_defer_max_cols = 0;
+  auto runs = open_synth_runs("qwen3-q4_k_m.gguf", cs);
+  ASSERT_GT(runs[1].model->hparams().n_embd, 32);
+  std::span<ModelRun> same(runs.data(), 2);
+  expect_same_decode_bytes(same, 31, 3, 23);
+  const int32_t three[3] = {4, 8, 15};
+  expect_same_batch_bytes(same, three);
+  for (int r = 0; r < 2; ++r) {
+    const auto& v = runs[(size_t)r].be->variants();
+    ASSERT_TRUE(v.count("norm")) << "run " << r;
+    EXPECT_EQ(v.at("norm").find("defer"), std::string::npos) << "run " << r << ": " << v.at("norm");
+  }
+  expect_same_decode_bytes(std::span<ModelRun>(runs.data() + 2, 1), 31, 3, 23);
+  const auto& v2 = runs[2].be->variants();
+  ASSERT_TRUE(v2.count("norm"));
+  EXPECT_NE(v2.at("norm").find("defer_q8s"), std::string::npos) << v2.at("norm");
+}
+
 // kernels.attn_pv_mma (P x V of the decode attention on tensor cores, f16 P and V) against the
 // CPU oracle with check_model's tolerance rule, on head_dim 128 models with 4 and 8 query heads per
 // kv head (qwen3, llama, qwen3-32b shapes), with and without the RoPE fold; the path is taken.

@@ -62,7 +62,9 @@ void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View
   // kernels.norm_defer: decode rows (one token in the interleaved order, or a verify batch of up to
   // kMmvsMaxM rows in the plain order) whose consumers are mmvs launches get the planes of x * w and
   // the partial sums of squares; each launch applies the scale.
-  const bool defer = cfg_.kernels.norm_defer && emit_q8s_for(out) && x.rows >= 1 && x.rows == out.rows &&
+  const int64_t max_cols = cfg_.kernels.norm_defer_max_cols;
+  const bool defer = cfg_.kernels.norm_defer && (max_cols == 0 || x.cols <= max_cols) && emit_q8s_for(out) &&
+                     x.rows >= 1 && x.rows == out.rows &&
                      (x.rows > 1 || cfg_.kernels.mmvs_act_il) && x.cols == out.cols && x.cols % 32 == 0 &&
                      x.cols <= (1 << 24) && !overlaps(x, out);
   if (!defer) return rms_norm(x, w, eps, out);
