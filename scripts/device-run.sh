@@ -1242,6 +1242,16 @@ PY
     tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
     ;;
+  s36e)
+    # The defaults flipped after s36d (kernels.norm_defer up to 4096 columns, kernels.mmvs_row_pairs_qkv)
+    # and mmvs_rp_x3's refusal check fixed: the whole CUDA-vs-CPU suite at the new defaults, then the
+    # q/k/v row-pair gates.
+    cuda_vs_cpu "NormDefer|RowPairs|ActIl|SameBytes" 12
+    for flt in mmvs_rp_x3 mmvs_pair_rp; do
+      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263620 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
+    ;;
   g1t36)
     # g1t35 again with 7 repetitions (s36a: the Q4_K one-task GLU 1.008x against an A/A copy at 1.005x).
     gpu_info

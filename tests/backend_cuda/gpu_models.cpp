@@ -238,6 +238,8 @@ TEST(CudaModels, SmallKernelBulkLoadSameBytes) {
     c[1].kernels.quantize_bulk_load = false;
     c[2].kernels.norm_bulk_load = true;
     c[2].kernels.quantize_bulk_load = true;
+    // (the bulk load is the full norm's: with the deferred norm default on, test the full one)
+    for (Config& x : c) x.kernels.norm_defer = false;
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 31, 5, 11);
     for (int r = 0; r < 3; ++r) {
@@ -272,6 +274,8 @@ TEST(CudaModels, ResidualAddAndNormSplitSameBytes) {
     c[2].kernels.norm_split = 4;
     c[3].kernels.fuse_residual = false;
     c[3].kernels.norm_split = 3;
+    // (the deferred norm's partial sums follow the split: its bits are NormDefer*'s to check)
+    for (Config& x : c) x.kernels.norm_defer = false;
     ModelRun runs[4] = {open_run(backend::make_cuda_backend(c[0]), path, ko), open_run(backend::make_cuda_backend(c[1]), path, ko),
                         open_run(backend::make_cuda_backend(c[2]), path, ko), open_run(backend::make_cuda_backend(c[3]), path, ko)};
     expect_same_decode_bytes(runs, 29, 7, 13);
@@ -304,6 +308,8 @@ TEST(CudaModels, MmvsActIlSameBytes) {
     Config c[kRuns] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
     c[0].kernels.mmvs_act_il = false;
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_act_il = true;
+    // (the deferred norm needs act_il at one token: its bits are NormDefer*'s to check)
+    for (int r = 0; r < kRuns; ++r) c[r].kernels.norm_defer = false;
     c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 12;
     c[4].kernels.mmvs_act_il_q6k = c[5].kernels.mmvs_act_il_q6k = true;
@@ -372,7 +378,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     // kernels.mmvs_row_pairs_qkv: the q/k/v launches paired too, two tasks (run 8) or one (run 9) per
     // row (there the q4_k_m files' mixed Q4_K + Q6_K launches stay unpaired: not the mixed pair's
     // compiled form), and with the Q6_K rows one task (run 10: the mixed launches paired as well).
-    c[8].kernels.mmvs_row_pairs_qkv = c[9].kernels.mmvs_row_pairs_qkv = c[10].kernels.mmvs_row_pairs_qkv = true;
+    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_qkv = r >= 8;
     c[9].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
     c[10].kernels.mmvs_row_pairs_one_task = {"q6_k"};
     c[6].kernels.mmvs_glu_pairs = c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
