@@ -1243,9 +1243,10 @@ PY
     rm -f "$f"
     ;;
   s36e)
-    # The defaults flipped after s36d (kernels.norm_defer up to 4096 columns, kernels.mmvs_row_pairs_qkv)
-    # and mmvs_rp_x3's refusal check fixed: the whole CUDA-vs-CPU suite at the new defaults, then the
-    # q/k/v row-pair gates.
+    # The next session's first call (~2 min): build with kernels.norm_defer and kernels.mmvs_row_pairs_qkv
+    # defaulting to true first (s36d: 1.048x and 1.030x on qwen3-8b q4_k_m; the flip was committed,
+    # then reverted when the device time ran out before this phase): the whole CUDA-vs-CPU suite at
+    # those defaults, then the q/k/v row-pair gates with mmvs_rp_x3's refusal check fixed.
     cuda_vs_cpu "NormDefer|RowPairs|ActIl|SameBytes" 12
     for flt in mmvs_rp_x3 mmvs_pair_rp; do
       timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263620 --receipt "$out/kernel-check.jsonl" |
