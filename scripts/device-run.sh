@@ -113,10 +113,15 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
     [ -f "$sh/models/synth/${t#*:}-f32.gguf" ] || skip="$skip:CudaModels.${t%%:*}_F32"
   done
   if [ -n "$skip" ]; then echo "cuda_vs_cpu: f32 synth models not in this pack, skipped: ${skip#:}"; fi
-  timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" ${skip:+--gtest_filter=-${skip#:}} > "$out/test_backend_cuda_gpu.log" 2>&1
-  echo "test_backend_cuda_gpu rc=$?"
-  grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu.log" | tail -n "${2:-10}"
+  # suite_args (e.g. --config FILE: the base configuration of every test) and suite_tag (the log's
+  # name suffix) are set by a phase around a call; empty by default.
+  timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" ${skip:+--gtest_filter=-${skip#:}} "${suite_args[@]}" \
+    > "$out/test_backend_cuda_gpu$suite_tag.log" 2>&1
+  echo "test_backend_cuda_gpu$suite_tag rc=$?"
+  grep -E "^\[  (PASSED|FAILED) |FAILED${1:+|$1}" "$out/test_backend_cuda_gpu$suite_tag.log" | tail -n "${2:-10}"
 }
+suite_args=()
+suite_tag=""
 synth() {  # preset mix [limit_s]: a gguf-synth file in $synth_dir, its path in $f (delete it with rm -f "$f")
   # The same preset, mix and seed give the same bytes, so a file an earlier call on this (still warm)
   # machine wrote completely ($f.done beside it) is used again: qwen3-32b q4_k_m takes ~100 s to write.
@@ -1243,11 +1248,18 @@ PY
     rm -f "$f"
     ;;
   s36e)
-    # The next session's first call (~2 min): build with kernels.norm_defer and kernels.mmvs_row_pairs_qkv
-    # defaulting to true first (s36d: 1.048x and 1.030x on qwen3-8b q4_k_m; the flip was committed,
-    # then reverted when the device time ran out before this phase): the whole CUDA-vs-CPU suite at
-    # those defaults, then the q/k/v row-pair gates with mmvs_rp_x3's refusal check fixed.
-    cuda_vs_cpu "NormDefer|RowPairs|ActIl|SameBytes" 12
+    # The next session's first call (~2 min): the whole CUDA-vs-CPU suite with its base configuration
+    # at kernels.norm_defer (rows up to 4096 columns) and kernels.mmvs_row_pairs_qkv on (s36d: 1.048x
+    # and 1.030x on qwen3-8b q4_k_m; test_backend_cuda_gpu --config, so no rebuild with flipped
+    # defaults is needed first), then at the defaults, then the q/k/v row-pair gates with
+    # mmvs_rp_x3's refusal check fixed. Both green: flip the two defaults.
+    gpu_info
+    suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
+    suite_tag="-arms"
+    cuda_vs_cpu "base configuration" 20
+    suite_args=()
+    suite_tag=""
+    cuda_vs_cpu "NormDefer|RowPairs" 8
     for flt in mmvs_rp_x3 mmvs_pair_rp; do
       timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263620 --receipt "$out/kernel-check.jsonl" |
         grep -E "FAIL|ERR|kernel-check:" | tail -n 6

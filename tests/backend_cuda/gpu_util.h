@@ -21,6 +21,8 @@ namespace memra::gputest {
 
 // Set by gpu_main.cpp from --shared DIR; "" when no directory with the fixtures was found.
 const std::string& shared_dir();
+// Set by gpu_main.cpp from --config FILE / --set KEY=VALUE: the defaults unless given.
+const Config& base_config();
 
 #define MEMRA_REQUIRE_GPU()                                                          \
   do {                                                                               \
@@ -34,7 +36,7 @@ const std::string& shared_dir();
   } while (0)
 
 inline Config gpu_config(bool graphs = true) {
-  Config c;
+  Config c = base_config();
   c.kernels.cuda_graph = graphs;
   return c;
 }
