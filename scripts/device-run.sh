@@ -87,7 +87,9 @@
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
 #   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
-#   sk33b, nd33 and qp33 are the next)
+#   sk33b, nd33 and qp33 are the next; the thirty-sixth's: s36a, s36b, s36d ran; the next session's,
+#   in order: s36e (the suite at the two new defaults via --config), the flip, rows37, s36c (the f16
+#   rows), q5k34, q5k34t, sk33b)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1246,6 +1248,18 @@ PY
     synth qwen3-8b q8_0
     tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
+    ;;
+  rows37)
+    # After s36e is green and the two defaults are flipped (kernels.norm_defer up to 4096 columns,
+    # kernels.mmvs_row_pairs_qkv): the README rows at the new defaults with the reversed arms in the
+    # same call (A/A copy): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys and pp512 / pp2048, q4_0
+    # and q8_0 pp512 + tg128, qwen3-32b q4_k_m tg128 with the q/k/v pairs reversed (its 5120-column
+    # norms stay full by the width bound). ~8 minutes.
+    gpu_info
+    q4km_rows 200 --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
+    rows_q4_0_q8_0
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
     ;;
   s36e)
     # The next session's first call (~2 min): the whole CUDA-vs-CPU suite with its base configuration
