@@ -88,8 +88,8 @@
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
 #   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
 #   sk33b, nd33 and qp33 are the next; the thirty-sixth's: s36a, s36b, s36d ran; the next session's,
-#   in order: s36e (the suite at the two new defaults via --config), the flip, rows37, s36c (the f16
-#   rows), q5k34, q5k34t, sk33b)
+#   in order: s36e (the suite at the two new defaults via --config), the flip, rows37, moe37 (the MoE
+#   experts on the v2 matvec), s36c (the f16 rows), q5k34, q5k34t, sk33b)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1247,6 +1247,23 @@ PY
     rm -f "$f"
     synth qwen3-8b q8_0
     tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-norm-defer.toml
+    rm -f "$f"
+    ;;
+  moe37)
+    # kernels.moe_routed_v2 (built in the thirty-sixth session): the gates (kernel-check moe
+    # routed_matvec_v2/*: every slot byte-identical to a plain v1 launch on its expert, f64, a bad id;
+    # GPU test Qwen3MoeRoutedV2SameBytes: decode and verify logits the plain routed kernel's bytes),
+    # kernel times at qwen3-30b-a3b's expert shapes beside the plain routed form, then qwen3-30b-a3b
+    # q8_0 tg128 with the key as the arm (one arm resident at a time, as moe35). ~5 minutes.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section moe --filter routed_matvec_v2 --seed 20263700 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263701 --filter "e128-n1" --receipt "$out/kernel-check-perf.jsonl" |
+      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen3Moe*' > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu.log"
+    synth qwen3-30b-a3b q8_0 400
+    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-routed-v2.toml --set bench.interleave=false
     rm -f "$f"
     ;;
   rows37)

@@ -14,6 +14,7 @@
 #include "case_util.h"
 #include "cases_ref.h"
 #include "matvec/matvec.h"
+#include "matvec/matvec_v2.h"
 #include "moe/moe_kernels.h"
 #include "quant/quant.h"
 #include "route_ref.h"
@@ -89,10 +90,13 @@ class MoeRouteCase : public Case {
 
 // n tokens x k slots over e experts of [rows x cols]; x_div = k: every slot of a token reads the
 // token's row (gate / up); x_div = 1: each slot its own row (down). bad: the last slot's id is e.
+// v2: the routed form of the v2 kernel (launch_matvec_v2, kernels.moe_routed_v2) instead of the
+// plain one; either way every slot byte-identical to a plain v1 launch on its expert's matrix (v2
+// keeps v1's per-lane chunk order and shuffle tree) and within 1e-5 of f64.
 class RoutedMatvecCase : public Case {
  public:
-  RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad)
-      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad) {}
+  RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad, bool v2 = false)
+      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad), v2_(v2) {}
   void generate(Env& env) override {
     quantized_ = qtype_traits(t_).quantized;
     row_bytes_ = *qtype_row_bytes(t_, cols_);
@@ -143,7 +147,7 @@ class RoutedMatvecCase : public Case {
     p.n_experts = e_;
     p.expert_bytes = (size_t)rows_ * row_bytes_;
     p.x_slot_div = per_slot_x_ ? 1 : k_;
-    return cuda::launch_matvec(p, env.stream());
+    return v2_ ? cuda::launch_matvec_v2(p, env.stream()) : cuda::launch_matvec(p, env.stream());
   }
   void reference(Env&) override {
     ref_.assign((size_t)(slots() * rows_), 0.0);
@@ -191,7 +195,7 @@ class RoutedMatvecCase : public Case {
   int e_;
   int64_t rows_, cols_;
   int n_, k_;
-  bool per_slot_x_, bad_;
+  bool per_slot_x_, bad_, v2_;
   bool quantized_ = false;
   size_t row_bytes_ = 0;
   std::vector<uint8_t> w_, xq_;
@@ -245,6 +249,24 @@ void add_moe_route_cases(Registry& r) {
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false); });
     r.add("moe", ref::cat("routed_matvec/", qtype_name(t), "/2048x768/e128-n1-k8-per_slot"),
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false); });
+  }
+  // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
+  // shapes, a bad id, and the --perf shapes beside the plain form's above.
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K, QType::Q4_0}) {
+    if (!cuda::matvec_v2_built(t)) continue;
+    const std::string tn(qtype_name(t));
+    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e16-n1-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false, true); });
+    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e16-n3-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 3, 8, false, false, true); });
+    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/2048x768/e16-n2-k8-per_slot"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 2, 8, true, false, true); });
+    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/257x4608/e5-n1-k4-bad_id"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 4608, 1, 4, true, true, true); });
+    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e128-n1-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, true); });
+    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/2048x768/e128-n1-k8-per_slot"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false, true); });
   }
 }
 MEMRA_KC_REGISTER(add_moe_route_cases);

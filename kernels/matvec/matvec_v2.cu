@@ -23,18 +23,32 @@ cudaError_t launch_v2(const MatvecParams& p, size_t row_bytes, cudaStream_t s) {
   const int smem = win_bytes + x_smem;
   // The opt-in above 48 KB is raised once per instance (a per-process attribute of the current
   // device; a host call, so not repeated at every decode step or inside graph capture).
-  static std::atomic<int> opted_in{kDefaultSmemBytes};
-  if (smem > opted_in.load(std::memory_order_relaxed)) {
-    const cudaError_t e =
-        cudaFuncSetAttribute(v2::matvec_v2_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmemBytes);
+  static std::atomic<int> opted_in{kDefaultSmemBytes}, opted_in_routed{kDefaultSmemBytes};
+  const bool routed = p.ids != nullptr;
+  auto& opted = routed ? opted_in_routed : opted_in;
+  if (smem > opted.load(std::memory_order_relaxed)) {
+    const cudaError_t e = routed ? cudaFuncSetAttribute(v2::matvec_v2_kernel<T, true>,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmemBytes)
+                                 : cudaFuncSetAttribute(v2::matvec_v2_kernel<T>,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmemBytes);
     if (e != cudaSuccess) return e;
-    opted_in.store(kMaxSmemBytes, std::memory_order_relaxed);
+    opted.store(kMaxSmemBytes, std::memory_order_relaxed);
   }
   const auto* w = static_cast<const uint8_t*>(p.w);
-  const uint8_t* w_hi = w + (size_t)(p.n_rows - 1) * row_bytes + (size_t)(n_chunks / G::Tr::kSubs) * G::Tr::kBytes;
+  // The bytes the loads may touch: one matrix, or (routed) the whole stack of experts.
+  const size_t last_row = routed ? (size_t)(p.n_experts - 1) * p.expert_bytes + (size_t)(p.n_rows - 1) * row_bytes
+                                 : (size_t)(p.n_rows - 1) * row_bytes;
+  const uint8_t* w_hi = w + last_row + (size_t)(n_chunks / G::Tr::kSubs) * G::Tr::kBytes;
   const unsigned grid = (unsigned)((p.n_rows + rpb - 1) / rpb);
-  v2::matvec_v2_kernel<T><<<grid, 32 * rpb, smem, s>>>(w, row_bytes, p.n_rows, n_chunks,
-                                                        static_cast<const uint8_t*>(p.x_q8_1), x_smem, p.y, w, w_hi);
+  const auto* x = static_cast<const uint8_t*>(p.x_q8_1);
+  if (routed) {
+    const MatvecRoute r{p.ids, p.n_experts, p.expert_bytes, p.x_slot_div};
+    const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
+    v2::matvec_v2_kernel<T, true><<<dim3(grid, (unsigned)p.n_slots), 32 * rpb, smem, s>>>(
+        w, row_bytes, p.n_rows, n_chunks, x, x_smem, p.y, w, w_hi, ldy, r);
+    return cudaGetLastError();
+  }
+  v2::matvec_v2_kernel<T><<<grid, 32 * rpb, smem, s>>>(w, row_bytes, p.n_rows, n_chunks, x, x_smem, p.y, w, w_hi);
   return cudaGetLastError();
 }
 
@@ -63,6 +77,11 @@ cudaError_t launch_matvec_v2(const MatvecParams& p, cudaStream_t stream) {
   const size_t align = p.w_type == QType::Q4_K ? 4 : 2;
   if (rb < dense || rb % align || reinterpret_cast<uintptr_t>(p.w) % align ||
       reinterpret_cast<uintptr_t>(p.x_q8_1) % 4)
+    return cudaErrorInvalidValue;
+  // The routed form (MatvecParams::ids): launch_matvec's rules, and every expert's rows aligned too.
+  const int64_t ldy = p.ldy ? p.ldy : p.n_rows;
+  if (p.ids && (p.n_slots < 1 || p.n_slots > 65535 || p.n_experts < 1 || p.x_slot_div < 1 || ldy < p.n_rows ||
+                p.expert_bytes < (size_t)p.n_rows * rb || p.expert_bytes % align))
     return cudaErrorInvalidValue;
   switch (p.w_type) {
     case QType::Q4_K: return launch_v2<QType::Q4_K>(p, rb, stream);

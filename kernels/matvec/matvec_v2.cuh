@@ -39,6 +39,7 @@ MEMRA_HD int window_granules(int delta, int len) { return (delta + len + 15) / 1
 #ifdef __CUDACC__
 #include <cuda_fp16.h>
 
+#include "matvec/matvec_route.cuh"
 #include "matvec/matvec_v2.h"
 
 namespace memra::cuda::v2 {
@@ -69,17 +70,28 @@ __device__ __forceinline__ void issue_pass(const uint8_t* start, int len, const 
 }
 
 // Dynamic shared memory: [x copy, rounded up to 16 B, when x_in_smem][one window per warp].
-template <QType T>
+// ROUTED (MatvecParams::ids, the MoE decode path): blockIdx.y is the slot; its expert's matrix, its
+// activation row and its output row as the v1 routed form (matvec_route.cuh), the slot's id read
+// once per block (block-uniform, so a bad id returns the whole block before the barrier); w_lo /
+// w_hi bound the whole stack of experts.
+template <QType T, bool ROUTED = false>
 __global__ void __launch_bounds__(256) matvec_v2_kernel(const uint8_t* __restrict__ w, size_t row_bytes,
                                                         int64_t n_rows, int n_chunks,
                                                         const uint8_t* __restrict__ x_g, int x_smem_bytes,
                                                         float* __restrict__ y, const uint8_t* w_lo,
-                                                        const uint8_t* w_hi) {
+                                                        const uint8_t* w_hi, int64_t ldy = 0,
+                                                        MatvecRoute route = {}) {
   using G = Geom<T>;
   using Tr = typename G::Tr;
   extern __shared__ uint4 smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int x_bytes = n_chunks * (int)sizeof(BlockQ8_1);
+  if constexpr (ROUTED) {
+    const int64_t r0 = (int64_t)blockIdx.x * (blockDim.x >> 5) + warp;
+    const MatvecRouteSlot rs = matvec_route_slot(route, (size_t)x_bytes, y, ldy, r0 < n_rows ? r0 : n_rows - 1, lane);
+    if (!rs.ok) return;  // block-uniform (one slot per block); NaN rows written by each warp's lane 0
+    w += rs.w_off, x_g += rs.x_off, y += rs.y_off;
+  }
   const uint8_t* x = x_g;
   if (x_smem_bytes > 0) {
     // q8_1 blocks are 36 B, so only 4-byte alignment is guaranteed; the copy is L2-resident.

@@ -21,7 +21,11 @@ namespace memra::cuda {
 
 // Uses the fields of MatvecParams that a quantized m = 1 matvec needs: w_type, w, w_row_bytes,
 // n_rows, n_cols, x_q8_1, y, rows_per_block (1, 2, 4 or 8 warps = rows per CTA). m must be 1;
-// ldy is irrelevant for one output row.
+// ldy is irrelevant for one output row, except in the routed form: with ids set (the MoE decode
+// path, kernels.moe_routed_v2) the launch runs n_slots products as launch_matvec's routed form
+// does (slot s: expert ids[s]'s matrix, activation row s / x_slot_div, output row s at y + s * ldy;
+// an id out of range writes NaN rows), each the bits of the v1 routed product (the same per-lane
+// chunk order and shuffle tree).
 cudaError_t launch_matvec_v2(const MatvecParams& p, cudaStream_t stream);
 
 // Whether this build has a v2 kernel for the type (host-side, for kernel-check and callers).

@@ -20,6 +20,7 @@
 #include "backend/cuda/runtime.h"
 #include "core/error.h"
 #include "matvec/matvec.h"
+#include "matvec/matvec_v2.h"
 #include "moe/moe_kernels.h"
 #include "quant/block_q8_1.h"
 #include "quant/quant_kernels.h"
@@ -138,6 +139,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
 
   // One routed matvec: slot s of the launch on expert ids[s]'s rows of t, input row s / x_div.
+  bool v2_used = false;
   const auto routed = [&](const Weight& t, View in, void* in_q, int x_div, View y) {
     cuda::MatvecParams p;
     p.w_type = t.type;
@@ -159,6 +161,12 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
       p.ldx = in.ld;
     } else {
       p.x_q8_1 = in_q;
+    }
+    // kernels.moe_routed_v2: the v2 kernel where it has the type (the same bits).
+    if (cfg_.kernels.moe_routed_v2 && !is_float(t.type) && cuda::matvec_v2_built(t.type)) {
+      cuda::check_status(cuda::launch_matvec_v2(p, stream()), "launch_matvec_v2 (routed experts)");
+      v2_used = true;
+      return;
     }
     cuda::check_status(cuda::launch_matvec(p, stream()), "launch_matvec (routed experts)");
   };
@@ -189,7 +197,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cp.k_used = K;
   cp.cols = (int)e_dim;
   cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
-  note("moe", fmt::format("device_routed_{}of{}", K, E));
+  note("moe", fmt::format("device_routed_{}of{}{}", K, E, v2_used ? "_v2" : ""));
 }
 
 void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
