@@ -1250,11 +1250,12 @@ PY
     rm -f "$f"
     ;;
   moe37)
-    # kernels.moe_routed_v2 (built in the thirty-sixth session): the gates (kernel-check moe
-    # routed_matvec_v2/*: every slot byte-identical to a plain v1 launch on its expert, f64, a bad id;
-    # GPU test Qwen3MoeRoutedV2SameBytes: decode and verify logits the plain routed kernel's bytes),
-    # kernel times at qwen3-30b-a3b's expert shapes beside the plain routed form, then qwen3-30b-a3b
-    # q8_0 tg128 with the key as the arm (one arm resident at a time, as moe35). ~5 minutes.
+    # kernels.moe_routed_v2 and kernels.moe_glu_q8_1 (built in the thirty-sixth session): the gates
+    # (kernel-check moe routed_matvec_v2/*: every slot byte-identical to a plain v1 launch on its
+    # expert, f64, a bad id; GPU test Qwen3MoeRoutedV2SameBytes: decode and verify logits the plain
+    # routed form's bytes with either key and both), kernel times at qwen3-30b-a3b's expert shapes
+    # beside the plain routed form, then qwen3-30b-a3b q8_0 tg128 with each key and both as arms (one
+    # arm resident at a time, as moe35). ~6 minutes.
     gpu_info
     timeout 150 "$bin/kernel-check" --section moe --filter routed_matvec_v2 --seed 20263700 --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:" | tail -n 6
@@ -1263,7 +1264,8 @@ PY
     timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen3Moe*' > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu.log"
     synth qwen3-30b-a3b q8_0 400
-    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-routed-v2.toml --set bench.interleave=false
+    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-moe-glu-q8-1.toml --arm configs/arm-moe-routed-v2.toml \
+      --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
     rm -f "$f"
     ;;
   rows37)

@@ -55,24 +55,28 @@ static void check_qwen3moe(bool device_route) {
 }
 TEST(CudaModels, Qwen3Moe_Q4_K_M) { check_qwen3moe(true); }
 TEST(CudaModels, Qwen3Moe_Q4_K_M_HostRouted) { check_qwen3moe(false); }
-// kernels.moe_routed_v2 (the device-routed expert matvecs on the v2 kernel) changes no byte: a
-// decode step and a 3-token verify batch (both device-routed) give the plain routed kernel's
-// logits, and only the v2 run's MoE variant says "_v2".
+// kernels.moe_routed_v2 (the device-routed expert matvecs on the v2 kernel) and kernels.moe_glu_q8_1
+// (the GLU writing the down projection's q8_1 input) change no byte: a decode step and a 3-token
+// verify batch (both device-routed) give the plain routed form's logits with either and both, and
+// the runs' MoE variants say which ran ("_v2", "_gluq8").
 TEST(CudaModels, Qwen3MoeRoutedV2SameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
-  std::vector<Config> cs(2, gpu_config(true));
-  cs[0].kernels.moe_device_route = cs[1].kernels.moe_device_route = true;
-  cs[0].kernels.moe_routed_v2 = false;
-  cs[1].kernels.moe_routed_v2 = true;
+  std::vector<Config> cs(4, gpu_config(true));
+  for (int r = 0; r < 4; ++r) {
+    cs[(size_t)r].kernels.moe_device_route = true;
+    cs[(size_t)r].kernels.moe_routed_v2 = r == 1 || r == 3;
+    cs[(size_t)r].kernels.moe_glu_q8_1 = r >= 2;
+  }
   auto runs = open_synth_runs("qwen3moe-q4_k_m.gguf", cs);
   expect_same_decode_bytes(runs, 37, 2, 29);
   const int32_t three[3] = {6, 10, 3};
   expect_same_batch_bytes(runs, three);
-  for (int r = 0; r < 2; ++r) {
+  for (int r = 0; r < 4; ++r) {
     const auto& v = runs[(size_t)r].be->variants();
     ASSERT_TRUE(v.count("moe")) << "run " << r;
-    EXPECT_EQ(v.at("moe").find("_v2") != std::string::npos, r == 1) << "run " << r << ": " << v.at("moe");
+    EXPECT_EQ(v.at("moe").find("_v2") != std::string::npos, r == 1 || r == 3) << "run " << r << ": " << v.at("moe");
+    EXPECT_EQ(v.at("moe").find("_gluq8") != std::string::npos, r >= 2) << "run " << r << ": " << v.at("moe");
   }
 }
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }
