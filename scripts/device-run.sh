@@ -1255,10 +1255,15 @@ PY
     # expert, f64, a bad id; GPU test Qwen3MoeRoutedV2SameBytes: decode and verify logits the plain
     # routed form's bytes with either key and both), kernel times at qwen3-30b-a3b's expert shapes
     # beside the plain routed form, then qwen3-30b-a3b q8_0 tg128 with each key and both as arms (one
-    # arm resident at a time, as moe35). ~6 minutes.
+    # arm resident at a time, as moe35); then kernels.moe_device_route_prefill: the grouping and
+    # grouped-matvec gates (kernel-check moe group/*, grouped_matvec/*), the GPU test
+    # Qwen3Moe_Q4_K_M_DevicePrefill (in the Qwen3Moe* filter) and pp512 host-routed against it
+    # (llama.cpp 11317). ~8 minutes.
     gpu_info
-    timeout 150 "$bin/kernel-check" --section moe --filter routed_matvec_v2 --seed 20263700 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    for flt in routed_matvec_v2 group/ grouped_matvec/; do
+      timeout 150 "$bin/kernel-check" --section moe --filter $flt --seed 20263700 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
     timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263701 --filter "e128-n1" --receipt "$out/kernel-check-perf.jsonl" |
       grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen3Moe*' > "$out/test_backend_cuda_gpu.log" 2>&1
@@ -1266,6 +1271,10 @@ PY
     synth qwen3-30b-a3b q8_0 400
     tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-moe-glu-q8-1.toml --arm configs/arm-moe-routed-v2.toml \
       --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
+    # the prefill: host-routed against the grouped device form (kernels.moe_device_route_prefill)
+    timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-moe-device-route-prefill.toml --set bench.interleave=false --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
   rows37)

@@ -8,6 +8,7 @@
 //   byte-identical to a plain launch on that slot's expert matrix and activation row, and within
 //   the section matvec's 1e-5 of an f64 product of the CPU-dequantized bytes; a slot with an id
 //   out of range writes NaN (never reads outside the experts).
+#include <array>
 #include <cmath>
 #include <memory>
 
@@ -208,6 +209,213 @@ class RoutedMatvecCase : public Case {
   float *dy_ = nullptr, *dplain_ = nullptr;
 };
 
+// launch_moe_group against the grouping written out on the host from its definition
+// (moe_kernels.h): for each expert in order (the bad ids' pseudo-expert last), its slots in slot
+// order, eight to a group; unused groups all -1. Byte identity of the whole array.
+std::vector<int32_t> moe_groups_ref(const std::vector<int32_t>& ids, int e, int n_groups) {
+  std::vector<int32_t> g((size_t)n_groups * cuda::kMoeGroupStride, -1);
+  int at = 0;
+  for (int x = 0; x <= e; ++x) {
+    int c = 0;
+    for (size_t s = 0; s < ids.size(); ++s) {
+      const int32_t id = ids[s] >= 0 && ids[s] < e ? ids[s] : e;
+      if (id != x) continue;
+      int32_t* grp = g.data() + (size_t)(at + c / cuda::kMoeGroupSlots) * cuda::kMoeGroupStride;
+      if (c % cuda::kMoeGroupSlots == 0) grp[0] = x;
+      grp[1 + c % cuda::kMoeGroupSlots] = (int32_t)s;
+      ++c;
+    }
+    at += (c + cuda::kMoeGroupSlots - 1) / cuda::kMoeGroupSlots;
+  }
+  return g;
+}
+
+// n tokens x k distinct experts of e each (random order), optionally some ids out of range.
+std::vector<int32_t> random_route_ids(Env& env, int n, int k, int e, int n_bad) {
+  std::vector<int32_t> ids;
+  for (int t = 0; t < n; ++t) {
+    std::vector<int32_t> perm((size_t)e);
+    for (int i = 0; i < e; ++i) perm[(size_t)i] = i;
+    for (int i = e - 1; i > 0; --i) std::swap(perm[(size_t)i], perm[(size_t)(env.rng()() % (uint64_t)(i + 1))]);
+    ids.insert(ids.end(), perm.begin(), perm.begin() + k);
+  }
+  for (int b = 0; b < n_bad && !ids.empty(); ++b) ids[(size_t)(env.rng()() % ids.size())] = b % 2 ? -3 : e + b;
+  return ids;
+}
+
+class MoeGroupCase : public Case {
+ public:
+  MoeGroupCase(int n, int k, int e, int n_bad) : n_(n), k_(k), e_(e), n_bad_(n_bad) {}
+  void generate(Env& env) override {
+    ids_ = random_route_ids(env, n_, k_, e_, n_bad_);
+    n_groups_ = (int)cuda::moe_group_capacity((int64_t)ids_.size(), e_) + 3;  // room past the capacity too
+    dids_ = env.upload(ids_);
+    dg_ = env.alloc_output<int32_t>((size_t)n_groups_ * cuda::kMoeGroupStride);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::MoeGroupParams p;
+    p.ids = dids_;
+    p.n_slots = (int)ids_.size();
+    p.n_expert = e_;
+    p.groups = dg_;
+    p.n_groups = n_groups_;
+    return cuda::launch_moe_group(p, env.stream());
+  }
+  void reference(Env& env) override {
+    ref_ = moe_groups_ref(ids_, e_, n_groups_);
+    cuda::MoeGroupParams p;  // too few groups: refused
+    p.ids = dids_;
+    p.n_slots = (int)ids_.size();
+    p.n_expert = e_;
+    p.groups = dg_;
+    p.n_groups = (int)cuda::moe_group_capacity((int64_t)ids_.size(), e_) - 1;
+    refused_ = cuda::launch_moe_group(p, env.stream()) == cudaErrorInvalidValue;
+  }
+  Verdict compare(Env& env) override {
+    if (!refused_) return ref::fail("fewer groups than moe_group_capacity was not refused");
+    const auto g = env.download(dg_, ref_.size());
+    return compare_bytes(g.data(), ref_.data(), g.size() * 4);
+  }
+  PerfCount perf_count() const override { return {(double)ids_.size() * 4 + (double)ref_.size() * 4, 0}; }
+
+ private:
+  int n_, k_, e_, n_bad_;
+  int n_groups_ = 0;
+  bool refused_ = false;
+  std::vector<int32_t> ids_, ref_;
+  int32_t *dids_ = nullptr, *dg_ = nullptr;
+};
+
+// The grouped routed matvec (MatvecParams::groups): the slots of n tokens x k experts grouped by
+// launch_moe_group, one launch, against the per-slot routed m = 1 launch (every row byte-identical)
+// and f64; bad ids: NaN rows.
+class GroupedMatvecCase : public Case {
+ public:
+  // f64 false (the --perf shapes): the per-slot bytes only (the per-slot form has its own f64 gates).
+  GroupedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, int n_bad, bool f64 = true)
+      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), n_bad_(n_bad), f64_(f64) {}
+  int64_t slots() const { return (int64_t)n_ * k_; }
+  int64_t x_row(int64_t s) const { return per_slot_x_ ? s : s / k_; }
+  void generate(Env& env) override {
+    row_bytes_ = *qtype_row_bytes(t_, cols_);
+    w_ = random_weight_bytes(env, t_, (int64_t)e_ * rows_, cols_);
+    dw_ = env.upload(w_);
+    ids_ = random_route_ids(env, n_, k_, e_, n_bad_);
+    dids_ = env.upload(ids_);
+    const int64_t xrows = per_slot_x_ ? slots() : n_;
+    const auto x = env.normal((size_t)(xrows * cols_));
+    xq_.resize((size_t)(xrows * (cols_ / 32) * 36));
+    for (int64_t j = 0; j < xrows; ++j)
+      quantize_row(QType::Q8_1, x.data() + j * cols_, xq_.data() + j * (cols_ / 32) * 36, cols_);
+    dx_ = env.upload(xq_);
+    n_groups_ = (int)cuda::moe_group_capacity(slots(), e_);
+    dg_ = env.alloc_output<int32_t>((size_t)n_groups_ * cuda::kMoeGroupStride);
+    dy_ = env.alloc_output<float>((size_t)(slots() * rows_));
+    dslot_ = env.alloc_output<float>((size_t)(slots() * rows_));
+  }
+  cuda::MatvecParams params() const {
+    cuda::MatvecParams p;
+    p.w_type = t_;
+    p.w = dw_;
+    p.n_rows = rows_;
+    p.n_cols = cols_;
+    p.m = 1;
+    p.x_q8_1 = dx_;
+    p.ldy = rows_;
+    p.rows_per_block = 4;
+    p.n_experts = e_;
+    p.expert_bytes = (size_t)rows_ * row_bytes_;
+    p.x_slot_div = per_slot_x_ ? 1 : k_;
+    return p;
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::MoeGroupParams gp;
+    gp.ids = dids_;
+    gp.n_slots = (int)slots();
+    gp.n_expert = e_;
+    gp.groups = dg_;
+    gp.n_groups = n_groups_;
+    const cudaError_t ge = cuda::launch_moe_group(gp, env.stream());
+    if (ge != cudaSuccess) return ge;
+    cuda::MatvecParams p = params();
+    p.y = dy_;
+    p.groups = dg_;
+    p.n_groups = n_groups_;
+    return cuda::launch_matvec(p, env.stream());
+  }
+  void reference(Env&) override {
+    ref_.assign((size_t)(slots() * rows_), 0.0);
+    if (!f64_) return;
+    const auto x = dequantize_rows(QType::Q8_1, xq_, per_slot_x_ ? slots() : n_, cols_);
+    for (int e = 0; e < e_; ++e) {  // each expert dequantized once
+      const std::vector<uint8_t> we(w_.begin() + (int64_t)e * rows_ * row_bytes_,
+                                    w_.begin() + ((int64_t)e + 1) * rows_ * row_bytes_);
+      std::vector<float> wf;
+      for (int64_t s = 0; s < slots(); ++s) {
+        if (ids_[(size_t)s] != e) continue;
+        if (wf.empty()) wf = dequantize_rows(t_, we, rows_, cols_);
+        const std::vector<float> xs(x.begin() + x_row(s) * cols_, x.begin() + (x_row(s) + 1) * cols_);
+        const auto y = matmul_f64(wf, xs, rows_, cols_, 1);
+        std::copy(y.begin(), y.end(), ref_.begin() + s * rows_);
+      }
+    }
+  }
+  Verdict compare(Env& env) override {
+    cuda::MatvecParams p = params();  // the per-slot routed form on the same bytes
+    p.y = dslot_;
+    p.ids = dids_;
+    p.n_slots = (int)slots();
+    ref::check(cuda::launch_matvec(p, env.stream()), "launch_matvec (routed, per slot)");
+    auto got = env.download(dy_, (size_t)(slots() * rows_));
+    auto per_slot = env.download(dslot_, got.size());
+    std::vector<float> g2, p2;
+    std::vector<double> r2;
+    for (int64_t s = 0; s < slots(); ++s) {
+      const bool bad = ids_[(size_t)s] < 0 || ids_[(size_t)s] >= e_;
+      for (int64_t i = 0; i < rows_; ++i) {
+        const float v = got[(size_t)(s * rows_ + i)];
+        if (bad) {
+          if (!std::isnan(v)) return ref::fail(ref::cat("slot ", s, " (id ", ids_[(size_t)s], "): row ", i, " is not NaN"));
+          continue;
+        }
+        g2.push_back(v);
+        p2.push_back(per_slot[(size_t)(s * rows_ + i)]);
+        r2.push_back(ref_[(size_t)(s * rows_ + i)]);
+      }
+    }
+    if (!f64_) return compare_bytes(g2.data(), p2.data(), g2.size() * 4);
+    return ref::all_of({{"grouped vs per slot", compare_bytes(g2.data(), p2.data(), g2.size() * 4)},
+                        {"f64", ref::norm(g2, r2, 1e-5)}});
+  }
+  PerfCount perf_count() const override {
+    // The experts' bytes read once per group: at least once per expert used.
+    std::vector<bool> used((size_t)e_, false);
+    for (int32_t id : ids_)
+      if (id >= 0 && id < e_) used[(size_t)id] = true;
+    double b = 0;
+    for (bool u : used) b += u ? (double)rows_ * row_bytes_ : 0;
+    return {b + (double)(per_slot_x_ ? slots() : n_) * (cols_ / 32) * 36 + 4.0 * slots() * rows_, 0};
+  }
+
+ private:
+  QType t_;
+  int e_;
+  int64_t rows_, cols_;
+  int n_, k_;
+  bool per_slot_x_;
+  int n_bad_;
+  bool f64_;
+  int n_groups_ = 0;
+  size_t row_bytes_ = 0;
+  std::vector<uint8_t> w_, xq_;
+  std::vector<int32_t> ids_;
+  std::vector<double> ref_;
+  uint8_t* dw_ = nullptr;
+  void* dx_ = nullptr;
+  int32_t *dids_ = nullptr, *dg_ = nullptr;
+  float *dy_ = nullptr, *dslot_ = nullptr;
+};
+
 void add_moe_route_cases(Registry& r) {
   // qwen3moe (softmax top 8 of 128, renormalized), gpt-oss (softmax over the top 4 of 32), step35
   // (sigmoid + selection bias, scaled), no renormalization, one expert, 256 / 1000 experts.
@@ -249,6 +457,31 @@ void add_moe_route_cases(Registry& r) {
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false); });
     r.add("moe", ref::cat("routed_matvec/", qtype_name(t), "/2048x768/e128-n1-k8-per_slot"),
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false); });
+  }
+  // The grouping (kernels.moe_device_route_prefill): qwen3-30b-a3b's 8 of 128 at 1, 9, 512 and 2048
+  // tokens (more than one id tile), few experts with long lists, bad ids.
+  for (const auto& [n, k, e, bad] : std::vector<std::array<int, 4>>{
+           {1, 8, 128, 0}, {9, 8, 128, 0}, {512, 8, 128, 0}, {2048, 8, 128, 0}, {100, 2, 3, 0}, {37, 4, 32, 3},
+           {64, 16, 1000, 2}})
+    r.add("moe", ref::cat("group/n", n, "-k", k, "-e", e, bad ? ref::cat("-bad", bad) : std::string()),
+          [=] { return std::make_unique<MoeGroupCase>(n, k, e, bad); });
+  // The grouped matvec: the quantized types; gate/up-like (a token's row for its k slots) and
+  // down-like (each slot its own row) on 16 experts at 9 and 40 tokens, bad ids; --perf rows at
+  // qwen3-30b-a3b's prefill shape (512 tokens, 8 of 128).
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
+    const std::string tn(qtype_name(t));
+    r.add("moe", ref::cat("grouped_matvec/", tn, "/768x2048/e16-n9-k8"),
+          [=] { return std::make_unique<GroupedMatvecCase>(t, 16, 768, 2048, 9, 8, false, 0); });
+    r.add("moe", ref::cat("grouped_matvec/", tn, "/2048x768/e16-n40-k4-per_slot"),
+          [=] { return std::make_unique<GroupedMatvecCase>(t, 16, 2048, 768, 40, 4, true, 0); });
+    r.add("moe", ref::cat("grouped_matvec/", tn, "/257x512/e5-n11-k4-bad3"),
+          [=] { return std::make_unique<GroupedMatvecCase>(t, 5, 257, 512, 11, 4, true, 3); });
+  }
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
+    r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/768x2048/e128-n512-k8"),
+          [=] { return std::make_unique<GroupedMatvecCase>(t, 128, 768, 2048, 512, 8, false, 0, false); });
+    r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
+          [=] { return std::make_unique<GroupedMatvecCase>(t, 128, 2048, 768, 512, 8, true, 0, false); });
   }
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.

@@ -136,6 +136,10 @@ cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream) {
   if (p.ids && (p.m != 1 || p.n_slots < 1 || p.n_slots > 65535 || p.n_experts < 1 || p.x_slot_div < 1 ||
                 p.expert_bytes < (size_t)p.n_rows * rb))
     return cudaErrorInvalidValue;
+  if (p.groups && (p.ids || p.n_groups < 1 || p.n_groups > 65535 || p.n_experts < 1 || p.x_slot_div < 1 ||
+                   p.expert_bytes < (size_t)p.n_rows * rb))
+    return cudaErrorInvalidValue;
+  if (p.groups && !tr.quantized) return cudaErrorNotSupported;  // the grouped form: q8_1 activations only
   switch (p.w_type) {
 #define MEMRA_CASE(N)                                                \
   case QType::N:                                                     \

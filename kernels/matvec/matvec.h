@@ -38,6 +38,15 @@ struct MatvecParams {
   int n_experts = 0;
   size_t expert_bytes = 0;
   int x_slot_div = 1;
+  // Grouped routed experts (kernels.moe_device_route_prefill; quantized W only; ids must be null):
+  // groups[g] = [expert, up to 8 slot ids, -1 past the last] (launch_moe_group's layout,
+  // moe_kernels.h), n_groups of them; group g multiplies its expert's matrix by the activation rows
+  // slot / x_slot_div of its slots at once (one pass over the rows for up to 8 slots) into output
+  // rows slot (y + slot * ldy). A group whose expert is -1 does nothing; one whose expert is outside
+  // [0, n_experts) writes NaN rows. Each slot's row gets the bits of the routed m = 1 form (the same
+  // per-lane chunk order and shuffle tree).
+  const int32_t* groups = nullptr;
+  int n_groups = 0;
 };
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream);

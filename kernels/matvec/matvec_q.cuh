@@ -48,6 +48,61 @@ __global__ void matvec_q8_1_kernel(const uint8_t* __restrict__ w, size_t row_byt
   }
 }
 
+// MatvecParams::groups: blockIdx.y is the group [expert, slot 0 .. 7] (moe_kernels.h layout, stride
+// 9); each warp one row of the group's expert for all of its slots, the m = 1 routed form's per-slot
+// arithmetic (lane l: chunks l, l + 32, ... in increasing order, then the xor tree).
+template <QType T>
+__global__ void matvec_q8_1_grouped_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n_rows,
+                                           int n_chunks, const uint8_t* __restrict__ x, float* __restrict__ y,
+                                           int64_t ldy, const int32_t* __restrict__ groups, int n_experts,
+                                           size_t expert_bytes, int x_slot_div) {
+  using Tr = wq::WTraits<T>;
+  const int lane = threadIdx.x & 31;
+  const int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (row >= n_rows) return;
+  const int32_t* g = groups + (size_t)blockIdx.y * 9;
+  const int e = g[0];
+  if (e < 0) return;
+  int slot[8], m = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    slot[j] = g[1 + j];
+    m += slot[j] >= 0;
+  }
+  if (e >= n_experts) {  // the out-of-range ids' group: NaN rows, no read
+    if (lane == 0)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        if (j < m) y[(int64_t)slot[j] * ldy + row] = __int_as_float(0x7fc00000);
+    return;
+  }
+  const size_t x_row_bytes = (size_t)n_chunks * sizeof(BlockQ8_1);
+  const uint8_t* xs[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) xs[j] = x + (size_t)((j < m ? slot[j] : slot[0]) / x_slot_div) * x_row_bytes;
+  const uint8_t* wr = w + (size_t)e * expert_bytes + row * row_bytes;
+  float acc[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) acc[j] = 0.f;
+  for (int c = lane; c < n_chunks; c += 32) {
+    wq::Chunk ch;
+    Tr::decode(wr + (size_t)(c / Tr::kSubs) * Tr::kBytes, c % Tr::kSubs, ch);
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (j < m) acc[j] += wq::chunk_dot_q8_1<T>(ch, xs[j] + (size_t)c * sizeof(BlockQ8_1));
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc[j] += __shfl_xor_sync(0xffffffffu, acc[j], o);
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (j < m) y[(int64_t)slot[j] * ldy + row] = acc[j];
+  }
+}
+
 template <QType T, int MMAX>
 cudaError_t launch_matvec_q8_1_m(const MatvecParams& p, size_t row_bytes, int64_t ldy, cudaStream_t s) {
   const int rpb = p.rows_per_block;
@@ -71,6 +126,14 @@ cudaError_t launch_matvec_q8_1_m(const MatvecParams& p, size_t row_bytes, int64_
 // The reduced CI set keeps only MMAX = 8, which is correct for every m (just slower at m = 1).
 template <QType T>
 cudaError_t launch_matvec_q8_1(const MatvecParams& p, size_t row_bytes, int64_t ldy, cudaStream_t s) {
+  if (p.groups) {  // the grouped routed form
+    const int rpb = p.rows_per_block;
+    const dim3 g((unsigned)((p.n_rows + rpb - 1) / rpb), (unsigned)p.n_groups);
+    matvec_q8_1_grouped_kernel<T><<<g, 32 * rpb, 0, s>>>(
+        static_cast<const uint8_t*>(p.w), row_bytes, p.n_rows, (int)(p.n_cols / 32),
+        static_cast<const uint8_t*>(p.x_q8_1), p.y, ldy, p.groups, p.n_experts, p.expert_bytes, p.x_slot_div);
+    return cudaGetLastError();
+  }
   if (p.ids) return launch_matvec_q8_1_m<T, 1>(p, row_bytes, ldy, s);  // the routed form: m = 1
 #ifndef MEMRA_REDUCED_INSTANCES
   if (p.m == 1) return launch_matvec_q8_1_m<T, 1>(p, row_bytes, ldy, s);

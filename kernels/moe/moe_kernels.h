@@ -44,7 +44,30 @@ inline constexpr int kMoeRouteMaxExperts = 1024;
 inline constexpr int kMoeRouteMaxK = 64;
 cudaError_t launch_moe_route(const MoeRouteParams& p, cudaStream_t stream);
 
-// dst row i = src row idx[i] (i < rows): the tokens of each expert gathered together.
+// The slots of a batch grouped by expert for the grouped routed matvec (MatvecParams::groups,
+// kernels.moe_device_route_prefill): group g is kMoeGroupStride int32 values [expert, slot 0 ..
+// slot 7]; each expert's slots in increasing slot order, eight to a group (the last group of an
+// expert holds the rest, its unused entries -1), the experts' groups in expert order; slots whose
+// id is outside [0, n_expert) are grouped under the pseudo-expert n_expert (the matvec writes NaN
+// rows for them); the groups past the last used one have expert -1. The same groups for the same ids
+// on every run (no atomics decide an order).
+inline constexpr int kMoeGroupSlots = 8;
+inline constexpr int kMoeGroupStride = 1 + kMoeGroupSlots;
+// Groups a launch must provide for n_slots slots over n_expert experts (each expert, and the bad ids,
+// at most one partial group).
+inline int64_t moe_group_capacity(int64_t n_slots, int n_expert) {
+  return (n_slots + kMoeGroupSlots - 1) / kMoeGroupSlots + n_expert + 1;
+}
+struct MoeGroupParams {
+  const int32_t* ids = nullptr;  // device [n_slots]: slot s = token * k_used + j
+  int n_slots = 0;
+  int n_expert = 0;  // <= kMoeRouteMaxExperts
+  int32_t* groups = nullptr;  // device [n_groups][kMoeGroupStride]
+  int n_groups = 0;           // >= moe_group_capacity(n_slots, n_expert), <= 65535
+};
+cudaError_t launch_moe_group(const MoeGroupParams& p, cudaStream_t stream);
+
+// dst row i = src row idx[i] (i < rows): the tokens of each expert gathered together.// dst row i = src row idx[i] (i < rows): the tokens of each expert gathered together.
 struct GatherRowsParams {
   const float* src = nullptr;
   int64_t ld_src = 0;

@@ -44,17 +44,22 @@ TEST(CudaModels, Gemma4_F32_Levers) {
 TEST(CudaModels, Qwen35_Q4_K_M) { check_model("synth/qwen35-q4_k_m.gguf"); }
 // The MoE both ways: device-routed (kernels.moe_device_route: the 20-token prefill host-routed, the
 // one-token steps routed on the device and captured) and host-routed throughout (eager).
-static void check_qwen3moe(bool device_route) {
+// With kernels.moe_device_route_prefill the 20-token prefill is device-routed too (the slots grouped
+// by expert, "device_grouped").
+static void check_qwen3moe(bool device_route, bool prefill = false) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   Config c = gpu_config();
   c.kernels.moe_device_route = device_route;
+  c.kernels.moe_device_route_prefill = prefill;
   check_model_file(shared_dir() + "/models/synth/qwen3moe-q4_k_m.gguf",
-                   device_route ? "qwen3moe q4_k_m device-routed" : "qwen3moe q4_k_m host-routed", c,
-                   device_route ? "device_routed" : "host_routed", "moe", device_route);
+                   prefill ? "qwen3moe q4_k_m device-routed prefill"
+                           : device_route ? "qwen3moe q4_k_m device-routed" : "qwen3moe q4_k_m host-routed",
+                   c, prefill ? "device_grouped" : device_route ? "device_routed" : "host_routed", "moe", device_route);
 }
 TEST(CudaModels, Qwen3Moe_Q4_K_M) { check_qwen3moe(true); }
 TEST(CudaModels, Qwen3Moe_Q4_K_M_HostRouted) { check_qwen3moe(false); }
+TEST(CudaModels, Qwen3Moe_Q4_K_M_DevicePrefill) { check_qwen3moe(true, true); }
 // kernels.moe_routed_v2 (the device-routed expert matvecs on the v2 kernel) and kernels.moe_glu_q8_1
 // (the GLU writing the down projection's q8_1 input) change no byte: a decode step and a 3-token
 // verify batch (both device-routed) give the plain routed form's logits with either and both, and

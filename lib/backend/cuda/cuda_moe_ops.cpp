@@ -83,14 +83,19 @@ void CudaBackend::sigmoid_head_gate(View x, int n_head, int head_dim, View gate)
 }
 
 bool CudaBackend::moe_on_device(const MoeWeights& w, const MoeParams& mp, int64_t n) const {
-  if (!cfg_.kernels.moe_device_route || n < 1 || n > cuda::kMatvecMaxM) return false;
+  // Batches over kMatvecMaxM tokens: the grouped form (kernels.moe_device_route_prefill), quantized
+  // experts only (its q8_1 activations).
+  const bool grouped = n > cuda::kMatvecMaxM;
+  if (!cfg_.kernels.moe_device_route || n < 1 || (grouped && !cfg_.kernels.moe_device_route_prefill)) return false;
   if (w.gate_bias || w.up_bias || w.down_bias || !w.gate_exps || !w.up_exps || !w.down_exps) return false;
-  if (mp.n_expert > cuda::kMoeRouteMaxExperts || mp.n_expert_used > cuda::kMoeRouteMaxK ||
-      n * mp.n_expert_used > 65535)
+  if (mp.n_expert > cuda::kMoeRouteMaxExperts || mp.n_expert_used > cuda::kMoeRouteMaxK || n > 65535 ||
+      (grouped ? cuda::moe_group_capacity(n * mp.n_expert_used, mp.n_expert) : n * mp.n_expert_used) > 65535)
     return false;
   for (const Weight* t : {w.gate_exps, w.up_exps, w.down_exps}) {
     if (!cuda::cuda_weight_type_supported(t->type)) return false;  // launch_matvec's types
-    if (t->type != QType::F32 && t->type != QType::F16 && t->type != QType::BF16 && t->ne[0] % 32) return false;
+    const bool flt = t->type == QType::F32 || t->type == QType::F16 || t->type == QType::BF16;
+    if (grouped && flt) return false;
+    if (!flt && t->ne[0] % 32) return false;
   }
   return true;
 }
@@ -108,7 +113,8 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   const size_t floats = (size_t)(n * E + slots * n_ff * 2 + slots * e_dim);
   const size_t xq_bytes = q8_bytes(n, e_dim), gq_bytes = q8_bytes(slots, n_ff);
   auto* base = static_cast<uint8_t*>(
-      workspace(kMoe, floats * sizeof(float) + xq_bytes + gq_bytes + (size_t)slots * 8 + 8 * 64));  // 8 carves, each rounded up to 64 bytes
+      workspace(kMoe, floats * sizeof(float) + xq_bytes + gq_bytes + (size_t)slots * 8 +
+                          (size_t)cuda::moe_group_capacity(slots, E) * cuda::kMoeGroupStride * 4 + 9 * 64));  // 9 carves, each rounded up to 64 bytes
   const auto carve = [&](size_t bytes) {
     void* r = base;
     base += (bytes + 63) / 64 * 64;
@@ -122,6 +128,10 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   void* gq = carve(gq_bytes);
   auto* d_ids = static_cast<int32_t*>(carve((size_t)slots * 4));
   auto* d_w = static_cast<float*>(carve((size_t)slots * 4));
+  // Batches over kMatvecMaxM tokens (kernels.moe_device_route_prefill): the slots grouped by expert.
+  const bool grouped = n > cuda::kMatvecMaxM;
+  const int n_groups = grouped ? (int)cuda::moe_group_capacity(slots, E) : 0;
+  auto* d_groups = grouped ? static_cast<int32_t*>(carve((size_t)n_groups * cuda::kMoeGroupStride * 4)) : nullptr;
 
   matmul(*w.router, x, logits, nullptr);
   cuda::MoeRouteParams rp;
@@ -138,6 +148,15 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   rp.ids = d_ids;
   rp.weights = d_w;
   cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
+  if (grouped) {
+    cuda::MoeGroupParams gp;
+    gp.ids = d_ids;
+    gp.n_slots = (int)slots;
+    gp.n_expert = E;
+    gp.groups = d_groups;
+    gp.n_groups = n_groups;
+    cuda::check_status(cuda::launch_moe_group(gp, stream()), "launch_moe_group");
+  }
 
   // One routed matvec: slot s of the launch on expert ids[s]'s rows of t, input row s / x_div.
   bool v2_used = false;
@@ -152,8 +171,13 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     p.y = y.data;
     p.ldy = y.ld;
     p.rows_per_block = 4;
-    p.ids = d_ids;
-    p.n_slots = (int)slots;
+    if (grouped) {
+      p.groups = d_groups;
+      p.n_groups = n_groups;
+    } else {
+      p.ids = d_ids;
+      p.n_slots = (int)slots;
+    }
     p.n_experts = E;
     p.expert_bytes = (size_t)t.ne[1] * t.row_bytes;
     p.x_slot_div = x_div;
@@ -164,7 +188,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
       p.x_q8_1 = in_q;
     }
     // kernels.moe_routed_v2: the v2 kernel where it has the type (the same bits).
-    if (cfg_.kernels.moe_routed_v2 && !is_float(t.type) && cuda::matvec_v2_built(t.type)) {
+    if (!grouped && cfg_.kernels.moe_routed_v2 && !is_float(t.type) && cuda::matvec_v2_built(t.type)) {
       cuda::check_status(cuda::launch_matvec_v2(p, stream()), "launch_matvec_v2 (routed experts)");
       v2_used = true;
       return;
@@ -217,7 +241,8 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cp.k_used = K;
   cp.cols = (int)e_dim;
   cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
-  note("moe", fmt::format("device_routed_{}of{}{}{}", K, E, v2_used ? "_v2" : "", glu_q8 ? "_gluq8" : ""));
+  note("moe", fmt::format("device_{}_{}of{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
+                          glu_q8 ? "_gluq8" : ""));
 }
 
 void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
