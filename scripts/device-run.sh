@@ -1264,8 +1264,10 @@ PY
       timeout 150 "$bin/kernel-check" --section moe --filter $flt --seed 20263700 --receipt "$out/kernel-check.jsonl" |
         grep -E "FAIL|ERR|kernel-check:" | tail -n 6
     done
-    timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263701 --filter "e128-n1" --receipt "$out/kernel-check-perf.jsonl" |
-      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    for flt in e128-n1 e128-n512; do
+      timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263701 --filter $flt --receipt "$out/kernel-check-perf.jsonl" |
+        grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    done
     timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen3Moe*' > "$out/test_backend_cuda_gpu.log" 2>&1
     echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu.log"
     synth qwen3-30b-a3b q8_0 400
