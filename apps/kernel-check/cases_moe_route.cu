@@ -89,29 +89,46 @@ class MoeRouteCase : public Case {
   int32_t* dids_ = nullptr;
 };
 
+// n tokens x k distinct experts of e each (random order), optionally some ids out of range.
+std::vector<int32_t> random_route_ids(Env& env, int n, int k, int e, int n_bad) {
+  std::vector<int32_t> ids;
+  for (int t = 0; t < n; ++t) {
+    std::vector<int32_t> perm((size_t)e);
+    for (int i = 0; i < e; ++i) perm[(size_t)i] = i;
+    for (int i = e - 1; i > 0; --i) std::swap(perm[(size_t)i], perm[(size_t)(env.rng()() % (uint64_t)(i + 1))]);
+    ids.insert(ids.end(), perm.begin(), perm.begin() + k);
+  }
+  for (int b = 0; b < n_bad && !ids.empty(); ++b) ids[(size_t)(env.rng()() % ids.size())] = b % 2 ? -3 : e + b;
+  return ids;
+}
+
 // n tokens x k slots over e experts of [rows x cols]; x_div = k: every slot of a token reads the
 // token's row (gate / up); x_div = 1: each slot its own row (down). bad: the last slot's id is e.
-// v2: the routed form of the v2 kernel (launch_matvec_v2, kernels.moe_routed_v2) instead of the
-// plain one; either way every slot byte-identical to a plain v1 launch on its expert's matrix (v2
-// keeps v1's per-lane chunk order and shuffle tree) and within 1e-5 of f64.
+// The form launched: the plain kernel's routed form (one slot per block row), the v2 kernel's
+// (launch_matvec_v2, kernels.moe_routed_v2) or the grouped form (launch_moe_group, then
+// MatvecParams::groups: up to 8 slots of one expert per block row, kernels.moe_device_route_prefill).
+// Every form: each valid slot byte-identical to a plain v1 launch on its expert's matrix (v2 keeps
+// v1's per-lane chunk order and shuffle tree, the grouped form the routed form's per-slot
+// arithmetic), the bad slot's rows NaN, and (f64) within 1e-5 of f64; the --perf shapes of the
+// grouped form (512 tokens) skip the f64 reference.
+enum class RoutedForm { kPlain, kV2, kGrouped };
 class RoutedMatvecCase : public Case {
  public:
-  RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad, bool v2 = false)
-      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad), v2_(v2) {}
+  RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad,
+                   RoutedForm form = RoutedForm::kPlain, bool f64 = true)
+      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad), form_(form), f64_(f64) {}
   void generate(Env& env) override {
     quantized_ = qtype_traits(t_).quantized;
     row_bytes_ = *qtype_row_bytes(t_, cols_);
     w_ = random_weight_bytes(env, t_, (int64_t)e_ * rows_, cols_);
     dw_ = env.upload(w_);
-    // k distinct experts per token, in a random order.
-    for (int t = 0; t < n_; ++t) {
-      std::vector<int32_t> perm((size_t)e_);
-      for (int i = 0; i < e_; ++i) perm[(size_t)i] = i;
-      for (int i = e_ - 1; i > 0; --i) std::swap(perm[(size_t)i], perm[(size_t)(env.rng()() % (uint64_t)(i + 1))]);
-      ids_.insert(ids_.end(), perm.begin(), perm.begin() + k_);
-    }
+    ids_ = random_route_ids(env, n_, k_, e_, 0);  // k distinct experts per token, in a random order
     if (bad_) ids_.back() = e_;
     dids_ = env.upload(ids_);
+    if (form_ == RoutedForm::kGrouped) {
+      n_groups_ = (int)cuda::moe_group_capacity(slots(), e_);
+      dg_ = env.alloc_output<int32_t>((size_t)n_groups_ * cuda::kMoeGroupStride);
+    }
     const int64_t xrows = per_slot_x_ ? slots() : n_;
     x_ = env.normal((size_t)(xrows * cols_));
     if (quantized_) {
@@ -148,19 +165,39 @@ class RoutedMatvecCase : public Case {
     p.n_experts = e_;
     p.expert_bytes = (size_t)rows_ * row_bytes_;
     p.x_slot_div = per_slot_x_ ? 1 : k_;
-    return v2_ ? cuda::launch_matvec_v2(p, env.stream()) : cuda::launch_matvec(p, env.stream());
+    if (form_ == RoutedForm::kV2) return cuda::launch_matvec_v2(p, env.stream());
+    if (form_ == RoutedForm::kGrouped) {
+      cuda::MoeGroupParams gp;
+      gp.ids = dids_;
+      gp.n_slots = (int)slots();
+      gp.n_expert = e_;
+      gp.groups = dg_;
+      gp.n_groups = n_groups_;
+      const cudaError_t ge = cuda::launch_moe_group(gp, env.stream());
+      if (ge != cudaSuccess) return ge;
+      p.ids = nullptr;
+      p.n_slots = 0;
+      p.groups = dg_;
+      p.n_groups = n_groups_;
+    }
+    return cuda::launch_matvec(p, env.stream());
   }
   void reference(Env&) override {
     ref_.assign((size_t)(slots() * rows_), 0.0);
+    if (!f64_) return;
     const auto x = quantized_ ? dequantize_rows(QType::Q8_1, xq_, per_slot_x_ ? slots() : n_, cols_) : x_;
-    for (int64_t s = 0; s < slots(); ++s) {
-      const int32_t e = ids_[(size_t)s];
-      if (e >= e_) continue;  // the bad slot: checked for NaN in compare
-      const std::vector<uint8_t> we(w_.begin() + (int64_t)e * rows_ * row_bytes_,
-                                    w_.begin() + ((int64_t)e + 1) * rows_ * row_bytes_);
-      const std::vector<float> xs(x.begin() + x_row(s) * cols_, x.begin() + (x_row(s) + 1) * cols_);
-      const auto y = matmul_f64(dequantize_rows(t_, we, rows_, cols_), xs, rows_, cols_, 1);
-      std::copy(y.begin(), y.end(), ref_.begin() + s * rows_);
+    for (int e = 0; e < e_; ++e) {  // each expert used dequantized once (the bad slot: NaN in compare)
+      std::vector<float> wf;
+      for (int64_t s = 0; s < slots(); ++s) {
+        if (ids_[(size_t)s] != e) continue;
+        if (wf.empty())
+          wf = dequantize_rows(t_, std::vector<uint8_t>(w_.begin() + (int64_t)e * rows_ * row_bytes_,
+                                                         w_.begin() + ((int64_t)e + 1) * rows_ * row_bytes_),
+                               rows_, cols_);
+        const std::vector<float> xs(x.begin() + x_row(s) * cols_, x.begin() + (x_row(s) + 1) * cols_);
+        const auto y = matmul_f64(wf, xs, rows_, cols_, 1);
+        std::copy(y.begin(), y.end(), ref_.begin() + s * rows_);
+      }
     }
   }
   Verdict compare(Env& env) override {
@@ -183,12 +220,20 @@ class RoutedMatvecCase : public Case {
       plain.resize(got.size());
       ref_.resize(got.size());
     }
+    if (!f64_) return compare_bytes(got.data(), plain.data(), got.size() * 4);
     return ref::all_of({{"routed vs plain", compare_bytes(got.data(), plain.data(), got.size() * 4)},
                         {"f64", ref::norm(got, ref_, 1e-5)}});
   }
   PerfCount perf_count() const override {
     const double xb = quantized_ ? (double)(cols_ / 32) * 36 : (double)cols_ * 4;
-    return {(double)slots() * ((double)rows_ * row_bytes_ + xb + 4.0 * rows_), 0};
+    if (form_ != RoutedForm::kGrouped) return {(double)slots() * ((double)rows_ * row_bytes_ + xb + 4.0 * rows_), 0};
+    // Grouped: each expert used read at least once (the floor), not once per slot.
+    std::vector<bool> used((size_t)e_, false);
+    for (int32_t id : ids_)
+      if (id >= 0 && id < e_) used[(size_t)id] = true;
+    double b = 0;
+    for (bool u : used) b += u ? (double)rows_ * row_bytes_ : 0;
+    return {b + (double)slots() * (xb + 4.0 * rows_), 0};
   }
 
  private:
@@ -196,7 +241,11 @@ class RoutedMatvecCase : public Case {
   int e_;
   int64_t rows_, cols_;
   int n_, k_;
-  bool per_slot_x_, bad_, v2_;
+  bool per_slot_x_, bad_;
+  RoutedForm form_;
+  bool f64_;
+  int n_groups_ = 0;
+  int32_t* dg_ = nullptr;
   bool quantized_ = false;
   size_t row_bytes_ = 0;
   std::vector<uint8_t> w_, xq_;
@@ -228,19 +277,6 @@ std::vector<int32_t> moe_groups_ref(const std::vector<int32_t>& ids, int e, int 
     at += (c + cuda::kMoeGroupSlots - 1) / cuda::kMoeGroupSlots;
   }
   return g;
-}
-
-// n tokens x k distinct experts of e each (random order), optionally some ids out of range.
-std::vector<int32_t> random_route_ids(Env& env, int n, int k, int e, int n_bad) {
-  std::vector<int32_t> ids;
-  for (int t = 0; t < n; ++t) {
-    std::vector<int32_t> perm((size_t)e);
-    for (int i = 0; i < e; ++i) perm[(size_t)i] = i;
-    for (int i = e - 1; i > 0; --i) std::swap(perm[(size_t)i], perm[(size_t)(env.rng()() % (uint64_t)(i + 1))]);
-    ids.insert(ids.end(), perm.begin(), perm.begin() + k);
-  }
-  for (int b = 0; b < n_bad && !ids.empty(); ++b) ids[(size_t)(env.rng()() % ids.size())] = b % 2 ? -3 : e + b;
-  return ids;
 }
 
 class MoeGroupCase : public Case {
@@ -284,136 +320,6 @@ class MoeGroupCase : public Case {
   bool refused_ = false;
   std::vector<int32_t> ids_, ref_;
   int32_t *dids_ = nullptr, *dg_ = nullptr;
-};
-
-// The grouped routed matvec (MatvecParams::groups): the slots of n tokens x k experts grouped by
-// launch_moe_group, one launch, against the per-slot routed m = 1 launch (every row byte-identical)
-// and f64; bad ids: NaN rows.
-class GroupedMatvecCase : public Case {
- public:
-  // f64 false (the --perf shapes): the per-slot bytes only (the per-slot form has its own f64 gates).
-  GroupedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, int n_bad, bool f64 = true)
-      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), n_bad_(n_bad), f64_(f64) {}
-  int64_t slots() const { return (int64_t)n_ * k_; }
-  int64_t x_row(int64_t s) const { return per_slot_x_ ? s : s / k_; }
-  void generate(Env& env) override {
-    row_bytes_ = *qtype_row_bytes(t_, cols_);
-    w_ = random_weight_bytes(env, t_, (int64_t)e_ * rows_, cols_);
-    dw_ = env.upload(w_);
-    ids_ = random_route_ids(env, n_, k_, e_, n_bad_);
-    dids_ = env.upload(ids_);
-    const int64_t xrows = per_slot_x_ ? slots() : n_;
-    const auto x = env.normal((size_t)(xrows * cols_));
-    xq_.resize((size_t)(xrows * (cols_ / 32) * 36));
-    for (int64_t j = 0; j < xrows; ++j)
-      quantize_row(QType::Q8_1, x.data() + j * cols_, xq_.data() + j * (cols_ / 32) * 36, cols_);
-    dx_ = env.upload(xq_);
-    n_groups_ = (int)cuda::moe_group_capacity(slots(), e_);
-    dg_ = env.alloc_output<int32_t>((size_t)n_groups_ * cuda::kMoeGroupStride);
-    dy_ = env.alloc_output<float>((size_t)(slots() * rows_));
-    dslot_ = env.alloc_output<float>((size_t)(slots() * rows_));
-  }
-  cuda::MatvecParams params() const {
-    cuda::MatvecParams p;
-    p.w_type = t_;
-    p.w = dw_;
-    p.n_rows = rows_;
-    p.n_cols = cols_;
-    p.m = 1;
-    p.x_q8_1 = dx_;
-    p.ldy = rows_;
-    p.rows_per_block = 4;
-    p.n_experts = e_;
-    p.expert_bytes = (size_t)rows_ * row_bytes_;
-    p.x_slot_div = per_slot_x_ ? 1 : k_;
-    return p;
-  }
-  cudaError_t launch(Env& env) override {
-    cuda::MoeGroupParams gp;
-    gp.ids = dids_;
-    gp.n_slots = (int)slots();
-    gp.n_expert = e_;
-    gp.groups = dg_;
-    gp.n_groups = n_groups_;
-    const cudaError_t ge = cuda::launch_moe_group(gp, env.stream());
-    if (ge != cudaSuccess) return ge;
-    cuda::MatvecParams p = params();
-    p.y = dy_;
-    p.groups = dg_;
-    p.n_groups = n_groups_;
-    return cuda::launch_matvec(p, env.stream());
-  }
-  void reference(Env&) override {
-    ref_.assign((size_t)(slots() * rows_), 0.0);
-    if (!f64_) return;
-    const auto x = dequantize_rows(QType::Q8_1, xq_, per_slot_x_ ? slots() : n_, cols_);
-    for (int e = 0; e < e_; ++e) {  // each expert dequantized once
-      const std::vector<uint8_t> we(w_.begin() + (int64_t)e * rows_ * row_bytes_,
-                                    w_.begin() + ((int64_t)e + 1) * rows_ * row_bytes_);
-      std::vector<float> wf;
-      for (int64_t s = 0; s < slots(); ++s) {
-        if (ids_[(size_t)s] != e) continue;
-        if (wf.empty()) wf = dequantize_rows(t_, we, rows_, cols_);
-        const std::vector<float> xs(x.begin() + x_row(s) * cols_, x.begin() + (x_row(s) + 1) * cols_);
-        const auto y = matmul_f64(wf, xs, rows_, cols_, 1);
-        std::copy(y.begin(), y.end(), ref_.begin() + s * rows_);
-      }
-    }
-  }
-  Verdict compare(Env& env) override {
-    cuda::MatvecParams p = params();  // the per-slot routed form on the same bytes
-    p.y = dslot_;
-    p.ids = dids_;
-    p.n_slots = (int)slots();
-    ref::check(cuda::launch_matvec(p, env.stream()), "launch_matvec (routed, per slot)");
-    auto got = env.download(dy_, (size_t)(slots() * rows_));
-    auto per_slot = env.download(dslot_, got.size());
-    std::vector<float> g2, p2;
-    std::vector<double> r2;
-    for (int64_t s = 0; s < slots(); ++s) {
-      const bool bad = ids_[(size_t)s] < 0 || ids_[(size_t)s] >= e_;
-      for (int64_t i = 0; i < rows_; ++i) {
-        const float v = got[(size_t)(s * rows_ + i)];
-        if (bad) {
-          if (!std::isnan(v)) return ref::fail(ref::cat("slot ", s, " (id ", ids_[(size_t)s], "): row ", i, " is not NaN"));
-          continue;
-        }
-        g2.push_back(v);
-        p2.push_back(per_slot[(size_t)(s * rows_ + i)]);
-        r2.push_back(ref_[(size_t)(s * rows_ + i)]);
-      }
-    }
-    if (!f64_) return compare_bytes(g2.data(), p2.data(), g2.size() * 4);
-    return ref::all_of({{"grouped vs per slot", compare_bytes(g2.data(), p2.data(), g2.size() * 4)},
-                        {"f64", ref::norm(g2, r2, 1e-5)}});
-  }
-  PerfCount perf_count() const override {
-    // The experts' bytes read once per group: at least once per expert used.
-    std::vector<bool> used((size_t)e_, false);
-    for (int32_t id : ids_)
-      if (id >= 0 && id < e_) used[(size_t)id] = true;
-    double b = 0;
-    for (bool u : used) b += u ? (double)rows_ * row_bytes_ : 0;
-    return {b + (double)(per_slot_x_ ? slots() : n_) * (cols_ / 32) * 36 + 4.0 * slots() * rows_, 0};
-  }
-
- private:
-  QType t_;
-  int e_;
-  int64_t rows_, cols_;
-  int n_, k_;
-  bool per_slot_x_;
-  int n_bad_;
-  bool f64_;
-  int n_groups_ = 0;
-  size_t row_bytes_ = 0;
-  std::vector<uint8_t> w_, xq_;
-  std::vector<int32_t> ids_;
-  std::vector<double> ref_;
-  uint8_t* dw_ = nullptr;
-  void* dx_ = nullptr;
-  int32_t *dids_ = nullptr, *dg_ = nullptr;
-  float *dy_ = nullptr, *dslot_ = nullptr;
 };
 
 void add_moe_route_cases(Registry& r) {
@@ -468,20 +374,21 @@ void add_moe_route_cases(Registry& r) {
   // The grouped matvec: the quantized types; gate/up-like (a token's row for its k slots) and
   // down-like (each slot its own row) on 16 experts at 9 and 40 tokens, bad ids; --perf rows at
   // qwen3-30b-a3b's prefill shape (512 tokens, 8 of 128).
+  constexpr auto kG = RoutedForm::kGrouped;
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
     const std::string tn(qtype_name(t));
     r.add("moe", ref::cat("grouped_matvec/", tn, "/768x2048/e16-n9-k8"),
-          [=] { return std::make_unique<GroupedMatvecCase>(t, 16, 768, 2048, 9, 8, false, 0); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 9, 8, false, false, kG); });
     r.add("moe", ref::cat("grouped_matvec/", tn, "/2048x768/e16-n40-k4-per_slot"),
-          [=] { return std::make_unique<GroupedMatvecCase>(t, 16, 2048, 768, 40, 4, true, 0); });
-    r.add("moe", ref::cat("grouped_matvec/", tn, "/257x512/e5-n11-k4-bad3"),
-          [=] { return std::make_unique<GroupedMatvecCase>(t, 5, 257, 512, 11, 4, true, 3); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 40, 4, true, false, kG); });
+    r.add("moe", ref::cat("grouped_matvec/", tn, "/257x512/e5-n11-k4-bad_id"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 11, 4, true, true, kG); });
   }
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
     r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/768x2048/e128-n512-k8"),
-          [=] { return std::make_unique<GroupedMatvecCase>(t, 128, 768, 2048, 512, 8, false, 0, false); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 512, 8, false, false, kG, false); });
     r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
-          [=] { return std::make_unique<GroupedMatvecCase>(t, 128, 2048, 768, 512, 8, true, 0, false); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, kG, false); });
   }
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.
@@ -489,17 +396,17 @@ void add_moe_route_cases(Registry& r) {
     if (!cuda::matvec_v2_built(t)) continue;
     const std::string tn(qtype_name(t));
     r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e16-n1-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false, true); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false, RoutedForm::kV2); });
     r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e16-n3-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 3, 8, false, false, true); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 3, 8, false, false, RoutedForm::kV2); });
     r.add("moe", ref::cat("routed_matvec_v2/", tn, "/2048x768/e16-n2-k8-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 2, 8, true, false, true); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 2, 8, true, false, RoutedForm::kV2); });
     r.add("moe", ref::cat("routed_matvec_v2/", tn, "/257x4608/e5-n1-k4-bad_id"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 4608, 1, 4, true, true, true); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 4608, 1, 4, true, true, RoutedForm::kV2); });
     r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e128-n1-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, true); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, RoutedForm::kV2); });
     r.add("moe", ref::cat("routed_matvec_v2/", tn, "/2048x768/e128-n1-k8-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false, true); });
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false, RoutedForm::kV2); });
   }
 }
 MEMRA_KC_REGISTER(add_moe_route_cases);
