@@ -7,7 +7,12 @@
 // - device-routed (kernels.moe_device_route, batches of up to kMatvecMaxM tokens without expert
 //   biases): the router kernel picks the experts on the device, the routed matvecs read each
 //   slot's expert matrix through its id (MatvecParams::ids), the same combine kernel sums them.
-//   No host round trip, so a one-token step is captured with the rest of the decode step.
+//   No host round trip, so a one-token step is captured with the rest of the decode step. With
+//   kernels.moe_device_route_prefill, larger batches of quantized experts too: the slots grouped
+//   by expert on the device (launch_moe_group), one grouped launch per expert matrix
+//   (MatvecParams::groups), each slot's row the bits of the one-slot form.
+//   kernels.moe_routed_v2 (the one-slot launches on the v2 kernel) and kernels.moe_glu_q8_1 (the
+//   GLU writing the down input's q8_1) keep the bytes.
 #include <algorithm>
 #include <cstring>
 #include <vector>
