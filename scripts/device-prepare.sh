@@ -23,8 +23,8 @@ strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
 # quant: lean, with only the f32 synth models of the architectures no quantized file covers (gemma3,
 # gemma4); the others' CUDA-vs-CPU tests are skipped by device-run.sh's cuda_vs_cpu, which says so.
-models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m"
-[ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m"
+models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
+[ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
 done

@@ -1258,9 +1258,10 @@ PY
     # arm resident at a time, as moe35); then kernels.moe_device_route_prefill: the grouping and
     # grouped-matvec gates (kernel-check moe group/*, grouped_matvec/*), the GPU test
     # Qwen3Moe_Q4_K_M_DevicePrefill (in the Qwen3Moe* filter) and pp512 host-routed against it
-    # (llama.cpp 11317). ~8 minutes.
+    # (llama.cpp 11317), and the same with kernels.moe_grouped_mma (gates grouped_mma/*, GPU test
+    # Qwen3Moe_Q8_0_DevicePrefillMma). ~9 minutes.
     gpu_info
-    for flt in routed_matvec_v2 group/ grouped_matvec/; do
+    for flt in routed_matvec_v2 group/ grouped_matvec/ grouped_mma/; do
       timeout 150 "$bin/kernel-check" --section moe --filter $flt --seed 20263700 --receipt "$out/kernel-check.jsonl" |
         grep -E "FAIL|ERR|kernel-check:" | tail -n 6
     done
@@ -1275,7 +1276,8 @@ PY
       --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
     # the prefill: host-routed against the grouped device form (kernels.moe_device_route_prefill)
     timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-moe-device-route-prefill.toml --set bench.interleave=false --set receipt.hash_model=false \
+      --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
+      --set bench.interleave=false --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;

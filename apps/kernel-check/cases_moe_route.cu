@@ -111,7 +111,9 @@ std::vector<int32_t> random_route_ids(Env& env, int n, int k, int e, int n_bad) 
 // v1's per-lane chunk order and shuffle tree, the grouped form the routed form's per-slot
 // arithmetic), the bad slot's rows NaN, and (f64) within 1e-5 of f64; the --perf shapes of the
 // grouped form (512 tokens) skip the f64 reference.
-enum class RoutedForm { kPlain, kV2, kGrouped };
+// kGroupedMma (launch_matvec_grouped_mma, kernels.moe_grouped_mma: Q8_0 on the int8 tensor cores,
+// another summation order) is held to the plain launches and f64 within 1e-5 instead of bytes.
+enum class RoutedForm { kPlain, kV2, kGrouped, kGroupedMma };
 class RoutedMatvecCase : public Case {
  public:
   RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad,
@@ -125,7 +127,7 @@ class RoutedMatvecCase : public Case {
     ids_ = random_route_ids(env, n_, k_, e_, 0);  // k distinct experts per token, in a random order
     if (bad_) ids_.back() = e_;
     dids_ = env.upload(ids_);
-    if (form_ == RoutedForm::kGrouped) {
+    if (form_ == RoutedForm::kGrouped || form_ == RoutedForm::kGroupedMma) {
       n_groups_ = (int)cuda::moe_group_capacity(slots(), e_);
       dg_ = env.alloc_output<int32_t>((size_t)n_groups_ * cuda::kMoeGroupStride);
     }
@@ -166,7 +168,7 @@ class RoutedMatvecCase : public Case {
     p.expert_bytes = (size_t)rows_ * row_bytes_;
     p.x_slot_div = per_slot_x_ ? 1 : k_;
     if (form_ == RoutedForm::kV2) return cuda::launch_matvec_v2(p, env.stream());
-    if (form_ == RoutedForm::kGrouped) {
+    if (form_ == RoutedForm::kGrouped || form_ == RoutedForm::kGroupedMma) {
       cuda::MoeGroupParams gp;
       gp.ids = dids_;
       gp.n_slots = (int)slots();
@@ -179,6 +181,7 @@ class RoutedMatvecCase : public Case {
       p.n_slots = 0;
       p.groups = dg_;
       p.n_groups = n_groups_;
+      if (form_ == RoutedForm::kGroupedMma) return cuda::launch_matvec_grouped_mma(p, env.stream());
     }
     return cuda::launch_matvec(p, env.stream());
   }
@@ -220,13 +223,19 @@ class RoutedMatvecCase : public Case {
       plain.resize(got.size());
       ref_.resize(got.size());
     }
+    if (form_ == RoutedForm::kGroupedMma) {  // another summation order: tolerances, not bytes
+      const std::vector<double> pd(plain.begin(), plain.end());
+      if (!f64_) return ref::norm(got, pd, 1e-5);
+      return ref::all_of({{"vs plain", ref::norm(got, pd, 1e-5)}, {"f64", ref::norm(got, ref_, 1e-5)}});
+    }
     if (!f64_) return compare_bytes(got.data(), plain.data(), got.size() * 4);
     return ref::all_of({{"routed vs plain", compare_bytes(got.data(), plain.data(), got.size() * 4)},
                         {"f64", ref::norm(got, ref_, 1e-5)}});
   }
   PerfCount perf_count() const override {
     const double xb = quantized_ ? (double)(cols_ / 32) * 36 : (double)cols_ * 4;
-    if (form_ != RoutedForm::kGrouped) return {(double)slots() * ((double)rows_ * row_bytes_ + xb + 4.0 * rows_), 0};
+    if (form_ != RoutedForm::kGrouped && form_ != RoutedForm::kGroupedMma)
+      return {(double)slots() * ((double)rows_ * row_bytes_ + xb + 4.0 * rows_), 0};
     // Grouped: each expert used read at least once (the floor), not once per slot.
     std::vector<bool> used((size_t)e_, false);
     for (int32_t id : ids_)
@@ -390,6 +399,20 @@ void add_moe_route_cases(Registry& r) {
     r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, kG, false); });
   }
+  // The grouped form on the int8 tensor cores (kernels.moe_grouped_mma, Q8_0): the same shapes (257
+  // rows: a partial 16-row tile), the --perf rows.
+  constexpr auto kM = RoutedForm::kGroupedMma;
+  const QType q8 = QType::Q8_0;
+  r.add("moe", "grouped_mma/Q8_0/768x2048/e16-n9-k8",
+        [=] { return std::make_unique<RoutedMatvecCase>(q8, 16, 768, 2048, 9, 8, false, false, kM); });
+  r.add("moe", "grouped_mma/Q8_0/2048x768/e16-n40-k4-per_slot",
+        [=] { return std::make_unique<RoutedMatvecCase>(q8, 16, 2048, 768, 40, 4, true, false, kM); });
+  r.add("moe", "grouped_mma/Q8_0/257x512/e5-n11-k4-bad_id",
+        [=] { return std::make_unique<RoutedMatvecCase>(q8, 5, 257, 512, 11, 4, true, true, kM); });
+  r.add("moe", "grouped_mma/Q8_0/768x2048/e128-n512-k8",
+        [=] { return std::make_unique<RoutedMatvecCase>(q8, 128, 768, 2048, 512, 8, false, false, kM, false); });
+  r.add("moe", "grouped_mma/Q8_0/2048x768/e128-n512-k8-per_slot",
+        [=] { return std::make_unique<RoutedMatvecCase>(q8, 128, 2048, 768, 512, 8, true, false, kM, false); });
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K, QType::Q4_0}) {

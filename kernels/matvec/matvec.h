@@ -51,5 +51,11 @@ struct MatvecParams {
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream);
 
+// The grouped form (MatvecParams::groups) of Q8_0 experts on the int8 tensor cores
+// (kernels.moe_grouped_mma; matvec_grouped_mma.cu): per 32-weight block one m16n8k32 MMA for 16
+// rows x the group's slots, scaled as the dp4a form scales a block, summed in block order: another
+// numeric class than launch_matvec's grouped form. Other types: cudaErrorNotSupported.
+cudaError_t launch_matvec_grouped_mma(const MatvecParams& p, cudaStream_t stream);
+
 
 }  // namespace memra::cuda

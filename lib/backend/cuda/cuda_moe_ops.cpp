@@ -164,7 +164,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   }
 
   // One routed matvec: slot s of the launch on expert ids[s]'s rows of t, input row s / x_div.
-  bool v2_used = false;
+  bool v2_used = false, mma_used = false;
   const auto routed = [&](const Weight& t, View in, void* in_q, int x_div, View y) {
     cuda::MatvecParams p;
     p.w_type = t.type;
@@ -191,6 +191,12 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
       p.ldx = in.ld;
     } else {
       p.x_q8_1 = in_q;
+    }
+    // kernels.moe_grouped_mma: the grouped Q8_0 launches on the int8 tensor cores.
+    if (grouped && cfg_.kernels.moe_grouped_mma && t.type == QType::Q8_0) {
+      cuda::check_status(cuda::launch_matvec_grouped_mma(p, stream()), "launch_matvec_grouped_mma (grouped experts)");
+      mma_used = true;
+      return;
     }
     // kernels.moe_routed_v2: the v2 kernel where it has the type (the same bits).
     if (!grouped && cfg_.kernels.moe_routed_v2 && !is_float(t.type) && cuda::matvec_v2_built(t.type)) {
@@ -246,8 +252,8 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cp.k_used = K;
   cp.cols = (int)e_dim;
   cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
-  note("moe", fmt::format("device_{}_{}of{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
-                          glu_q8 ? "_gluq8" : ""));
+  note("moe", fmt::format("device_{}_{}of{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
+                          mma_used ? "_mma" : "", glu_q8 ? "_gluq8" : ""));
 }
 
 void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
