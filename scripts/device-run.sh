@@ -89,7 +89,7 @@
 #   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
 #   sk33b, nd33 and qp33 are the next; the thirty-sixth's: s36a, s36b, s36d ran; the next session's,
 #   in order: s36e (the suite at the two new defaults via --config), the flip, rows37, moe37 (the MoE
-#   experts on the v2 matvec), s36c (the f16 rows), q5k34, q5k34t, sk33b)
+#   levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows), q5k34, q5k34t, sk33b)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1278,6 +1278,19 @@ PY
     timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
       --set bench.interleave=false --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
+  moe37b)
+    # After moe37: qwen3-30b-a3b q4_k_m (llama.cpp on the H200: tg128 299.3, pp512 9522 tok/s; its
+    # experts Q4_K gate/up and Q6_K / Q8_0 down per the mix): tg128 at the defaults with the v2 and
+    # GLU-q8_1 arms, pp512 host-routed against the grouped device form (the int8 tensor-core form is
+    # Q8_0 only). ~5 minutes.
+    gpu_info
+    synth qwen3-30b-a3b q4_k_m 300
+    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
+    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-moe-device-route-prefill.toml --set bench.interleave=false --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
