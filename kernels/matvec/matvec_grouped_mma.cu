@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "matvec/matvec.h"
+#include "matvec/matvec_route.cuh"
 #include "quant/block_q8_1.h"
 #include "quant/weight_decode.cuh"
 
@@ -38,15 +39,10 @@ __global__ void __launch_bounds__(kWarps * 32) grouped_mma_q8_0_kernel(
   const int gq = lane >> 2, tq = lane & 3;
   const int64_t row0 = ((int64_t)blockIdx.x * kWarps + warp) * 16;
   if (row0 >= n_rows) return;
-  const int32_t* grp = groups + (size_t)blockIdx.y * 9;
-  const int e = grp[0];
+  const MatvecGroup grp = matvec_group(groups);
+  const int e = grp.e, m = grp.m;
+  const int(&slot)[8] = grp.slot;
   if (e < 0) return;
-  int slot[8], m = 0;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    slot[j] = grp[1 + j];
-    m += slot[j] >= 0;
-  }
   const int64_t ra = row0 + gq, rb = ra + 8;
   const int s0 = 2 * tq, s1 = 2 * tq + 1;  // this lane's C columns
   if (e >= n_experts) {  // the out-of-range ids' group: NaN rows, no read

@@ -60,15 +60,10 @@ __global__ void matvec_q8_1_grouped_kernel(const uint8_t* __restrict__ w, size_t
   const int lane = threadIdx.x & 31;
   const int64_t row = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (row >= n_rows) return;
-  const int32_t* g = groups + (size_t)blockIdx.y * 9;
-  const int e = g[0];
+  const MatvecGroup grp = matvec_group(groups);
+  const int e = grp.e, m = grp.m;
+  const int(&slot)[8] = grp.slot;
   if (e < 0) return;
-  int slot[8], m = 0;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    slot[j] = g[1 + j];
-    m += slot[j] >= 0;
-  }
   if (e >= n_experts) {  // the out-of-range ids' group: NaN rows, no read
     if (lane == 0)
 #pragma unroll

@@ -38,4 +38,23 @@ __device__ __forceinline__ MatvecRouteSlot matvec_route_slot(const MatvecRoute& 
   return o;
 }
 
+// MatvecParams::groups: group blockIdx.y's expert (-1: an unused group) and its m <= 8 slots (the
+// entries past the last are -1).
+struct MatvecGroup {
+  int e = -1;
+  int m = 0;
+  int slot[8];
+};
+__device__ __forceinline__ MatvecGroup matvec_group(const int32_t* groups) {
+  const int32_t* g = groups + (size_t)blockIdx.y * 9;
+  MatvecGroup o;
+  o.e = g[0];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    o.slot[j] = g[1 + j];
+    o.m += o.slot[j] >= 0;
+  }
+  return o;
+}
+
 }  // namespace memra::cuda
