@@ -88,7 +88,8 @@
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
 #   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
 #   sk33b, nd33 and qp33 are the next; the thirty-sixth's: s36a, s36b, s36d ran; the next session's,
-#   in order: s36e (the suite at the two new defaults via --config), the flip, rows37, moe37 (the MoE
+#   in order: s37a (s36e + rows37 in one call: the suite at the two keys via --config, the gates,
+#   the README rows with the keys as the base configuration), the flip (no device), moe37 (the MoE
 #   levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows), q5k34, q5k34t, sk33b)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
@@ -1248,6 +1249,38 @@ PY
     synth qwen3-8b q8_0
     tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
+    ;;
+  s37a)
+    # The next session's first call (s36e and rows37 in one, no rebuild between): the whole
+    # CUDA-vs-CPU suite with its base configuration at kernels.norm_defer (up to 4096 columns) and
+    # kernels.mmvs_row_pairs_qkv on, the q/k/v row-pair gates (the refusal check fixed), then the
+    # README decode rows measured with both keys as the base configuration (pp-bench --config; the
+    # receipts record it) and the reversed arms in the same call (A/A copy): qwen3-8b q4_k_m tg128 at
+    # 0 / 4096 / 16384 keys, q4_0 and q8_0 tg128, qwen3-32b q4_k_m tg128 (its 5120-column norms stay
+    # full by the width bound; the q/k/v pairs reversed). Suite and gates green: flip both defaults
+    # and take the README rows from these receipts. ~9 minutes.
+    gpu_info
+    suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
+    suite_tag="-arms"
+    cuda_vs_cpu "base configuration" 20
+    suite_args=()
+    suite_tag=""
+    for flt in mmvs_rp_x3 mmvs_pair_rp; do
+      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263700 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
+    both=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 240 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml \
+      --arm configs/arm-mmvs-row-pairs-qkv-off.toml
+    rm -f "$f"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 90 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml
+      rm -f "$f"
+    done
+    synth qwen3-32b q4_k_m
+    tg_on 0 5 120 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
     ;;
   moe37)
     # kernels.moe_routed_v2 and kernels.moe_glu_q8_1 (built in the thirty-sixth session): the gates
