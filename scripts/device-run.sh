@@ -1317,13 +1317,14 @@ PY
   moe37b)
     # After moe37: qwen3-30b-a3b q4_k_m (llama.cpp on the H200: tg128 299.3, pp512 9522 tok/s; its
     # experts Q4_K gate/up and Q6_K / Q8_0 down per the mix): tg128 at the defaults with the v2 and
-    # GLU-q8_1 arms, pp512 host-routed against the grouped device form (the int8 tensor-core form is
-    # Q8_0 only). ~5 minutes.
+    # GLU-q8_1 arms, pp512 host-routed against the grouped device form, dp4a and int8 tensor cores.
+    # ~6 minutes.
     gpu_info
     synth qwen3-30b-a3b q4_k_m 300
     tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
-    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-moe-device-route-prefill.toml --set bench.interleave=false --set receipt.hash_model=false \
+    timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
+      --set bench.interleave=false --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;

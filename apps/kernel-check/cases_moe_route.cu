@@ -399,20 +399,25 @@ void add_moe_route_cases(Registry& r) {
     r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, kG, false); });
   }
-  // The grouped form on the int8 tensor cores (kernels.moe_grouped_mma, Q8_0): the same shapes (257
-  // rows: a partial 16-row tile), the --perf rows.
+  // The grouped form on the int8 tensor cores (kernels.moe_grouped_mma): its types at the same shapes
+  // (257 rows: a partial 16-row tile; 9 tokens: a partial group), the --perf rows.
   constexpr auto kM = RoutedForm::kGroupedMma;
-  const QType q8 = QType::Q8_0;
-  r.add("moe", "grouped_mma/Q8_0/768x2048/e16-n9-k8",
-        [=] { return std::make_unique<RoutedMatvecCase>(q8, 16, 768, 2048, 9, 8, false, false, kM); });
-  r.add("moe", "grouped_mma/Q8_0/2048x768/e16-n40-k4-per_slot",
-        [=] { return std::make_unique<RoutedMatvecCase>(q8, 16, 2048, 768, 40, 4, true, false, kM); });
-  r.add("moe", "grouped_mma/Q8_0/257x512/e5-n11-k4-bad_id",
-        [=] { return std::make_unique<RoutedMatvecCase>(q8, 5, 257, 512, 11, 4, true, true, kM); });
-  r.add("moe", "grouped_mma/Q8_0/768x2048/e128-n512-k8",
-        [=] { return std::make_unique<RoutedMatvecCase>(q8, 128, 768, 2048, 512, 8, false, false, kM, false); });
-  r.add("moe", "grouped_mma/Q8_0/2048x768/e128-n512-k8-per_slot",
-        [=] { return std::make_unique<RoutedMatvecCase>(q8, 128, 2048, 768, 512, 8, true, false, kM, false); });
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
+    if (!cuda::matvec_grouped_mma_built(t)) continue;
+    const std::string tn(qtype_name(t));
+    r.add("moe", ref::cat("grouped_mma/", tn, "/768x2048/e16-n9-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 9, 8, false, false, kM); });
+    r.add("moe", ref::cat("grouped_mma/", tn, "/2048x768/e16-n40-k4-per_slot"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 40, 4, true, false, kM); });
+    r.add("moe", ref::cat("grouped_mma/", tn, "/257x512/e5-n11-k4-bad_id"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 11, 4, true, true, kM); });
+  }
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
+    r.add("moe", ref::cat("grouped_mma/", qtype_name(t), "/768x2048/e128-n512-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 512, 8, false, false, kM, false); });
+    r.add("moe", ref::cat("grouped_mma/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, kM, false); });
+  }
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K, QType::Q4_0}) {

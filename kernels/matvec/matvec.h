@@ -51,11 +51,13 @@ struct MatvecParams {
 
 cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream);
 
-// The grouped form (MatvecParams::groups) of Q8_0 experts on the int8 tensor cores
-// (kernels.moe_grouped_mma; matvec_grouped_mma.cu): per 32-weight block one m16n8k32 MMA for 16
-// rows x the group's slots, scaled as the dp4a form scales a block, summed in block order: another
-// numeric class than launch_matvec's grouped form. Other types: cudaErrorNotSupported.
+// The grouped form (MatvecParams::groups) on the int8 tensor cores (kernels.moe_grouped_mma;
+// matvec_grouped_mma.cu): per 32-weight block one m16n8k32 MMA (two for Q6_K's 16-weight scales)
+// for 16 rows x the group's slots, each block scaled as the dp4a form scales it, the blocks summed in
+// order: another numeric class than launch_matvec's grouped form. The types of
+// matvec_grouped_mma_built (Q8_0, Q4_K, Q6_K, Q4_0, Q5_K, IQ4_XS); others cudaErrorNotSupported.
 cudaError_t launch_matvec_grouped_mma(const MatvecParams& p, cudaStream_t stream);
+bool matvec_grouped_mma_built(QType t);
 
 
 }  // namespace memra::cuda

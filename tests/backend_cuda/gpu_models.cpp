@@ -60,16 +60,18 @@ static void check_qwen3moe(bool device_route, bool prefill = false) {
 TEST(CudaModels, Qwen3Moe_Q4_K_M) { check_qwen3moe(true); }
 TEST(CudaModels, Qwen3Moe_Q4_K_M_HostRouted) { check_qwen3moe(false); }
 TEST(CudaModels, Qwen3Moe_Q4_K_M_DevicePrefill) { check_qwen3moe(true, true); }
-// The Q8_0 experts' grouped prefill on the int8 tensor cores (kernels.moe_grouped_mma) against the
-// CPU oracle with check_model's rule, the 20-token prefill on it ("_mma").
-TEST(CudaModels, Qwen3Moe_Q8_0_DevicePrefillMma) {
+// The grouped prefill on the int8 tensor cores (kernels.moe_grouped_mma) against the CPU oracle with
+// check_model's rule, the 20-token prefill on it ("_mma"): Q8_0 experts, and q4_k_m's Q4_K / Q6_K.
+static void check_qwen3moe_mma(const char* mix) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   Config c = gpu_config();
   c.kernels.moe_device_route = c.kernels.moe_device_route_prefill = c.kernels.moe_grouped_mma = true;
-  check_model_file(shared_dir() + "/models/synth/qwen3moe-q8_0.gguf", "qwen3moe q8_0 device-routed prefill, mma", c,
-                   "_mma", "moe", true);
+  check_model_file(shared_dir() + "/models/synth/qwen3moe-" + mix + ".gguf",
+                   std::string("qwen3moe ") + mix + " device-routed prefill, mma", c, "_mma", "moe", true);
 }
+TEST(CudaModels, Qwen3Moe_Q8_0_DevicePrefillMma) { check_qwen3moe_mma("q8_0"); }
+TEST(CudaModels, Qwen3Moe_Q4_K_M_DevicePrefillMma) { check_qwen3moe_mma("q4_k_m"); }
 // kernels.moe_routed_v2 (the device-routed expert matvecs on the v2 kernel) and kernels.moe_glu_q8_1
 // (the GLU writing the down projection's q8_1 input) change no byte: a decode step and a 3-token
 // verify batch (both device-routed) give the plain routed form's logits with either and both, and

@@ -192,8 +192,8 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     } else {
       p.x_q8_1 = in_q;
     }
-    // kernels.moe_grouped_mma: the grouped Q8_0 launches on the int8 tensor cores.
-    if (grouped && cfg_.kernels.moe_grouped_mma && t.type == QType::Q8_0) {
+    // kernels.moe_grouped_mma: the grouped launches on the int8 tensor cores (the types it has).
+    if (grouped && cfg_.kernels.moe_grouped_mma && cuda::matvec_grouped_mma_built(t.type)) {
       cuda::check_status(cuda::launch_matvec_grouped_mma(p, stream()), "launch_matvec_grouped_mma (grouped experts)");
       mma_used = true;
       return;
