@@ -67,19 +67,28 @@ __global__ void __launch_bounds__(kWarps * 32) grouped_mma_kernel(
   if (e < 0) return;
   const int64_t ra = row0 + gq, rb = ra + 8;
   const int s0 = 2 * tq, s1 = 2 * tq + 1;  // this lane's C columns
+  // slot j (a lane-dependent index) by selects over the unrolled array: registers, no local memory.
+  const auto slot_at = [&](int j) {
+    int v = slot[0];
+#pragma unroll
+    for (int i = 1; i < 8; ++i)
+      if (i == j && i < m) v = slot[i];
+    return v;
+  };
   if (e >= n_experts) {  // the out-of-range ids' group: NaN rows, no read
     const float nan = __int_as_float(0x7fc00000);
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int sj = j ? s1 : s0;
       if (sj >= m) continue;
-      if (ra < n_rows) y[(int64_t)slot[sj] * ldy + ra] = nan;
-      if (rb < n_rows) y[(int64_t)slot[sj] * ldy + rb] = nan;
+      const int64_t o = (int64_t)slot_at(sj) * ldy;
+      if (ra < n_rows) y[o + ra] = nan;
+      if (rb < n_rows) y[o + rb] = nan;
     }
     return;
   }
   const size_t x_row = (size_t)n_blocks * kXBytes;
-  const auto x_of = [&](int j) { return x + (size_t)(slot[j < m ? j : 0] / x_slot_div) * x_row; };
+  const auto x_of = [&](int j) { return x + (size_t)(slot_at(j) / x_slot_div) * x_row; };
   const uint8_t* xbq = x_of(gq);  // B: this lane's slot column
   const uint8_t* xc0 = x_of(s0);  // C: the scales of this lane's two slot columns
   const uint8_t* xc1 = x_of(s1);
@@ -112,8 +121,14 @@ __global__ void __launch_bounds__(kWarps * 32) grouped_mma_kernel(
       t1c1 = __shfl_sync(0xffffffffu, t1, 8 * tq + 4);
     }
     int lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
-    const uint32_t qa0 = (uint32_t)ca.q[tq], qb0 = (uint32_t)cb.q[tq];
-    const uint32_t qa1 = (uint32_t)ca.q[4 + tq], qb1 = (uint32_t)cb.q[4 + tq];
+    // q[tq] and q[4 + tq] by selects (a lane-dependent index into the chunk would go to local memory).
+    uint32_t qa0 = (uint32_t)ca.q[0], qb0 = (uint32_t)cb.q[0], qa1 = (uint32_t)ca.q[4], qb1 = (uint32_t)cb.q[4];
+#pragma unroll
+    for (int i = 1; i < 4; ++i)
+      if (i == tq) {
+        qa0 = (uint32_t)ca.q[i], qb0 = (uint32_t)cb.q[i];
+        qa1 = (uint32_t)ca.q[4 + i], qb1 = (uint32_t)cb.q[4 + i];
+      }
     if constexpr (Tr::kSplit16) {  // one MMA per 16-weight half
       mma_s8_16x8x32(lo, qa0, qb0, 0u, 0u, b0, b1);
       mma_s8_16x8x32(hi, 0u, 0u, qa1, qb1, b0, b1);
@@ -127,12 +142,14 @@ __global__ void __launch_bounds__(kWarps * 32) grouped_mma_kernel(
     acc[3] += dx1 * block_part<T>(cb, lo[3], hi[3], t0c1, t1c1);
   }
   if (s0 < m) {
-    if (ra < n_rows) y[(int64_t)slot[s0] * ldy + ra] = acc[0];
-    if (rb < n_rows) y[(int64_t)slot[s0] * ldy + rb] = acc[2];
+    const int64_t o = (int64_t)slot_at(s0) * ldy;
+    if (ra < n_rows) y[o + ra] = acc[0];
+    if (rb < n_rows) y[o + rb] = acc[2];
   }
   if (s1 < m) {
-    if (ra < n_rows) y[(int64_t)slot[s1] * ldy + ra] = acc[1];
-    if (rb < n_rows) y[(int64_t)slot[s1] * ldy + rb] = acc[3];
+    const int64_t o = (int64_t)slot_at(s1) * ldy;
+    if (ra < n_rows) y[o + ra] = acc[1];
+    if (rb < n_rows) y[o + rb] = acc[3];
   }
 }
 
