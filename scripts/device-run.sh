@@ -87,7 +87,9 @@
 #   (later phases describe themselves at their case label; the twenty-ninth session's: rpone29,
 #   rpk30, rpk30b, final29 ran; the thirtieth's: gp30, gp30t, final30a, final30b, trace30, gp30q,
 #   defer30 ran, gp30u was dropped; nd31 .. nd31d ran; the thirty-second's: nd32 ran, nd32b, sk33,
-#   sk33b, nd33 and qp33 are the next; the thirty-sixth's: s36a, s36b, s36d ran; the next session's,
+#   sk33b, nd33 and qp33 are the next; the thirty-sixth's: s36a, s36b, s36d ran and were removed with
+#   g1t35 / g1t36 (the Q4_K one-task GLU, dropped), qp33 and mmvf34 (their rows are s37a's and
+#   s36c's), s36e and rows37 (folded into s37a): git show f7af970:scripts/device-run.sh; the next session's,
 #   in order: s37a (s36e + rows37 in one call: the suite at the two keys via --config, the gates,
 #   the README rows with the keys as the base configuration), the flip (no device), moe37 (the MoE
 #   levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows), q5k34, q5k34t, sk33b)
@@ -1195,28 +1197,6 @@ PY
     tg_mixes configs/arm-mmvs-glu-one-task-q8.toml q8_0
     tg_mixes configs/arm-mmvs-glu-one-task-q4k.toml q4_k_m
     ;;
-  s36a)
-    # The next session's first call (device starts have been refused often: fewer, fuller calls):
-    # arch35 (gemma4's GPU test with the f32 scores on its scale-1 layers), g1t35, then moe35, each
-    # in its own folder, each folder returned as one tar.
-    for sub in arch35 g1t35 moe35; do
-      bash "$0" "$sub" "$out/$sub" >/dev/null 2>&1
-      grep -E "^\| /tmp|^\[FAIL|kernel-check:|rc=|FAILED  \]|^gemma4 f32" "$out/$sub/$sub.log" "$out/$sub/test_backend_cuda_gpu.log" 2>/dev/null | cut -c1-300
-      tar czf "$out/$sub.tar.gz" -C "$out" "$sub" && rm -rf "${out:?}/$sub"
-    done
-    ;;
-  s36b)
-    # After s36a (thirty-sixth session: gemma4 green with the int8-scores rule; MmvsActIlSameBytes
-    # failed on the Q8_0 GLU's new "_g1t" tail, a test expectation; moe35's tg128 refused its A/A copy
-    # with the arms one at a time): the whole CUDA-vs-CPU suite, moe35 again, then mmvf34.
-    gpu_info
-    cuda_vs_cpu "MmvsActIl|Gemma4" 8
-    for sub in moe35 mmvf34; do
-      bash "$0" "$sub" "$out/$sub" >/dev/null 2>&1
-      grep -E "^\| /tmp|^\[FAIL|kernel-check:|rc=|FAILED  \]" "$out/$sub/$sub.log" 2>/dev/null | cut -c1-300
-      tar czf "$out/$sub.tar.gz" -C "$out" "$sub" && rm -rf "${out:?}/$sub"
-    done
-    ;;
   s36c)
     # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time).
     gpu_info
@@ -1226,28 +1206,6 @@ PY
       grep -E "^\[|kernel-check:" | cut -c1-110
     synth qwen3-8b f16
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
-    rm -f "$f"
-    ;;
-  s36d)
-    # The session's last device minutes (s36c's f16 rows wait): kernels.mmvs_row_pairs_qkv's gates
-    # (qp33's, without its kernel times), its same-bytes GPU test, then tg128 qwen3-8b q4_k_m at d0
-    # with 7 repetitions: the q/k/v row pairs and the Q4_K one-task GLU (g1t36) as arms beside an
-    # A/A copy, and the deferred norm (kernels.norm_defer, 1.033-1.059x on the 8B at nd31, before four
-    # defaults moved: still so?); then qwen3-8b q8_0 with the q/k/v pairs and the deferred norm.
-    gpu_info
-    for flt in mmvs_rp_x3 mmvs_pair_rp; do
-      timeout 100 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263610 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
-    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.MmvsRowPairsSameBytes:CudaModels.NormDefer*' \
-      > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) " "$out/test_backend_cuda_gpu.log"
-    synth qwen3-8b q4_k_m
-    tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml \
-      --arm configs/arm-norm-defer.toml
-    rm -f "$f"
-    synth qwen3-8b q8_0
-    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml --arm configs/arm-norm-defer.toml
     rm -f "$f"
     ;;
   s37a)
@@ -1328,52 +1286,6 @@ PY
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
-  rows37)
-    # After s36e is green and the two defaults are flipped (kernels.norm_defer up to 4096 columns,
-    # kernels.mmvs_row_pairs_qkv): the README rows at the new defaults with the reversed arms in the
-    # same call (A/A copy): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys and pp512 / pp2048, q4_0
-    # and q8_0 pp512 + tg128, qwen3-32b q4_k_m tg128 with the q/k/v pairs reversed (its 5120-column
-    # norms stay full by the width bound). ~8 minutes.
-    gpu_info
-    q4km_rows 200 --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
-    rows_q4_0_q8_0
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
-    ;;
-  s36e)
-    # The next session's first call (~2 min): the whole CUDA-vs-CPU suite with its base configuration
-    # at kernels.norm_defer (rows up to 4096 columns) and kernels.mmvs_row_pairs_qkv on (s36d: 1.048x
-    # and 1.030x on qwen3-8b q4_k_m; test_backend_cuda_gpu --config, so no rebuild with flipped
-    # defaults is needed first), then at the defaults, then the q/k/v row-pair gates with
-    # mmvs_rp_x3's refusal check fixed. Both green: flip the two defaults.
-    gpu_info
-    suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
-    suite_tag="-arms"
-    cuda_vs_cpu "base configuration" 20
-    suite_args=()
-    suite_tag=""
-    cuda_vs_cpu "NormDefer|RowPairs" 8
-    for flt in mmvs_rp_x3 mmvs_pair_rp; do
-      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263620 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
-    ;;
-  g1t36)
-    # g1t35 again with 7 repetitions (s36a: the Q4_K one-task GLU 1.008x against an A/A copy at 1.005x).
-    gpu_info
-    synth qwen3-8b q4_k_m
-    tg_on 0 7 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
-    rm -f "$f"
-    ;;
-  g1t35)
-    # After g1t34 (thirty-fifth session: Q8_0 1.008x, the default since; the call ran out of device time
-    # before its Q4_K arm): qwen3-8b q4_k_m tg128 at d0 with the Q4_K one-task GLU as the arm (the GLU
-    # row pairs, which take precedence, start at 5120 weights: the 8B's 4096-weight GLU rows take it).
-    gpu_info
-    synth qwen3-8b q4_k_m
-    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-one-task-q4k.toml
-    rm -f "$f"
-    ;;
   arch35)
     # The architectures added in the thirty-fourth session on the GPU: the Gated DeltaNet kernels
     # (kernel-check section ssm: f64 reference from a random state, conv state bytes, two launches
@@ -1411,49 +1323,6 @@ PY
     timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 3 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
-    ;;
-  mmvf34)
-    # mmvf2, the float-weight decode matvec (kernels.mmvf_v2, built in the thirty-third session, off by
-    # default): gates (kernel-check section mmvf: f64, the forms' bytes, the GLU / residual epilogues
-    # against the unfused kernels), CUDA-vs-CPU incl. CudaModels.Mmvf2AgainstOracle, kernel times
-    # beside the first float matvec's (llama 14336 shapes), then qwen3-8b f16 tg128 at d0 (llama.cpp:
-    # 201 tok/s, 0.63 of the roofline) with mmvf2 at 2, 1 and 4 rows per warp as arms.
-    gpu_info
-    timeout 150 "$bin/kernel-check" --section mmvf --seed 20263420 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    cuda_vs_cpu "Mmvf2" 8
-    timeout 90 "$bin/kernel-check" --section mmvf --perf --seed 20263421 --filter "F16/" --receipt "$out/kernel-check-perf.jsonl" |
-      grep -E "^\[|kernel-check:" | grep -v "/m3\|/m8\|x1032\|x2056\|1031x4096" | sed 's/norm_err.*|/|/'
-    timeout 60 "$bin/kernel-check" --section matvec --perf --seed 20263422 --filter "mmvf_r4/F16/" --receipt "$out/kernel-check-perf.jsonl" |
-      grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-    synth qwen3-8b f16
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
-    rm -f "$f"
-    ;;
-  qp33)
-    # kernels.mmvs_row_pairs_qkv (built in the thirty-second session): the q/k/v launches paired like the
-    # o and down launches (one-type launches: GLU value 5 of mmvs_body; the mixed Q4_K + Q6_K launch:
-    # mmvs_pair_rp_kernel; uncapped instances only). Gates (kernel-check mmvs_id mmvs_rp_x3/* and
-    # mmvs_pair_rp/*: byte-identical to the unpaired launches, the refusals), --perf of the q/k/v shapes
-    # paired and unpaired, CUDA-vs-CPU (MmvsRowPairsSameBytes runs 8-10), then tg128 with the key as the
-    # arm: qwen3-8b q4_k_m at d0, qwen3-32b q4_k_m (the file sk33 left; kept for sk33b), qwen3-8b q8_0.
-    gpu_info
-    for flt in mmvs_rp_x3 mmvs_pair_rp; do
-      timeout 120 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263310 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
-    for flt in x3_cap0 x3_cap6 mmvs_pair_rp/ mmvs_pair_ail_cap6/; do
-      timeout 120 "$bin/kernel-check" --section mmvs --perf --seed 20263311 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
-        grep -E "^\[|kernel-check:" | grep -v "Q4_0" | sed 's/norm_err.*|/|/'
-    done
-    cuda_vs_cpu "RowPairs" 6
-    synth qwen3-8b q4_k_m
-    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
-    rm -f "$f"
-    synth qwen3-32b q4_k_m
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv.toml
-    # (the qwen3-32b file stays for sk33b) last, the row closest to its target: qwen3-8b q8_0
-    tg_mixes configs/arm-mmvs-row-pairs-qkv.toml q8_0
     ;;
   defer30)
     # The deferred decode norm, kernel level (built in the thirtieth session, not yet in the backend):
