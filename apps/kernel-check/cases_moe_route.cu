@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "case_util.h"
 #include "cases_ref.h"
@@ -380,43 +381,33 @@ void add_moe_route_cases(Registry& r) {
            {64, 16, 1000, 2}})
     r.add("moe", ref::cat("group/n", n, "-k", k, "-e", e, bad ? ref::cat("-bad", bad) : std::string()),
           [=] { return std::make_unique<MoeGroupCase>(n, k, e, bad); });
-  // The grouped matvec: the quantized types; gate/up-like (a token's row for its k slots) and
-  // down-like (each slot its own row) on 16 experts at 9 and 40 tokens, bad ids; --perf rows at
-  // qwen3-30b-a3b's prefill shape (512 tokens, 8 of 128).
-  constexpr auto kG = RoutedForm::kGrouped;
-  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
-    const std::string tn(qtype_name(t));
-    r.add("moe", ref::cat("grouped_matvec/", tn, "/768x2048/e16-n9-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 9, 8, false, false, kG); });
-    r.add("moe", ref::cat("grouped_matvec/", tn, "/2048x768/e16-n40-k4-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 40, 4, true, false, kG); });
-    r.add("moe", ref::cat("grouped_matvec/", tn, "/257x512/e5-n11-k4-bad_id"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 11, 4, true, true, kG); });
-  }
-  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
-    r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/768x2048/e128-n512-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 512, 8, false, false, kG, false); });
-    r.add("moe", ref::cat("grouped_matvec/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, kG, false); });
-  }
-  // The grouped form on the int8 tensor cores (kernels.moe_grouped_mma): its types at the same shapes
-  // (257 rows: a partial 16-row tile; 9 tokens: a partial group), the --perf rows.
-  constexpr auto kM = RoutedForm::kGroupedMma;
-  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
-    if (!cuda::matvec_grouped_mma_built(t)) continue;
-    const std::string tn(qtype_name(t));
-    r.add("moe", ref::cat("grouped_mma/", tn, "/768x2048/e16-n9-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 9, 8, false, false, kM); });
-    r.add("moe", ref::cat("grouped_mma/", tn, "/2048x768/e16-n40-k4-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 40, 4, true, false, kM); });
-    r.add("moe", ref::cat("grouped_mma/", tn, "/257x512/e5-n11-k4-bad_id"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 11, 4, true, true, kM); });
-  }
-  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
-    r.add("moe", ref::cat("grouped_mma/", qtype_name(t), "/768x2048/e128-n512-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 512, 8, false, false, kM, false); });
-    r.add("moe", ref::cat("grouped_mma/", qtype_name(t), "/2048x768/e128-n512-k8-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, kM, false); });
+  // The grouped forms: the dp4a matvec (grouped_matvec/) and its int8 tensor-core form
+  // (grouped_mma/, kernels.moe_grouped_mma, for the types it is built for). The quantized types;
+  // gate/up-like (a token's row for its k slots) and down-like (each slot its own row) on 16 experts
+  // at 9 tokens (a partial group) and 40, 257 rows (a partial 16-row tile) with bad ids; --perf rows
+  // at qwen3-30b-a3b's prefill shape (512 tokens, 8 of 128).
+  for (const auto& [form, name] : {std::pair{RoutedForm::kGrouped, "grouped_matvec/"},
+                                   std::pair{RoutedForm::kGroupedMma, "grouped_mma/"}}) {
+    const bool mma = form == RoutedForm::kGroupedMma;
+    for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
+      if (mma && !cuda::matvec_grouped_mma_built(t)) continue;
+      const std::string tn = ref::cat(name, qtype_name(t));
+      const RoutedForm f = form;
+      r.add("moe", ref::cat(tn, "/768x2048/e16-n9-k8"),
+            [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 9, 8, false, false, f); });
+      r.add("moe", ref::cat(tn, "/2048x768/e16-n40-k4-per_slot"),
+            [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 40, 4, true, false, f); });
+      r.add("moe", ref::cat(tn, "/257x512/e5-n11-k4-bad_id"),
+            [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 11, 4, true, true, f); });
+    }
+    for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K}) {
+      const std::string tn = ref::cat(name, qtype_name(t));
+      const RoutedForm f = form;
+      r.add("moe", ref::cat(tn, "/768x2048/e128-n512-k8"),
+            [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 512, 8, false, false, f, false); });
+      r.add("moe", ref::cat(tn, "/2048x768/e128-n512-k8-per_slot"),
+            [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, f, false); });
+    }
   }
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.
