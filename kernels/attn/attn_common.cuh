@@ -52,6 +52,19 @@ inline Args make_args(const AttnParams& p) {
           p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma};
 }
 
+// p ? a : b through an opaque PTX select. A chain of these picks one of a warp-uniform array's
+// elements by a lane-dependent index while the array stays in registers: written as plain
+// conditionals, the compiler folds the chain into one indexed load and moves the array to local
+// memory (a store per element and a load per use: the G = 4 / 8 decode instances' P x V rescale
+// had 16 / 32 bytes of stack for it).
+__device__ __forceinline__ float select_f32(bool p, float a, float b) {
+  float r;
+  asm("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %3, 0;\n\tselp.f32 %0, %1, %2, q;\n\t}"
+      : "=f"(r)
+      : "f"(a), "f"(b), "r"(static_cast<unsigned>(p)));
+  return r;
+}
+
 // Key range [lo, hi) visible from position pos.
 __device__ __forceinline__ void key_range(int pos, int window, int& lo, int& hi) {
   hi = pos + 1;

@@ -546,9 +546,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       const int t2 = 2 * (lane & 3);
       float c0 = 1.0f, c1 = 1.0f;
 #pragma unroll
-      for (int g = 0; g < G; ++g) {
-        if (g == t2) c0 = corr[g];
-        if (g == t2 + 1) c1 = corr[g];
+      for (int g = 0; g < G; ++g) {  // registers, not an indexed load (attn::select_f32)
+        c0 = attn::select_f32(g == t2, corr[g], c0);
+        c1 = attn::select_f32(g == t2 + 1, corr[g], c1);
       }
 #pragma unroll
       for (int mt = 0; mt < 8; ++mt) {
