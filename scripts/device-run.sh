@@ -91,8 +91,9 @@
 #   g1t35 / g1t36 (the Q4_K one-task GLU, dropped), qp33 and mmvf34 (their rows are s37a's and
 #   s36c's), s36e and rows37 (folded into s37a): git show f7af970:scripts/device-run.sh; the next session's,
 #   in order: s37a (s36e + rows37 in one call: the suite at the two keys via --config, the gates,
-#   the README rows with the keys as the base configuration), the flip (no device), moe37 (the MoE
-#   levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows), q5k34, q5k34t, sk33b)
+#   the README rows with the keys as the base configuration), the flip (no device), fold37 (the
+#   RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m),
+#   s36c (the f16 rows, and the thirty-seventh session's attention gates), q5k34, q5k34t, sk33b)
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
@@ -1204,6 +1205,16 @@ PY
     # (every case's line, to see where a slow or stuck one is)
     timeout 120 "$bin/kernel-check" --section mmvf --filter "/F16/" --seed 20263600 --receipt "$out/kernel-check.jsonl" |
       grep -E "^\[|kernel-check:" | cut -c1-110
+    # the thirty-seventh session's P x V rescale through selp (same bits): the tensor-core P x V
+    # against its naive twin's tolerance (several tiles per warp at 4097 / 16384 keys), and the
+    # folded default instances byte-identical to the unfolded path
+    timeout 90 "$bin/kernel-check" --section attn --filter pv16 --seed 20263701 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope/ --seed 20263702 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    # and the K/V pair append's sides selected by value (no local copy of its parameters)
+    timeout 60 "$bin/kernel-check" --section fused --filter kv_append_pair --seed 20263703 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
     synth qwen3-8b f16
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
     rm -f "$f"
@@ -1239,6 +1250,19 @@ PY
     done
     synth qwen3-32b q4_k_m
     tg_on 0 5 120 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
+    ;;
+  fold37)
+    # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured
+    # 0.980x on qwen3-8b q8_0 when it became the default (c6cb30a, 2026-12-02; 1.028x on q4_k_m)
+    # and not re-measured since; q8_0 is the row closest to its target (445). A fold-off arm beside
+    # the base and its A/A copy; a win past the A/A spread makes a per-type rule worth building.
+    # ~3 minutes.
+    gpu_info
+    for mix in q8_0 q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-attn-rope-fold-off.toml
+      rm -f "$f"
+    done
     ;;
   moe37)
     # kernels.moe_routed_v2 and kernels.moe_glu_q8_1 (built in the thirty-sixth session): the gates

@@ -46,7 +46,7 @@ __global__ void kv_append_pair_kernel(KvSide k, KvSide v, int n_tokens, const in
   for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < total;
        w += ((int64_t)gridDim.x * blockDim.x) >> 5) {
     const bool is_k = w < total_k;
-    const KvSide& sd = is_k ? k : v;
+    const KvSide sd = is_k ? k : v;  // by value: a reference to either parameter moved both to local memory
     const int64_t ww = is_k ? w : w - total_k;
     const int i = (int)(ww / sd.nb), b = (int)(ww % sd.nb);
     const int64_t pos = (int64_t)p0 + i;
