@@ -19,12 +19,13 @@ int main(int argc, char** argv) {
       "  run-gen MODEL.gguf --tokenize -p TEXT | --prompt-file FILE   ids as a JSON array\n"
       "  run-gen MODEL.gguf --detokenize 1,2,3                        text of ids\n"
       "  run-gen MODEL.gguf --ids 1,2,3 --logits-out FILE [-n N]      logits of every position\n"
-      "  run-gen --info MODEL.gguf                                    metadata and tensor table";
+      "  run-gen --info MODEL.gguf                                    metadata and tensor table\n"
+      "  llama.cpp's spellings work too: -m MODEL.gguf, -c N, -f FILE, -s SEED";
   spec.add_options = [&](CLI::App& cli) { memra::rungen::add_options(cli, o); };
   spec.apply_cli = [&](memra::Config& c) { memra::rungen::apply_cli(o, c); };
   spec.run = [&](memra::app::Context& ctx) -> int {
     const auto& cfg = ctx.cfg;
-    if (cfg.model.path.empty()) MEMRA_FAIL("no model given (positional argument or model.path)");
+    if (cfg.model.path.empty()) MEMRA_FAIL("no model given (positional argument, -m/--model or model.path)");
     const int n_modes = (int)o.info + (int)o.tokenize + (o.o_detokenize->count() > 0) + (o.o_ids->count() > 0);
     MEMRA_CHECK(n_modes <= 1, "--info, --tokenize, --detokenize and --ids are exclusive; got {} of them", n_modes);
     MEMRA_CHECK(o.logits_out.empty() || o.o_ids->count() > 0, "--logits-out needs --ids");

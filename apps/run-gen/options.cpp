@@ -20,14 +20,19 @@ std::string Options::read_prompt() const {
 }
 
 void add_options(CLI::App& cli, Options& o) {
-  cli.add_option("model", o.model, "GGUF model file (or model.path in the config)");
+  // llama.cpp's spellings sit beside ours (-m, -c/--ctx-size, -f/--file, -s), so its users' command
+  // lines run as they are; the positional and -m name the same thing, so both at once is an error.
+  auto* pos = cli.add_option("model", o.model, "GGUF model file (or model.path in the config)");
+  cli.add_option("-m,--model", o.model_flag, "GGUF model file (the positional's llama.cpp spelling)")
+      ->type_name("FILE")
+      ->excludes(pos);
   cli.add_flag("--info", o.info, "print the file's metadata and tensor table and exit");
 
   o.o_prompt = cli.add_option("-p,--prompt", o.prompt, "prompt text");
-  cli.add_option("--prompt-file", o.prompt_file, "read the prompt from FILE (raw bytes)")->type_name("FILE");
+  cli.add_option("-f,--prompt-file,--file", o.prompt_file, "read the prompt from FILE (raw bytes)")->type_name("FILE");
   o.o_n_predict = cli.add_option("-n,--n-predict", o.n_predict, "tokens to generate (run.n_predict)");
-  o.o_n_ctx = cli.add_option("--ctx", o.n_ctx, "context length in tokens (run.n_ctx)");
-  o.o_seed = cli.add_option("--seed", o.seed, "sampling seed (run.seed)");
+  o.o_n_ctx = cli.add_option("-c,--ctx,--ctx-size", o.n_ctx, "context length in tokens (run.n_ctx)");
+  o.o_seed = cli.add_option("-s,--seed", o.seed, "sampling seed (run.seed)");
   o.o_temp = cli.add_option("--temp", o.temp, "temperature, 0 = greedy (sample.temperature)");
   o.o_top_k = cli.add_option("--top-k", o.top_k, "top-k, <= 0 off (sample.top_k)");
   o.o_top_p = cli.add_option("--top-p", o.top_p, "top-p, 1 off (sample.top_p)");
@@ -56,6 +61,7 @@ void add_options(CLI::App& cli, Options& o) {
 void apply_cli(const Options& o, Config& c) {
   auto given = [](const CLI::Option* opt) { return opt && opt->count() > 0; };
   if (!o.model.empty()) c.model.path = o.model;
+  if (!o.model_flag.empty()) c.model.path = o.model_flag;
   if (given(o.o_n_predict)) c.run.n_predict = o.n_predict;
   if (given(o.o_n_ctx)) c.run.n_ctx = o.n_ctx;
   if (given(o.o_seed)) c.run.seed = o.seed;

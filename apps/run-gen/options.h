@@ -14,6 +14,7 @@ namespace memra::rungen {
 
 struct Options {
   std::string model;
+  std::string model_flag;  // -m/--model: llama.cpp's spelling of the positional (one of the two)
   bool info = false;
 
   // Prompt: --prompt TEXT or --prompt-file FILE (raw bytes).

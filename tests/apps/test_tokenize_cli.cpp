@@ -104,5 +104,28 @@ TEST(RunGenDetokenize, TextEqualsLlamaCpp) {
   fmt::print("--detokenize checked {} records\n", n);
 }
 
+// llama.cpp's spellings of the model, prompt-file, context and seed flags (-m, -f, -c, -s) name the
+// same things as ours: the ids are llama.cpp's for the record, the config keys are the values given.
+TEST(RunGenCli, LlamaCppSpellings) {
+  MEMRA_APPS_REQUIRE_SHARED();
+  const auto recs = sample_records();
+  ASSERT_FALSE(recs.empty());
+  const Record& r = recs.front();
+  const fs::path f = scratch() / "prompt-spellings.txt";
+  write_file(f, r.text);
+  auto res = run_gen({"-m", r.vocab_path, "--tokenize", "-f", f.string(), "-c", "77", "-s", "4242", "--add-special",
+                      r.add_bos ? "true" : "false", "--parse-special", r.parse_special ? "true" : "false"});
+  ASSERT_EQ(res.code, 0) << res.describe();
+  EXPECT_EQ(nlohmann::json::parse(res.out).get<std::vector<int32_t>>(), r.ids);
+  ASSERT_TRUE(res.receipt.is_object());
+  EXPECT_EQ(res.receipt["config"]["run"]["n_ctx"], 77);
+  EXPECT_EQ(res.receipt["config"]["run"]["seed"], 4242);
+  // The positional and -m at once: a usage error naming the flag, nothing run.
+  auto both = run_gen({r.vocab_path, "-m", r.vocab_path, "--tokenize", "-p", "x"});
+  EXPECT_NE(both.code, 0) << both.describe();
+  EXPECT_NE(both.err.find("--model"), std::string::npos) << both.describe();
+  EXPECT_TRUE(both.out.empty()) << both.out;
+}
+
 }  // namespace
 }  // namespace memra::apptest
