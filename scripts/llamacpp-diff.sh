@@ -5,6 +5,8 @@
 #   tok_diff    the tokenizer against libllama on generated strings, every vocabulary of ../shared,
 #   arch_diff   the CPU oracle against libllama on every synth model, random 100-token prompts (the
 #               length of the held-back records) and 16 teacher-forced decode steps,
+#   gen_diff    greedy generation on the stories260K files as generate.jsonl was made, judged the
+#               way tests/engine's Stories260K tests judge the records,
 # and a check that this llama.cpp is the reference's: its seq33 logits against the reference files.
 # llama.cpp comes from the llama-cpp-python sdist (pinned below; its vendored llama.cpp), built
 # into WORK; nothing of it enters this repository or libmemra. The programs under
@@ -36,7 +38,7 @@ if [ ! -f "$work/lbuild/bin/libllama.so" ]; then
 fi
 cxx=(g++ -std=c++20 -O2 -I"$lcpp/include" -I"$lcpp/ggml/include" -I"$repo/lib" -DFMT_HEADER_ONLY -DSPDLOG_FMT_EXTERNAL
      -L"$work/lbuild/bin" -L"$build/lib" -Wl,-rpath,"$work/lbuild/bin:$build/lib")
-for p in quant_diff tok_diff arch_diff; do
+for p in quant_diff tok_diff arch_diff gen_diff; do
   "${cxx[@]}" "$src_dir/$p.cpp" -o "$work/$p" -lllama -lggml -lggml-base -lggml-cpu -lmemra
 done
 
@@ -77,5 +79,10 @@ EOF
   for m in "$shared"/models/synth/*-q*.gguf; do
     margin=0.05; case "$m" in *qwen35*) margin=0.2 ;; esac
     "$work/arch_diff" "$m" --quant --margin "$margin" --prompts 10 2>/dev/null | tail -n 1
+  done
+  echo "## generation: stories260K files, 100 random prompts x 64 greedy tokens (the test rig's settings)"
+  for m in stories260K stories260K-f16; do "$work/gen_diff" "$shared/models/$m.gguf" 100 2>/dev/null | grep -v '^\[' ; done
+  for m in stories260K-q8_0 stories260K-q4_0; do
+    "$work/gen_diff" "$shared/models/$m.gguf" 100 --quant 2>/dev/null | grep -v '^\[' | grep -E "fail|prompts x"
   done
 } 2>&1 | tee "$log"
