@@ -15,6 +15,7 @@ namespace {
 // F32 KV cache: the engine's own reference tests show it reproduces llama.cpp's sequences for
 // the F32/F16 files (whose recorded sequences are identical under llama.cpp's F16 and F32 caches).
 const std::vector<std::string> kF32Kv = {"--set", "kv.type_k=f32", "--set", "kv.type_v=f32"};
+constexpr double kFloatMarginTol = 0.005;  // as tests/engine/test_stories.cpp
 
 void check_greedy(const std::string& model) {
   MEMRA_APPS_REQUIRE_SHARED();
@@ -37,11 +38,27 @@ void check_greedy(const std::string& model) {
     EXPECT_TRUE(problems.empty()) << what << ": receipt invalid: " << (problems.empty() ? "" : problems[0]);
     EXPECT_EQ(r["prompt"], prompt);
     EXPECT_EQ(r["prompt_ids"].get<std::vector<int32_t>>(), row["prompt_ids"].get<std::vector<int32_t>>()) << what;
-    EXPECT_EQ(r["generated_ids"].get<std::vector<int32_t>>(), gen) << what;
-    EXPECT_EQ(r["text"], row["generated_text"]) << what;
-    EXPECT_EQ(r["stop"], row["stop"]) << what;
-    // Streamed: the prompt echoed, the continuation, one newline.
-    EXPECT_EQ(res.out, prompt + row["generated_text"].get<std::string>() + "\n") << what;
+    // Compared up to the first step that is a coin toss between correct implementations (llama.cpp's
+    // two configurations part there, or its top-2 margin is under kFloatMarginTol: the engine's
+    // Stories260K tests say why); every visible record is compared whole.
+    const auto margins = row["top2_margins"].get<std::vector<double>>();
+    size_t upto = gen.size();
+    if (row.contains("first_divergence_vs_f32_kv_no_fa") && !row["first_divergence_vs_f32_kv_no_fa"].is_null())
+      upto = row["first_divergence_vs_f32_kv_no_fa"].get<size_t>();
+    for (size_t i = 0; i < margins.size() && i < upto; ++i)
+      if (margins[i] < kFloatMarginTol) upto = i;
+    const auto got = r["generated_ids"].get<std::vector<int32_t>>();
+    if (upto < gen.size()) {
+      ASSERT_GE(got.size(), upto) << what;
+      EXPECT_TRUE(std::equal(gen.begin(), gen.begin() + (ptrdiff_t)upto, got.begin())) << what << " (first " << upto << " ids)";
+      fmt::print("{}: compared up to step {} (llama.cpp margin {:.4f} there)\n", what, upto, margins[upto]);
+    } else {
+      EXPECT_EQ(got, gen) << what;
+      EXPECT_EQ(r["text"], row["generated_text"]) << what;
+      EXPECT_EQ(r["stop"], row["stop"]) << what;
+      // Streamed: the prompt echoed, the continuation, one newline.
+      EXPECT_EQ(res.out, prompt + row["generated_text"].get<std::string>() + "\n") << what;
+    }
     const auto& m = res.receipt["metrics"];
     for (const char* k : {"load_ms", "prompt_ms", "prompt_tok_s", "decode_ms", "decode_tok_s"})
       EXPECT_TRUE(m.contains(k) && m[k].get<double>() > 0) << what << ": metrics." << k;

@@ -31,8 +31,10 @@ constexpr double kTolF16 = 1e-3;
 // the first step whose recorded top-2 margin is below kGreedyMarginTol; for the quantized files
 // up to kQuantMarginTol, because the upstream 1e-7 differences above flip a step now and then
 // (measured, llamacpp mode: 4 of 16 quantized records diverge at steps with recorded margins
-// 0.004..0.096; exact mode: 6 of 16).
-constexpr double kGreedyMarginTol = 1e-3;
+// 0.004..0.096; exact mode: 6 of 16). F32 / F16 files: 5e-3, as test_stories.cpp's kFloatMarginTol
+// (scripts/llamacpp-diff.sh's gen_diff --kv-f16-fa, an F16 cache with this rounding, 200 random prompts: one left
+// llama.cpp's at a margin of 0.0019; every visible record's margins are 0.025 and up).
+constexpr double kGreedyMarginTol = 5e-3;
 constexpr double kQuantMarginTol = 0.1;
 
 testref::Rig make_fa_rig(const std::string& model, AttentionNumerics numerics) {
