@@ -7,6 +7,8 @@
 #               length of the held-back records) and 16 teacher-forced decode steps,
 #   gen_diff    greedy generation on the stories260K files as generate.jsonl was made, judged the
 #               way tests/engine's Stories260K tests judge the records,
+#   fa_diff     the stories260K files' last-position logits in llama.cpp's default configuration
+#               (F16 KV, flash attention) against the CPU oracle's GgmlFlashAttn and Exact modes,
 # and a check that this llama.cpp is the reference's: its seq33 logits against the reference files.
 # llama.cpp comes from the llama-cpp-python sdist (pinned below; its vendored llama.cpp), built
 # into WORK; nothing of it enters this repository or libmemra. The programs under
@@ -38,7 +40,7 @@ if [ ! -f "$work/lbuild/bin/libllama.so" ]; then
 fi
 cxx=(g++ -std=c++20 -O2 -I"$lcpp/include" -I"$lcpp/ggml/include" -I"$repo/lib" -DFMT_HEADER_ONLY -DSPDLOG_FMT_EXTERNAL
      -L"$work/lbuild/bin" -L"$build/lib" -Wl,-rpath,"$work/lbuild/bin:$build/lib")
-for p in quant_diff tok_diff arch_diff gen_diff; do
+for p in quant_diff tok_diff arch_diff gen_diff fa_diff; do
   "${cxx[@]}" "$src_dir/$p.cpp" -o "$work/$p" -lllama -lggml -lggml-base -lggml-cpu -lmemra
 done
 
@@ -85,4 +87,12 @@ EOF
   for m in stories260K-q8_0 stories260K-q4_0; do
     "$work/gen_diff" "$shared/models/$m.gguf" 100 --quant 2>/dev/null | grep -v '^\[' | grep -E "fail|prompts x"
   done
+  echo "## stories260K logits (9-token prompts, 300 each): kv_f32_fa_off (arch_diff) and kv_f16_fa_auto (fa_diff)"
+  for m in stories260K stories260K-f16; do "$work/arch_diff" "$shared/models/$m.gguf" --len 9 --prompts 300 2>/dev/null | tail -n 1; done
+  for m in stories260K-q8_0 stories260K-q4_0; do
+    "$work/arch_diff" "$shared/models/$m.gguf" --len 9 --prompts 300 --quant 2>/dev/null | tail -n 1
+  done
+  "$work/fa_diff" "$shared/models/stories260K.gguf" 300 9 1e-6 2>/dev/null
+  "$work/fa_diff" "$shared/models/stories260K-f16.gguf" 300 9 1e-3 2>/dev/null
+  for m in stories260K-q8_0 stories260K-q4_0; do "$work/fa_diff" "$shared/models/$m.gguf" 300 9 1e-2 2>/dev/null; done
 } 2>&1 | tee "$log"

@@ -23,10 +23,21 @@ bool is_quantized(const std::string& model) { return model.find("q8_0") != std::
 // attention) into one-step jumps. F16 file: 5.0e-4 / 5.8e-4 (exact 3.8e-4 / 6.9e-4), dominated
 // by the F16-weight gap that kv_f32_fa_off shows too (test_stories.cpp: 2.6e-4..4.5e-4), so no
 // "closer" claim is made for it.
-constexpr double kTolF32 = 1e-6;
-constexpr double kTolQuantBest = 1e-6;  // the better of the two prompts of a quantized file
-constexpr double kTolQuant = 1e-2;
-constexpr double kTolF16 = 1e-3;
+// Those two visible prompts were lucky for the F32 file: on 600 random 8-9-token prompts against
+// the reference's llama.cpp (scripts/llamacpp-diff.sh, fa_diff) the F32 file's error had a median
+// of ~1e-6 and half the prompts past 1e-6, 99th percentile 4.9e-4, worst 2.8e-3 (the f16 roundings
+// of Q, K and V flip where our f32 arithmetic before them is not ggml's to the last bit; with
+// F32Order::Ggml the median falls to 3e-7, the tail stays). F16 file worst 1.1e-3, q8_0 1.7e-2,
+// q4_0 1.4e-2; GgmlFlashAttn was not the closer mode on 0-3% of the prompts of a file, and the
+// argmax differed only where llama.cpp's top-2 margin was 0.0002 (F16) / 0.011 (q8_0). So: a bound
+// per prompt from those tails (F32 5e-3, F16 3e-3, quantized 3e-2), the closer-than-exact claim
+// over a file's prompts together (the sum of their errors), the argmax where the margin is clear
+// (kGreedyMarginTol / kQuantMarginTol below), and the near-exact claim on the best prompt of a
+// file (kTolBest: half of random prompts meet it for the F32 file, most for the quantized ones).
+constexpr double kTolF32 = 5e-3;
+constexpr double kTolBest = 1e-6;  // the best prompt of the F32 and quantized files
+constexpr double kTolQuant = 3e-2;
+constexpr double kTolF16 = 3e-3;
 // Greedy sequences (generate.jsonl was recorded in exactly this configuration) are compared up to
 // the first step whose recorded top-2 margin is below kGreedyMarginTol; for the quantized files
 // up to kQuantMarginTol, because the upstream 1e-7 differences above flip a step now and then
@@ -67,8 +78,9 @@ TEST(LlamaCppFlashAttn, LogitsMatchKvF16FaAuto) {
   MEMRA_REQUIRE_SHARED();
   const auto rows = testref::read_jsonl(testref::shared_dir() + "/reference/logits.jsonl");
   for (const char* model : kModels) {
+    const std::string m = model;
     int cases = 0;
-    double best = INFINITY;
+    double best = INFINITY, sum_fa = 0, sum_exact = 0;
     for (const auto& row : rows) {
       if (row["model"] != model || row["config"] != "kv_f16_fa_auto" || !row.contains("logits")) continue;
       ++cases;
@@ -76,20 +88,19 @@ TEST(LlamaCppFlashAttn, LogitsMatchKvF16FaAuto) {
       const double exact = logits_err(model, row, AttentionNumerics::Exact);
       const double fa = logits_err(model, row, AttentionNumerics::GgmlFlashAttn, &top);
       best = std::min(best, fa);
+      sum_fa += fa;
+      sum_exact += exact;
       fmt::print("{} [kv_f16_fa_auto] '{}': max|diff|/max|ref| exact {:.3e}, llamacpp {:.3e}\n", model,
                  row["prompt"].get<std::string>(), exact, fa);
-      EXPECT_EQ(top, row["top5"][0].get<int32_t>()) << model;
-      const std::string m = model;
-      if (m == "stories260K-f16.gguf") {
-        EXPECT_LE(fa, kTolF16) << model;
-        continue;
-      }
-      EXPECT_LT(fa, exact) << model << ": the llama.cpp rounding is not closer than the exact path";
-      EXPECT_LE(fa, is_quantized(m) ? kTolQuant : kTolF32) << model;
+      const auto top5 = row["top5_logits"].get<std::vector<double>>();
+      if (top5.size() < 2 || top5[0] - top5[1] > (is_quantized(m) ? kQuantMarginTol : kGreedyMarginTol))
+        EXPECT_EQ(top, row["top5"][0].get<int32_t>()) << model;
+      EXPECT_LE(fa, m == "stories260K-f16.gguf" ? kTolF16 : is_quantized(m) ? kTolQuant : kTolF32) << model;
     }
     EXPECT_GT(cases, 0) << "no kv_f16_fa_auto logits for " << model;
-    if (is_quantized(model)) {
-      EXPECT_LE(best, kTolQuantBest) << model;
+    if (m != "stories260K-f16.gguf" && cases > 0) {
+      EXPECT_LT(sum_fa, sum_exact) << model << ": the llama.cpp rounding is not closer than the exact path";
+      EXPECT_LE(best, kTolBest) << model;
     }
   }
 }
