@@ -155,13 +155,17 @@ int main(int argc, char** argv) {
     std::vector<float> last(ref.end() - nv, ref.end()), ours(got.end() - nv, got.end());
     double wd = 0;
     int first_div = -1;
+    double div_margin = 0;
     for (int step = 0; step < 16; ++step) {
       const int id = argmax(last.data(), nv);
       float second = -INFINITY;
       for (int v = 0; v < nv; ++v)
         if (v != id) second = std::max(second, last[v]);
       const double margin = last[id] - second;
-      if (argmax(ours.data(), nv) != id && (!a.quant || margin > a.margin) && first_div < 0) first_div = step;
+      if (argmax(ours.data(), nv) != id && (!a.quant || margin > a.margin) && first_div < 0) {
+        first_div = step;
+        div_margin = margin;
+      }
       llama_batch b1 = llama_batch_init(1, 0, 1);
       b1.token[0] = id;
       b1.pos[0] = a.len + step;
@@ -178,8 +182,8 @@ int main(int argc, char** argv) {
     worst_decode = std::max(worst_decode, wd);
     prompts_diverged += first_div >= 0;
     std::printf("  prompt %d: worst max|diff|/max|ref| %.2e (position %d), last position %.2e, decode steps %.2e, "
-                "greedy argmax differs from step %d\n",
-                sq, wp, wpos, last_err, wd, first_div);
+                "greedy argmax differs from step %d (llama.cpp margin %.3f)\n",
+                sq, wp, wpos, last_err, wd, first_div, div_margin);
     llama_batch_free(b);
     llama_free(ctx);
   }

@@ -24,6 +24,14 @@ constexpr double kQuantMarginTol = 0.05;
 // our one-token decode equals our batched prefill of the same tokens; so greedy steps are compared
 // where llama.cpp's margin exceeds 0.2.
 constexpr double kRecurrentQuantGreedyTol = 0.2;
+// qwen3moe's quantized variants, greedy steps only: where two experts' router logits nearly tie, a
+// q8 rounding upstream can swap the top-2 choice, and the step's logits jump (up to 0.85 of
+// max|logit|). Against the reference's llama.cpp on 120 random 100-token prompts per variant
+// (scripts/llamacpp-diff.sh, arch_diff, llama.cpp's tokens fed back), 5 prompts of each left
+// llama.cpp's argmax at a margin past 0.05, 3 past 0.2 and 1-2 past 0.5; the dense llama / qwen3
+// variants none past 0.05 in 60 each. So 0.5 for the MoE steps; the prompt's logits keep the
+// common bound.
+constexpr double kMoeQuantGreedyTol = 0.5;
 
 struct Figures {
   double worst_rel = 0;
@@ -161,8 +169,12 @@ TEST(ArchQwen35, Q4_K_M) {
 }
 TEST(ArchQwen35Moe, F32) { check_arch("qwen35moe", "f32"); }
 TEST(ArchQwen3Moe, F32) { check_arch("qwen3moe", "f32"); }
-TEST(ArchQwen3Moe, Q8_0) { check_arch("qwen3moe", "q8_0"); }
-TEST(ArchQwen3Moe, Q4_K_M) { check_arch("qwen3moe", "q4_k_m"); }
+TEST(ArchQwen3Moe, Q8_0) {
+  check_arch("qwen3moe", "q8_0", backend::GeluNumerics::GgmlF16Table, 1e-4, kMoeQuantGreedyTol);
+}
+TEST(ArchQwen3Moe, Q4_K_M) {
+  check_arch("qwen3moe", "q4_k_m", backend::GeluNumerics::GgmlF16Table, 1e-4, kMoeQuantGreedyTol);
+}
 TEST(ArchStep35, F32) { check_arch("step35", "f32"); }
 TEST(ArchMinimaxM3, F32) { check_arch("minimax-m3", "f32"); }
 
