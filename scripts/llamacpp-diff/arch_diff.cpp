@@ -140,6 +140,14 @@ int main(int argc, char** argv) {
     const bool last_argmax_differs =
         argmax(&ref[(size_t)(a.len - 1) * nv], nv) != argmax(&got[(size_t)(a.len - 1) * nv], nv);
     last_argmax_diffs += last_argmax_differs;
+    if (last_argmax_differs) {
+      const float* r = &ref[(size_t)(a.len - 1) * nv];
+      const int t = argmax(r, nv);
+      float second = -INFINITY;
+      for (int v = 0; v < nv; ++v)
+        if (v != t) second = std::max(second, r[v]);
+      std::printf("  prompt %d: last-position argmax differs, llama.cpp margin %.4f\n", sq, r[t] - second);
+    }
     worst_prompt = std::max(worst_prompt, wp);
     worst_last = std::max(worst_last, last_err);
     if (sq == 0 && !a.dump.empty()) {
