@@ -17,27 +17,15 @@
 #include "backend/cpu/cpu_backend.h"
 #include "engine/session.h"
 #include "gguf/gguf.h"
+#include "diff_util.h"
 #include "llama.h"
 
 using namespace memra;
 
 namespace {
 
-int argmax(const float* x, int n) {
-  int b = 0;
-  for (int i = 1; i < n; ++i)
-    if (x[i] > x[b]) b = i;
-  return b;
-}
-
-double rel_err(const float* ref, const float* got, int n) {
-  double mx = 0, d = 0;
-  for (int v = 0; v < n; ++v) {
-    mx = std::max(mx, (double)std::fabs(ref[v]));
-    d = std::max(d, (double)std::fabs(ref[v] - got[v]));
-  }
-  return d / mx;
-}
+using llamacpp_diff::argmax;
+using llamacpp_diff::rel_err;
 
 struct Args {
   std::string model, dump;
@@ -89,14 +77,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < a.len; ++i)
       toks[i] = (sq == 0 && i < 33 && nv >= 1024) ? kSeq33[i] : 3 + (int)(g() % (uint32_t)(nv - 6));
 
-    auto cp = llama_context_default_params();
-    cp.n_ctx = 256;
-    cp.n_batch = cp.n_ubatch = 256;
-    cp.n_seq_max = 1;
-    cp.n_threads = cp.n_threads_batch = 2;
-    cp.type_k = cp.type_v = GGML_TYPE_F32;
-    cp.no_perf = true;
-    cp.flash_attn_type = a.fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    const auto cp = llamacpp_diff::context_params(false, a.fa);
     llama_context* ctx = llama_init_from_model(model, cp);
     llama_batch b = llama_batch_init(a.len, 0, 1);
     for (int i = 0; i < a.len; ++i) {
@@ -141,12 +122,8 @@ int main(int argc, char** argv) {
         argmax(&ref[(size_t)(a.len - 1) * nv], nv) != argmax(&got[(size_t)(a.len - 1) * nv], nv);
     last_argmax_diffs += last_argmax_differs;
     if (last_argmax_differs) {
-      const float* r = &ref[(size_t)(a.len - 1) * nv];
-      const int t = argmax(r, nv);
-      float second = -INFINITY;
-      for (int v = 0; v < nv; ++v)
-        if (v != t) second = std::max(second, r[v]);
-      std::printf("  prompt %d: last-position argmax differs, llama.cpp margin %.4f\n", sq, r[t] - second);
+      std::printf("  prompt %d: last-position argmax differs, llama.cpp margin %.4f\n", sq,
+                  llamacpp_diff::margin(&ref[(size_t)(a.len - 1) * nv], nv));
     }
     worst_prompt = std::max(worst_prompt, wp);
     worst_last = std::max(worst_last, last_err);
@@ -166,10 +143,7 @@ int main(int argc, char** argv) {
     double div_margin = 0;
     for (int step = 0; step < 16; ++step) {
       const int id = argmax(last.data(), nv);
-      float second = -INFINITY;
-      for (int v = 0; v < nv; ++v)
-        if (v != id) second = std::max(second, last[v]);
-      const double margin = last[id] - second;
+      const double margin = llamacpp_diff::margin(last.data(), nv);
       if (argmax(ours.data(), nv) != id && (!a.quant || margin > a.margin) && first_div < 0) {
         first_div = step;
         div_margin = margin;

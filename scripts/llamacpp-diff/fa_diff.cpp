@@ -16,26 +16,13 @@
 #include "backend/cpu/cpu_backend.h"
 #include "engine/session.h"
 #include "gguf/gguf.h"
+#include "diff_util.h"
 #include "llama.h"
 
 using namespace memra;
 
-namespace {
-int argmax(const float* x, int n) {
-  int b = 0;
-  for (int i = 1; i < n; ++i)
-    if (x[i] > x[b]) b = i;
-  return b;
-}
-double rel_err(const float* ref, const float* got, int n) {
-  double mx = 0, d = 0;
-  for (int v = 0; v < n; ++v) {
-    mx = std::max(mx, (double)std::fabs(ref[v]));
-    d = std::max(d, (double)std::fabs(ref[v] - got[v]));
-  }
-  return d / mx;
-}
-}  // namespace
+using llamacpp_diff::argmax;
+using llamacpp_diff::rel_err;
 
 int main(int argc, char** argv) {
   const std::string path = argv[1];
@@ -67,12 +54,7 @@ int main(int argc, char** argv) {
     std::vector<int32_t> toks(len);
     toks[0] = 1;  // BOS, as the records' prompt_ids
     for (int i = 1; i < len; ++i) toks[i] = 3 + (int)(g() % (uint32_t)(nv - 6));
-    auto cp = llama_context_default_params();
-    cp.n_ctx = 256;
-    cp.n_batch = cp.n_ubatch = 256;
-    cp.n_seq_max = 1;
-    cp.n_threads = cp.n_threads_batch = 2;
-    cp.no_perf = true;
+    const auto cp = llamacpp_diff::context_params(true);
     llama_context* ctx = llama_init_from_model(model, cp);
     llama_batch b = llama_batch_get_one(toks.data(), len);
     llama_decode(ctx, b);
@@ -93,10 +75,7 @@ int main(int argc, char** argv) {
     const int top = argmax(ref.data(), nv);
     if (argmax(fa.data(), nv) != top) {
       ++argmax_diff;
-      float second = -INFINITY;
-      for (int v = 0; v < nv; ++v)
-        if (v != top) second = std::max(second, ref[v]);
-      min_margin_argmax_diff = std::min(min_margin_argmax_diff, (double)(ref[top] - second));
+      min_margin_argmax_diff = std::min(min_margin_argmax_diff, llamacpp_diff::margin(ref.data(), nv));
     }
   }
   std::sort(fas.begin(), fas.end());

@@ -18,25 +18,15 @@
 #include "backend/cpu/cpu_backend.h"
 #include "engine/session.h"
 #include "gguf/gguf.h"
+#include "diff_util.h"
 #include "llama.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace memra;
 
 namespace {
-int argmax(const float* x, int n) {
-  int b = 0;
-  for (int i = 1; i < n; ++i)
-    if (x[i] > x[b]) b = i;
-  return b;
-}
-double margin(const float* x, int n) {
-  const int b = argmax(x, n);
-  float s = -INFINITY;
-  for (int i = 0; i < n; ++i)
-    if (i != b) s = std::max(s, x[i]);
-  return x[b] - s;
-}
+using llamacpp_diff::argmax;
+using llamacpp_diff::margin;
 const char* kWords[] = {"Once", "upon", "a", "time", "there", "was", "little", "girl", "boy", "named", "Lily", "Tim",
                         "She", "He", "liked", "to", "play", "with", "her", "his", "toys", "in", "the", "park", "One",
                         "day", "saw", "big", "red", "ball", "dog", "cat", "tree", "and", "happy", "sad", "went",
@@ -80,16 +70,7 @@ int main(int argc, char** argv) {
     // attention off, whose first divergence from the first bounds the comparison as in the test
     // (first_divergence_vs_f32_kv_no_fa).
     auto run_llama = [&](bool defaults, std::vector<double>* margins) {
-      auto cp = llama_context_default_params();
-      cp.n_ctx = 256;
-      cp.n_batch = cp.n_ubatch = 256;
-      cp.n_seq_max = 1;
-      cp.n_threads = cp.n_threads_batch = 2;
-      cp.no_perf = true;
-      if (!defaults) {
-        cp.type_k = cp.type_v = GGML_TYPE_F32;
-        cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
-      }
+      const auto cp = llamacpp_diff::context_params(defaults);
       llama_context* ctx = llama_init_from_model(model, cp);
       llama_batch b = llama_batch_get_one(ids.data(), (int32_t)ids.size());
       llama_decode(ctx, b);
