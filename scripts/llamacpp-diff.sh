@@ -48,8 +48,10 @@ done
   echo "# llamacpp-diff $(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo -dirty), $pin, $(date -u +%FT%TZ)"
   echo "## quantization (rows of 29 kinds x 40 per type, n = 1024)"
   "$work/quant_diff" 40 2>/dev/null | grep -v '^\[' || true
-  echo "## tokenizer (3000 strings x 4 modes per vocabulary; WPM/BERT out of scope)"
-  for v in "$shared"/models/vocab/*.gguf "$shared"/models/stories260K.gguf "$shared"/models/llama-2-tiny-random.gguf; do
+  echo "## tokenizer (3000 strings x 4 modes per vocabulary file; WPM/BERT out of scope)"
+  # (and the three vocabularies of the synth models: llama's SPM, qwen2's and gpt-4o's BPE pre-tokenizers)
+  for v in "$shared"/models/vocab/*.gguf "$shared"/models/stories260K.gguf "$shared"/models/llama-2-tiny-random.gguf \
+           "$shared"/models/synth/{llama,qwen3,gpt-oss}-f32.gguf; do
     case "$v" in *bert*) continue ;; esac
     "$work/tok_diff" "$v" 3000 2>/dev/null | tail -n 4
   done
