@@ -25,6 +25,11 @@ bool has_quantizer(QType t);
 void quantize_row(QType t, const float* src, void* dst, int64_t n);
 
 // ---- activation quantization + dot product (llama.cpp CPU backend semantics)
+// A matmul's activation row in vec_dot_type form the way llama.cpp's x86-64 CPU backend makes it
+// (its from_float): Q8_0 and Q8_1 with the multiplier 127 / amax and products rounded half to
+// even, which differ from quantize_row's reference bytes now and then (a tie, a last-bit
+// multiplier); every other type as quantize_row.
+void quantize_activation_row(QType t, const float* src, void* dst, int64_t n);
 // The activation format ggml pairs with a weight type: Q8_0, Q8_1 or Q8_K. Throws for a type
 // without an integer dot product (F32/F16/BF16/FP8/integer types, Q8_1, Q8_K).
 QType vec_dot_type(QType weight);

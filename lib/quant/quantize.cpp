@@ -79,4 +79,12 @@ void quantize_row(QType t, const float* src, void* dst, int64_t n) {
   }
 }
 
+void quantize_activation_row(QType t, const float* src, void* dst, int64_t n) {
+  if (t != QType::Q8_0 && t != QType::Q8_1) return quantize_row(t, src, dst, n);
+  MEMRA_CHECK(n >= 0 && n % 32 == 0, "quantize_activation_row {}: row length n = {} is not a multiple of 32",
+              qtype_name(t), n);
+  (t == QType::Q8_0 ? quant_detail::quantize_q8_0_cpu : quant_detail::quantize_q8_1_cpu)(src, static_cast<uint8_t*>(dst),
+                                                                                     n / 32);
+}
+
 }  // namespace memra

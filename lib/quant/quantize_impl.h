@@ -35,6 +35,8 @@ void quantize_q5_0(const float* x, uint8_t* y, int64_t nb);
 void quantize_q5_1(const float* x, uint8_t* y, int64_t nb);
 void quantize_q8_0(const float* x, uint8_t* y, int64_t nb);
 void quantize_q8_1(const float* x, uint8_t* y, int64_t nb);
+void quantize_q8_0_cpu(const float* x, uint8_t* y, int64_t nb);  // quantize_activation_row's Q8_0
+void quantize_q8_1_cpu(const float* x, uint8_t* y, int64_t nb);  // and Q8_1
 void quantize_mxfp4(const float* x, uint8_t* y, int64_t nb);
 void quantize_nvfp4(const float* x, uint8_t* y, int64_t nb);
 void quantize_iq4_nl(const float* x, uint8_t* y, int64_t nb);

@@ -254,6 +254,31 @@ void quantize_q8_1(const float* x, uint8_t* y, int64_t nb) {
   }
 }
 
+// llama.cpp's x86-64 CPU backend (AVX/AVX2 build) quantizes matmul activations with its own
+// from_float, not the reference above: the multiplier is 127 / amax (not 1 / (amax / 127), which
+// can differ in the last bit) and the products round half to even (not half away from zero). Same
+// block layout and scale; with q8_1, s = d * (sum of the quants).
+template <bool Q81>
+void quantize_q8_cpu(const float* x, uint8_t* y, int64_t nb) {
+  constexpr int kBytes = Q81 ? 36 : 34, kQs = Q81 ? 4 : 2;
+  for (int64_t i = 0; i < nb; ++i, x += 32, y += kBytes) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    store_f16(y, d);
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int8_t q = (int8_t)std::nearbyint(x[j] * id);  // the default rounding mode: half to even
+      y[kQs + j] = (uint8_t)q;
+      sum += q;
+    }
+    if (Q81) store_f16(y + 2, d * (float)sum);
+  }
+}
+void quantize_q8_0_cpu(const float* x, uint8_t* y, int64_t nb) { quantize_q8_cpu<false>(x, y, nb); }
+void quantize_q8_1_cpu(const float* x, uint8_t* y, int64_t nb) { quantize_q8_cpu<true>(x, y, nb); }
+
 void quantize_mxfp4(const float* x, uint8_t* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, x += 32, y += 17) {
     float amax = 0.0f;

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
           const size_t ab = (size_t)n / atr->blck_size * atr->type_size;
           std::vector<uint8_t> ag(ab), am(ab);
           ggml_get_type_traits_cpu((ggml_type)at)->from_float(a.data(), ag.data(), n);
-          quantize_row(at, a.data(), am.data(), n);
+          quantize_activation_row(at, a.data(), am.data(), n);  // llama.cpp CPU from_float semantics
           if (memcmp(ag.data(), am.data(), ab)) { if (!vbad++) first += " actquant:" + name; }
           float sg = 0;
           ctr->vec_dot(n, &sg, 0, qg.data(), 0, ag.data(), 0, 1);

@@ -230,3 +230,43 @@ TEST(QuantEdgeRows, HeldBackKindsStayFiniteAndExact) {
 
 }  // namespace
 }  // namespace memra
+
+namespace memra {
+namespace {
+
+// quantize_activation_row (llama.cpp's CPU from_float) against quantize_row (ggml's reference) where
+// the two rules part, from the rules themselves: amax 127 gives the multiplier 1 exactly in both,
+// so x = 2.5 is a tie: half to even gives 2, half away from zero 3; -0.5 gives -0 and -1.
+TEST(QuantApi, ActivationRowRoundsTiesToEven) {
+  std::vector<float> x(32, 0.0f);
+  x[0] = 127.0f, x[1] = 2.5f, x[2] = -0.5f, x[3] = 3.5f;
+  for (QType t : {QType::Q8_0, QType::Q8_1}) {
+    const int qs = t == QType::Q8_0 ? 2 : 4;
+    std::vector<uint8_t> act(qs + 32), ref(qs + 32);
+    quantize_activation_row(t, x.data(), act.data(), 32);
+    quantize_row(t, x.data(), ref.data(), 32);
+    EXPECT_EQ((int8_t)act[qs + 0], 127);
+    EXPECT_EQ((int8_t)act[qs + 1], 2) << qtype_name(t);
+    EXPECT_EQ((int8_t)act[qs + 2], 0) << qtype_name(t);
+    EXPECT_EQ((int8_t)act[qs + 3], 4) << qtype_name(t);
+    EXPECT_EQ((int8_t)ref[qs + 1], 3) << qtype_name(t);
+    EXPECT_EQ((int8_t)ref[qs + 2], -1) << qtype_name(t);
+    EXPECT_EQ((int8_t)ref[qs + 3], 4) << qtype_name(t);
+    EXPECT_EQ(act[0] | act[1] << 8, 0x3C00) << "d = 127 / 127 = 1 (f16)";
+    if (t == QType::Q8_1) {
+      EXPECT_EQ(act[2] | act[3] << 8, 0x5828) << "s = d x (127 + 2 + 0 + 4) = 133 (f16)";
+      EXPECT_EQ(ref[2] | ref[3] << 8, 0x5828) << "s = 127 + 3 - 1 + 4 = 133 (f16)";
+    }
+  }
+  // Other types: the reference quantizer's bytes.
+  std::vector<float> y(256);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = std::sin(0.37f * (float)i);
+  std::vector<uint8_t> a(292), b(292);
+  quantize_activation_row(QType::Q8_K, y.data(), a.data(), 256);
+  quantize_row(QType::Q8_K, y.data(), b.data(), 256);
+  EXPECT_EQ(a, b);
+  EXPECT_THROW(quantize_activation_row(QType::Q8_0, y.data(), a.data(), 31), Error);
+}
+
+}  // namespace
+}  // namespace memra

@@ -104,7 +104,7 @@ void CpuBackend::matmul_rows(const Weight& w, int64_t row0, int64_t n_out, View 
                 w.name, in, qtype_name(act_type));
     xq_row = *rb;
     xq.resize((size_t)(xq_row * (uint64_t)n));
-    for (int64_t t = 0; t < n; ++t) ::memra::quantize_row(act_type, x.row(t), xq.data() + t * xq_row, in);
+    for (int64_t t = 0; t < n; ++t) ::memra::quantize_activation_row(act_type, x.row(t), xq.data() + t * xq_row, in);
   }
 
   // Few rows: decode each weight block in registers; more rows: dequantize once, reuse the row.
