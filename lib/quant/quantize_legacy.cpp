@@ -258,6 +258,8 @@ void quantize_q8_1(const float* x, uint8_t* y, int64_t nb) {
 // from_float, not the reference above: the multiplier is 127 / amax (not 1 / (amax / 127), which
 // can differ in the last bit) and the products round half to even (not half away from zero). Same
 // block layout and scale; with q8_1, s = d * (sum of the quants).
+// Bit for bit also where a block's amax is subnormal and 127 / amax overflows (checked against a
+// built ggml by scripts/llamacpp-diff.sh).
 template <bool Q81>
 void quantize_q8_cpu(const float* x, uint8_t* y, int64_t nb) {
   constexpr int kBytes = Q81 ? 36 : 34, kQs = Q81 ? 4 : 2;
@@ -267,13 +269,17 @@ void quantize_q8_cpu(const float* x, uint8_t* y, int64_t nb) {
     const float d = amax / 127.0f;
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     store_f16(y, d);
-    int sum = 0;
+    uint32_t sum = 0;  // of the int32 conversions, wrapping, as the vector sum does
     for (int j = 0; j < 32; ++j) {
-      const int8_t q = (int8_t)std::nearbyint(x[j] * id);  // the default rounding mode: half to even
-      y[kQs + j] = (uint8_t)q;
-      sum += q;
+      // x86's conversion: the default rounding mode (half to even); a product that is not a finite
+      // int32 (amax so small that 127 / amax overflows) becomes INT32_MIN, which the saturating
+      // packs to int8 make -128.
+      const float v = x[j] * id;
+      const int32_t q32 = std::fabs(v) < 2147483648.0f ? (int32_t)std::nearbyint(v) : INT32_MIN;
+      y[kQs + j] = (uint8_t)(int8_t)std::clamp<int32_t>(q32, -128, 127);
+      sum += (uint32_t)q32;
     }
-    if (Q81) store_f16(y + 2, d * (float)sum);
+    if (Q81) store_f16(y + 2, d * (float)(int32_t)sum);
   }
 }
 void quantize_q8_0_cpu(const float* x, uint8_t* y, int64_t nb) { quantize_q8_cpu<false>(x, y, nb); }
