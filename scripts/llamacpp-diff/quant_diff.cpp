@@ -11,15 +11,19 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <vector>
 #include <functional>
+#include <vector>
+
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "quant/quant.h"
 using namespace memra;
 
-static std::vector<std::pair<std::string, std::function<void(std::mt19937&, std::vector<float>&)>>> kinds() {
-  std::vector<std::pair<std::string, std::function<void(std::mt19937&, std::vector<float>&)>>> k;
+// A row kind: its name and a generator that fills a row.
+using RowGen = std::function<void(std::mt19937&, std::vector<float>&)>;
+
+static std::vector<std::pair<std::string, RowGen>> kinds() {
+  std::vector<std::pair<std::string, RowGen>> k;
   auto gauss = [](float s) { return [s](std::mt19937& g, std::vector<float>& x) { std::normal_distribution<float> d(0, s); for (auto& v : x) v = d(g); }; };
   k.push_back({"gauss1", gauss(1)});
   k.push_back({"gauss0.02", gauss(0.02f)});
