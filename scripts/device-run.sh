@@ -146,6 +146,12 @@ tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the ggu
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" "${aa[@]}" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+moe_prefill_arms() {  # pp512 of the MoE file $f: host-routed, device-grouped (dp4a), device-grouped (int8 tensor cores)
+  timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
+    --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
+    --set bench.interleave=false --set receipt.hash_model=false \
+    --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+}
 rows_q4_0_q8_0() {  # the README rows of qwen3-8b q4_0 and q8_0 at the defaults: pp512 + tg128
   for mix in q4_0 q8_0; do
     synth qwen3-8b $mix
@@ -1290,10 +1296,7 @@ PY
     tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-moe-glu-q8-1.toml --arm configs/arm-moe-routed-v2.toml \
       --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
     # the prefill: host-routed against the grouped device form (kernels.moe_device_route_prefill)
-    timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
-      --set bench.interleave=false --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    moe_prefill_arms
     rm -f "$f"
     ;;
   moe37b)
@@ -1304,10 +1307,7 @@ PY
     gpu_info
     synth qwen3-30b-a3b q4_k_m 300
     tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
-    timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
-      --set bench.interleave=false --set receipt.hash_model=false \
-      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    moe_prefill_arms
     rm -f "$f"
     ;;
   arch35)
