@@ -119,8 +119,9 @@ TEST(Stories260K, LogitsF32MatchLlamaCpp) { check_logits("stories260K.gguf", "kv
 // activations dumped through llama.cpp's eval callback, 9-token prompt): llama.cpp's F16 matmul
 // outputs equal round_f16(x) . w to 1e-7, and our normed inputs are bit-identical to its, but the
 // attention output and the SwiGLU output differ from its in the last bits (in 60-80% of the values,
-// also with F32Order::Ggml: its vectorized exp / SiLU and dot orders), and one f16 rounding flip among them moves the logits by 1e-5..2e-4:
-// with only ffn_up left F16 the error per prompt is either ~3e-7 (no flip) or 1e-5..2e-4.
+// also with F32Order::Ggml: its vectorized exp / SiLU and dot orders), and one f16 rounding flip
+// among them moves the logits by 1e-5..2e-4: with only ffn_up left F16 the error per prompt is
+// either ~3e-7 (no flip) or 1e-5..2e-4.
 // Without the rounding the miss is systematic (2.7e-4 per matmul), so neither mode is closer.
 TEST(Stories260K, LogitsF16MatchLlamaCpp) {
   check_logits("stories260K-f16.gguf", "kv_f32_fa_off", false, QType::F32, 3e-3);
