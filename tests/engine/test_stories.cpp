@@ -104,8 +104,9 @@ void check_logits(const std::string& model, const std::string& config, bool quan
     // The argmax where llama.cpp's top-2 margin is clear of the numeric noise (kQuantMarginTol for
     // quantized activations, kFloatMarginTol otherwise).
     const auto top = row["top5_logits"].get<std::vector<double>>();
-    if (top.size() < 2 || top[0] - top[1] > (quantize_act ? kQuantMarginTol : kFloatMarginTol))
+    if (top.size() < 2 || top[0] - top[1] > (quantize_act ? kQuantMarginTol : kFloatMarginTol)) {
       EXPECT_EQ(testref::argmax(got.data(), got.size()), row["top5"][0].get<int32_t>());
+    }
   }
   EXPECT_GT(cases, 0);
 }

@@ -168,3 +168,115 @@ TEST(Sweep, GroupKeyIgnoresOutputPathsAndLogging) {
   b["config"]["kv"]["type_k"] = "f16";
   EXPECT_NE(memra::sweep_group_key(a), memra::sweep_group_key(b));
 }
+
+namespace {
+// A pp-bench row measured at its build's defaults at time ts, with kernels.<key> = v in its
+// resolved config (the defaults move from commit to commit).
+nlohmann::json default_row(const std::string& ts, double tok_s, int v) {
+  auto j = bench_row("tg128@d0", "decode", tok_s);
+  j["timestamp"] = ts;
+  j["config"]["kernels"]["some_key"] = v;
+  j["git"]["dirty"] = false;  // the test binary's own tree may be dirty
+  return j;
+}
+}  // namespace
+
+// The defaults' series: a row measured at a later build's defaults (another config hash) is
+// compared with the baseline all the same, and a drop beyond the tolerance fails; arms, pp-bench's
+// A/A copy, dirty trees, --config bases and --trace runs are not the defaults and do not count.
+TEST(Sweep, DefaultsSeriesFollowsConfigChanges) {
+  const auto dir = temp_dir("sweep-series");
+  write_lines(dir / "baselines" / "b.jsonl", {default_row("2026-12-01T00:00:00.000Z", 100.0, 1)});
+  write_lines(dir / "run.jsonl", {default_row("2026-12-02T00:00:00.000Z", 97.0, 2)});
+  auto rep = memra::sweep_receipts(dir.string(), {});
+  EXPECT_TRUE(rep.ok());
+  ASSERT_EQ(rep.compared.size(), 1u);
+  EXPECT_NE(rep.compared[0].find("defaults"), std::string::npos) << rep.compared[0];
+  // the newest row counts: a later one at -6% fails
+  write_lines(dir / "run2.jsonl", {default_row("2026-12-03T00:00:00.000Z", 94.0, 3)});
+  rep = memra::sweep_receipts(dir.string(), {});
+  ASSERT_EQ(rep.failures.size(), 1u);
+  EXPECT_NE(rep.failures[0].find("regression"), std::string::npos) << rep.failures[0];
+  // a later row that is not the defaults does not replace it in the series
+  auto later = [&](auto&& edit) {
+    auto j = default_row("2026-12-04T00:00:00.000Z", 100.0, 4);
+    edit(j);
+    return j;
+  };
+  const std::vector<nlohmann::json> not_defaults = {
+      later([](auto& j) { j["results"]["arm"] = "configs/arm-other.toml"; }),
+      later([](auto& j) { j["results"]["aa_copy"] = true; }),
+      later([](auto& j) { j["git"]["dirty"] = true; }),
+      later([](auto& j) { j["argv"].push_back("--config"); j["argv"].push_back("x.toml"); }),
+      later([](auto& j) { j["argv"].push_back("--trace"); j["argv"].push_back("t.jsonl"); })};
+  for (const auto& j : not_defaults) {
+    write_lines(dir / "run3.jsonl", {j});
+    EXPECT_EQ(memra::sweep_receipts(dir.string(), {}).failures.size(), 1u) << j.dump();
+  }
+  // the no-op arm is the defaults: it replaces the -6% row
+  write_lines(dir / "run3.jsonl", {later([](auto& j) { j["results"]["arm"] = "configs/arm-base.toml"; })});
+  EXPECT_TRUE(memra::sweep_receipts(dir.string(), {}).ok());
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, SeriesKeySplitsOnNonHarnessSets) {
+  auto a = default_row("2026-12-01T00:00:00.000Z", 1, 1);
+  auto b = a;
+  b["argv"].push_back("--set");
+  b["argv"].push_back("receipt.hash_model=false");
+  b["argv"].push_back("--set=bench.aa_copy=true");
+  EXPECT_EQ(memra::sweep_series_key(a), memra::sweep_series_key(b));
+  b["argv"].push_back("--set");
+  b["argv"].push_back("kv.type_k=f16");
+  EXPECT_NE(memra::sweep_series_key(a), memra::sweep_series_key(b));
+  EXPECT_NE(memra::sweep_series_key(b).find("kv.type_k=f16"), std::string::npos);
+  b["results"]["arm"] = "configs/arm-x.toml";
+  EXPECT_EQ(memra::sweep_series_key(b), "");
+  EXPECT_NE(memra::sweep_series_key(b, true), "");  // a curated baseline is keyed whatever produced it
+}
+
+// A baseline copied from an arm that became the default counts for the series; rows measured
+// before it (at the older defaults) are not compared with it.
+TEST(Sweep, CuratedBaselineAndOlderRows) {
+  const auto dir = temp_dir("sweep-curated");
+  auto arm = default_row("2026-12-02T00:00:00.000Z", 110.0, 2);
+  arm["results"]["arm"] = "configs/arm-new-default.toml";
+  write_lines(dir / "baselines" / "b.jsonl", {arm});
+  write_lines(dir / "run.jsonl", {default_row("2026-12-01T00:00:00.000Z", 100.0, 1)});
+  auto rep = memra::sweep_receipts(dir.string(), {});
+  EXPECT_TRUE(rep.ok());
+  EXPECT_TRUE(rep.compared.empty());
+  ASSERT_EQ(rep.new_rows.size(), 1u);
+  EXPECT_NE(rep.new_rows[0].find("not measured since"), std::string::npos) << rep.new_rows[0];
+  write_lines(dir / "run2.jsonl", {default_row("2026-12-03T00:00:00.000Z", 100.0, 2)});  // -9%
+  rep = memra::sweep_receipts(dir.string(), {});
+  ASSERT_EQ(rep.failures.size(), 1u);
+  fs::remove_all(dir);
+}
+
+// Gates are followed by name across configurations, without a baseline too: the newest verdict
+// failing where an earlier receipt passed fails the sweep; a gate that never passed is listed.
+TEST(Sweep, GateHistoryAcrossConfigs) {
+  const auto dir = temp_dir("sweep-gate-history");
+  auto gate = [](const std::string& ts, const std::string& name, bool pass, int v) {
+    auto r = make_receipt("kernel-check");
+    r.results()["gates"] = nlohmann::json::array({{{"name", name}, {"pass", pass}}});
+    auto j = r.json();
+    j["timestamp"] = ts;
+    j["config"]["kernels"]["some_key"] = v;
+    return j;
+  };
+  write_lines(dir / "a.jsonl", {gate("2026-12-01T00:00:00.000Z", "attn/x", true, 1),
+                                gate("2026-12-01T00:00:00.000Z", "attn/new", false, 1)});
+  auto rep = memra::sweep_receipts(dir.string(), {});
+  EXPECT_TRUE(rep.ok());
+  ASSERT_EQ(rep.new_rows.size(), 1u);
+  EXPECT_NE(rep.new_rows[0].find("never passed"), std::string::npos) << rep.new_rows[0];
+  write_lines(dir / "b.jsonl", {gate("2026-12-02T00:00:00.000Z", "attn/x", false, 2)});
+  rep = memra::sweep_receipts(dir.string(), {});
+  ASSERT_EQ(rep.failures.size(), 1u);
+  EXPECT_NE(rep.failures[0].find("attn/x"), std::string::npos) << rep.failures[0];
+  write_lines(dir / "c.jsonl", {gate("2026-12-03T00:00:00.000Z", "attn/x", true, 3)});
+  EXPECT_TRUE(memra::sweep_receipts(dir.string(), {}).ok());
+  fs::remove_all(dir);
+}
