@@ -18,7 +18,8 @@
 # --config, the row-pair gates, the README rows with both keys as the base configuration), then the
 # flip (no device), fold37 (the RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on
 # qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the thirty-seventh session's attention
-# gates), q5k34, q5k34t, sk33b; nd33 only if the 32B loss of the deferred norm is understood.
+# gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention scores, built without a device);
+# nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -394,6 +395,29 @@ case "$phase" in
     synth qwen3-32b q4_k_m
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-no-glu-pairs.toml \
       --arm configs/arm-mmvs-split-min-k-4160.toml
+    rm -f "$f"
+    ;;
+  ms38)
+    # kernels.attn_mma_scores (thirty-eighth session, built without a device; bench/notes/attn-sass-census.md:
+    # the 16384-key tile loop 1752 -> 1574 instructions): the gates (kernel-check fused
+    # attn_decode_rope/*_tcs, 16 cases: the folded output, its q8s planes and both caches
+    # byte-identical to the unfolded path; CudaModels.AttnMmaScoresSameBytes beside the interleaved
+    # softmax's own test), the kernel times with and without at 16383 and 16512 keys (the _si /
+    # _si_tcs twins), then qwen3-8b q4_k_m tg128 at 8192 / 16384 keys with the arm (past 4608 keys:
+    # the group block). ~4 minutes.
+    gpu_info
+    timeout 150 "$bin/kernel-check" --section fused --filter _tcs --seed 20263800 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" \
+      --gtest_filter='CudaModels.AttnMmaScores*:CudaModels.AttnSoftmaxInterleave*' > "$out/test_backend_cuda_gpu.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu.log"
+    for flt in "neox_norm_pv16_pre_ks_si_ms96/q8_0-q5_1/32-8x128/n1@16512" "neox_norm_pv16_pre_ks_si_tcs_ms96/q8_0-q5_1/32-8x128/n1@16512" \
+               "neox_norm_pv16_pre_ks_si/q8_0-q5_1/32-8x128/n1@16383" "neox_norm_pv16_pre_ks_si_tcs/q8_0-q5_1/32-8x128/n1@16383"; do
+      timeout 60 "$bin/kernel-check" --section fused --perf --seed 20263801 --filter "$flt" \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | sed 's/norm_err.*|/|/'
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 8192,16384 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-mma-scores.toml
     rm -f "$f"
     ;;
   nd33)

@@ -238,6 +238,7 @@ struct FoldCfg {
   int hs = 0;           // AttnParams::RopeFold::head_split (the folded side only): query heads per block
   bool direct = false;  // AttnParams::one_split_direct (the folded side only)
   bool si = false;      // AttnParams::RopeFold::softmax_interleave (the folded side only)
+  bool ms = false;      // AttnParams::RopeFold::mma_scores (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -323,6 +324,7 @@ class AttnRopeFoldCase : public Case {
     p.rope.stage_k = c_.ks;
     p.rope.head_split = c_.hs;
     p.rope.softmax_interleave = c_.si;
+    p.rope.mma_scores = c_.ms;
     p.one_split_direct = c_.direct;
     return p;
   }
@@ -352,6 +354,10 @@ class AttnRopeFoldCase : public Case {
     if (c_.pv && !cuda::attn_decode_pv_mma(folded())) {
       v.pass = false;
       v.detail += " (the tensor-core P x V path was not taken)";
+    }
+    if (c_.ms && !cuda::attn_decode_mma_scores(folded())) {
+      v.pass = false;
+      v.detail += " (the tensor-core scores were not taken)";
     }
     if (c_.hs && !cuda::attn_decode_head_split(folded())) {
       v.pass = false;
@@ -406,7 +412,7 @@ void add_fused_cases(Registry& r) {
   const auto add_fold = [&r](const FoldCfg& c) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
@@ -493,6 +499,20 @@ void add_fused_cases(Registry& r) {
   for (FoldCfg c : folds) {
     if (!c.ks) continue;
     c.si = true;
+    add_fold(c);
+  }
+  // The tensor-core scores (RopeFold::mma_scores) against the unfolded path: every configuration
+  // above whose group block of 4 query heads takes the interleaved form (NeoX pairs, no head split:
+  // one and two splits, partial and full second tiles, 2 and 4 tiles per warp, 66 splits, a window,
+  // the one-split direct rows), and lengths that put the new key at other places of its tile.
+  for (FoldCfg c : folds) {
+    if (!c.ks || c.hs || c.kind != K::Neox || c.n_head != 4 * c.n_kv) continue;
+    c.si = c.ms = true;
+    add_fold(c);
+  }
+  for (int len : {4097 + 7, 4097 + 8, 4097 + 15, 4097 + 16, 4097 + 31, 16384 + 1}) {
+    FoldCfg c{K::Neox, 32, 8, len, true, false, 0, true, true, true, 96};
+    c.si = c.ms = true;
     add_fold(c);
   }
 }

@@ -8,6 +8,7 @@
 
 #include "attn/attn_common.cuh"
 #include "attn/attn_decode_mma.cuh"
+#include "attn/attn_mma_scores.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
 #include "common/launch.cuh"
@@ -261,12 +262,15 @@ __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::
 // kernel is bound by each warp's dependent latency (16 warps per SM at 128 registers), not by
 // issue: 8% fewer instructions in the tile copies changed nothing (bench/notes/attn-stage16.md).
 // The same operations per head in the same order: the same bits.
+// MS (RopeFold::mma_scores, with SI at G = 4): the tile's scores on the int8 tensor cores and its
+// softmax in their lane layout (attn_mma_scores.cuh); the same bits.
 template <int D, int G, int KP, bool VS = false, bool RF = false, bool NEOX = true, bool PV = false, bool PF = false,
-          bool KS = false, bool SI = false>
+          bool KS = false, bool SI = false, bool MS = false>
 __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_decode_gqa_kernel(attn::Args a) {
   static_assert(!PF || (RF && PV), "the first tile before the wait: with the fold and P x V on tensor cores");
   static_assert(!KS || PF, "every tile's K staged: in the prefetch form");
   static_assert(!SI || KS, "the interleaved softmax trees: in the staged form");
+  static_assert(!MS || (SI && G == 4 && D == 128), "the tensor-core scores: the staged group of 4 heads");
   static_assert(!VS || D == 128, "V staging: head_dim 128 (q5_1 slices of 96 bytes)");
   static_assert(!PV || (VS && G <= 8), "P x V on tensor cores: V staged, at most 8 heads per group");
   static_assert(!RF || (KP == KP_Q8I && VS && D / 32 == kWarps), "the RoPE fold: int8 scores with V staged, head_dim 128");
@@ -385,6 +389,8 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
   } else {
     for (int t = threadIdx.x; t < G * D; t += kWarps * 32) qs[t / D][t % D] = qrow[t];
   }
+  [[maybe_unused]] __shared__ attn::MsQuery<MS ? 4 : 0> msq;
+  if constexpr (MS) attn::ms_prepare_query(msq, qi, threadIdx.x, kWarps * 32);
   __syncthreads();
   if constexpr (RF) {
     if (last) {  // block-uniform
@@ -421,6 +427,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     for (int g = G; g < 8; ++g) ph[warp][g][lane] = __float2half_rn(0.0f);
   }
   float m[G], l[G], acc[G][N], corr[G];
+  [[maybe_unused]] float m1 = -INFINITY, l1 = 0.0f, corr1 = 1.0f, dt[2][2];  // MS: head lane & 3
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     m[g] = -INFINITY;
@@ -457,7 +464,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         __syncwarp();
       }
     }
-    if constexpr (KP == KP_Q8I) {
+    if constexpr (MS) {
+      attn::ms_tile_scores(kt[warp], msq, dt);
+    } else if constexpr (KP == KP_Q8I) {
       if (RF && j == pos) {  // the fold's new key (last split only): scored from its shared copy
 #pragma unroll
         for (int g = 0; g < G; ++g) dot[g] = dnew[g];
@@ -479,7 +488,10 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       }
     }
     float p[G];
-    if constexpr (SI) {
+    if constexpr (MS) {
+      const int newk = RF && pos >= base && pos < base + 32 ? pos - base : -1;
+      attn::ms_tile_softmax(dt, min(32, e - base), newk, dnew, a.scale, a.softcap, m1, l1, corr1, ph[warp]);
+    } else if constexpr (SI) {
       float sc[G], mx[G], ps[G];
 #pragma unroll
       for (int g = 0; g < G; ++g) {
@@ -540,15 +552,21 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       }
     }
     if constexpr (PV) {
-#pragma unroll
-      for (int g = 0; g < G; ++g) ph[warp][g][lane] = __float2half_rn(p[g]);
       // This lane's C columns are heads 2t and 2t + 1 (columns past G hold zeros).
       const int t2 = 2 * (lane & 3);
       float c0 = 1.0f, c1 = 1.0f;
+      if constexpr (MS) {  // the probabilities are in ph already; head h's correction is lane h's
+        const float h0c = attn::ms_head(corr1, t2), h1c = attn::ms_head(corr1, t2 + 1);
+        c0 = t2 < G ? h0c : 1.0f;
+        c1 = t2 + 1 < G ? h1c : 1.0f;
+      } else {
 #pragma unroll
-      for (int g = 0; g < G; ++g) {  // registers, not an indexed load (attn::select_f32)
-        c0 = attn::select_f32(g == t2, corr[g], c0);
-        c1 = attn::select_f32(g == t2 + 1, corr[g], c1);
+        for (int g = 0; g < G; ++g) ph[warp][g][lane] = __float2half_rn(p[g]);
+#pragma unroll
+        for (int g = 0; g < G; ++g) {  // registers, not an indexed load (attn::select_f32)
+          c0 = attn::select_f32(g == t2, corr[g], c0);
+          c1 = attn::select_f32(g == t2 + 1, corr[g], c1);
+        }
       }
 #pragma unroll
       for (int mt = 0; mt < 8; ++mt) {
@@ -589,6 +607,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     if constexpr (VS) __syncwarp();  // the tile's slices (and PV: probabilities) are read before the next tile's land
   }
   __shared__ MergeSmem<D, G> sm;
+  if constexpr (MS)
+#pragma unroll
+    for (int h = 0; h < G; ++h) m[h] = attn::ms_head(m1, h), l[h] = attn::ms_head(l1, h);
   if constexpr (PV) {
     const int g8 = lane >> 2, t2 = 2 * (lane & 3);
     merge_and_store_with<D, G>(
@@ -693,8 +714,11 @@ cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
       if constexpr (G == 4 || G == 8) {
         if (a.q8_scores && a.pv_mma) {
           if constexpr (G == 4) {  // G = 8: the key slices would take the block past 48 KB of static shared memory
-            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a))
+            if (a.rf.on && a.rf.prefetch && a.rf.stage_k && softmax_interleave_applies(a)) {
+              if (a.rf.mma_scores)
+                return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true, true>, grid, block, 0, s, b);
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true, true>, grid, block, 0, s, b);
+            }
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k && a.rf.neox)
               return launch_kernel(attn_decode_gqa_kernel<D, G, KP_Q8I, true, true, true, true, true, true>, grid, block, 0, s, b);
             if (a.rf.on && a.rf.prefetch && a.rf.stage_k)
@@ -836,6 +860,11 @@ bool attn_decode_softmax_interleave(const AttnParams& p) {
     return false;
   if (p.n_head != 4 * p.n_head_kv && !attn_decode_head_split(p)) return false;  // G = 8's group block: no staged form
   return softmax_interleave_applies(attn::make_args(p));
+}
+
+bool attn_decode_mma_scores(const AttnParams& p) {
+  return p.rope.mma_scores && p.n_head == 4 * p.n_head_kv && !attn_decode_head_split(p) &&
+         attn_decode_softmax_interleave(p);
 }
 
 bool attn_decode_v_stage(const AttnParams& p) {

@@ -135,6 +135,11 @@ struct AttnParams {
     // trees side by side (the maxima, then the sums) instead of head after head; the same bits
     // (kernel-check fused attn_decode_rope/*_si).
     bool softmax_interleave = false;
+    // With softmax_interleave taken by a group of 4 query heads (the group block, not the head
+    // split): each tile's int8 scores on the tensor cores (mma m16n8k32, 16 keys x the block's heads
+    // per 32-element block) and its softmax in their lane layout; the same bits
+    // (kernels/attn/attn_mma_scores.cuh; kernel-check fused attn_decode_rope/*_tcs).
+    bool mma_scores = false;
     // With prefetch and stage_k taken (4 or 8 query heads per kv head), head_split 1 or 2: blocks
     // of that many query heads instead of one block per kv head (grid n_splits x n_head /
     // head_split), each block computing its heads' share of the group's work: their q prologue,
@@ -177,6 +182,8 @@ bool attn_decode_head_split(const AttnParams& p);
 // Whether launch_attn_decode(p) takes p.rope.softmax_interleave (the fold's staged form with NeoX
 // pairs).
 bool attn_decode_softmax_interleave(const AttnParams& p);
+// Whether launch_attn_decode(p) takes p.rope.mma_scores (the interleaved form's group of 4 heads).
+bool attn_decode_mma_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) takes the int8 score path (p.q8_scores on a cache it applies to).
 bool attn_decode_q8_scores(const AttnParams& p);
 // Whether launch_attn_decode(p) stages V through shared memory (p.v_stage where it applies).

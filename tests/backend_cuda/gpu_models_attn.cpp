@@ -374,6 +374,38 @@ TEST(CudaModels, AttnSoftmaxInterleaveSameBytes) {
   }
 }
 
+// kernels.attn_mma_scores (the tile scores on the int8 tensor cores, the softmax in their lane
+// layout) changes no byte of the decode logits. As AttnSoftmaxInterleaveSameBytes, with the head
+// split and the pair form off so that the group block of 4 query heads takes every position (one
+// split of a 160-row cache: from 129 keys warp 0 has a second tile). Normal pairs (llama) have no
+// interleaved form, so neither form there.
+TEST(CudaModels, AttnMmaScoresSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
+    const std::string path = write_hd128(preset, "mma-scores");
+    const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
+    Config c[2] = {gpu_config(true), gpu_config(true)};
+    for (int r = 0; r < 2; ++r) {
+      c[r].kernels.attn_rope_fold = true;
+      c[r].kernels.attn_fold_prefetch = true;
+      c[r].kernels.attn_pv_mma = true;
+      c[r].kernels.attn_fold_k_stage = true;
+      c[r].kernels.attn_softmax_interleave = true;
+      c[r].kernels.attn_mma_scores = r == 1;
+      c[r].kernels.attn_head_split_keys = 0;
+      c[r].kernels.attn_head_pair_keys = 0;
+    }
+    const auto runs = decode_across_128_same(preset, path, ko, c, 31, 17, 3, 2, "with the tensor-core scores");
+    const bool neox = std::string(preset) == "qwen3-8b-tiny";
+    for (int r = 0; r < 2; ++r) {
+      const auto& v = runs[(size_t)r].variants;
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+tcs") != std::string::npos, r == 1 && neox) << preset << ": " << v.at("attn_decode");
+    }
+    std::remove(path.c_str());
+  }
+}
+
 // kernels.attn_fold_k_stage (every later tile's K slices staged in shared memory in the fold's
 // prefetch form) changes no byte of the decode logits. A 160-row cache gives one split, so from
 // 129 keys on warp 0 has a second 32-key tile: positions 120 .. 135 cross it. With and without the

@@ -594,6 +594,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.prefetch = cfg_.kernels.attn_fold_prefetch;
     rf.stage_k = cfg_.kernels.attn_fold_k_stage;
     rf.softmax_interleave = cfg_.kernels.attn_softmax_interleave;
+    rf.mma_scores = cfg_.kernels.attn_mma_scores;
     rf.head_split = attn_head_split_at(pos0, 1);
     // The pair form only for groups of at most kernels.attn_head_pair_max_group query heads: a
     // function of the step graph's key and the layer, so one graph holds one choice per layer.
@@ -739,7 +740,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                         (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (cuda::attn_decode_f16_mma(p) ? "+f16mma" : "") + (p.min_split_keys != cuda::kAttnMinSplitKeys ? fmt::format("+sk{}", p.min_split_keys) : "") + (emit ? "+q8s" : ""),
                                     std::string(rf ? cuda::attn_decode_head_split(p) ? (rf->head_split == 2 ? "+rope+pre+ks+hs2" : "+rope+pre+ks+hs")
                                          : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
-                                       : "")) + (rf && cuda::attn_decode_softmax_interleave(p) ? "+si" : ""));
+                                       : "")) + (rf && cuda::attn_decode_softmax_interleave(p) ? "+si" : "") +
+                                        (rf && cuda::attn_decode_mma_scores(p) ? "+tcs" : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
