@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "synth/plan.h"
@@ -56,6 +57,21 @@ std::vector<Across128Run> decode_across_128_same(const char* preset, const std::
     out.push_back({run.be->variants(), run.be->decode_graph()});
   }
   return out;
+}
+
+// The fold's staged form on c: the fold, its prefetch, P x V on tensor cores, every tile's K staged.
+void staged_fold(Config& c) {
+  c.kernels.attn_rope_fold = c.kernels.attn_fold_prefetch = c.kernels.attn_pv_mma = c.kernels.attn_fold_k_stage = true;
+}
+
+// Each run's attention variant holds token exactly where want(r) says.
+void expect_attn_token(const std::vector<Across128Run>& runs, const char* preset, const char* token,
+                       const std::function<bool(int)>& want) {
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& v = runs[r].variants;
+    ASSERT_TRUE(v.count("attn_decode")) << preset;
+    EXPECT_EQ(v.at("attn_decode").find(token) != std::string::npos, want((int)r)) << preset << ": " << v.at("attn_decode");
+  }
 }
 
 std::string write_hd128(const char* preset, const char* tag) {
@@ -278,12 +294,8 @@ TEST(CudaModels, AttnOneSplitNoCombineSameBytes) {
       c[r].kernels.attn_one_split_no_combine = r == 1;
     }
     const auto runs = decode_across_128_same(preset, path, ko, c, 23, 9, 3, 5, "without the combine launch");
-    for (int r = 0; r < 2; ++r) {
-      EXPECT_TRUE(runs[(size_t)r].graph) << preset;
-      const auto& v = runs[(size_t)r].variants;
-      ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+nocombine") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
-    }
+    for (int r = 0; r < 2; ++r) EXPECT_TRUE(runs[(size_t)r].graph) << preset;
+    expect_attn_token(runs, preset, "+nocombine", [](int r) { return r == 1; });
     std::remove(path.c_str());
   }
 }
@@ -307,10 +319,7 @@ TEST(CudaModels, AttnHeadSplitSameBytes) {
     Config c[kRuns];
     for (int r = 0; r < kRuns; ++r) {
       c[r] = gpu_config(true);
-      c[r].kernels.attn_rope_fold = true;
-      c[r].kernels.attn_fold_prefetch = true;
-      c[r].kernels.attn_fold_k_stage = true;
-      c[r].kernels.attn_pv_mma = true;
+      staged_fold(c[r]);
       c[r].kernels.attn_head_split_keys = r == 1 || r == 2 ? 128 : 0;
       c[r].kernels.attn_one_split_direct = r == 2 || r == 3;
       c[r].kernels.attn_head_pair_keys = 0;
@@ -355,21 +364,14 @@ TEST(CudaModels, AttnSoftmaxInterleaveSameBytes) {
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
     Config c[3] = {gpu_config(true), gpu_config(true), gpu_config(true)};
     for (int r = 0; r < 3; ++r) {
-      c[r].kernels.attn_rope_fold = true;
-      c[r].kernels.attn_fold_prefetch = true;
-      c[r].kernels.attn_pv_mma = true;
-      c[r].kernels.attn_fold_k_stage = true;
+      staged_fold(c[r]);
       c[r].kernels.attn_softmax_interleave = r >= 1;
       c[r].kernels.attn_head_split_keys = r == 2 ? 128 : 0;
       c[r].kernels.attn_head_pair_keys = 0;
     }
     const auto runs = decode_across_128_same(preset, path, ko, c, 29, 13, 2, 4, "with the interleaved softmax trees");
     const bool neox = std::string(preset) == "qwen3-8b-tiny";
-    for (int r = 0; r < 3; ++r) {
-      const auto& v = runs[(size_t)r].variants;
-      ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+si") != std::string::npos, r >= 1 && neox) << preset << ": " << v.at("attn_decode");
-    }
+    expect_attn_token(runs, preset, "+si", [&](int r) { return r >= 1 && neox; });
     std::remove(path.c_str());
   }
 }
@@ -386,10 +388,7 @@ TEST(CudaModels, AttnMmaScoresSameBytes) {
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
     Config c[2] = {gpu_config(true), gpu_config(true)};
     for (int r = 0; r < 2; ++r) {
-      c[r].kernels.attn_rope_fold = true;
-      c[r].kernels.attn_fold_prefetch = true;
-      c[r].kernels.attn_pv_mma = true;
-      c[r].kernels.attn_fold_k_stage = true;
+      staged_fold(c[r]);
       c[r].kernels.attn_softmax_interleave = true;
       c[r].kernels.attn_mma_scores = r == 1;
       c[r].kernels.attn_head_split_keys = 0;
@@ -397,11 +396,7 @@ TEST(CudaModels, AttnMmaScoresSameBytes) {
     }
     const auto runs = decode_across_128_same(preset, path, ko, c, 31, 17, 3, 2, "with the tensor-core scores");
     const bool neox = std::string(preset) == "qwen3-8b-tiny";
-    for (int r = 0; r < 2; ++r) {
-      const auto& v = runs[(size_t)r].variants;
-      ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+tcs") != std::string::npos, r == 1 && neox) << preset << ": " << v.at("attn_decode");
-    }
+    expect_attn_token(runs, preset, "+tcs", [&](int r) { return r == 1 && neox; });
     std::remove(path.c_str());
   }
 }
@@ -417,17 +412,11 @@ TEST(CudaModels, AttnFoldKStageSameBytes) {
     const kv::KvOptions ko{160, QType::Q8_0, QType::Q5_1};
     Config c[2] = {gpu_config(true), gpu_config(true)};
     for (int r = 0; r < 2; ++r) {
-      c[r].kernels.attn_rope_fold = true;
-      c[r].kernels.attn_fold_prefetch = true;
-      c[r].kernels.attn_pv_mma = true;
+      staged_fold(c[r]);
       c[r].kernels.attn_fold_k_stage = r == 1;
     }
     const auto runs = decode_across_128_same(preset, path, ko, c, 13, 5, 11, 2, "with the K stage");
-    for (int r = 0; r < 2; ++r) {
-      const auto& v = runs[(size_t)r].variants;
-      ASSERT_TRUE(v.count("attn_decode")) << preset;
-      EXPECT_EQ(v.at("attn_decode").find("+pre+ks") != std::string::npos, r == 1) << preset << ": " << v.at("attn_decode");
-    }
+    expect_attn_token(runs, preset, "+pre+ks", [](int r) { return r == 1; });
     std::remove(path.c_str());
   }
 }
