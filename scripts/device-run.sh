@@ -251,7 +251,9 @@ case "$phase" in
     # receipts record it) and the reversed arms in the same call (A/A copy): qwen3-8b q4_k_m tg128 at
     # 0 / 4096 / 16384 keys, q4_0 and q8_0 tg128, qwen3-32b q4_k_m tg128 (its 5120-column norms stay
     # full by the width bound; the q/k/v pairs reversed). Suite and gates green: flip both defaults
-    # and take the README rows from these receipts. ~9 minutes.
+    # and take the README rows from these receipts (scripts/readme-rows.py with --arm
+    # configs/arm-base.toml and --baseline: the receipts behind them go to receipts/baselines/,
+    # and the 30b / f16 / prefill rows stay from the old baseline file). ~9 minutes.
     gpu_info
     suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
     suite_tag="-arms"
