@@ -414,18 +414,21 @@ void add_moe_route_cases(Registry& r) {
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K, QType::Q4_0}) {
     if (!cuda::matvec_v2_built(t)) continue;
     const std::string tn(qtype_name(t));
-    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e16-n1-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false, RoutedForm::kV2); });
-    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e16-n3-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 3, 8, false, false, RoutedForm::kV2); });
-    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/2048x768/e16-n2-k8-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 2, 8, true, false, RoutedForm::kV2); });
-    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/257x4608/e5-n1-k4-bad_id"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 4608, 1, 4, true, true, RoutedForm::kV2); });
-    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/768x2048/e128-n1-k8"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, RoutedForm::kV2); });
-    r.add("moe", ref::cat("routed_matvec_v2/", tn, "/2048x768/e128-n1-k8-per_slot"),
-          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 1, 8, true, false, RoutedForm::kV2); });
+    // experts, rows, cols, tokens, experts per token, per-slot inputs, a bad id; the name's suffix
+    struct Shape {
+      int e, rows, cols, n, k;
+      bool per_slot, bad;
+      const char* tag;
+    };
+    for (const Shape& c : {Shape{16, 768, 2048, 1, 8, false, false, "768x2048/e16-n1-k8"},
+                           Shape{16, 768, 2048, 3, 8, false, false, "768x2048/e16-n3-k8"},
+                           Shape{16, 2048, 768, 2, 8, true, false, "2048x768/e16-n2-k8-per_slot"},
+                           Shape{5, 257, 4608, 1, 4, true, true, "257x4608/e5-n1-k4-bad_id"},
+                           Shape{128, 768, 2048, 1, 8, false, false, "768x2048/e128-n1-k8"},
+                           Shape{128, 2048, 768, 1, 8, true, false, "2048x768/e128-n1-k8-per_slot"}})
+      r.add("moe", ref::cat("routed_matvec_v2/", tn, "/", c.tag), [=] {
+        return std::make_unique<RoutedMatvecCase>(t, c.e, c.rows, c.cols, c.n, c.k, c.per_slot, c.bad, RoutedForm::kV2);
+      });
   }
 }
 MEMRA_KC_REGISTER(add_moe_route_cases);
