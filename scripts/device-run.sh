@@ -277,6 +277,55 @@ case "$phase" in
     synth qwen3-32b q4_k_m
     tg_on 0 5 120 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
     ;;
+  g39a)
+    # The gates of the queued phases on a card of the same architecture (sm_90: an H100 when no H200
+    # is lent; the speed rows stay for the H200), first half: s37a's whole CUDA-vs-CPU suite at
+    # kernels.norm_defer + kernels.mmvs_row_pairs_qkv and its row-pair gates, then ms38's gates
+    # (kernel-check fused *_tcs, CudaModels.AttnMmaScores*). ~5 minutes.
+    gpu_info
+    suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
+    suite_tag="-arms"
+    cuda_vs_cpu "base configuration" 20
+    suite_args=()
+    suite_tag=""
+    for flt in mmvs_rp_x3 mmvs_pair_rp; do
+      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263900 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
+    timeout 150 "$bin/kernel-check" --section fused --filter _tcs --seed 20263901 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" \
+      --gtest_filter='CudaModels.AttnMmaScores*:CudaModels.AttnSoftmaxInterleave*' > "$out/test_backend_cuda_gpu-ms.log" 2>&1
+    echo "test_backend_cuda_gpu-ms rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu-ms.log"
+    ;;
+  g39b)
+    # Second half of g39a's idea: the gates of s36c (mmvf F16, attn pv16, fused attn_decode_rope/,
+    # kv_append_pair), moe37 (moe routed_matvec_v2, group/, grouped_matvec/, grouped_mma/, the
+    # Qwen3Moe* GPU tests) and q5k34 (mmvs_id / mmvs Q5_K and IQ4_XS, CudaModels.MmvsQ5kIq4xs*).
+    # ~8 minutes.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section mmvf --filter "/F16/" --seed 20263910 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    timeout 90 "$bin/kernel-check" --section attn --filter pv16 --seed 20263911 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope/ --seed 20263912 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    timeout 60 "$bin/kernel-check" --section fused --filter kv_append_pair --seed 20263913 --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
+    for flt in routed_matvec_v2 group/ grouped_matvec/ grouped_mma/; do
+      timeout 150 "$bin/kernel-check" --section moe --filter $flt --seed 20263914 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
+    for sec in mmvs_id mmvs; do
+      for ty in Q5_K IQ4_XS; do
+        timeout 100 "$bin/kernel-check" --section $sec --filter $ty --seed 20263915 --receipt "$out/kernel-check.jsonl" |
+          grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+      done
+    done
+    timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" \
+      --gtest_filter='CudaModels.Qwen3Moe*:CudaModels.MmvsQ5kIq4xs*' > "$out/test_backend_cuda_gpu-moe-q5k.log" 2>&1
+    echo "test_backend_cuda_gpu-moe-q5k rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu-moe-q5k.log"
+    ;;
   fold37)
     # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured
     # 0.980x on qwen3-8b q8_0 when it became the default (c6cb30a, 2026-12-02; 1.028x on q4_k_m)
