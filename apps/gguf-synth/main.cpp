@@ -96,12 +96,14 @@ int run(memra::app::Context& ctx) {
   res["sha256"] = r.sha256;
   auto& m = ctx.receipt.metrics();
   m["seconds_write"] = r.seconds_write;
-  m["seconds_hash"] = r.seconds_hash;
+  m["seconds_encode"] = r.seconds_encode;
+  m["seconds_wait"] = r.seconds_wait;
   m["threads"] = r.threads;
   m["write_GBps"] = r.file_bytes / r.seconds_write / 1e9;
-  std::printf("%s: %llu bytes (%llu tensor bytes), sha256 %s, %.1f s write + %.1f s hash, %d threads\n",
+  std::printf("%s: %llu bytes (%llu tensor bytes), sha256 %s, %.1f s (%.1f s encoding, %.1f s waiting for the disk%s), %d threads\n",
               c.out.c_str(), (unsigned long long)r.file_bytes, (unsigned long long)r.tensor_bytes,
-              r.sha256.empty() ? "(not computed)" : r.sha256.c_str(), r.seconds_write, r.seconds_hash, r.threads);
+              r.sha256.empty() ? "(not computed)" : r.sha256.c_str(), r.seconds_write, r.seconds_encode, r.seconds_wait,
+              r.sha256.empty() ? "" : " and the hash", r.threads);
   return 0;
 }
 

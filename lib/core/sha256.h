@@ -16,7 +16,7 @@ class Sha256 {
   std::string finish_hex();
 
  private:
-  void block(const uint8_t* p);
+  void blocks(const uint8_t* p, size_t n);  // n whole 64-byte blocks
   uint32_t h_[8];
   uint8_t buf_[64];
   size_t buf_len_ = 0;
@@ -24,6 +24,12 @@ class Sha256 {
 };
 
 std::string sha256_hex(std::string_view data);
+
+namespace sha256_detail {  // the two block functions, for tests and benchmarks
+void blocks_portable(uint32_t h[8], const uint8_t* p, size_t n);
+void blocks_shani(uint32_t h[8], const uint8_t* p, size_t n);  // only where shani_available()
+bool shani_available();  // x86-64 with the SHA extensions (and SSSE3 / SSE4.1)
+}  // namespace sha256_detail
 // Hash of a file's bytes (streams it; throws memra::Error when unreadable).
 std::string sha256_file_hex(const std::string& path);
 

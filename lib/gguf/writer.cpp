@@ -4,9 +4,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "gguf/internal.h"
 
 namespace memra::gguf {
@@ -84,10 +86,13 @@ struct Writer::Impl {
   size_t cur = 0;            // tensor receiving data
   uint64_t cur_written = 0;  // bytes of it received so far
   bool finished = false;
+  std::optional<Sha256> hash;  // of every byte written, when asked for
+  std::string digest;          // hash's hex digest once finished
 
   void write(const void* p, size_t n) {
     if (n && std::fwrite(p, 1, n, f) != n)
       MEMRA_FAIL("gguf writer: writing '{}' failed: {}", path, std::strerror(errno));
+    if (hash) hash->update(p, n);
   }
   void pad(uint64_t n_bytes) {
     static const char zeros[256] = {};
@@ -101,10 +106,11 @@ struct Writer::Impl {
 };
 
 Writer::Writer(const std::string& path, std::vector<KeyValue> kv, std::vector<TensorDecl> tensors,
-               uint32_t version)
+               uint32_t version, bool hash)
     : impl_(std::make_unique<Impl>()) {
   auto& w = *impl_;
   w.path = path;
+  if (hash) w.hash.emplace();
   MEMRA_CHECK(version == 2 || version == 3, "gguf writer '{}': version {} (must be 2 or 3)", path,
               version);
   std::set<std::string_view> keys;
@@ -212,6 +218,13 @@ void Writer::finish() {
     MEMRA_FAIL("gguf writer: finishing '{}' failed: {}", w.path, std::strerror(flush_ok ? e2 : e1));
   }
   w.finished = true;
+  if (w.hash) w.digest = w.hash->finish_hex();
+}
+
+std::string Writer::sha256_hex() const {
+  MEMRA_CHECK(impl_->hash && impl_->finished, "gguf writer '{}': no digest (constructed without hash, or not finished)",
+              impl_->path);
+  return impl_->digest;
 }
 
 void rewrite(const File& f, const std::string& out_path) {

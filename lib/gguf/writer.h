@@ -26,8 +26,10 @@ struct TensorDecl {
 class Writer {
  public:
   // version 3 by default; alignment taken from general.alignment in `kv` when present, else 32.
+  // With hash, every byte written also goes through SHA-256 (in the writing thread): sha256_hex()
+  // is the file's digest once finished, without reading it back.
   Writer(const std::string& path, std::vector<KeyValue> kv, std::vector<TensorDecl> tensors,
-         uint32_t version = 3);
+         uint32_t version = 3, bool hash = false);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -39,6 +41,8 @@ class Writer {
   void write_tensor_data(const void* data, size_t n);
   // Pads, checks that every tensor received exactly its bytes, closes. Throws on I/O error.
   void finish();
+  // The finished file's SHA-256 (hex); only for a writer constructed with hash.
+  std::string sha256_hex() const;
 
  private:
   struct Impl;

@@ -172,7 +172,7 @@ WriteResult write_model(const Plan& p, const WriteOptions& o) {
   std::vector<gguf::TensorDecl> decls;
   for (const auto& t : p.tensors) decls.push_back({t.name, t.ne, t.type});
   try {
-    gguf::Writer w(o.path, make_metadata(p, vocab, o.seed), decls);
+    gguf::Writer w(o.path, make_metadata(p, vocab, o.seed), decls, 3, o.hash);
     Pipeline pipe(w);
     std::vector<float> grid;  // scale grid of the last FP8 tensor, written right after it
     for (size_t ti = 0; ti < p.tensors.size(); ++ti) {
@@ -197,15 +197,22 @@ WriteResult write_model(const Plan& p, const WriteOptions& o) {
           while (ue < units.size() && (ue == ub || bytes + units[ue].n_rows * row_bytes <= o.chunk_bytes))
             bytes += units[ue++].n_rows * row_bytes;
           auto buf = pipe.take_buffer(bytes);
+          Stopwatch es;
           encode_units(t, o.seed, units, ub, ue, buf.data(), grid, pool);
+          res.seconds_encode += es.seconds();
+          Stopwatch ws;
           pipe.submit(std::move(buf));
+          res.seconds_wait += ws.seconds();
           ub = ue;
         }
       }
       if (o.progress) o.progress(ti, p.tensors.size(), t.name);
     }
+    Stopwatch ws;
     pipe.drain();
     w.finish();
+    res.seconds_wait += ws.seconds();
+    if (o.hash) res.sha256 = w.sha256_hex();
   } catch (...) {
     std::error_code ec;  // a half-written model must not be mistaken for a finished one
     std::filesystem::remove(o.path, ec);
@@ -213,11 +220,6 @@ WriteResult write_model(const Plan& p, const WriteOptions& o) {
   }
   res.seconds_write = sw.seconds();
   res.file_bytes = std::filesystem::file_size(o.path);
-  if (o.hash) {
-    Stopwatch hs;
-    res.sha256 = sha256_file_hex(o.path);
-    res.seconds_hash = hs.seconds();
-  }
   return res;
 }
 

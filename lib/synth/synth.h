@@ -28,7 +28,7 @@ struct WriteOptions {
   uint64_t seed = kDefaultSeed;
   int threads = 0;                     // 0: all hardware threads
   uint64_t chunk_bytes = 64ull << 20;  // encoded bytes per chunk (two chunks live at a time)
-  bool hash = true;                    // sha256 of the finished file
+  bool hash = true;                    // sha256 of the file, computed on the bytes as they are written
   // Called after each tensor: (index, count, tensor name).
   std::function<void(size_t, size_t, const std::string&)> progress;
 };
@@ -37,8 +37,9 @@ struct WriteResult {
   uint64_t file_bytes = 0;
   uint64_t tensor_bytes = 0;
   std::string sha256;          // empty when not hashed
-  double seconds_write = 0;    // generation + quantization + I/O
-  double seconds_hash = 0;
+  double seconds_write = 0;    // generation + quantization + I/O (+ the hash, in the writing thread)
+  double seconds_encode = 0;   // of which generating and quantizing (all threads)
+  double seconds_wait = 0;     // of which waiting for the writing thread (disk and hash)
   int threads = 0;
 };
 
