@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
     std::printf("| model | arm | backend | test | tok/s median | spread (min..max) | bytes/token | roofline | TFLOP/s | peak | vs 1st arm |\n");
     std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (const auto& path : model_paths) {
+      nlohmann::json model_json;  // every row's receipt "model" section: the file hashed once
       // One group of arms is resident at a time: all of them with bench.interleave (the
       // repetitions of a row then rotate over the arms, so a drift over the run's minutes falls
       // on every arm alike), else one arm after another (each loaded, measured, released).
@@ -303,7 +304,10 @@ int main(int argc, char** argv) {
             Receipt rec("pp-bench", ctx.receipt.json()["argv"].get<std::vector<std::string>>());
             rec.set_run_id(run_id);
             rec.set_config(cfg);
-            rec.set_model(*file, cfg.receipt.hash_model);
+            if (model_json.is_null() || (cfg.receipt.hash_model && model_json["sha256"] == ""))
+              model_json = Receipt::model_section(*file, cfg.receipt.hash_model);
+            rec.set_model(model_json);
+            if (!cfg.receipt.hash_model) rec.json()["model"]["sha256"] = "";
             if (!ctx.receipt.json()["gpu"].is_null()) rec.json()["gpu"] = ctx.receipt.json()["gpu"];
             auto& m = rec.metrics();
             m["row"] = row.name;

@@ -101,8 +101,10 @@ void Receipt::set_config(const Config& c) {
   j_["config_hash"] = config_hash(c);
 }
 
-void Receipt::set_model(const gguf::File& f, bool hash_file) {
-  nlohmann::json m = {
+void Receipt::set_model(const gguf::File& f, bool hash_file) { j_["model"] = model_section(f, hash_file); }
+
+nlohmann::json Receipt::model_section(const gguf::File& f, bool hash_file) {
+  return {
       {"path", f.path()},
       {"bytes", f.file_size()},
       {"tensor_bytes", f.tensor_bytes()},
@@ -111,7 +113,6 @@ void Receipt::set_model(const gguf::File& f, bool hash_file) {
       {"tensor_types", f.type_histogram()},
       {"sha256", hash_file ? sha256_file_hex(f.path()) : std::string()},
   };
-  j_["model"] = m;
 }
 
 void Receipt::set_gpu(const GpuInfo& g) {
