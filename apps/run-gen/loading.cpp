@@ -59,6 +59,7 @@ Loaded load_session(app::Context& ctx, std::shared_ptr<const gguf::File> file) {
   engine::SessionOptions so;
   so.kv = app::kv_options(cfg, l.backend_name, cfg.run.n_ctx);
   l.session = std::make_unique<engine::Session>(std::move(file), *l.backend, so);
+  ctx.receipt.wait_model_hash();  // (started by main: it read the file beside the load)
   l.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto& m = ctx.receipt.metrics();
   m["backend"] = l.backend_name;

@@ -30,7 +30,12 @@ int main(int argc, char** argv) {
     MEMRA_CHECK(n_modes <= 1, "--info, --tokenize, --detokenize and --ids are exclusive; got {} of them", n_modes);
     MEMRA_CHECK(o.logits_out.empty() || o.o_ids->count() > 0, "--logits-out needs --ids");
     auto file = std::make_shared<const memra::gguf::File>(memra::gguf::File::open(cfg.model.path));
-    ctx.receipt.set_model(*file, cfg.receipt.hash_model);
+    // The file's sha256 is read in the background while the weights load (load_session waits
+    // for it before anything is timed).
+    if (cfg.receipt.hash_model)
+      ctx.receipt.set_model_hash_later(*file);
+    else
+      ctx.receipt.set_model(*file, false);
     if (o.info) {
       std::fputs(memra::gguf::describe(*file).c_str(), stdout);
       ctx.receipt.results()["mode"] = "info";

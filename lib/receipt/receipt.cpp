@@ -103,6 +103,22 @@ void Receipt::set_config(const Config& c) {
 
 void Receipt::set_model(const gguf::File& f, bool hash_file) { j_["model"] = model_section(f, hash_file); }
 
+void Receipt::set_model_hash_later(const gguf::File& f) {
+  j_["model"] = model_section(f, false);
+  model_hash_ = std::async(std::launch::async, [path = f.path()] { return sha256_file_hex(path); }).share();
+}
+
+void Receipt::wait_model_hash() {
+  if (!model_hash_.valid()) return;
+  try {
+    j_["model"]["sha256"] = model_hash_.get();
+  } catch (const std::exception& e) {  // the run goes on; its receipt says why the hash is missing
+    j_["model"]["sha256"] = "";
+    j_["model"]["sha256_error"] = e.what();
+  }
+  model_hash_ = {};
+}
+
 nlohmann::json Receipt::model_section(const gguf::File& f, bool hash_file) {
   return {
       {"path", f.path()},
@@ -128,7 +144,8 @@ void Receipt::set_status(const std::string& status, const std::string& error) {
   j_["error"] = error;
 }
 
-bool Receipt::append_to(const std::string& path) const {
+bool Receipt::append_to(const std::string& path) {
+  wait_model_hash();
   try {
     const std::filesystem::path p(path);
     if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());

@@ -5,6 +5,7 @@
 // path, with status "error" and the message when the run failed.
 #include <nlohmann/json.hpp>
 
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ class Receipt {
   void set_config(const Config& c);
   void set_model(const gguf::File& f, bool hash_file);
   void set_model(nlohmann::json section) { j_["model"] = std::move(section); }
+  // set_model whose sha256 is computed in a background thread (reading the file while the caller
+  // loads it), filled in by wait_model_hash() or, at the latest, when the receipt is written.
+  void set_model_hash_later(const gguf::File& f);
+  void wait_model_hash();
   // The "model" section set_model writes (with hash_file, the file's sha256: seconds for a large
   // file; a tool writing several receipts of one file computes it once).
   static nlohmann::json model_section(const gguf::File& f, bool hash_file);
@@ -51,11 +56,12 @@ class Receipt {
 
   // Appends one line to `path` (creating parent folders). Returns false (and logs) on I/O error:
   // failing to write a receipt must not mask the run's own error.
-  bool append_to(const std::string& path) const;
+  bool append_to(const std::string& path);
 
  private:
   std::string run_id_;
   nlohmann::json j_;
+  std::shared_future<std::string> model_hash_;  // set_model_hash_later's pending sha256
 };
 
 // A fresh run id (time + random), shared by all rows of one benchmark run.

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -71,8 +72,8 @@ struct RunResult {
   std::string describe() const { return "exit " + std::to_string(code) + "\nstderr:\n" + err; }
 };
 
-// Runs the tool binary exe with args plus --receipt <fresh file> (receipt.hash_model off: tests do
-// not need the sha256 and hashing every call would be slow).
+// Runs the tool binary exe with args plus --receipt <fresh file> (receipt.hash_model off unless args
+// set it on: most tests do not need the sha256).
 inline RunResult run_tool(const std::string& exe, std::vector<std::string> args, bool receipt = true) {
   static int counter = 0;
   const int n = ++counter;
@@ -81,8 +82,10 @@ inline RunResult run_tool(const std::string& exe, std::vector<std::string> args,
   if (receipt) {
     args.push_back("--receipt");
     args.push_back(rec.string());
-    args.push_back("--set");
-    args.push_back("receipt.hash_model=false");
+    if (std::find(args.begin(), args.end(), "receipt.hash_model=true") == args.end()) {
+      args.push_back("--set");
+      args.push_back("receipt.hash_model=false");
+    }
   }
   std::vector<std::string> full{exe};
   full.insert(full.end(), args.begin(), args.end());

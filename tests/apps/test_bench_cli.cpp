@@ -3,6 +3,7 @@
 // against an arm that changes the shared rows.
 #include <map>
 
+#include "core/sha256.h"
 #include "run_util.h"
 
 namespace memra::apptest {
@@ -31,12 +32,15 @@ TEST(PpBenchArms, InterleavedArmsGiveOneReceiptPerRowAndArm) {
   const std::string a = write_arm("arm_a.toml", "[kernels]\nfuse = true\n");
   const std::string b = write_arm("arm_b.toml", "[kernels]\nfuse = false\n");
   for (bool interleave : {true, false}) {
-    auto res = run_tool(MEMRA_PP_BENCH, bench_args({a, b}, {"--set", interleave ? "bench.interleave=true" : "bench.interleave=false"}));
+    auto res = run_tool(MEMRA_PP_BENCH, bench_args({a, b}, {"--set", interleave ? "bench.interleave=true" : "bench.interleave=false",
+                                                            "--set", "receipt.hash_model=true"}));
     ASSERT_EQ(res.code, 0) << res.describe();
     ASSERT_EQ(res.receipts.size(), 4u) << "2 rows x 2 arms";
     int seen_a = 0, seen_b = 0;
+    const std::string file_hash = sha256_file_hex(tiny_model());  // every row's receipt names the file by it
     for (const auto& r : res.receipts) {
       EXPECT_EQ(r["status"], "ok");
+      EXPECT_EQ(r["model"]["sha256"], file_hash);
       const auto& m = r["metrics"];
       EXPECT_EQ(m["interleaved_arms"].get<int>(), interleave ? 2 : 1);
       ASSERT_EQ(m["samples_tok_s"].size(), 3u);

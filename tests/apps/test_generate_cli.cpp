@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/sha256.h"
 #include "receipt/receipt.h"
 #include "run_util.h"
 
@@ -26,7 +27,7 @@ void check_greedy(const std::string& model) {
     const auto gen = row["generated_ids"].get<std::vector<int32_t>>();
     std::vector<std::string> args = {shared_dir() + "/models/" + model, "-p", prompt, "-n",
                                      std::to_string(gen.size()), "--temp", "0", "--ctx", "256",
-                                     "--backend", "cpu"};
+                                     "--backend", "cpu", "--set", "receipt.hash_model=true"};
     args.insert(args.end(), kF32Kv.begin(), kF32Kv.end());
     auto res = run_gen(args);
     const std::string what = model + " prompt '" + prompt + "'";
@@ -36,6 +37,8 @@ void check_greedy(const std::string& model) {
     EXPECT_EQ(res.receipt["status"], "ok");
     const auto problems = validate_receipt(res.receipt);
     EXPECT_TRUE(problems.empty()) << what << ": receipt invalid: " << (problems.empty() ? "" : problems[0]);
+    // (hashed beside the load, in a background thread)
+    EXPECT_EQ(res.receipt["model"]["sha256"], sha256_file_hex(shared_dir() + "/models/" + model)) << what;
     EXPECT_EQ(r["prompt"], prompt);
     EXPECT_EQ(r["prompt_ids"].get<std::vector<int32_t>>(), row["prompt_ids"].get<std::vector<int32_t>>()) << what;
     // Compared up to the first step that is a coin toss between correct implementations (llama.cpp's

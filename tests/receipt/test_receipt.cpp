@@ -6,6 +6,9 @@
 #include <zlib.h>
 
 #include "config/config.h"
+#include "core/sha256.h"
+#include "gguf/gguf.h"
+#include "gguf/writer.h"
 #include "receipt/receipt.h"
 #include "receipt/sweep.h"
 
@@ -278,5 +281,38 @@ TEST(Sweep, GateHistoryAcrossConfigs) {
   EXPECT_NE(rep.failures[0].find("attn/x"), std::string::npos) << rep.failures[0];
   write_lines(dir / "c.jsonl", {gate("2026-12-03T00:00:00.000Z", "attn/x", true, 3)});
   EXPECT_TRUE(memra::sweep_receipts(dir.string(), {}).ok());
+  fs::remove_all(dir);
+}
+
+// set_model_hash_later: the sha256 read in the background arrives in the written receipt (the
+// file's digest), and a file that can no longer be read leaves an empty hash and the reason, not
+// a lost receipt.
+TEST(Receipt, ModelHashInTheBackground) {
+  const fs::path dir = temp_dir("hash");
+  const fs::path model = dir / "m.gguf";
+  {
+    memra::gguf::Writer w(model.string(), {{"general.architecture", memra::gguf::Value::str("llama")}},
+                          {{"t", {64}, memra::QType::F32}});
+    std::vector<float> x(64, 0.5f);
+    w.write_tensor_data(x.data(), x.size() * sizeof(float));
+    w.finish();
+  }
+  const auto f = memra::gguf::File::open(model.string());
+  auto r = make_receipt("run-gen");
+  r.set_model_hash_later(f);
+  ASSERT_TRUE(r.append_to((dir / "r.jsonl").string()));
+  auto rep = memra::read_receipt_file((dir / "r.jsonl").string());
+  ASSERT_EQ(rep.receipts.size(), 1u);
+  EXPECT_EQ(rep.receipts[0]["model"]["sha256"], memra::sha256_file_hex(model.string()));
+  EXPECT_EQ(rep.receipts[0]["model"]["sha256"], memra::Receipt::model_section(f, true)["sha256"]);
+
+  auto r2 = make_receipt("run-gen");
+  fs::remove(model);  // (the mapping stays; the path is gone)
+  r2.set_model_hash_later(f);
+  ASSERT_TRUE(r2.append_to((dir / "r2.jsonl").string()));
+  rep = memra::read_receipt_file((dir / "r2.jsonl").string());
+  ASSERT_EQ(rep.receipts.size(), 1u);
+  EXPECT_EQ(rep.receipts[0]["model"]["sha256"], "");
+  EXPECT_NE(rep.receipts[0]["model"]["sha256_error"].get<std::string>().find("cannot open"), std::string::npos);
   fs::remove_all(dir);
 }
