@@ -103,6 +103,48 @@ ncu_cases() {  # kernel-regex line-grep tag|case...: ncu --set full of one launc
     grep -E "$lines" "$out/ncu/ncu-$tag.txt" | head -n 18
   done
 }
+kc() {  # section filter seed limit_s [lines]: a kernel-check gate, its FAIL / ERR lines and summary
+  timeout "$4" "$bin/kernel-check" --section "$1" --filter "$2" --seed "$3" --receipt "$out/kernel-check.jsonl" |
+    grep -E "FAIL|ERR|kernel-check:" | tail -n "${5:-6}"
+}
+gpu_tests() {  # tag filter limit_s: a filtered run of the CUDA-vs-CPU tests, log test_backend_cuda_gpu-TAG.log
+  timeout "$3" "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter="$2" > "$out/test_backend_cuda_gpu-$1.log" 2>&1
+  echo "test_backend_cuda_gpu-$1 rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu-$1.log"
+}
+# The gates of the queued measurements (each phase below runs its own; g39a / g39b run them all
+# on a card of the same architecture when no H200 is lent).
+gates_s37a() {  # the whole suite at kernels.norm_defer + kernels.mmvs_row_pairs_qkv, the q/k/v row-pair gates
+  suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
+  suite_tag="-arms"
+  cuda_vs_cpu "base configuration" 20
+  suite_args=()
+  suite_tag=""
+  for flt in mmvs_rp_x3 mmvs_pair_rp; do kc mmvs_id $flt 20263700 60; done
+}
+gates_ms38() {  # the tensor-core attention scores: byte identity with the unfolded path
+  kc fused _tcs 20263800 150 8
+  gpu_tests ms 'CudaModels.AttnMmaScores*:CudaModels.AttnSoftmaxInterleave*' 100
+}
+gates_s36c() {
+  # (s36b's whole-section gate ran past its 150 s: the F16 cases only, the ones the f16 rows use)
+  kc mmvf "/F16/" 20263600 120
+  # the thirty-seventh session's P x V rescale through selp (same bits): the tensor-core P x V
+  # against its naive twin's tolerance (several tiles per warp at 4097 / 16384 keys), and the
+  # folded default instances byte-identical to the unfolded path
+  kc attn pv16 20263701 90
+  kc fused attn_decode_rope/ 20263702 120
+  # and the K/V pair append's sides selected by value (no local copy of its parameters)
+  kc fused kv_append_pair 20263703 60 4
+}
+gates_moe37() {
+  for flt in routed_matvec_v2 group/ grouped_matvec/ grouped_mma/; do kc moe $flt 20263700 150; done
+  gpu_tests moe 'CudaModels.Qwen3Moe*' 100
+}
+gates_q5k34() {
+  for sec in mmvs_id mmvs; do
+    for ty in Q5_K IQ4_XS; do kc $sec $ty 20263410 150; done
+  done
+}
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
   mkdir -p "$synth_dir"
@@ -255,15 +297,7 @@ case "$phase" in
     # configs/arm-base.toml and --baseline: the receipts behind them go to receipts/baselines/,
     # and the 30b / f16 / prefill rows stay from the old baseline file). ~9 minutes.
     gpu_info
-    suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
-    suite_tag="-arms"
-    cuda_vs_cpu "base configuration" 20
-    suite_args=()
-    suite_tag=""
-    for flt in mmvs_rp_x3 mmvs_pair_rp; do
-      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263700 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
+    gates_s37a
     both=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 5 240 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml \
@@ -279,52 +313,18 @@ case "$phase" in
     ;;
   g39a)
     # The gates of the queued phases on a card of the same architecture (sm_90: an H100 when no H200
-    # is lent; the speed rows stay for the H200), first half: s37a's whole CUDA-vs-CPU suite at
-    # kernels.norm_defer + kernels.mmvs_row_pairs_qkv and its row-pair gates, then ms38's gates
-    # (kernel-check fused *_tcs, CudaModels.AttnMmaScores*). ~5 minutes.
+    # is lent; the speed rows stay for the H200), first half: s37a's and ms38's. ~5 minutes.
     gpu_info
-    suite_args=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
-    suite_tag="-arms"
-    cuda_vs_cpu "base configuration" 20
-    suite_args=()
-    suite_tag=""
-    for flt in mmvs_rp_x3 mmvs_pair_rp; do
-      timeout 60 "$bin/kernel-check" --section mmvs_id --filter $flt --seed 20263900 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
-    timeout 150 "$bin/kernel-check" --section fused --filter _tcs --seed 20263901 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" \
-      --gtest_filter='CudaModels.AttnMmaScores*:CudaModels.AttnSoftmaxInterleave*' > "$out/test_backend_cuda_gpu-ms.log" 2>&1
-    echo "test_backend_cuda_gpu-ms rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu-ms.log"
+    gates_s37a
+    gates_ms38
     ;;
   g39b)
-    # Second half of g39a's idea: the gates of s36c (mmvf F16, attn pv16, fused attn_decode_rope/,
-    # kv_append_pair), moe37 (moe routed_matvec_v2, group/, grouped_matvec/, grouped_mma/, the
-    # Qwen3Moe* GPU tests) and q5k34 (mmvs_id / mmvs Q5_K and IQ4_XS, CudaModels.MmvsQ5kIq4xs*).
+    # Second half: the gates of s36c, moe37 and q5k34 (CudaModels.MmvsQ5kIq4xs* ran in g39a's suite).
     # ~8 minutes.
     gpu_info
-    timeout 120 "$bin/kernel-check" --section mmvf --filter "/F16/" --seed 20263910 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    timeout 90 "$bin/kernel-check" --section attn --filter pv16 --seed 20263911 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope/ --seed 20263912 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    timeout 60 "$bin/kernel-check" --section fused --filter kv_append_pair --seed 20263913 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
-    for flt in routed_matvec_v2 group/ grouped_matvec/ grouped_mma/; do
-      timeout 150 "$bin/kernel-check" --section moe --filter $flt --seed 20263914 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
-    for sec in mmvs_id mmvs; do
-      for ty in Q5_K IQ4_XS; do
-        timeout 100 "$bin/kernel-check" --section $sec --filter $ty --seed 20263915 --receipt "$out/kernel-check.jsonl" |
-          grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-      done
-    done
-    timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" \
-      --gtest_filter='CudaModels.Qwen3Moe*:CudaModels.MmvsQ5kIq4xs*' > "$out/test_backend_cuda_gpu-moe-q5k.log" 2>&1
-    echo "test_backend_cuda_gpu-moe-q5k rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu-moe-q5k.log"
+    gates_s36c
+    gates_moe37
+    gates_q5k34
     ;;
   fold37)
     # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured
@@ -351,16 +351,11 @@ case "$phase" in
     # (llama.cpp 11317), and the same with kernels.moe_grouped_mma (gates grouped_mma/*, GPU test
     # Qwen3Moe_Q8_0_DevicePrefillMma). ~9 minutes.
     gpu_info
-    for flt in routed_matvec_v2 group/ grouped_matvec/ grouped_mma/; do
-      timeout 150 "$bin/kernel-check" --section moe --filter $flt --seed 20263700 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
+    gates_moe37
     for flt in e128-n1 e128-n512; do
       timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263701 --filter $flt --receipt "$out/kernel-check-perf.jsonl" |
         grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     done
-    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen3Moe*' > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu.log"
     synth qwen3-30b-a3b q8_0 400
     tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-moe-glu-q8-1.toml --arm configs/arm-moe-routed-v2.toml \
       --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
@@ -382,20 +377,7 @@ case "$phase" in
   s36c)
     # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time).
     gpu_info
-    # (s36b's whole-section gate ran past its 150 s: the F16 cases only, the ones the f16 rows use)
-    # (every case's line, to see where a slow or stuck one is)
-    timeout 120 "$bin/kernel-check" --section mmvf --filter "/F16/" --seed 20263600 --receipt "$out/kernel-check.jsonl" |
-      grep -E "^\[|kernel-check:" | cut -c1-110
-    # the thirty-seventh session's P x V rescale through selp (same bits): the tensor-core P x V
-    # against its naive twin's tolerance (several tiles per warp at 4097 / 16384 keys), and the
-    # folded default instances byte-identical to the unfolded path
-    timeout 90 "$bin/kernel-check" --section attn --filter pv16 --seed 20263701 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    timeout 120 "$bin/kernel-check" --section fused --filter attn_decode_rope/ --seed 20263702 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    # and the K/V pair append's sides selected by value (no local copy of its parameters)
-    timeout 60 "$bin/kernel-check" --section fused --filter kv_append_pair --seed 20263703 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 4
+    gates_s36c
     synth qwen3-8b f16
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
     rm -f "$f"
@@ -408,12 +390,7 @@ case "$phase" in
     # verify); kernel times beside Q4_K's at the qwen3-8b shapes and beside mmvq's rows of the same
     # types (llama 14336 shapes). The tg128 rows are q5k34t (one call's 600 s do not hold both).
     gpu_info
-    for sec in mmvs_id mmvs; do
-      for ty in Q5_K IQ4_XS; do
-        timeout 150 "$bin/kernel-check" --section $sec --filter $ty --seed 20263410 --receipt "$out/kernel-check.jsonl" |
-          grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-      done
-    done
+    gates_q5k34
     cuda_vs_cpu "Q5kIq4xs|q5_k_m|iq4_xs" 10
     for flt in mmvs_ail_cap6/Q4_K/4096x mmvs_ail_glu_cap5/Q4_K/12288; do
       timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20263411 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
@@ -457,11 +434,7 @@ case "$phase" in
     # _si_tcs twins), then qwen3-8b q4_k_m tg128 at 8192 / 16384 keys with the arm (past 4608 keys:
     # the group block). ~4 minutes.
     gpu_info
-    timeout 150 "$bin/kernel-check" --section fused --filter _tcs --seed 20263800 --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:" | tail -n 8
-    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" \
-      --gtest_filter='CudaModels.AttnMmaScores*:CudaModels.AttnSoftmaxInterleave*' > "$out/test_backend_cuda_gpu.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$out/test_backend_cuda_gpu.log"
+    gates_ms38
     for flt in "neox_norm_pv16_pre_ks_si_ms96/q8_0-q5_1/32-8x128/n1@16512" "neox_norm_pv16_pre_ks_si_tcs_ms96/q8_0-q5_1/32-8x128/n1@16512" \
                "neox_norm_pv16_pre_ks_si/q8_0-q5_1/32-8x128/n1@16383" "neox_norm_pv16_pre_ks_si_tcs/q8_0-q5_1/32-8x128/n1@16383"; do
       timeout 60 "$bin/kernel-check" --section fused --perf --seed 20263801 --filter "$flt" \
