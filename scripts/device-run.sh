@@ -13,6 +13,7 @@
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   arch35 : the non-qwen3 architectures' kernels and CUDA-vs-CPU tests (qwen35, qwen3moe, gemma3/4)
+# When only an H100 is lent: g39a then g39b (every queued phase's gates; the rows wait for an H200).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): s37a (the suite at kernels.norm_defer + kernels.mmvs_row_pairs_qkv via
 # --config, the row-pair gates, the README rows with both keys as the base configuration), then the
