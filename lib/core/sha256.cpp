@@ -1,12 +1,12 @@
 #include "core/sha256.h"
 
 #include <cstdio>
+#include <cstring>
+#include <vector>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 #include <immintrin.h>
 #endif
-#include <cstring>
-#include <vector>
 
 #include "core/error.h"
 
