@@ -26,6 +26,7 @@
 #include "common/backend_select.h"
 #include "common/kernel_trace.h"
 #include "core/error.h"
+#include "core/sha256.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "gguf/gguf.h"
@@ -159,7 +160,7 @@ int main(int argc, char** argv) {
     std::printf("| model | arm | backend | test | tok/s median | spread (min..max) | bytes/token | roofline | TFLOP/s | peak | vs 1st arm |\n");
     std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (const auto& path : model_paths) {
-      nlohmann::json model_json;  // every row's receipt "model" section: the file hashed once
+      std::string model_sha;  // the file's sha256, read once for every row that records it
       // One group of arms is resident at a time: all of them with bench.interleave (the
       // repetitions of a row then rotate over the arms, so a drift over the run's minutes falls
       // on every arm alike), else one arm after another (each loaded, measured, released).
@@ -304,10 +305,11 @@ int main(int argc, char** argv) {
             Receipt rec("pp-bench", ctx.receipt.json()["argv"].get<std::vector<std::string>>());
             rec.set_run_id(run_id);
             rec.set_config(cfg);
-            if (model_json.is_null() || (cfg.receipt.hash_model && model_json["sha256"] == ""))
-              model_json = Receipt::model_section(*file, cfg.receipt.hash_model);
-            rec.set_model(model_json);
-            if (!cfg.receipt.hash_model) rec.json()["model"]["sha256"] = "";
+            rec.set_model(*file, false);
+            if (cfg.receipt.hash_model) {
+              if (model_sha.empty()) model_sha = sha256_file_hex(file->path());
+              rec.json()["model"]["sha256"] = model_sha;
+            }
             if (!ctx.receipt.json()["gpu"].is_null()) rec.json()["gpu"] = ctx.receipt.json()["gpu"];
             auto& m = rec.metrics();
             m["row"] = row.name;

@@ -101,10 +101,8 @@ void Receipt::set_config(const Config& c) {
   j_["config_hash"] = config_hash(c);
 }
 
-void Receipt::set_model(const gguf::File& f, bool hash_file) { j_["model"] = model_section(f, hash_file); }
-
 void Receipt::set_model_hash_later(const gguf::File& f) {
-  j_["model"] = model_section(f, false);
+  set_model(f, false);
   model_hash_ = std::async(std::launch::async, [path = f.path()] { return sha256_file_hex(path); }).share();
 }
 
@@ -119,8 +117,8 @@ void Receipt::wait_model_hash() {
   model_hash_ = {};
 }
 
-nlohmann::json Receipt::model_section(const gguf::File& f, bool hash_file) {
-  return {
+void Receipt::set_model(const gguf::File& f, bool hash_file) {
+  j_["model"] = {
       {"path", f.path()},
       {"bytes", f.file_size()},
       {"tensor_bytes", f.tensor_bytes()},

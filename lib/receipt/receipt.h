@@ -34,14 +34,10 @@ class Receipt {
   // Fill the standard sections.
   void set_config(const Config& c);
   void set_model(const gguf::File& f, bool hash_file);
-  void set_model(nlohmann::json section) { j_["model"] = std::move(section); }
   // set_model whose sha256 is computed in a background thread (reading the file while the caller
   // loads it), filled in by wait_model_hash() or, at the latest, when the receipt is written.
   void set_model_hash_later(const gguf::File& f);
   void wait_model_hash();
-  // The "model" section set_model writes (with hash_file, the file's sha256: seconds for a large
-  // file; a tool writing several receipts of one file computes it once).
-  static nlohmann::json model_section(const gguf::File& f, bool hash_file);
   void set_gpu(const GpuInfo& g);
   void set_run_id(const std::string& id);
   const std::string& run_id() const { return run_id_; }

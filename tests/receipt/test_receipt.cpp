@@ -304,7 +304,6 @@ TEST(Receipt, ModelHashInTheBackground) {
   auto rep = memra::read_receipt_file((dir / "r.jsonl").string());
   ASSERT_EQ(rep.receipts.size(), 1u);
   EXPECT_EQ(rep.receipts[0]["model"]["sha256"], memra::sha256_file_hex(model.string()));
-  EXPECT_EQ(rep.receipts[0]["model"]["sha256"], memra::Receipt::model_section(f, true)["sha256"]);
 
   auto r2 = make_receipt("run-gen");
   fs::remove(model);  // (the mapping stays; the path is gone)
