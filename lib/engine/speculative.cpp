@@ -1,0 +1,156 @@
+#include "engine/speculative.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace memra::engine {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
+
+}  // namespace
+
+Drafter::~Drafter() = default;
+
+void ModelDrafter::prime(std::span<const int32_t> prompt) {
+  s_.reset();
+  held_.clear();
+  // All but the last token: the first proposal runs that one and reads its logits.
+  if (prompt.size() < 2) return;
+  const auto head = prompt.first(prompt.size() - 1);
+  MEMRA_CHECK((int64_t)head.size() < s_.n_ctx(), "draft model: prompt of {} tokens exceeds its context n_ctx={}",
+              prompt.size(), s_.n_ctx());
+  s_.prefill(head, false);
+  held_.assign(head.begin(), head.end());
+}
+
+std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int k) {
+  std::vector<int32_t> out;
+  if (history.empty() || k <= 0) return out;
+  // Proposing k tokens runs the history's tail and k - 1 proposals: positions up to
+  // history.size() + k - 2.
+  k = std::min<int64_t>(k, (int64_t)s_.n_ctx() - (int64_t)history.size() + 1);
+  if (k <= 0) return out;
+  size_t keep = 0;
+  while (keep < held_.size() && keep < history.size() && held_[keep] == history[keep]) ++keep;
+  keep = std::min(keep, history.size() - 1);  // the last token always runs: its logits are the first guess
+  s_.truncate((int)keep);
+  held_.resize(keep);
+  const auto tail = history.subspan(keep);
+  std::vector<float> logits = s_.prefill(tail, false);
+  held_.insert(held_.end(), tail.begin(), tail.end());
+  for (int i = 0; i < k; ++i) {
+    const int32_t d = argmax(logits);
+    out.push_back(d);
+    if (i + 1 == k) break;
+    logits = s_.decode(d);
+    held_.push_back(d);
+  }
+  return out;
+}
+
+NgramDrafter::NgramDrafter(int n_min, int n_max) : n_min_(n_min), n_max_(n_max) {
+  MEMRA_CHECK(n_min >= 1 && n_max >= n_min, "ngram drafter: need 1 <= n_min <= n_max, got {} and {}", n_min, n_max);
+}
+
+std::vector<int32_t> NgramDrafter::propose(std::span<const int32_t> history, int k) {
+  const int64_t len = (int64_t)history.size();
+  for (int64_t n = std::min<int64_t>(n_max_, len - 1); n >= n_min_ && k > 0; --n) {
+    const auto tail = history.subspan((size_t)(len - n));
+    // The most recent earlier occurrence: starts at j < len - n.
+    for (int64_t j = len - n - 1; j >= 0; --j) {
+      if (!std::equal(tail.begin(), tail.end(), history.begin() + j)) continue;
+      const int64_t from = j + n, to = std::min<int64_t>(len, from + k);
+      return std::vector<int32_t>(history.begin() + from, history.begin() + to);
+    }
+  }
+  return {};
+}
+
+SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<const int32_t> prompt,
+                                const SpecOptions& opts, const TokenFn& on_token) {
+  MEMRA_CHECK(!prompt.empty(), "speculative: empty prompt (add at least a BOS token)");
+  MEMRA_CHECK(opts.n_predict >= 0, "speculative: n_predict must be >= 0, got {}", opts.n_predict);
+  MEMRA_CHECK(opts.k >= 1, "speculative: k (tokens drafted per step) must be >= 1, got {}", opts.k);
+  const int64_t need = (int64_t)target.n_past() + (int64_t)prompt.size() + opts.n_predict;
+  MEMRA_CHECK(need <= target.n_ctx(), "prompt of {} tokens + {} to generate exceeds context n_ctx={}{}",
+              prompt.size(), opts.n_predict, target.n_ctx(),
+              target.n_past() ? fmt::format(" ({} tokens already in the cache)", target.n_past()) : "");
+  SpecResult r;
+  r.n_prompt = (int)prompt.size();
+  r.stop = "length";
+  r.accepted_hist.assign((size_t)opts.k + 1, 0);
+  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  const int n_past0 = target.n_past();
+
+  const auto t0 = clock::now();
+  drafter.prime(prompt);
+  std::vector<float> logits = target.prefill(prompt, false);
+  r.prefill_ms = ms_since(t0);
+  if (opts.n_predict == 0) return r;
+
+  const auto t1 = clock::now();
+  // Emits one token; false when generation ends with it.
+  auto emit = [&](int32_t id) {
+    r.tokens.push_back(id);
+    history.push_back(id);
+    if (on_token && !on_token(id)) {
+      r.stop = "callback";
+      return false;
+    }
+    if (std::find(opts.eog_ids.begin(), opts.eog_ids.end(), id) != opts.eog_ids.end()) {
+      r.stop = "eog";
+      return false;
+    }
+    return (int)r.tokens.size() < opts.n_predict;
+  };
+  const int64_t nv = target.n_vocab();
+  int32_t cur = argmax(logits);
+  bool going = emit(cur);
+  while (going) {
+    // cur is emitted but not in the target's cache. The batch [cur, proposals] can yield
+    // 1 + proposals tokens: never more than are still wanted.
+    const int room = opts.n_predict - (int)r.tokens.size();
+    const int k = std::min(opts.k, room - 1);
+    std::vector<int32_t> batch{cur};
+    if (k > 0) {
+      const auto td = clock::now();
+      auto d = drafter.propose(history, k);
+      r.draft_ms += ms_since(td);
+      if ((int)d.size() > k) d.resize((size_t)k);
+      for (int32_t id : d)
+        MEMRA_CHECK(id >= 0 && id < nv, "speculative: the {} drafter proposed token {} outside the target's "
+                    "vocabulary of {}", drafter.name(), id, nv);
+      batch.insert(batch.end(), d.begin(), d.end());
+    }
+    const int base = target.n_past();
+    const std::vector<float> rows = batch.size() == 1 ? target.decode(cur) : target.prefill(batch, true);
+    const int n_draft = (int)batch.size() - 1;
+    ++r.n_verify;
+    r.n_drafted += n_draft;
+    auto row = [&](int i) { return std::span<const float>(rows).subspan((size_t)(i * nv), (size_t)nv); };
+    int a = 0;  // proposals equal to the target's choice at their position
+    while (a < n_draft && argmax(row(a)) == batch[(size_t)a + 1]) ++a;
+    r.n_accepted += a;
+    ++r.accepted_hist[(size_t)a];
+    // Keep cur and the accepted proposals in the cache; the rejected ones' rows go.
+    target.truncate(base + 1 + a);
+    for (int i = 1; i <= a && going; ++i) going = emit(batch[(size_t)i]);
+    if (!going) break;
+    cur = argmax(row(a));
+    going = emit(cur);
+  }
+  // A stop inside an accepted run leaves proposals past the last emitted token in the cache:
+  // drop them, so the cache holds what plain generation's would (every emitted token but the last).
+  const int64_t held = (int64_t)n_past0 + (int64_t)prompt.size() + (int64_t)r.tokens.size() - 1;
+  if (target.n_past() > held) target.truncate((int)held);
+  r.decode_ms = ms_since(t1);
+  return r;
+}
+
+}  // namespace memra::engine

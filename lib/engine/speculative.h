@@ -1,0 +1,90 @@
+#pragma once
+// Greedy speculative decoding: a drafter proposes up to k tokens, the target model scores the
+// last committed token and the k proposals in one batch (Session::prefill with every position's
+// logits), the longest prefix of proposals that equals the target's own greedy choices is kept,
+// and the target's choice after it is emitted too. Every emitted token is the argmax of a target
+// logit row for exactly the tokens before it, so the output is plain greedy decoding's
+// (engine::generate with argmax) whenever the target's batched rows choose as its one-token steps
+// do: bit for bit on the CPU backend (tests/engine/test_speculative.cpp), and on a device the
+// decode == verify identity of its kernels. The drafter only changes how many target batches run.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/session.h"
+
+namespace memra::engine {
+
+// Proposes continuations of the committed sequence (prompt + every emitted token).
+class Drafter {
+ public:
+  virtual ~Drafter();
+  // Called once with the prompt before the first proposal (a model drafter prefills it here, so
+  // that the time is counted with the prompt's).
+  virtual void prime(std::span<const int32_t> prompt) { (void)prompt; }
+  // Up to k proposed tokens that continue history (fewer or none when it has no guess).
+  virtual std::vector<int32_t> propose(std::span<const int32_t> history, int k) = 0;
+  virtual std::string name() const = 0;
+};
+
+// A smaller model with the same vocabulary, decoded greedily. Its cache follows the committed
+// sequence: at each proposal it keeps the longest prefix it already holds and runs the rest.
+class ModelDrafter final : public Drafter {
+ public:
+  explicit ModelDrafter(Session& draft) : s_(draft) {}
+  void prime(std::span<const int32_t> prompt) override;
+  std::vector<int32_t> propose(std::span<const int32_t> history, int k) override;
+  std::string name() const override { return "model"; }
+
+ private:
+  Session& s_;
+  std::vector<int32_t> held_;  // the tokens in the draft session's cache, in order
+};
+
+// Prompt lookup: the most recent earlier occurrence of the history's last n tokens (n from
+// n_max down to n_min) proposes the tokens that followed it. No model; wins on text that repeats
+// its context (code edits, summaries, extraction).
+class NgramDrafter final : public Drafter {
+ public:
+  NgramDrafter(int n_min, int n_max);
+  std::vector<int32_t> propose(std::span<const int32_t> history, int k) override;
+  std::string name() const override { return "ngram"; }
+
+ private:
+  int n_min_, n_max_;
+};
+
+struct SpecOptions {
+  int n_predict = 128;
+  int k = 4;                      // tokens drafted per target batch (at most)
+  std::vector<int32_t> eog_ids;   // generation stops after emitting one of these
+};
+
+struct SpecResult {
+  std::vector<int32_t> tokens;  // generated ids (an end-of-generation id included)
+  std::string stop;             // "eog", "length" or "callback"
+  int n_prompt = 0;
+  double prefill_ms = 0.0;  // the target's prompt and the drafter's prime
+  double decode_ms = 0.0;   // everything after the first token: drafting and verifying
+  double draft_ms = 0.0;    // the part of decode_ms spent in the drafter
+  int64_t n_verify = 0;     // target batches after the prompt
+  int64_t n_drafted = 0;    // proposals scored by the target
+  int64_t n_accepted = 0;   // proposals equal to the target's choice at their position
+  std::vector<int64_t> accepted_hist;  // [a]: target batches that accepted a proposals (a <= k)
+  double decode_tok_s() const {
+    return decode_ms > 0 && tokens.size() > 1 ? (double)(tokens.size() - 1) * 1e3 / decode_ms : 0.0;
+  }
+  double acceptance() const { return n_drafted > 0 ? (double)n_accepted / (double)n_drafted : 0.0; }
+};
+
+// Prefills prompt into target (on top of what it holds; the drafter sees the prompt and what is
+// emitted) and emits up to n_predict greedy tokens as
+// described above. Checks that prompt + n_predict fits the context; a proposal never runs the
+// target past prompt + n_predict positions (the last batches draft fewer tokens), so the context
+// bound is plain generation's. on_token as in generate().
+SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<const int32_t> prompt,
+                                const SpecOptions& opts, const TokenFn& on_token = {});
+
+}  // namespace memra::engine

@@ -1,0 +1,289 @@
+// Greedy speculative decoding (lib/engine/speculative.h): the output is plain greedy decoding's,
+// token for token, whatever the drafter proposes; the target batches and acceptance counts are
+// what the algorithm's arithmetic says. Expected tokens come from engine::generate with argmax
+// (itself checked against llama.cpp in test_stories.cpp) and from ../shared/reference.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <random>
+
+#include "core/error.h"
+#include "engine/speculative.h"
+#include "ref_util.h"
+
+namespace memra {
+namespace {
+
+using engine::Drafter;
+using engine::SpecOptions;
+using testref::make_rig;
+
+std::string model_path(const std::string& name) { return testref::shared_dir() + "/models/" + name; }
+
+std::vector<int32_t> plain_greedy(engine::Session& s, std::span<const int32_t> prompt, int n,
+                                  std::vector<int32_t> eog = {}) {
+  s.reset();
+  return engine::generate(s, prompt, {n, std::move(eog)}, [](std::span<const float> l) { return engine::argmax(l); })
+      .tokens;
+}
+
+engine::SpecResult speculate(engine::Session& s, Drafter& d, std::span<const int32_t> prompt, int n, int k,
+                             std::vector<int32_t> eog = {}) {
+  s.reset();
+  SpecOptions o;
+  o.n_predict = n;
+  o.k = k;
+  o.eog_ids = std::move(eog);
+  return engine::generate_speculative(s, d, prompt, o);
+}
+
+// Replays a known sequence from a given position of the history, with an optional wrong token.
+class ReplayDrafter final : public Drafter {
+ public:
+  ReplayDrafter(std::vector<int32_t> full, int wrong_every = 0) : full_(std::move(full)), wrong_every_(wrong_every) {}
+  std::vector<int32_t> propose(std::span<const int32_t> history, int k) override {
+    std::vector<int32_t> out;
+    for (size_t i = history.size(); i < full_.size() && (int)out.size() < k; ++i) {
+      const bool wrong = wrong_every_ > 0 && (int)(i % (size_t)wrong_every_) == 0;
+      out.push_back(wrong ? (full_[i] == 0 ? 1 : 0) : full_[i]);
+    }
+    return out;
+  }
+  std::string name() const override { return "replay"; }
+
+ private:
+  std::vector<int32_t> full_;
+  int wrong_every_;
+};
+
+class RandomDrafter final : public Drafter {
+ public:
+  RandomDrafter(int n_vocab, uint64_t seed) : n_vocab_(n_vocab), rng_(seed) {}
+  std::vector<int32_t> propose(std::span<const int32_t>, int k) override {
+    std::vector<int32_t> out((size_t)k);
+    for (auto& id : out) id = (int32_t)(rng_() % (uint64_t)n_vocab_);
+    return out;
+  }
+  std::string name() const override { return "random"; }
+
+ private:
+  int n_vocab_;
+  std::mt19937_64 rng_;
+};
+
+// The premise on the CPU backend: the rows of a batch are the bytes of one-token steps at the
+// same positions (every row's matmuls, norms and attention in the same order), so a verify batch
+// chooses what decoding would, including at near-ties.
+TEST(Speculative, CpuBatchRowsAreDecodeBytes) {
+  MEMRA_REQUIRE_SHARED();
+  struct Case {
+    const char* file;
+    bool quantize_act;
+  };
+  for (const Case& c : {Case{"stories260K.gguf", false}, Case{"stories260K-q4_0.gguf", true},
+                        Case{"synth/llama-q4_k_m.gguf", true}, Case{"synth/qwen3-q8_0.gguf", true}}) {
+    auto rig = make_rig(model_path(c.file), c.quantize_act, QType::F16);
+    auto& s = *rig.session;
+    const int nv = s.n_vocab();
+    const std::vector<int32_t> prompt{1, 403, 407, 261, 378};
+    std::vector<int32_t> toks;
+    std::vector<float> one;
+    auto logits = s.prefill(prompt, false);
+    for (int i = 0; i < 7; ++i) {
+      toks.push_back(engine::argmax(logits));
+      logits = s.decode(toks.back());
+      one.insert(one.end(), logits.begin(), logits.end());
+    }
+    s.truncate((int)prompt.size());
+    const auto batch = s.prefill(toks, true);
+    ASSERT_EQ(batch.size(), one.size());
+    for (size_t r = 0; r < toks.size(); ++r)
+      EXPECT_EQ(0, std::memcmp(batch.data() + r * nv, one.data() + r * nv, (size_t)nv * 4))
+          << c.file << ": batch row " << r << " differs from the one-token step";
+  }
+}
+
+// Output == plain greedy for a draft model of the same vocabulary (the q4_0 file of the same
+// model: mostly right, sometimes not), the n-gram drafter, and every k.
+TEST(Speculative, GreedyOutputUnchangedByDraftAndK) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("stories260K.gguf"), false, QType::F16);
+  auto draft = make_rig(model_path("stories260K-q4_0.gguf"), true, QType::F16);
+  engine::ModelDrafter md(*draft.session);
+  engine::NgramDrafter ng(1, 3);
+  for (const std::vector<int32_t>& prompt : {std::vector<int32_t>{1, 403, 407, 261, 378}, std::vector<int32_t>{1, 432}}) {
+    const auto want = plain_greedy(*target.session, prompt, 60);
+    for (Drafter* d : {static_cast<Drafter*>(&md), static_cast<Drafter*>(&ng)}) {
+      for (int k : {1, 2, 3, 5, 8}) {
+        const auto r = speculate(*target.session, *d, prompt, 60, k);
+        EXPECT_EQ(r.tokens, want) << d->name() << " k=" << k;
+        EXPECT_EQ(r.stop, "length");
+        EXPECT_EQ(target.session->n_past(), (int)prompt.size() + 59) << "the cache holds every emitted token but the last";
+        fmt::print("{} k={}: {} target batches for {} tokens, {} of {} proposals accepted\n", d->name(), k, r.n_verify,
+                   r.tokens.size(), r.n_accepted, r.n_drafted);
+        if (d == &md && k == 3) {
+          EXPECT_GT(r.n_accepted, r.n_drafted / 2) << "a q4_0 copy of the model should mostly agree";
+        }
+      }
+    }
+  }
+}
+
+// Against llama.cpp's greedy generations directly (the same margin rule as test_stories.cpp:
+// compared up to the first step where its two configurations part).
+TEST(Speculative, EqualsLlamaCppGreedy) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("stories260K.gguf"), false, QType::F32);
+  auto draft = make_rig(model_path("stories260K-q8_0.gguf"), true, QType::F32);
+  engine::ModelDrafter md(*draft.session);
+  int cases = 0;
+  for (const auto& row : testref::read_jsonl(testref::shared_dir() + "/reference/generate.jsonl")) {
+    if (row["model"] != "stories260K.gguf") continue;
+    ++cases;
+    const auto prompt = row["prompt_ids"].get<std::vector<int32_t>>();
+    const auto ref = row["generated_ids"].get<std::vector<int32_t>>();
+    size_t upto = ref.size();
+    if (row.contains("first_divergence_vs_f32_kv_no_fa") && !row["first_divergence_vs_f32_kv_no_fa"].is_null())
+      upto = row["first_divergence_vs_f32_kv_no_fa"].get<size_t>();
+    const auto margins = row["top2_margins"].get<std::vector<double>>();
+    for (size_t i = 0; i < margins.size() && i < upto; ++i)
+      if (margins[i] < 0.005) upto = i;
+    const auto r = speculate(*target.session, md, prompt, (int)ref.size(), 4);
+    size_t same = 0;
+    while (same < r.tokens.size() && same < ref.size() && r.tokens[same] == ref[same]) ++same;
+    EXPECT_GE(same, upto) << "prompt '" << row["prompt"].get<std::string>() << "'";
+  }
+  EXPECT_GT(cases, 0);
+}
+
+// A drafter that knows the answer: every proposal accepted, so each target batch yields k + 1
+// tokens and n - 1 tokens after the prompt's take ceil((n - 1) / (k + 1)) batches. With a wrong
+// token planted at fixed positions the output is still the same and the counts drop.
+TEST(Speculative, BatchCountsFollowAcceptance) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("synth/llama-q4_k_m.gguf"), true, QType::F16);
+  const std::vector<int32_t> prompt{1, 7, 99, 42};
+  const int n = 41;
+  const auto want = plain_greedy(*target.session, prompt, n);
+  std::vector<int32_t> full = prompt;
+  full.insert(full.end(), want.begin(), want.end());
+  for (int k : {1, 3, 4, 8}) {
+    ReplayDrafter perfect(full);
+    const auto r = speculate(*target.session, perfect, prompt, n, k);
+    EXPECT_EQ(r.tokens, want);
+    EXPECT_EQ(r.n_verify, (n - 1 + k) / (k + 1)) << "k=" << k;
+    EXPECT_EQ(r.n_accepted, r.n_drafted);
+    EXPECT_EQ(r.n_drafted, n - 1 - r.n_verify) << "every batch but its bonus token is proposals";
+    ReplayDrafter flawed(full, 5);
+    const auto f = speculate(*target.session, flawed, prompt, n, k);
+    EXPECT_EQ(f.tokens, want) << "k=" << k;
+    EXPECT_LT(f.n_accepted, f.n_drafted);
+    int64_t hist_sum = 0, hist_acc = 0;
+    for (size_t a = 0; a < f.accepted_hist.size(); ++a) hist_sum += f.accepted_hist[a], hist_acc += (int64_t)a * f.accepted_hist[a];
+    EXPECT_EQ(hist_sum, f.n_verify);
+    EXPECT_EQ(hist_acc, f.n_accepted);
+  }
+}
+
+// Proposals that are nearly always wrong: the rejection path alone, over several models.
+TEST(Speculative, RandomProposalsChangeNothing) {
+  MEMRA_REQUIRE_SHARED();
+  for (const char* file : {"synth/qwen3-q8_0.gguf", "synth/llama-f32.gguf", "stories260K-f16.gguf"}) {
+    auto target = make_rig(model_path(file), std::string(file).find("f32") == std::string::npos, QType::F16);
+    const std::vector<int32_t> prompt{1, 5, 9};
+    const auto want = plain_greedy(*target.session, prompt, 24);
+    RandomDrafter rd(target.session->n_vocab(), 7);
+    const auto r = speculate(*target.session, rd, prompt, 24, 4);
+    EXPECT_EQ(r.tokens, want) << file;
+  }
+}
+
+// End of generation inside an accepted run, and n_predict below k + 1: generation stops exactly
+// where plain greedy does, and the target never runs past prompt + n_predict positions.
+TEST(Speculative, StopsWherePlainGreedyStops) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("stories260K.gguf"), false, QType::F16);
+  const std::vector<int32_t> prompt{1, 403, 407, 261, 378};
+  const auto free_run = plain_greedy(*target.session, prompt, 30);
+  std::vector<int32_t> full = prompt;
+  full.insert(full.end(), free_run.begin(), free_run.end());
+  const int32_t eog = free_run[9];  // the 10th token (or its first earlier occurrence) ends it
+  const auto want = plain_greedy(*target.session, prompt, 30, {eog});
+  ASSERT_LE(want.size(), 10u);
+  ReplayDrafter perfect(full);
+  const auto r = speculate(*target.session, perfect, prompt, 30, 8, {eog});
+  EXPECT_EQ(r.tokens, want);
+  EXPECT_EQ(r.stop, "eog");
+  for (int n : {1, 2, 3, 4, 5}) {
+    ReplayDrafter p(full);
+    const auto s = speculate(*target.session, p, prompt, n, 4);
+    EXPECT_EQ(s.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + n)) << "n=" << n;
+    EXPECT_LE(target.session->n_past(), (int)prompt.size() + n - 1) << "n=" << n;
+  }
+  // A callback that stops after the 3rd token.
+  ReplayDrafter p(full);
+  int seen = 0;
+  target.session->reset();
+  SpecOptions o;
+  o.n_predict = 30;
+  o.k = 5;
+  const auto c = engine::generate_speculative(*target.session, p, prompt, o, [&](int32_t) { return ++seen < 3; });
+  EXPECT_EQ(c.stop, "callback");
+  EXPECT_EQ(c.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 3));
+}
+
+// A draft session that is the target's own model proposes exactly the target's choices.
+TEST(Speculative, SelfDraftAcceptsEverything) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("synth/qwen3-q4_k_m.gguf"), true, QType::F16);
+  auto draft = make_rig(model_path("synth/qwen3-q4_k_m.gguf"), true, QType::F16);
+  engine::ModelDrafter md(*draft.session);
+  const std::vector<int32_t> prompt{1, 2, 3, 4, 5, 6};
+  const auto want = plain_greedy(*target.session, prompt, 33);
+  const auto r = speculate(*target.session, md, prompt, 33, 4);
+  EXPECT_EQ(r.tokens, want);
+  EXPECT_EQ(r.n_accepted, r.n_drafted);
+  EXPECT_EQ(r.n_verify, (33 - 1 + 4) / 5);
+}
+
+TEST(Speculative, NgramDrafterProposesWhatFollowedTheLastMatch) {
+  engine::NgramDrafter ng(1, 3);
+  const std::vector<int32_t> h{5, 6, 7, 8, 9, 5, 6, 7, 1, 5, 6};
+  // "5 6" last occurred at 5..6 (followed by 7 1 5), before that at 0..1 (7 8 9): the most recent wins,
+  // and the 3-gram "1 5 6" has no earlier occurrence.
+  EXPECT_EQ(ng.propose(h, 3), (std::vector<int32_t>{7, 1, 5}));
+  EXPECT_EQ(ng.propose(h, 1), (std::vector<int32_t>{7}));
+  // A proposal stops at the end of the history.
+  EXPECT_EQ(ng.propose(std::vector<int32_t>{3, 4, 3}, 5), (std::vector<int32_t>{4, 3}));
+  EXPECT_TRUE(ng.propose(std::vector<int32_t>{1, 2, 3}, 4).empty());
+  EXPECT_TRUE(ng.propose(std::vector<int32_t>{1}, 4).empty());
+  // The longest n-gram wins over a more recent shorter one.
+  engine::NgramDrafter ng2(1, 2);
+  EXPECT_EQ(ng2.propose(std::vector<int32_t>{4, 9, 1, 9, 2, 4, 9}, 2), (std::vector<int32_t>{1, 9}));
+  EXPECT_THROW(engine::NgramDrafter(0, 2), Error);
+  EXPECT_THROW(engine::NgramDrafter(3, 2), Error);
+}
+
+TEST(Speculative, BadArgumentsAreErrors) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("stories260K.gguf"), false, QType::F16, /*n_ctx=*/16);
+  engine::NgramDrafter ng(1, 2);
+  const std::vector<int32_t> prompt{1, 403, 407};
+  SpecOptions o;
+  o.k = 0;
+  EXPECT_THROW(engine::generate_speculative(*target.session, ng, prompt, o), Error);
+  o.k = 4;
+  o.n_predict = 14;  // 3 + 14 > 16
+  try {
+    engine::generate_speculative(*target.session, ng, prompt, o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds context n_ctx=16"), std::string::npos) << e.what();
+  }
+  o.n_predict = 13;  // fits exactly: the last batches draft fewer tokens
+  EXPECT_NO_THROW(engine::generate_speculative(*target.session, ng, prompt, o));
+  EXPECT_THROW(engine::generate_speculative(*target.session, ng, std::vector<int32_t>{}, o), Error);
+}
+
+}  // namespace
+}  // namespace memra
