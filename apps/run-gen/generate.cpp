@@ -1,10 +1,8 @@
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
-#include "chat/chat_template.h"
+#include "common/gen_text.h"
+#include "common/loading.h"
 #include "core/error.h"
-#include "loading.h"
 #include "modes.h"
 #include "sample/sampler.h"
 #include "sample/stop.h"
@@ -13,118 +11,6 @@
 namespace memra::rungen {
 
 namespace {
-
-// Prints generated text as it becomes final: the tokenizer's StreamDecoder never splits a UTF-8
-// sequence, and text that could be the start of a stop string is held back until the next token
-// decides. Special tokens are not rendered (an EOG such as <|im_end|> is not part of the answer).
-class Streamer {
- public:
-  Streamer(const tok::Tokenizer& tok, StopCriteria stop, bool echo)
-      : dec_(tok, /*render_special=*/false), stop_(std::move(stop)), echo_(echo) {
-    // The decoder drops the first piece's leading space (add_space_prefix), which is right for a
-    // whole text but wrong for a continuation: "Lily wanted" + " to". A control token renders
-    // empty here and uses up that first-piece rule.
-    for (int32_t id : {tok.bos(), tok.eos()})
-      if (id != tok::kNoToken && tok.is_control(id)) {
-        dec_.push(id);
-        break;
-      }
-  }
-
-  // Returns false when a stop string completed (the text is cut before it).
-  bool push(int32_t id) { return add(dec_.push(id), false); }
-  void finish() {
-    if (!stopped_) add(dec_.flush(), true);
-    if (echo_) {
-      std::fputc('\n', stdout);
-      std::fflush(stdout);
-    }
-  }
-  const std::string& text() const { return text_; }
-  bool stopped() const { return stopped_; }
-
- private:
-  bool add(const std::string& piece, bool final) {
-    text_ += piece;
-    size_t printable = text_.size();
-    if (auto at = stop_.find_stop(text_)) {
-      text_.resize(*at);
-      printable = *at;
-      stopped_ = true;
-    } else if (!final) {
-      printable -= stop_.holdback(text_);
-    }
-    if (echo_ && printable > printed_) {
-      std::fwrite(text_.data() + printed_, 1, printable - printed_, stdout);
-      std::fflush(stdout);
-    }
-    printed_ = std::max(printed_, printable);
-    return !stopped_;
-  }
-
-  tok::StreamDecoder dec_;
-  StopCriteria stop_;
-  bool echo_;
-  std::string text_;
-  size_t printed_ = 0;
-  bool stopped_ = false;
-};
-
-std::string read_text_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  MEMRA_CHECK(in.good(), "cannot open {} '{}'", what, path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct Prompt {
-  std::string text;  // what was tokenized (the rendered chat prompt in chat mode)
-  std::vector<int32_t> ids;
-};
-
-Prompt build_prompt(app::Context& ctx, const Options& o, const gguf::File& file, const tok::Tokenizer& tok,
-                    const std::string& user) {
-  const auto& cfg = ctx.cfg;
-  auto& r = ctx.receipt.results();
-  auto explicit_or = [](const CLI::Option* opt, bool v, bool dflt) { return opt && opt->count() ? v : dflt; };
-  Prompt p;
-  if (!cfg.run.chat) {
-    // As llama.cpp's examples: BOS per the vocabulary, special-token text taken literally.
-    p.text = user;
-    p.ids = tok.tokenize(user, explicit_or(o.o_add_special, o.add_special, true),
-                         explicit_or(o.o_parse_special, o.parse_special, false));
-  } else {
-    std::string tmpl;
-    if (!o.template_file.empty()) {
-      tmpl = read_text_file(o.template_file, "--template-file");
-      r["template"] = "file:" + o.template_file;
-    } else {
-      auto t = file.find_string("tokenizer.chat_template");
-      MEMRA_CHECK(t.has_value(), "--chat: '{}' has no tokenizer.chat_template; pass --template-file FILE",
-                  file.path());
-      tmpl = *t;
-      r["template"] = "gguf";
-    }
-    std::vector<chat::ChatMessage> msgs;
-    if (!cfg.run.system.empty()) msgs.push_back({"system", cfg.run.system, {}});
-    msgs.push_back({"user", user, {}});
-    chat::ChatOptions co;
-    co.add_generation_prompt = true;
-    if (tok.bos() != tok::kNoToken) co.bos_token = tok.token_text(tok.bos());
-    if (tok.eos() != tok::kNoToken) co.eos_token = tok.token_text(tok.eos());
-    p.text = chat::render_chat(tmpl, msgs, co);
-    const bool add_special = explicit_or(o.o_add_special, o.add_special, true);
-    // Templates that write {{ bos_token }} themselves would get a second BOS from the tokenizer
-    // (llama.cpp strips it the same way).
-    if (add_special && tok.add_bos() && !co.bos_token.empty() && p.text.rfind(co.bos_token, 0) == 0)
-      p.text.erase(0, co.bos_token.size());
-    p.ids = tok.tokenize(p.text, add_special, explicit_or(o.o_parse_special, o.parse_special, true));
-    r["rendered_prompt"] = p.text;
-  }
-  MEMRA_CHECK(!p.ids.empty(), "the prompt is empty after tokenization (and the vocabulary adds no BOS)");
-  return p;
-}
 
 SamplerOptions sampler_options(const Config& c) {
   SamplerOptions s;
@@ -151,7 +37,7 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
   auto& r = ctx.receipt.results();
   r["mode"] = cfg.run.chat ? "chat" : "generate";
   r["prompt"] = user;
-  const Prompt prompt = build_prompt(ctx, o, *file, tok, user);
+  const gen::Prompt prompt = gen::build_prompt(ctx, o, *file, tok, user);
   r["prompt_ids"] = prompt.ids;
   // Before the load: a prompt that cannot fit fails in milliseconds, not after reading weights.
   MEMRA_CHECK((int64_t)prompt.ids.size() <= cfg.run.n_ctx, "prompt of {} tokens is longer than the context n_ctx={} (raise --ctx)",
@@ -160,7 +46,7 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
               "prompt of {} tokens + {} to generate exceeds context n_ctx={} (raise --ctx or lower -n)",
               prompt.ids.size(), cfg.run.n_predict, cfg.run.n_ctx);
 
-  Loaded l = load_session(ctx, file);
+  app::Loaded l = app::load_session(ctx, file);
   MEMRA_CHECK(l.session->n_vocab() >= tok.n_vocab(),
               "the model's output has {} logits but its vocabulary has {} tokens", l.session->n_vocab(),
               tok.n_vocab());
@@ -173,7 +59,7 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
     std::fwrite(user.data(), 1, user.size(), stdout);
     std::fflush(stdout);
   }
-  Streamer out(tok, stop, /*echo=*/true);
+  gen::Streamer out(tok, stop, /*echo=*/true);
   engine::GenerateOptions go;
   go.n_predict = cfg.run.n_predict;
   go.eog_ids = tok.info().eog;

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "loading.h"
+#include "common/loading.h"
 #include "modes.h"
 
 namespace memra::rungen {
@@ -40,7 +40,7 @@ int run_ids(app::Context& ctx, const Options& o, std::shared_ptr<const gguf::Fil
               "prompt of {} tokens + {} to generate exceeds context n_ctx={} (raise --ctx or lower -n)",
               ids.size(), cfg.run.n_predict, cfg.run.n_ctx);
 
-  Loaded l = load_session(ctx, file);
+  app::Loaded l = app::load_session(ctx, file);
   const int64_t nv = l.session->n_vocab();
   check_ids(ids, nv, "--ids");
   using clock = std::chrono::steady_clock;

@@ -140,9 +140,13 @@ struct KernelsSection {
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };
 
-struct SpecSection {
+struct SpecSection {  // run-spec
   int draft_tokens = 4;
   std::string draft_model;
+  std::string drafter = "auto";  // auto | model | ngram
+  int ngram_min = 1;
+  int ngram_max = 3;
+  bool check = false;            // compare with plain greedy decoding after the run
 };
 
 struct BenchSection {

@@ -17,6 +17,15 @@ double ms_since(clock::time_point t) { return std::chrono::duration<double, std:
 
 Drafter::~Drafter() = default;
 
+void check_rollback(const Session& s, const char* role) {
+  for (const auto& l : s.model().kv_shape().layers)
+    MEMRA_CHECK(!l.recurrent(), "speculative decoding rolls the {}'s cache back to the accepted tokens, and {}'s "
+                "recurrent layers cannot be rolled back (not implemented: their state would have to be kept per "
+                "position)", role, s.hparams().arch);
+}
+
+ModelDrafter::ModelDrafter(Session& draft) : s_(draft) { check_rollback(draft, "draft model"); }
+
 void ModelDrafter::prime(std::span<const int32_t> prompt) {
   s_.reset();
   held_.clear();
@@ -77,6 +86,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
   MEMRA_CHECK(!prompt.empty(), "speculative: empty prompt (add at least a BOS token)");
   MEMRA_CHECK(opts.n_predict >= 0, "speculative: n_predict must be >= 0, got {}", opts.n_predict);
   MEMRA_CHECK(opts.k >= 1, "speculative: k (tokens drafted per step) must be >= 1, got {}", opts.k);
+  check_rollback(target, "target");
   const int64_t need = (int64_t)target.n_past() + (int64_t)prompt.size() + opts.n_predict;
   MEMRA_CHECK(need <= target.n_ctx(), "prompt of {} tokens + {} to generate exceeds context n_ctx={}{}",
               prompt.size(), opts.n_predict, target.n_ctx(),

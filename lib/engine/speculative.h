@@ -33,7 +33,8 @@ class Drafter {
 // sequence: at each proposal it keeps the longest prefix it already holds and runs the rest.
 class ModelDrafter final : public Drafter {
  public:
-  explicit ModelDrafter(Session& draft) : s_(draft) {}
+  // Throws when the draft model's cache cannot be rolled back (recurrent layers).
+  explicit ModelDrafter(Session& draft);
   void prime(std::span<const int32_t> prompt) override;
   std::vector<int32_t> propose(std::span<const int32_t> history, int k) override;
   std::string name() const override { return "model"; }
@@ -84,6 +85,10 @@ struct SpecResult {
 // described above. Checks that prompt + n_predict fits the context; a proposal never runs the
 // target past prompt + n_predict positions (the last batches draft fewer tokens), so the context
 // bound is plain generation's. on_token as in generate().
+// Throws memra::Error naming the role when s's cache cannot be rolled back to an earlier position
+// (recurrent layers: qwen35's Gated DeltaNet state).
+void check_rollback(const Session& s, const char* role);
+
 SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<const int32_t> prompt,
                                 const SpecOptions& opts, const TokenFn& on_token = {});
 

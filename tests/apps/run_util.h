@@ -1,5 +1,5 @@
 #pragma once
-// Runs a tool binary (run-gen, pp-bench) in a child process (no shell: arguments pass through
+// Runs a tool binary (run-gen, run-spec, pp-bench) in a child process (no shell: arguments pass through
 // byte for byte), captures stdout/stderr and the receipts it appended, and reads ../shared
 // reference files.
 #include <gtest/gtest.h>
@@ -123,6 +123,11 @@ inline RunResult run_tool(const std::string& exe, std::vector<std::string> args,
 // run-gen (the binary these tests mostly drive).
 inline RunResult run_gen(std::vector<std::string> args, bool receipt = true) {
   return run_tool(MEMRA_RUN_GEN, std::move(args), receipt);
+}
+
+// run-spec.
+inline RunResult run_spec(std::vector<std::string> args, bool receipt = true) {
+  return run_tool(MEMRA_RUN_SPEC, std::move(args), receipt);
 }
 
 inline std::string join_ids(const std::vector<int32_t>& ids) {

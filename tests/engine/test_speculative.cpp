@@ -285,5 +285,23 @@ TEST(Speculative, BadArgumentsAreErrors) {
   EXPECT_THROW(engine::generate_speculative(*target.session, ng, std::vector<int32_t>{}, o), Error);
 }
 
+// qwen35's Gated DeltaNet layers keep a recurrent state that a rejected proposal would have
+// changed: refused with a message, as target and as draft, before anything runs.
+TEST(Speculative, RecurrentModelsAreRefused) {
+  MEMRA_REQUIRE_SHARED();
+  auto hybrid = make_rig(model_path("synth/qwen35-q8_0.gguf"), true, QType::F16);
+  engine::NgramDrafter ng(1, 2);
+  SpecOptions o;
+  o.n_predict = 4;
+  try {
+    engine::generate_speculative(*hybrid.session, ng, std::vector<int32_t>{1, 2}, o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("recurrent layers cannot be rolled back"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(hybrid.session->n_past(), 0) << "refused before the prompt ran";
+  EXPECT_THROW(engine::ModelDrafter{*hybrid.session}, Error);
+}
+
 }  // namespace
 }  // namespace memra

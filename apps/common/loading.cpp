@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "kv/kv.h"
 
-namespace memra::rungen {
+namespace memra::app {
 
 namespace {
 
@@ -50,25 +50,26 @@ void fault_in_with_progress(const gguf::File& f) {
 
 }  // namespace
 
-Loaded load_session(app::Context& ctx, std::shared_ptr<const gguf::File> file) {
+Loaded load_session(Context& ctx, std::shared_ptr<const gguf::File> file, const std::string& metrics_prefix) {
   const auto& cfg = ctx.cfg;
   const auto t0 = std::chrono::steady_clock::now();
   Loaded l;
-  l.backend = app::make_backend(cfg, &l.backend_name);
+  l.backend = make_backend(cfg, &l.backend_name);
   fault_in_with_progress(*file);
   engine::SessionOptions so;
-  so.kv = app::kv_options(cfg, l.backend_name, cfg.run.n_ctx);
+  so.kv = kv_options(cfg, l.backend_name, cfg.run.n_ctx);
   l.session = std::make_unique<engine::Session>(std::move(file), *l.backend, so);
   ctx.receipt.wait_model_hash();  // (started by main: it read the file beside the load)
   l.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   auto& m = ctx.receipt.metrics();
-  m["backend"] = l.backend_name;
-  m["load_ms"] = l.load_ms;
-  m["n_ctx"] = cfg.run.n_ctx;
-  m["kv_type_k"] = std::string(qtype_name(so.kv.type_k));
-  m["kv_type_v"] = std::string(qtype_name(so.kv.type_v));
-  m["weight_bytes"] = l.session->model().weight_bytes();
+  const std::string& p = metrics_prefix;
+  m[p + "backend"] = l.backend_name;
+  m[p + "load_ms"] = l.load_ms;
+  m[p + "n_ctx"] = cfg.run.n_ctx;
+  m[p + "kv_type_k"] = std::string(qtype_name(so.kv.type_k));
+  m[p + "kv_type_v"] = std::string(qtype_name(so.kv.type_v));
+  m[p + "weight_bytes"] = l.session->model().weight_bytes();
   return l;
 }
 
-}  // namespace memra::rungen
+}  // namespace memra::app
