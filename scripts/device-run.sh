@@ -13,11 +13,13 @@
 #   probe  : full ncu sections of the GLU matvec and the depth attention, matvec_v2 vs mmvs
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   arch35 : the non-qwen3 architectures' kernels and CUDA-vs-CPU tests (qwen35, qwen3moe, gemma3/4)
-# When only an H100 is lent: g39a then g39b (every queued phase's gates; the rows wait for an H200).
+# When only an H100 is lent: g39a then g39b (every queued phase's gates; the rows wait for an H200),
+# then spec40 (its --check gates hold on any sm_90 card; its pp-bench rows are the card's own).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): s37a (the suite at kernels.norm_defer + kernels.mmvs_row_pairs_qkv via
 # --config, the row-pair gates, the README rows with both keys as the base configuration), then the
-# flip (no device), fold37 (the RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on
+# flip (no device), spec40 (run-spec --check on the CUDA backend, the verify batches' cost; built
+# without a device), fold37 (the RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on
 # qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the thirty-seventh session's attention
 # gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention scores, built without a device);
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -326,6 +328,33 @@ case "$phase" in
     gates_s36c
     gates_moe37
     gates_q5k34
+    ;;
+  spec40)
+    # run-spec on the CUDA backend (built in the fortieth session, no device): greedy speculative
+    # decoding must not change the greedy output. On the device that rests on a verify batch's rows
+    # choosing as one-token steps do (decode == verify is gated bit for bit for row 0 only:
+    # CudaModels.*DecodeEqualsVerify), so --check (a plain generation, compared token for token;
+    # exit 1 otherwise) on stories260K with its q8_0 / q4_0 files as drafts, on qwen3-8b q4_k_m with
+    # prompt lookup at k = 4 / 8 and with itself as the draft (every proposal should be accepted);
+    # then what a verify batch costs against a one-token step (pp-bench pp1 .. pp9 at 0 and 4096
+    # keys), which bounds any speedup a draft can give. ~4 minutes.
+    gpu_info
+    sm=$sh/models
+    for d in stories260K-q8_0 stories260K-q4_0; do
+      timeout 60 "$bin/run-spec" "$sm/stories260K.gguf" -md "$sm/$d.gguf" -p "Once upon a time" -n 200 --draft-max 4 \
+        --check --backend cuda --set kv.type_k=f32 --set kv.type_v=f32 --receipt "$out/run-spec.jsonl" 2>&1 >/dev/null |
+        grep "run-spec:"
+    done
+    synth qwen3-8b q4_k_m
+    for k in 4 8; do
+      timeout 90 "$bin/run-spec" "$f" --drafter ngram -p "The quick brown fox jumps over the lazy dog." -n 256 --draft-max $k \
+        --check --backend cuda --set receipt.hash_model=false --receipt "$out/run-spec.jsonl" 2>&1 >/dev/null | grep "run-spec:"
+    done
+    timeout 120 "$bin/run-spec" "$f" -md "$f" -p "The quick brown fox jumps over the lazy dog." -n 128 --draft-max 4 \
+      --check --backend cuda --set receipt.hash_model=false --receipt "$out/run-spec.jsonl" 2>&1 >/dev/null | grep "run-spec:"
+    timeout 120 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
     ;;
   fold37)
     # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured
