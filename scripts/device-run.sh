@@ -332,13 +332,15 @@ case "$phase" in
   spec40)
     # run-spec on the CUDA backend (built in the fortieth session, no device): greedy speculative
     # decoding must not change the greedy output. On the device that rests on a verify batch's rows
-    # choosing as one-token steps do (decode == verify is gated bit for bit for row 0 only:
-    # CudaModels.*DecodeEqualsVerify), so --check (a plain generation, compared token for token;
+    # choosing as one-token steps do (decode == verify was gated bit for bit for row 0 only:
+    # CudaModels.*DecodeEqualsVerify; CudaModels.VerifyRowsEqualDecodeSteps gates every row of
+    # batches of 2 / 5 / 8 at 20 and 300 keys), then --check (a plain generation, compared token for token;
     # exit 1 otherwise) on stories260K with its q8_0 / q4_0 files as drafts, on qwen3-8b q4_k_m with
     # prompt lookup at k = 4 / 8 and with itself as the draft (every proposal should be accepted);
     # then what a verify batch costs against a one-token step (pp-bench pp1 .. pp9 at 0 and 4096
     # keys), which bounds any speedup a draft can give. ~4 minutes.
     gpu_info
+    gpu_tests spec 'CudaModels.VerifyRowsEqualDecodeSteps' 100
     sm=$sh/models
     for d in stories260K-q8_0 stories260K-q4_0; do
       timeout 60 "$bin/run-spec" "$sm/stories260K.gguf" -md "$sm/$d.gguf" -p "Once upon a time" -n 200 --draft-max 4 \
