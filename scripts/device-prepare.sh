@@ -6,12 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
 build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant]
-# lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-spec), no CUPTI (no pp-bench --trace):
+# lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec), no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
 lean=${3:-}
 bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test_backend_cuda_gpu"
 [ "$lean" = lean ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
-[ "$lean" = quant ] && bins="run-spec kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
+[ "$lean" = quant ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch
 for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/

@@ -340,7 +340,7 @@ case "$phase" in
     # then what a verify batch costs against a one-token step (pp-bench pp1 .. pp9 at 0 and 4096
     # keys), which bounds any speedup a draft can give. ~4 minutes.
     gpu_info
-    gpu_tests spec 'CudaModels.VerifyRowsEqualDecodeSteps' 100
+    gpu_tests spec 'CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax' 100
     sm=$sh/models
     for d in stories260K-q8_0 stories260K-q4_0; do
       timeout 60 "$bin/run-spec" "$sm/stories260K.gguf" -md "$sm/$d.gguf" -p "Once upon a time" -n 200 --draft-max 4 \
@@ -356,6 +356,13 @@ case "$phase" in
       --check --backend cuda --set receipt.hash_model=false --receipt "$out/run-spec.jsonl" 2>&1 >/dev/null | grep "run-spec:"
     timeout 120 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    # run-gen end to end: greedy picks the argmax on the device now (Backend::argmax_rows, only the id
+    # comes back); a repeat penalty of 1.0001 takes the host sampler (the logits copied every step).
+    for pen in 1 1.0001; do
+      timeout 60 "$bin/run-gen" "$f" -p "The quick brown fox jumps over the lazy dog." -n 256 --backend cuda \
+        --set sample.repeat_penalty=$pen --set receipt.hash_model=false --receipt "$out/run-gen.jsonl" 2>&1 >/dev/null |
+        grep "run-gen:"
+    done
     rm -f "$f"
     ;;
   fold37)

@@ -63,8 +63,15 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
   engine::GenerateOptions go;
   go.n_predict = cfg.run.n_predict;
   go.eog_ids = tok.info().eog;
+  // Greedy without penalties is the argmax alone: the backend picks it (on a GPU only the id comes
+  // back, not the vocabulary's logits), which is the sampler's choice (memra::argmax) bit for bit.
+  const auto& sc = cfg.sample;
+  const bool argmax_on_backend =
+      sc.temperature == 0 && sc.repeat_penalty == 1 && sc.frequency_penalty == 0 && sc.presence_penalty == 0;
+  engine::SampleFn sample_fn;
+  if (!argmax_on_backend) sample_fn = [&](std::span<const float> logits) { return sampler.sample(logits); };
   auto res = engine::generate(
-      *l.session, prompt.ids, go, [&](std::span<const float> logits) { return sampler.sample(logits); },
+      *l.session, prompt.ids, go, sample_fn,
       [&](int32_t id) {
         sampler.accept(id);
         if (tok.is_eog(id)) return true;  // generate() stops after it; nothing to print
@@ -83,6 +90,7 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
   m["n_generated"] = res.tokens.size();
   m["decode_ms"] = res.decode_ms;
   m["decode_tok_s"] = res.decode_tok_s();
+  m["sampling"] = argmax_on_backend ? "argmax on the backend" : "host sampler";
   std::fprintf(stderr,
                "run-gen: %s | load %.0f ms | prompt %d tok, %.1f ms, %.1f tok/s | decode %zu tok, %.1f ms, "
                "%.2f tok/s | stop: %s\n",

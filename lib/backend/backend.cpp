@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sample/sampler.h"
 
 namespace memra::backend {
 
@@ -46,6 +47,16 @@ void Backend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, int 
                                         int layer, const AttnParams& ap, View out) {
   qk_norm_rope_kv(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kv, layer);
   attention(q, kv, layer, pos0, ap, out);
+}
+
+void Backend::argmax_rows(View src, std::span<int32_t> out) {
+  MEMRA_CHECK((int64_t)out.size() == src.rows, "argmax_rows: {} outputs for {} rows", out.size(), src.rows);
+  if (src.rows == 0) return;
+  MEMRA_CHECK(src.cols > 0, "argmax_rows: rows of no columns");
+  std::vector<float> h((size_t)(src.rows * src.cols));
+  to_host(src, h.data());
+  for (int64_t r = 0; r < src.rows; ++r)
+    out[(size_t)r] = memra::argmax(std::span<const float>(h).subspan((size_t)(r * src.cols), (size_t)src.cols));
 }
 
 void Backend::matmul_n(View x, std::span<const MatmulOut> outs) {

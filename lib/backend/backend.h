@@ -255,6 +255,11 @@ class Backend {
   virtual Weight upload_weight(const std::string& name, QType type, std::span<const int64_t> ne,
                                const void* host, std::shared_ptr<const void> keep_alive) = 0;
   virtual void to_host(View src, float* dst) = 0;  // dst: src.rows * src.cols floats
+  // out[r] = the column of row r's largest value (memra::argmax: ties to the smallest column, NaN
+  // never wins, an all-NaN row gives 0), for every row of src (out.size() == src.rows). The
+  // default copies the rows to the host and picks there; a device backend picks on the device
+  // and copies only the ids back (greedy decoding without the logits' round trip).
+  virtual void argmax_rows(View src, std::span<int32_t> out);
   virtual void from_host(const float* src, View dst) = 0;
   virtual void synchronize() = 0;
 

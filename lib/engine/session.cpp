@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "sample/sampler.h"
 
 namespace memra::engine {
 
@@ -16,34 +17,49 @@ Session::Session(std::shared_ptr<const gguf::File> file, backend::Backend& be, c
 
 Session::~Session() = default;
 
-void Session::run(std::span<const int32_t> ids, bool all_logits, float* out) {
+backend::View Session::run(std::span<const int32_t> ids, bool all_logits) {
   const int64_t nv = n_vocab();
   const int64_t rows = all_logits ? (int64_t)ids.size() : 1;
   if (logits_buf_.size < rows * nv) logits_buf_ = be_.alloc(rows * nv);
   backend::View lv = logits_buf_.view(rows, nv);
   model_->forward(be_, *kv_, ids, n_past_, all_logits, lv);
-  be_.to_host(lv, out);
   n_past_ += (int)ids.size();
+  return lv;
 }
 
-std::vector<float> Session::prefill(std::span<const int32_t> ids, bool all_logits) {
+void Session::check_prefill(std::span<const int32_t> ids) const {
   MEMRA_CHECK(!ids.empty(), "prefill: no tokens");
   MEMRA_CHECK((int64_t)n_past_ + (int64_t)ids.size() <= n_ctx(),
               "prompt of {} tokens (after {} already in the cache) exceeds context n_ctx={}",
               ids.size(), n_past_, n_ctx());
+}
+
+std::vector<float> Session::prefill(std::span<const int32_t> ids, bool all_logits) {
+  check_prefill(ids);
   const int64_t nv = n_vocab();
   std::vector<float> out((size_t)((all_logits ? (int64_t)ids.size() : 1) * nv));
   for (size_t i = 0; i < ids.size(); i += (size_t)opts_.max_batch) {
     const size_t n = std::min(ids.size() - i, (size_t)opts_.max_batch);
     const bool last_chunk = i + n == ids.size();
+    const backend::View lv = run(ids.subspan(i, n), all_logits);
     if (all_logits)
-      run(ids.subspan(i, n), true, out.data() + (int64_t)i * nv);
+      be_.to_host(lv, out.data() + (int64_t)i * nv);
     else if (last_chunk)
-      run(ids.subspan(i, n), false, out.data());
-    else {
-      std::vector<float> discard((size_t)nv);
-      run(ids.subspan(i, n), false, discard.data());
-    }
+      be_.to_host(lv, out.data());
+  }
+  return out;
+}
+
+std::vector<int32_t> Session::prefill_argmax(std::span<const int32_t> ids, bool all_rows) {
+  check_prefill(ids);
+  std::vector<int32_t> out(all_rows ? ids.size() : 1);
+  for (size_t i = 0; i < ids.size(); i += (size_t)opts_.max_batch) {
+    const size_t n = std::min(ids.size() - i, (size_t)opts_.max_batch);
+    const backend::View lv = run(ids.subspan(i, n), all_rows);
+    if (all_rows)
+      be_.argmax_rows(lv, std::span<int32_t>(out).subspan(i, n));
+    else if (i + n == ids.size())
+      be_.argmax_rows(lv, out);
   }
   return out;
 }
@@ -51,8 +67,15 @@ std::vector<float> Session::prefill(std::span<const int32_t> ids, bool all_logit
 std::vector<float> Session::decode(int32_t token) {
   MEMRA_CHECK(n_past_ < n_ctx(), "decode: context full (n_ctx={})", n_ctx());
   std::vector<float> out((size_t)n_vocab());
-  run(std::span<const int32_t>(&token, 1), false, out.data());
+  be_.to_host(run(std::span<const int32_t>(&token, 1), false), out.data());
   return out;
+}
+
+int32_t Session::decode_argmax(int32_t token) {
+  MEMRA_CHECK(n_past_ < n_ctx(), "decode: context full (n_ctx={})", n_ctx());
+  int32_t id = 0;
+  be_.argmax_rows(run(std::span<const int32_t>(&token, 1), false), std::span<int32_t>(&id, 1));
+  return id;
 }
 
 void Session::truncate(int n) {
@@ -61,13 +84,7 @@ void Session::truncate(int n) {
   n_past_ = n;
 }
 
-int32_t argmax(std::span<const float> logits) {
-  MEMRA_CHECK(!logits.empty(), "argmax of an empty vector");
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i)
-    if (logits[i] > logits[best]) best = i;
-  return (int32_t)best;
-}
+int32_t argmax(std::span<const float> logits) { return memra::argmax(logits); }
 
 GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
                         const SampleFn& sample, const TokenFn& on_token) {
@@ -81,12 +98,19 @@ GenerateResult generate(Session& s, std::span<const int32_t> prompt, const Gener
   GenerateResult r;
   r.n_prompt = (int)prompt.size();
   r.stop = "length";
+  // An empty sample function: greedy, the choice made by the backend (the logits stay there).
+  const bool on_backend = !sample;
   auto t0 = clock::now();
-  std::vector<float> logits = s.prefill(prompt, false);
+  std::vector<float> logits;
+  int32_t next = 0;
+  if (on_backend)
+    next = s.prefill_argmax(prompt, false)[0];
+  else
+    logits = s.prefill(prompt, false);
   r.prefill_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   auto t1 = clock::now();
   for (int i = 0; i < opts.n_predict; ++i) {
-    const int32_t id = sample(logits);
+    const int32_t id = on_backend ? next : sample(logits);
     r.tokens.push_back(id);
     if (on_token && !on_token(id)) {
       r.stop = "callback";
@@ -97,7 +121,10 @@ GenerateResult generate(Session& s, std::span<const int32_t> prompt, const Gener
       break;
     }
     if (i + 1 == opts.n_predict) break;
-    logits = s.decode(id);
+    if (on_backend)
+      next = s.decode_argmax(id);
+    else
+      logits = s.decode(id);
   }
   r.decode_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
   return r;

@@ -40,12 +40,19 @@ class Session {
   std::vector<float> prefill(std::span<const int32_t> ids, bool all_logits = false);
   // One token at position n_past(); returns its next-token logits.
   std::vector<float> decode(int32_t token);
+  // The greedy forms of the two: the same runs, each row's argmax picked by the backend
+  // (Backend::argmax_rows: on a device only the ids come back, not the logits). prefill_argmax
+  // returns every position's choice when all_rows, else the last one's.
+  std::vector<int32_t> prefill_argmax(std::span<const int32_t> ids, bool all_rows);
+  int32_t decode_argmax(int32_t token);
   // Forget everything (n = 0) or every position >= n.
   void reset() { truncate(0); }
   void truncate(int n);
 
  private:
-  void run(std::span<const int32_t> ids, bool all_logits, float* out);
+  // Runs ids at n_past() and returns the logits view (every row when all_logits, else the last).
+  backend::View run(std::span<const int32_t> ids, bool all_logits);
+  void check_prefill(std::span<const int32_t> ids) const;
 
   std::shared_ptr<const gguf::File> file_;
   backend::Backend& be_;
@@ -56,7 +63,8 @@ class Session {
   int n_past_ = 0;
 };
 
-// Greedy choice: the largest logit, ties to the smallest id (what llama.cpp and the device do).
+// Greedy choice: the largest logit, ties to the smallest id, NaN never wins (memra::argmax: what
+// llama.cpp, the sampler and the device do).
 int32_t argmax(std::span<const float> logits);
 
 struct GenerateOptions {
@@ -76,7 +84,8 @@ struct GenerateResult {
   }
 };
 
-// Picks the next id from the logits of the last position.
+// Picks the next id from the logits of the last position. generate() with an empty SampleFn decodes
+// greedily through Session::decode_argmax (the logits stay on the backend).
 using SampleFn = std::function<int32_t(std::span<const float> logits)>;
 // Called with each generated id as soon as it is chosen; return false to stop.
 using TokenFn = std::function<bool(int32_t)>;

@@ -51,14 +51,13 @@ std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int
   s_.truncate((int)keep);
   held_.resize(keep);
   const auto tail = history.subspan(keep);
-  std::vector<float> logits = s_.prefill(tail, false);
+  int32_t d = s_.prefill_argmax(tail, false)[0];
   held_.insert(held_.end(), tail.begin(), tail.end());
   for (int i = 0; i < k; ++i) {
-    const int32_t d = argmax(logits);
     out.push_back(d);
     if (i + 1 == k) break;
-    logits = s_.decode(d);
-    held_.push_back(d);
+    d = s_.decode_argmax(d);
+    held_.push_back(out.back());
   }
   return out;
 }
@@ -100,7 +99,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
 
   const auto t0 = clock::now();
   drafter.prime(prompt);
-  std::vector<float> logits = target.prefill(prompt, false);
+  const int32_t first = target.prefill_argmax(prompt, false)[0];
   r.prefill_ms = ms_since(t0);
   if (opts.n_predict == 0) return r;
 
@@ -120,7 +119,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     return (int)r.tokens.size() < opts.n_predict;
   };
   const int64_t nv = target.n_vocab();
-  int32_t cur = argmax(logits);
+  int32_t cur = first;
   bool going = emit(cur);
   while (going) {
     // cur is emitted but not in the target's cache. The batch [cur, proposals] can yield
@@ -139,20 +138,21 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
       batch.insert(batch.end(), d.begin(), d.end());
     }
     const int base = target.n_past();
-    const std::vector<float> rows = batch.size() == 1 ? target.decode(cur) : target.prefill(batch, true);
+    // The target's choice after each token of the batch (picked on the backend: the logits stay there).
+    const std::vector<int32_t> choice =
+        batch.size() == 1 ? std::vector<int32_t>{target.decode_argmax(cur)} : target.prefill_argmax(batch, true);
     const int n_draft = (int)batch.size() - 1;
     ++r.n_verify;
     r.n_drafted += n_draft;
-    auto row = [&](int i) { return std::span<const float>(rows).subspan((size_t)(i * nv), (size_t)nv); };
     int a = 0;  // proposals equal to the target's choice at their position
-    while (a < n_draft && argmax(row(a)) == batch[(size_t)a + 1]) ++a;
+    while (a < n_draft && choice[(size_t)a] == batch[(size_t)a + 1]) ++a;
     r.n_accepted += a;
     ++r.accepted_hist[(size_t)a];
     // Keep cur and the accepted proposals in the cache; the rejected ones' rows go.
     target.truncate(base + 1 + a);
     for (int i = 1; i <= a && going; ++i) going = emit(batch[(size_t)i]);
     if (!going) break;
-    cur = argmax(row(a));
+    cur = choice[(size_t)a];
     going = emit(cur);
   }
   // A stop inside an accepted run leaves proposals past the last emitted token in the cache:

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "backend_cuda/gpu_model_runs.h"
+#include "sample/sampler.h"
 
 using namespace memra;
 using namespace memra::gputest;
@@ -43,4 +45,44 @@ TEST(CudaModels, VerifyRowsEqualDecodeSteps) {
       }
     }
   }
+}
+
+// Backend::argmax_rows on the device (the greedy path of run-gen, run-spec and generate() without a
+// sample function: only the ids come back) against memra::argmax of the same rows copied to the
+// host, for a decode row and a verify batch, and a row with NaN, ties and a maximum in the last
+// column written through from_host.
+TEST(CudaModels, ArgmaxRowsEqualHostArgmax) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  ModelRun run = open_run(backend::make_cuda_backend(gpu_config(true)), shared_dir() + "/models/synth/qwen3-q4_k_m.gguf",
+                          kv::KvOptions{64, QType::Q8_0, QType::Q5_1});
+  const int64_t nv = run.model->hparams().n_vocab;
+  std::vector<int32_t> ids(kPrompt);
+  for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 31 + 3) % nv);
+  auto check = [&](backend::View v) {
+    std::vector<float> h((size_t)(v.rows * v.cols));
+    run.be->to_host(v, h.data());
+    std::vector<int32_t> got((size_t)v.rows, -1);
+    run.be->argmax_rows(v, got);
+    for (int64_t r = 0; r < v.rows; ++r)
+      EXPECT_EQ(got[(size_t)r], argmax(std::span<const float>(h).subspan((size_t)(r * v.cols), (size_t)v.cols)))
+          << "row " << r << " of " << v.rows;
+  };
+  const auto all = run.all.view(kPrompt, nv);
+  run.model->forward(*run.be, *run.kv, ids, 0, true, all);
+  check(all);
+  const int32_t next[1] = {7};
+  const auto one = run.one.view(1, nv);
+  run.model->forward(*run.be, *run.kv, next, kPrompt, false, one);
+  check(one);
+  std::vector<float> edge((size_t)(3 * nv), -1.0f);
+  edge[0] = std::numeric_limits<float>::quiet_NaN();                    // row 0: NaN first, then a tie
+  edge[5] = edge[9] = 2.0f;
+  edge[(size_t)nv + (size_t)nv - 1] = 1e30f;                            // row 1: the last column
+  for (int64_t c = 0; c < nv; ++c) edge[(size_t)(2 * nv + c)] = std::numeric_limits<float>::quiet_NaN();  // row 2: all NaN
+  const auto ev = run.all.view(3, nv);
+  run.be->from_host(edge.data(), ev);
+  std::vector<int32_t> got(3, -1);
+  run.be->argmax_rows(ev, got);
+  EXPECT_EQ(got, (std::vector<int32_t>{5, (int32_t)nv - 1, 0}));
 }

@@ -93,8 +93,9 @@ TEST(LlamaCppFlashAttn, LogitsMatchKvF16FaAuto) {
       fmt::print("{} [kv_f16_fa_auto] '{}': max|diff|/max|ref| exact {:.3e}, llamacpp {:.3e}\n", model,
                  row["prompt"].get<std::string>(), exact, fa);
       const auto top5 = row["top5_logits"].get<std::vector<double>>();
-      if (top5.size() < 2 || top5[0] - top5[1] > (is_quantized(m) ? kQuantMarginTol : kGreedyMarginTol))
+      if (top5.size() < 2 || top5[0] - top5[1] > (is_quantized(m) ? kQuantMarginTol : kGreedyMarginTol)) {
         EXPECT_EQ(top, row["top5"][0].get<int32_t>()) << model;
+      }
       EXPECT_LE(fa, m == "stories260K-f16.gguf" ? kTolF16 : is_quantized(m) ? kTolQuant : kTolF32) << model;
     }
     EXPECT_GT(cases, 0) << "no kv_f16_fa_auto logits for " << model;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "core/error.h"
@@ -301,6 +302,44 @@ TEST(Speculative, RecurrentModelsAreRefused) {
   }
   EXPECT_EQ(hybrid.session->n_past(), 0) << "refused before the prompt ran";
   EXPECT_THROW(engine::ModelDrafter{*hybrid.session}, Error);
+}
+
+// The greedy forms the drafters and the verify batches use: Session::prefill_argmax's rows are the
+// argmax of prefill's logits rows (in chunks of max_batch too), decode_argmax the argmax of decode's,
+// and generate() without a sample function emits what it emits with memra::argmax as one.
+TEST(Speculative, BackendArgmaxEqualsArgmaxOfLogits) {
+  MEMRA_REQUIRE_SHARED();
+  for (int max_batch : {512, 3}) {
+    auto rig = make_rig(model_path("stories260K-q8_0.gguf"), true, QType::F16);
+    engine::SessionOptions so;
+    so.kv = {256, QType::F16, QType::F16};
+    so.max_batch = max_batch;
+    engine::Session s(rig.file, *rig.be, so);
+    const int nv = s.n_vocab();
+    const std::vector<int32_t> ids{1, 403, 407, 261, 378, 432, 383, 286};
+    const auto logits = s.prefill(ids, true);
+    s.reset();
+    const auto rows = s.prefill_argmax(ids, true);
+    ASSERT_EQ(rows.size(), ids.size());
+    for (size_t r = 0; r < ids.size(); ++r)
+      EXPECT_EQ(rows[r], engine::argmax(std::span<const float>(logits).subspan(r * nv, (size_t)nv))) << "row " << r;
+    s.reset();
+    EXPECT_EQ(s.prefill_argmax(ids, false), std::vector<int32_t>{rows.back()});
+    EXPECT_EQ(s.n_past(), (int)ids.size());
+    const auto one = s.decode(17);
+    s.truncate((int)ids.size());
+    EXPECT_EQ(s.decode_argmax(17), engine::argmax(one));
+    s.reset();
+    const auto with_fn = engine::generate(s, ids, {40, {}}, [](std::span<const float> l) { return engine::argmax(l); });
+    s.reset();
+    const auto on_backend = engine::generate(s, ids, {40, {}}, engine::SampleFn{});
+    EXPECT_EQ(on_backend.tokens, with_fn.tokens) << "max_batch " << max_batch;
+    EXPECT_EQ(s.n_past(), (int)ids.size() + 39);
+  }
+  // memra::argmax's rules: ties to the smallest index, NaN never wins.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(engine::argmax(std::vector<float>{nan, 1.0f, 3.0f, 3.0f}), 2);
+  EXPECT_EQ(engine::argmax(std::vector<float>{nan, nan}), 0);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "matvec/mmvs.h"
 #include "matvec/split_layout.h"
 #include "quant/quant_kernels.h"
+#include "sample/sample_kernels.h"
 
 namespace memra::backend {
 
@@ -418,6 +419,25 @@ void CudaBackend::to_host(View src, float* dst) {
   MEMRA_CUDA_CHECK(cudaMemcpy2DAsync(dst, (size_t)src.cols * 4, src.data, (size_t)src.ld * 4,
                                      (size_t)src.cols * 4, (size_t)src.rows, cudaMemcpyDeviceToHost, stream()));
   cuda::stream_sync(stream());
+}
+
+void CudaBackend::argmax_rows(View src, std::span<int32_t> out) {
+  settle_deferred_norm(src);
+  MEMRA_CHECK((int64_t)out.size() == src.rows, "argmax_rows: {} outputs for {} rows", out.size(), src.rows);
+  if (src.rows == 0) return;
+  MEMRA_CHECK(src.cols > 0 && src.cols <= INT32_MAX && src.rows <= INT32_MAX, "argmax_rows: a [{} x {}] view",
+              src.rows, src.cols);
+  MEMRA_CHECK(!capturing_, "argmax_rows inside a captured decode step");
+  const size_t bytes = (size_t)src.rows * sizeof(int32_t);
+  if (d_argmax_.bytes() < bytes) d_argmax_ = cuda::DeviceBuffer(ctx().pool(), bytes, "argmax ids");
+  cuda::ArgmaxParams p;
+  p.logits = src.data;
+  p.ld = src.ld;
+  p.n_rows = (int)src.rows;
+  p.n_vocab = (int)src.cols;
+  p.out = d_argmax_.as<int32_t>();
+  cuda::check_status(cuda::launch_argmax(p, stream()), "launch_argmax");
+  cuda::copy_d2h(out.data(), p.out, bytes, stream());
 }
 
 void CudaBackend::from_host(const float* src, View dst) {

@@ -66,6 +66,7 @@ class CudaBackend final : public Backend {
   Weight upload_weight(const std::string& name, QType type, std::span<const int64_t> ne,
                        const void* host, std::shared_ptr<const void> keep_alive) override;
   void to_host(View src, float* dst) override;
+  void argmax_rows(View src, std::span<int32_t> out) override;
   void from_host(const float* src, View dst) override;
   void synchronize() override;
 
@@ -310,6 +311,7 @@ class CudaBackend final : public Backend {
   bool graph_ran_ = false;
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
+  cuda::DeviceBuffer d_argmax_;  // argmax_rows' ids (grown on demand)
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
   bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
