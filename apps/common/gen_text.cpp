@@ -60,6 +60,21 @@ bool Streamer::add(const std::string& piece, bool final) {
   return !stopped_;
 }
 
+void record_output(app::Context& ctx, const std::vector<int32_t>& tokens, std::string stop, const Streamer& out,
+                   int n_prompt, double prompt_ms, double decode_ms) {
+  auto& r = ctx.receipt.results();
+  r["generated_ids"] = tokens;
+  r["text"] = out.text();
+  r["stop"] = stop == "callback" ? "stop_string" : stop;
+  auto& m = ctx.receipt.metrics();
+  m["n_prompt"] = n_prompt;
+  m["prompt_ms"] = prompt_ms;
+  m["prompt_tok_s"] = prompt_ms > 0 ? n_prompt * 1e3 / prompt_ms : 0.0;
+  m["n_generated"] = tokens.size();
+  m["decode_ms"] = decode_ms;
+  m["decode_tok_s"] = decode_ms > 0 && tokens.size() > 1 ? (double)(tokens.size() - 1) * 1e3 / decode_ms : 0.0;
+}
+
 Prompt build_prompt(app::Context& ctx, const Options& o, const gguf::File& file, const tok::Tokenizer& tok,
                     const std::string& user) {
   const auto& cfg = ctx.cfg;

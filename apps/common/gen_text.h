@@ -47,4 +47,10 @@ struct Prompt {
 Prompt build_prompt(app::Context& ctx, const Options& o, const gguf::File& file, const tok::Tokenizer& tok,
                     const std::string& user);
 
+// The run's outcome in the receipt: results generated_ids / text / stop ("callback", a stop string
+// completed, recorded as "stop_string") and metrics n_prompt, prompt_ms, prompt_tok_s, n_generated,
+// decode_ms, decode_tok_s (tokens after the first, which the prompt's pass yields).
+void record_output(app::Context& ctx, const std::vector<int32_t>& tokens, std::string stop, const Streamer& out,
+                   int n_prompt, double prompt_ms, double decode_ms);
+
 }  // namespace memra::gen

@@ -79,17 +79,8 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
       });
   out.finish();
   if (res.stop == "callback") res.stop = "stop_string";
-
-  r["generated_ids"] = res.tokens;
-  r["text"] = out.text();
-  r["stop"] = res.stop;
+  gen::record_output(ctx, res.tokens, res.stop, out, res.n_prompt, res.prefill_ms, res.decode_ms);
   auto& m = ctx.receipt.metrics();
-  m["n_prompt"] = res.n_prompt;
-  m["prompt_ms"] = res.prefill_ms;
-  m["prompt_tok_s"] = res.prefill_tok_s();
-  m["n_generated"] = res.tokens.size();
-  m["decode_ms"] = res.decode_ms;
-  m["decode_tok_s"] = res.decode_tok_s();
   m["sampling"] = argmax_on_backend ? "argmax on the backend" : "host sampler";
   std::fprintf(stderr,
                "run-gen: %s | load %.0f ms | prompt %d tok, %.1f ms, %.1f tok/s | decode %zu tok, %.1f ms, "

@@ -142,15 +142,8 @@ int run(app::Context& ctx, const Options& o) {
   });
   out.finish();
   if (res.stop == "callback") res.stop = "stop_string";
-  r["generated_ids"] = res.tokens;
-  r["text"] = out.text();
-  r["stop"] = res.stop;
+  gen::record_output(ctx, res.tokens, res.stop, out, res.n_prompt, res.prefill_ms, res.decode_ms);
   auto& m = ctx.receipt.metrics();
-  m["n_prompt"] = res.n_prompt;
-  m["prompt_ms"] = res.prefill_ms;
-  m["n_generated"] = res.tokens.size();
-  m["decode_ms"] = res.decode_ms;
-  m["decode_tok_s"] = res.decode_tok_s();
   m["draft_ms"] = res.draft_ms;
   m["draft_tokens"] = so.k;
   m["n_verify"] = res.n_verify;
