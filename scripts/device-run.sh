@@ -340,7 +340,7 @@ case "$phase" in
     # then what a verify batch costs against a one-token step (pp-bench pp1 .. pp9 at 0 and 4096
     # keys), which bounds any speedup a draft can give. ~4 minutes.
     gpu_info
-    gpu_tests spec 'CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax' 100
+    gpu_tests spec 'CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax:CudaModels.SpeculativeEqualsGreedy' 150
     sm=$sh/models
     for d in stories260K-q8_0 stories260K-q4_0; do
       timeout 60 "$bin/run-spec" "$sm/stories260K.gguf" -md "$sm/$d.gguf" -p "Once upon a time" -n 200 --draft-max 4 \

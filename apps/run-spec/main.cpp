@@ -145,7 +145,11 @@ int run(app::Context& ctx, const Options& o) {
   gen::record_output(ctx, res.tokens, res.stop, out, res.n_prompt, res.prefill_ms, res.decode_ms);
   auto& m = ctx.receipt.metrics();
   m["draft_ms"] = res.draft_ms;
-  m["draft_tokens"] = so.k;
+  m["draft_tokens"] = res.k;
+  if (res.k < so.k)
+    std::fprintf(stderr, "run-spec: %d tokens drafted per batch at most, not %d: the %s backend computes batches of up "
+                 "to %d rows as one-token steps (bit for bit); larger ones take other kernels\n", res.k, so.k,
+                 target.backend_name.c_str(), res.k + 1);
   m["n_verify"] = res.n_verify;
   m["n_drafted"] = res.n_drafted;
   m["n_accepted"] = res.n_accepted;
@@ -156,7 +160,7 @@ int run(app::Context& ctx, const Options& o) {
   std::fprintf(stderr,
                "run-spec: %s | %s drafter, k=%d | prompt %d tok, %.1f ms | decode %zu tok, %.1f ms, %.2f tok/s | "
                "%lld target batches, %lld of %lld proposals accepted (%.1f%%) | stop: %s\n",
-               target.backend_name.c_str(), drafter->name().c_str(), so.k, res.n_prompt, res.prefill_ms,
+               target.backend_name.c_str(), drafter->name().c_str(), res.k, res.n_prompt, res.prefill_ms,
                res.tokens.size(), res.decode_ms, res.decode_tok_s(), (long long)res.n_verify,
                (long long)res.n_accepted, (long long)res.n_drafted, 100.0 * res.acceptance(), res.stop.c_str());
   if (!cfg.spec.check) return 0;

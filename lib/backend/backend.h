@@ -13,6 +13,7 @@
 //   and plain everywhere else.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <span>
@@ -242,6 +243,10 @@ class Backend {
   // the decode step ran as a captured graph: recorded in every benchmark receipt.
   virtual std::map<std::string, std::string> variants() const { return {}; }
   virtual bool decode_graph() const { return false; }
+  // The largest batch of tokens whose every row is computed as a one-token step at the same
+  // position would be, bit for bit (decode == verify); larger batches may take other kernels (a
+  // GEMM, the prefill attention). Speculative decoding caps its verify batches here.
+  virtual int max_verify_rows() const { return std::numeric_limits<int>::max(); }
   // Device time of the last replayed decode-step graph (events around the launch, after the
   // caller synchronized), in microseconds; negative when the last step was not a replay or the
   // backend has no such measure. The difference to the host's time per step is the host gap.

@@ -93,7 +93,10 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
   SpecResult r;
   r.n_prompt = (int)prompt.size();
   r.stop = "length";
-  r.accepted_hist.assign((size_t)opts.k + 1, 0);
+  // A batch larger than the backend's max_verify_rows() may take other kernels than one-token
+  // steps (a GEMM), whose choices could differ at a near-tie: never drafted past it.
+  r.k = (int)std::min<int64_t>(opts.k, (int64_t)target.backend().max_verify_rows() - 1);
+  r.accepted_hist.assign((size_t)std::max(r.k, 0) + 1, 0);
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   const int n_past0 = target.n_past();
 
@@ -125,7 +128,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     // cur is emitted but not in the target's cache. The batch [cur, proposals] can yield
     // 1 + proposals tokens: never more than are still wanted.
     const int room = opts.n_predict - (int)r.tokens.size();
-    const int k = std::min(opts.k, room - 1);
+    const int k = std::min(r.k, room - 1);
     std::vector<int32_t> batch{cur};
     if (k > 0) {
       const auto td = clock::now();

@@ -59,7 +59,7 @@ class NgramDrafter final : public Drafter {
 
 struct SpecOptions {
   int n_predict = 128;
-  int k = 4;                      // tokens drafted per target batch (at most)
+  int k = 4;  // tokens drafted per target batch (at most; capped at Backend::max_verify_rows() - 1)
   std::vector<int32_t> eog_ids;   // generation stops after emitting one of these
 };
 
@@ -67,6 +67,8 @@ struct SpecResult {
   std::vector<int32_t> tokens;  // generated ids (an end-of-generation id included)
   std::string stop;             // "eog", "length" or "callback"
   int n_prompt = 0;
+  int k = 0;                // proposals per batch at most: SpecOptions::k, capped so that a batch
+                            // stays within the target backend's max_verify_rows()
   double prefill_ms = 0.0;  // the target's prompt and the drafter's prime
   double decode_ms = 0.0;   // everything after the first token: drafting and verifying
   double draft_ms = 0.0;    // the part of decode_ms spent in the drafter

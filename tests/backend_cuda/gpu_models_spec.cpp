@@ -10,6 +10,8 @@
 #include <limits>
 
 #include "backend_cuda/gpu_model_runs.h"
+#include "engine/session.h"
+#include "engine/speculative.h"
 #include "sample/sampler.h"
 
 using namespace memra;
@@ -85,4 +87,37 @@ TEST(CudaModels, ArgmaxRowsEqualHostArgmax) {
   std::vector<int32_t> got(3, -1);
   run.be->argmax_rows(ev, got);
   EXPECT_EQ(got, (std::vector<int32_t>{5, (int32_t)nv - 1, 0}));
+}
+
+// run-spec's loop on the device: the output is plain greedy decoding's (generate() without a sample
+// function) with prompt lookup and with the model drafting for itself (every proposal accepted when
+// every verify row is its one-token step's bytes), and a k of 8 is capped at max_verify_rows() - 1
+// (batches of 9 rows take the GEMM path at the default kernels.gemm_min_batch).
+TEST(CudaModels, SpeculativeEqualsGreedy) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* name : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+    SCOPED_TRACE(name);
+    auto file = std::make_shared<const gguf::File>(gguf::File::open(shared_dir() + "/models/synth/" + name));
+    auto be = backend::make_cuda_backend(gpu_config(true)), be_draft = backend::make_cuda_backend(gpu_config(true));
+    ASSERT_EQ(be->max_verify_rows(), 8);
+    engine::SessionOptions so;
+    so.kv = kv::KvOptions{256, QType::Q8_0, QType::Q5_1};
+    engine::Session target(file, *be, so), draft(file, *be_draft, so);
+    std::vector<int32_t> prompt(12);
+    for (int i = 0; i < 12; ++i) prompt[(size_t)i] = (int32_t)((i * 41 + 9) % target.n_vocab());
+    const auto plain = engine::generate(target, prompt, {64, {}}, engine::SampleFn{}).tokens;
+    for (int k : {4, 8}) {
+      engine::NgramDrafter ng(1, 3);
+      target.reset();
+      const auto a = engine::generate_speculative(target, ng, prompt, {64, k, {}});
+      EXPECT_EQ(a.tokens, plain) << "ngram, k = " << k;
+      EXPECT_EQ(a.k, std::min(k, 7));
+      engine::ModelDrafter md(draft);
+      target.reset();
+      const auto b = engine::generate_speculative(target, md, prompt, {64, k, {}});
+      EXPECT_EQ(b.tokens, plain) << "self draft, k = " << k;
+      EXPECT_EQ(b.n_accepted, b.n_drafted) << "self draft, k = " << k;
+    }
+  }
 }

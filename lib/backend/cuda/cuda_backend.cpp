@@ -16,6 +16,7 @@
 #include "common/launch.cuh"
 #include "kv/kv_kernels.h"
 #include "quant/types.h"
+#include "matvec/matvec.h"
 #include "matvec/mmvs.h"
 #include "matvec/split_layout.h"
 #include "quant/quant_kernels.h"
@@ -419,6 +420,10 @@ void CudaBackend::to_host(View src, float* dst) {
   MEMRA_CUDA_CHECK(cudaMemcpy2DAsync(dst, (size_t)src.cols * 4, src.data, (size_t)src.ld * 4,
                                      (size_t)src.cols * 4, (size_t)src.rows, cudaMemcpyDeviceToHost, stream()));
   cuda::stream_sync(stream());
+}
+
+int CudaBackend::max_verify_rows() const {
+  return std::max(1, std::min(cfg_.kernels.gemm_min_batch - 1, cuda::kMatvecMaxM));
 }
 
 void CudaBackend::argmax_rows(View src, std::span<int32_t> out) {

@@ -57,6 +57,9 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   std::map<std::string, std::string> variants() const override;
   bool decode_graph() const override { return graph_ran_; }
+  // The matvec and the split-K decode attention take a batch below kernels.gemm_min_batch and up to
+  // kMatvecMaxM rows (variant.h; CudaBackend::attention): the decode kernels, per row the same bits.
+  int max_verify_rows() const override;
   double last_step_device_us() override;
 
   bool begin_step(const Step& s) override;
