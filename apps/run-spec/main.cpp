@@ -179,6 +179,13 @@ int run(app::Context& ctx, const Options& o) {
   r["check"] = {{"identical", identical},
                 {"compared", res.tokens.size()},
                 {"first_difference", identical ? nlohmann::json() : nlohmann::json(same)}};
+  // As a gate the receipt sweep follows across runs (tool | GPU | name): the target's and the
+  // drafter's files and k name the case.
+  auto base = [](const std::string& path) { return path.substr(path.find_last_of('/') + 1); };
+  const std::string gate = "greedy_identical/" + base(cfg.model.path) + "/" +
+                           (draft_file ? "draft=" + base(cfg.spec.draft_model) : std::string("ngram")) + "/k" +
+                           std::to_string(res.k);
+  r["gates"] = nlohmann::json::array({{{"name", gate}, {"pass", identical}, {"compared", res.tokens.size()}}});
   m["plain_decode_ms"] = plain.decode_ms;
   m["plain_decode_tok_s"] = plain.decode_tok_s();
   m["speedup"] = plain.decode_tok_s() > 0 ? res.decode_tok_s() / plain.decode_tok_s() : 0.0;

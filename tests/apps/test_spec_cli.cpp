@@ -47,6 +47,9 @@ TEST(RunSpec, DraftModelOutputEqualsLlamaCppAndPlainGreedy) {
     EXPECT_EQ(r["draft_model"]["sha256"], sha256_file_hex(model("stories260K-q8_0.gguf")));
     EXPECT_EQ(r["drafter"], "model");
     EXPECT_EQ(r["check"]["identical"], true);
+    ASSERT_EQ(r["gates"].size(), 1u);
+    EXPECT_EQ(r["gates"][0]["name"], "greedy_identical/stories260K.gguf/draft=stories260K-q8_0.gguf/k5");
+    EXPECT_EQ(r["gates"][0]["pass"], true);
     size_t upto = gen.size();
     if (row.contains("first_divergence_vs_f32_kv_no_fa") && !row["first_divergence_vs_f32_kv_no_fa"].is_null())
       upto = row["first_divergence_vs_f32_kv_no_fa"].get<size_t>();
