@@ -114,7 +114,6 @@ int run(app::Context& ctx, const Options& o) {
   app::Loaded target = app::load_session(ctx, file);
   MEMRA_CHECK(target.session->n_vocab() >= tok.n_vocab(), "the model's output has {} logits but its vocabulary has {} tokens",
               target.session->n_vocab(), tok.n_vocab());
-  engine::check_rollback(*target.session, "target");
   app::Loaded draft;
   std::unique_ptr<engine::Drafter> drafter;
   if (draft_file) {

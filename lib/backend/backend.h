@@ -187,8 +187,16 @@ class KvStore {
   virtual int n_ctx() const = 0;
   virtual const kv::KvShape& shape() const = 0;
   virtual const kv::KvOptions& options() const = 0;
-  // Forget positions >= n (n = 0 clears).
+  // Forget positions >= n (n = 0 clears). A store with recurrent layers can only be cleared.
   virtual void truncate(int n) = 0;
+  // Recurrent layers (qwen35's Gated DeltaNet) keep a state with no history, which truncate()
+  // cannot take back to an earlier position. save_checkpoint() copies every recurrent state aside
+  // (replacing an earlier checkpoint) at the current length; rollback_to_checkpoint() puts it back
+  // and forgets every position written since, so that the caller re-runs the tokens it keeps
+  // (speculative decoding). Without recurrent layers the rollback is a truncate to that length.
+  virtual bool has_recurrent_state() const = 0;
+  virtual void save_checkpoint() = 0;
+  virtual void rollback_to_checkpoint() = 0;
 };
 
 // One forward pass as the model announces it (the decode-step graph hooks). The model calls

@@ -82,6 +82,20 @@ void Session::truncate(int n) {
   MEMRA_CHECK(n >= 0 && n <= n_past_, "truncate: {} not in [0, {}]", n, n_past_);
   kv_->truncate(n);
   n_past_ = n;
+  if (n < ckpt_n_past_) ckpt_n_past_ = -1;
+}
+
+bool Session::has_recurrent_state() const { return kv_->has_recurrent_state(); }
+
+void Session::save_checkpoint() {
+  kv_->save_checkpoint();
+  ckpt_n_past_ = n_past_;
+}
+
+void Session::rollback_to_checkpoint() {
+  MEMRA_CHECK(ckpt_n_past_ >= 0 && ckpt_n_past_ <= n_past_, "rollback: no checkpoint at or before position {}", n_past_);
+  kv_->rollback_to_checkpoint();
+  n_past_ = ckpt_n_past_;
 }
 
 int32_t argmax(std::span<const float> logits) { return memra::argmax(logits); }

@@ -45,9 +45,15 @@ class Session {
   // returns every position's choice when all_rows, else the last one's.
   std::vector<int32_t> prefill_argmax(std::span<const int32_t> ids, bool all_rows);
   int32_t decode_argmax(int32_t token);
-  // Forget everything (n = 0) or every position >= n.
+  // Forget everything (n = 0) or every position >= n. With recurrent layers only n = 0 or
+  // n >= n_past() (their state cannot be truncated: see the checkpoint below).
   void reset() { truncate(0); }
   void truncate(int n);
+  // Recurrent layers (qwen35): save_checkpoint() copies their state aside at n_past();
+  // rollback_to_checkpoint() restores it and n_past() to that position (backend::KvStore).
+  bool has_recurrent_state() const;
+  void save_checkpoint();
+  void rollback_to_checkpoint();
 
  private:
   // Runs ids at n_past() and returns the logits view (every row when all_logits, else the last).
@@ -61,6 +67,7 @@ class Session {
   std::unique_ptr<backend::KvStore> kv_;
   backend::Buffer logits_buf_;
   int n_past_ = 0;
+  int ckpt_n_past_ = -1;
 };
 
 // Greedy choice: the largest logit, ties to the smallest id, NaN never wins (memra::argmax: what

@@ -17,18 +17,29 @@ double ms_since(clock::time_point t) { return std::chrono::duration<double, std:
 
 Drafter::~Drafter() = default;
 
-void check_rollback(const Session& s, const char* role) {
-  for (const auto& l : s.model().kv_shape().layers)
-    MEMRA_CHECK(!l.recurrent(), "speculative decoding rolls the {}'s cache back to the accepted tokens, and {}'s "
-                "recurrent layers cannot be rolled back (not implemented: their state would have to be kept per "
-                "position)", role, s.hparams().arch);
+namespace {
+
+// Takes s back to `to` positions. Attention-only caches truncate. A cache with recurrent layers
+// returns to its checkpoint (at position ckpt, which must be <= to) and runs tokens[ckpt .. to)
+// again, where tokens holds at least what s held from position 0 (or from `offset` on: tokens[i]
+// is position offset + i).
+void roll_back(Session& s, int to, std::span<const int32_t> tokens, int offset, int ckpt) {
+  if (to >= s.n_past()) return;
+  if (!s.has_recurrent_state()) {
+    s.truncate(to);
+    return;
+  }
+  MEMRA_CHECK(ckpt >= offset && ckpt <= to, "speculative: no checkpoint to roll back to position {}", to);
+  s.rollback_to_checkpoint();
+  if (to > ckpt) (void)s.prefill_argmax(tokens.subspan((size_t)(ckpt - offset), (size_t)(to - ckpt)), false);
 }
 
-ModelDrafter::ModelDrafter(Session& draft) : s_(draft) { check_rollback(draft, "draft model"); }
+}  // namespace
 
 void ModelDrafter::prime(std::span<const int32_t> prompt) {
   s_.reset();
   held_.clear();
+  ckpt_ = -1;
   // All but the last token: the first proposal runs that one and reads its logits.
   if (prompt.size() < 2) return;
   const auto head = prompt.first(prompt.size() - 1);
@@ -48,11 +59,24 @@ std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int
   size_t keep = 0;
   while (keep < held_.size() && keep < history.size() && held_[keep] == history[keep]) ++keep;
   keep = std::min(keep, history.size() - 1);  // the last token always runs: its logits are the first guess
-  s_.truncate((int)keep);
-  held_.resize(keep);
+  if (keep < held_.size()) {
+    if (s_.has_recurrent_state() && (ckpt_ < 0 || (size_t)ckpt_ > keep)) {
+      s_.reset();  // no checkpoint at or before keep: start over
+      keep = 0;
+    } else {
+      roll_back(s_, (int)keep, history, 0, ckpt_);
+    }
+    held_.resize(keep);
+  }
   const auto tail = history.subspan(keep);
   int32_t d = s_.prefill_argmax(tail, false)[0];
   held_.insert(held_.end(), tail.begin(), tail.end());
+  // The proposals below are decoded on top of the history; with recurrent layers the state here is
+  // the point the next proposal may have to come back to.
+  if (s_.has_recurrent_state() && k > 1) {
+    s_.save_checkpoint();
+    ckpt_ = s_.n_past();
+  }
   for (int i = 0; i < k; ++i) {
     out.push_back(d);
     if (i + 1 == k) break;
@@ -85,7 +109,6 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
   MEMRA_CHECK(!prompt.empty(), "speculative: empty prompt (add at least a BOS token)");
   MEMRA_CHECK(opts.n_predict >= 0, "speculative: n_predict must be >= 0, got {}", opts.n_predict);
   MEMRA_CHECK(opts.k >= 1, "speculative: k (tokens drafted per step) must be >= 1, got {}", opts.k);
-  check_rollback(target, "target");
   const int64_t need = (int64_t)target.n_past() + (int64_t)prompt.size() + opts.n_predict;
   MEMRA_CHECK(need <= target.n_ctx(), "prompt of {} tokens + {} to generate exceeds context n_ctx={}{}",
               prompt.size(), opts.n_predict, target.n_ctx(),
@@ -122,6 +145,9 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     return (int)r.tokens.size() < opts.n_predict;
   };
   const int64_t nv = target.n_vocab();
+  const bool recurrent = target.has_recurrent_state();
+  std::vector<int32_t> last_batch;  // the last target batch and its first position
+  int last_base = 0;
   int32_t cur = first;
   bool going = emit(cur);
   while (going) {
@@ -141,6 +167,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
       batch.insert(batch.end(), d.begin(), d.end());
     }
     const int base = target.n_past();
+    if (recurrent && batch.size() > 1) target.save_checkpoint();
     // The target's choice after each token of the batch (picked on the backend: the logits stay there).
     const std::vector<int32_t> choice =
         batch.size() == 1 ? std::vector<int32_t>{target.decode_argmax(cur)} : target.prefill_argmax(batch, true);
@@ -151,8 +178,11 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     while (a < n_draft && choice[(size_t)a] == batch[(size_t)a + 1]) ++a;
     r.n_accepted += a;
     ++r.accepted_hist[(size_t)a];
-    // Keep cur and the accepted proposals in the cache; the rejected ones' rows go.
-    target.truncate(base + 1 + a);
+    // Keep cur and the accepted proposals in the cache; the rejected ones' rows go (with recurrent
+    // layers: back to the batch's start and the kept tokens run again).
+    roll_back(target, base + 1 + a, batch, base, base);
+    last_batch = batch;
+    last_base = base;
     for (int i = 1; i <= a && going; ++i) going = emit(batch[(size_t)i]);
     if (!going) break;
     cur = choice[(size_t)a];
@@ -161,7 +191,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
   // A stop inside an accepted run leaves proposals past the last emitted token in the cache:
   // drop them, so the cache holds what plain generation's would (every emitted token but the last).
   const int64_t held = (int64_t)n_past0 + (int64_t)prompt.size() + (int64_t)r.tokens.size() - 1;
-  if (target.n_past() > held) target.truncate((int)held);
+  if (target.n_past() > held) roll_back(target, (int)held, last_batch, last_base, last_base);
   r.decode_ms = ms_since(t1);
   return r;
 }

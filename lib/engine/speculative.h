@@ -30,11 +30,11 @@ class Drafter {
 };
 
 // A smaller model with the same vocabulary, decoded greedily. Its cache follows the committed
-// sequence: at each proposal it keeps the longest prefix it already holds and runs the rest.
+// sequence: at each proposal it keeps the longest prefix it already holds and runs the rest (a
+// draft with recurrent layers returns to the checkpoint it saved before its last proposals).
 class ModelDrafter final : public Drafter {
  public:
-  // Throws when the draft model's cache cannot be rolled back (recurrent layers).
-  explicit ModelDrafter(Session& draft);
+  explicit ModelDrafter(Session& draft) : s_(draft) {}
   void prime(std::span<const int32_t> prompt) override;
   std::vector<int32_t> propose(std::span<const int32_t> history, int k) override;
   std::string name() const override { return "model"; }
@@ -42,6 +42,7 @@ class ModelDrafter final : public Drafter {
  private:
   Session& s_;
   std::vector<int32_t> held_;  // the tokens in the draft session's cache, in order
+  int ckpt_ = -1;              // recurrent draft: the position of its checkpoint (-1: none)
 };
 
 // Prompt lookup: the most recent earlier occurrence of the history's last n tokens (n from
@@ -87,10 +88,6 @@ struct SpecResult {
 // described above. Checks that prompt + n_predict fits the context; a proposal never runs the
 // target past prompt + n_predict positions (the last batches draft fewer tokens), so the context
 // bound is plain generation's. on_token as in generate().
-// Throws memra::Error naming the role when s's cache cannot be rolled back to an earlier position
-// (recurrent layers: qwen35's Gated DeltaNet state).
-void check_rollback(const Session& s, const char* role);
-
 SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<const int32_t> prompt,
                                 const SpecOptions& opts, const TokenFn& on_token = {});
 

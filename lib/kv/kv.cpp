@@ -171,6 +171,7 @@ int KvCache::index_written(int layer) const {
 void KvCache::truncate(int n) {
   MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
   for (auto& w : idx_written_) w = std::min(w, n);
+  if (n < ckpt_n_) ckpt_n_ = -1;  // a checkpoint past the new end would describe positions no longer held
   if (n >= n_written_) return;
   if (has_state()) {
     MEMRA_CHECK(n == 0, "KV cache: cannot roll a recurrent layer's state back from position {} to {} (only a "
@@ -179,6 +180,21 @@ void KvCache::truncate(int n) {
     std::fill(state_pos_.begin(), state_pos_.end(), 0);
   }
   n_written_ = n;
+}
+
+void KvCache::save_checkpoint() {
+  ckpt_state_ = state_;
+  ckpt_state_pos_ = state_pos_;
+  ckpt_n_ = n_written_;
+}
+
+void KvCache::rollback_to_checkpoint() {
+  MEMRA_CHECK(ckpt_n_ >= 0 && ckpt_n_ <= n_written_, "KV cache: no checkpoint at or before position {} to roll back to",
+              n_written_);
+  for (size_t l = 0; l < state_.size(); ++l) std::copy(ckpt_state_[l].begin(), ckpt_state_[l].end(), state_[l].begin());
+  state_pos_ = ckpt_state_pos_;
+  for (auto& w : idx_written_) w = std::min(w, ckpt_n_);
+  n_written_ = ckpt_n_;
 }
 
 float* KvCache::state(int layer) {

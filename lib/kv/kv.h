@@ -70,6 +70,9 @@ class KvCache {
   // recurrent layers can only be cleared (n = 0) or kept (n >= n_written()): their state has no
   // history to roll back to, and asking for it is an error.
   void truncate(int n);
+  // The recurrent layers' states and the length, copied aside / put back (KvStore::save_checkpoint).
+  void save_checkpoint();
+  void rollback_to_checkpoint();
   // Indexer keys (KvLayerShape::idx_dim) of n positions [pos0, pos0+n), rows ld floats apart.
   void write_index(int layer, int pos0, int n, const float* src, int64_t ld);
   // The layer's indexer-key rows (idx_dim floats per position from position 0), and how many
@@ -94,6 +97,10 @@ class KvCache {
   std::vector<int> idx_written_;             // per layer: leading positions with indexer keys
   std::vector<uint64_t> k_row_bytes_, v_row_bytes_;
   int n_written_ = 0;
+  // save_checkpoint's copies (ckpt_n_ < 0: none).
+  std::vector<std::vector<float>> ckpt_state_;
+  std::vector<int> ckpt_state_pos_;
+  int ckpt_n_ = -1;
 };
 
 }  // namespace memra::kv

@@ -96,7 +96,8 @@ TEST(CudaModels, ArgmaxRowsEqualHostArgmax) {
 TEST(CudaModels, SpeculativeEqualsGreedy) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
-  for (const char* name : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+  // qwen35: recurrent layers, rolled back through KvStore checkpoints (device copies of the states).
+  for (const char* name : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "qwen35-q4_k_m.gguf"}) {
     SCOPED_TRACE(name);
     auto file = std::make_shared<const gguf::File>(gguf::File::open(shared_dir() + "/models/synth/" + name));
     auto be = backend::make_cuda_backend(gpu_config(true)), be_draft = backend::make_cuda_backend(gpu_config(true));

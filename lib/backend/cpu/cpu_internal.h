@@ -47,6 +47,9 @@ class CpuKv final : public KvStore {
   const kv::KvShape& shape() const override { return cache.shape(); }
   const kv::KvOptions& options() const override { return cache.options(); }
   void truncate(int n) override { cache.truncate(n); }
+  bool has_recurrent_state() const override { return cache.has_state(); }
+  void save_checkpoint() override { cache.save_checkpoint(); }
+  void rollback_to_checkpoint() override { cache.rollback_to_checkpoint(); }
   kv::KvCache cache;
 };
 

@@ -107,6 +107,7 @@ CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOp
 
 void CudaKv::truncate(int n) {
   MEMRA_CHECK(n >= 0, "KV cache: truncate to negative length {}", n);
+  if (n < ckpt_n) ckpt_n = -1;  // a checkpoint past the new end would describe positions no longer held
   if (n >= n_written) return;
   bool recurrent = false;
   for (const auto& L : layers) recurrent |= L.state.get() != nullptr;
@@ -118,6 +119,32 @@ void CudaKv::truncate(int n) {
     std::fill(state_pos.begin(), state_pos.end(), 0);
   }
   n_written = n;
+}
+
+bool CudaKv::has_recurrent_state() const {
+  for (const auto& L : layers)
+    if (L.state.get()) return true;
+  return false;
+}
+
+// The copies run on the compute stream, ordered with the kernels that read and advance the states.
+void CudaKv::save_checkpoint() {
+  for (auto& L : layers) {
+    if (!L.state.get()) continue;
+    if (!L.ckpt.get()) L.ckpt = cuda::DeviceBuffer(sh->ctx->pool(), L.state.bytes(), "recurrent state checkpoint");
+    cuda::copy_d2d(L.ckpt.get(), L.state.get(), L.state.bytes(), sh->ctx->compute_stream());
+  }
+  ckpt_state_pos = state_pos;
+  ckpt_n = n_written;
+}
+
+void CudaKv::rollback_to_checkpoint() {
+  MEMRA_CHECK(ckpt_n >= 0 && ckpt_n <= n_written, "KV cache: no checkpoint at or before position {} to roll back to",
+              n_written);
+  for (auto& L : layers)
+    if (L.state.get()) cuda::copy_d2d(L.state.get(), L.ckpt.get(), L.state.bytes(), sh->ctx->compute_stream());
+  state_pos = ckpt_state_pos;
+  n_written = ckpt_n;
 }
 
 // ---------------------------------------------------------------- backend

@@ -35,11 +35,15 @@ class CudaKv final : public KvStore {
   const kv::KvShape& shape() const override { return shape_; }
   const kv::KvOptions& options() const override { return opts_; }
   void truncate(int n) override;
+  bool has_recurrent_state() const override;
+  void save_checkpoint() override;
+  void rollback_to_checkpoint() override;
 
   struct Layer {
     cuda::DeviceBuffer k, v;
     int64_t k_row_bytes = 0, v_row_bytes = 0;
     cuda::DeviceBuffer state;  // recurrent layers only (kv::KvLayerShape::state_floats f32)
+    cuda::DeviceBuffer ckpt;   // save_checkpoint's copy of state (allocated at the first save)
   };
   std::shared_ptr<Shared> sh;
   kv::KvShape shape_;
@@ -47,6 +51,8 @@ class CudaKv final : public KvStore {
   std::vector<Layer> layers;
   int n_written = 0;
   std::vector<int> state_pos;  // per layer: tokens its recurrent state has consumed
+  std::vector<int> ckpt_state_pos;
+  int ckpt_n = -1;  // save_checkpoint's length (-1: none)
   uint64_t serial = 0;
 };
 
