@@ -37,7 +37,7 @@ void add_options(CLI::App& cli, Options& o) {
                         ->type_name("FILE");
   o.o_drafter = cli.add_option("--drafter", o.drafter, "model | ngram | auto (spec.drafter)")
                     ->check(CLI::IsMember({"auto", "model", "ngram"}));
-  o.o_draft_max = cli.add_option("--draft-max,--draft", o.draft_max, "tokens drafted per target batch (spec.draft_tokens)");
+  o.o_draft_max = cli.add_option("--draft-max,--draft,-k,--k", o.draft_max, "tokens drafted per target batch (spec.draft_tokens)");
   o.o_check = cli.add_flag("--check", o.check, "generate again without a drafter and compare token for token (spec.check)");
   gen::add_run_options(cli, o);
 }
@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   spec.tool = "run-spec";
   spec.description =
       "memra run-spec: greedy speculative decoding; the output is the target's plain greedy output\n"
-      "  run-spec TARGET.gguf -md DRAFT.gguf -p TEXT [-n N] [--draft-max K] [--check]\n"
+      "  run-spec TARGET.gguf -md DRAFT.gguf -p TEXT [-n N] [--k K | --draft-max K] [--check]\n"
       "  run-spec TARGET.gguf --drafter ngram -p TEXT   prompt lookup, no draft model\n"
       "  --check: generate again without speculation and compare token for token (a failed gate otherwise)";
   spec.add_options = [&](CLI::App& cli) { memra::spec::add_options(cli, o); };
