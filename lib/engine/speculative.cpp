@@ -13,12 +13,6 @@ using clock = std::chrono::steady_clock;
 
 double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
 
-}  // namespace
-
-Drafter::~Drafter() = default;
-
-namespace {
-
 // Takes s back to `to` positions. Attention-only caches truncate. A cache with recurrent layers
 // returns to its checkpoint (at position ckpt, which must be <= to) and runs tokens[ckpt .. to)
 // again, where tokens holds at least what s held from position 0 (or from `offset` on: tokens[i]
@@ -35,6 +29,8 @@ void roll_back(Session& s, int to, std::span<const int32_t> tokens, int offset, 
 }
 
 }  // namespace
+
+Drafter::~Drafter() = default;
 
 void ModelDrafter::prime(std::span<const int32_t> prompt) {
   s_.reset();
@@ -62,6 +58,7 @@ std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int
   if (keep < held_.size()) {
     if (s_.has_recurrent_state() && (ckpt_ < 0 || (size_t)ckpt_ > keep)) {
       s_.reset();  // no checkpoint at or before keep: start over
+      ckpt_ = -1;
       keep = 0;
     } else {
       roll_back(s_, (int)keep, history, 0, ckpt_);
