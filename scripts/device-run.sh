@@ -329,6 +329,15 @@ case "$phase" in
     gates_moe37
     gates_q5k34
     ;;
+  g40)
+    # A short call when little device time is left (fortieth session): the gates that decide the
+    # flip of kernels.norm_defer and kernels.mmvs_row_pairs_qkv (the suite at both keys, the row-pair
+    # gates: their H200 speed was measured in s36d) and the speculative decoding GPU tests; no rows.
+    # Any sm_90 card. ~4 minutes.
+    gpu_info
+    gates_s37a
+    gpu_tests spec 'CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax:CudaModels.SpeculativeEqualsGreedy' 150
+    ;;
   spec40)
     # run-spec on the CUDA backend (built in the fortieth session, no device): greedy speculative
     # decoding must not change the greedy output. On the device that rests on a verify batch's rows
