@@ -15,6 +15,7 @@
 #   arch35 : the non-qwen3 architectures' kernels and CUDA-vs-CPU tests (qwen35, qwen3moe, gemma3/4)
 # When only an H100 is lent: g39a then g39b (every queued phase's gates; the rows wait for an H200),
 # then spec40 (its --check gates hold on any sm_90 card; its pp-bench rows are the card's own).
+# With ~4 minutes of device time left: g40 (the flip's suite gates and the speculative GPU tests).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): s37a (the suite at kernels.norm_defer + kernels.mmvs_row_pairs_qkv via
 # --config, the row-pair gates, the README rows with both keys as the base configuration), then the
