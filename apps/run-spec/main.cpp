@@ -164,14 +164,14 @@ int run(app::Context& ctx, const Options& o) {
                (long long)res.n_accepted, (long long)res.n_drafted, 100.0 * res.acceptance(), res.stop.c_str());
   if (!cfg.spec.check) return 0;
 
-  // The gate: plain greedy decoding of the same prompt on the same session, without the stop
-  // strings' callback (the ids are compared up to the speculative run's length).
+  // The gate: plain greedy decoding of the same prompt on the same session, as run-gen decodes it
+  // (the argmax picked on the backend), without the stop strings' callback (the ids are compared
+  // up to the speculative run's length); its speed is the one the speedup is against.
   target.session->reset();
   engine::GenerateOptions go;
   go.n_predict = (int)res.tokens.size();
   go.eog_ids = tok.info().eog;
-  const auto plain = engine::generate(*target.session, prompt.ids, go,
-                                      [](std::span<const float> l) { return engine::argmax(l); });
+  const auto plain = engine::generate(*target.session, prompt.ids, go, engine::SampleFn{});
   size_t same = 0;
   while (same < plain.tokens.size() && same < res.tokens.size() && plain.tokens[same] == res.tokens[same]) ++same;
   const bool identical = plain.tokens == res.tokens;
