@@ -6,13 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
 build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant]
-# lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec), no CUPTI (no pp-bench --trace):
+# lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec, moe-devq8-check), no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
 lean=${3:-}
-bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe test_backend_cuda_gpu"
+bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe moe-devq8-check test_backend_cuda_gpu"
 [ "$lean" = lean ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
-[ "$lean" = quant ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
-rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch
+[ "$lean" = quant ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
+rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch .device/shared/anchors
 for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
 done
@@ -30,6 +30,7 @@ for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
 done
 cp "$shared"/reference/*.jsonl .device/shared/reference/
+cp "$shared"/anchors/llamacpp-h200.md .device/shared/anchors/  # moe-devq8-check --anchors
 cp "$shared"/reference/arch/{llama,qwen2,qwen3}.jsonl .device/shared/reference/arch/
 du -sh .device; du -sh .device/*
 # The carry limit is 64 MiB for the working tree and the carried paths together: carry

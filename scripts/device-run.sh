@@ -14,13 +14,13 @@
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   arch35 : the non-qwen3 architectures' kernels and CUDA-vs-CPU tests (qwen35, qwen3moe, gemma3/4)
 # When only an H100 is lent: g39a then g39b (every queued phase's gates; the rows wait for an H200),
-# then spec40 (its --check gates hold on any sm_90 card; its pp-bench rows are the card's own).
+# then spec40 and md41 (their gates hold on any sm_90 card; their times are the card's own).
 # With ~4 minutes of device time left: g40 (the flip's suite gates and the speculative GPU tests).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): s37a (the suite at kernels.norm_defer + kernels.mmvs_row_pairs_qkv via
 # --config, the row-pair gates, the README rows with both keys as the base configuration), then the
 # flip (no device), spec40 (run-spec --check on the CUDA backend, the verify batches' cost; built
-# without a device), fold37 (the RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on
+# without a device), md41 (moe-devq8-check: the MoE expert matvec forms, ~2 min), fold37 (the RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on
 # qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the thirty-seventh session's attention
 # gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention scores, built without a device);
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -374,6 +374,18 @@ case "$phase" in
         grep "run-gen:"
     done
     rm -f "$f"
+    ;;
+  md41)
+    # moe-devq8-check (built in the forty-first session, no device): the device-routed MoE expert
+    # matvecs in every form (routed, routed_v2, grouped, grouped_mma) on the Qwen3-30B-A3B expert
+    # shapes at 1 / 4 / 8 / 32 / 512 tokens, Q8_0 / Q6_K / Q4_K / Q4_0: each form byte-identical to
+    # plain per-slot launches (grouped_mma within 1e-5), the plain launches against f64, and the
+    # times beside llama.cpp's MUL_MAT_ID figures of the same shape (anchors). Exit 1 on a failed
+    # gate. ~2 minutes.
+    gpu_info
+    timeout 400 "$bin/moe-devq8-check" --anchors "$sh/anchors/llamacpp-h200.md" --receipt "$out/moe-devq8-check.jsonl" 2>&1 |
+      grep -v "info\]"
+    echo "moe-devq8-check rc=${PIPESTATUS[0]}"
     ;;
   fold37)
     # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured

@@ -16,21 +16,6 @@ ThreadPool& pool() {
   return p;
 }
 
-// Offsets of the f16 scale fields inside one block (GGUF format facts).
-std::vector<int> f16_fields(QType t) {
-  switch (t) {
-    case QType::Q4_0: case QType::Q5_0: case QType::Q8_0: case QType::IQ4_NL: case QType::IQ4_XS:
-      return {0};
-    case QType::Q4_1: case QType::Q5_1: case QType::Q4_K: case QType::Q5_K:
-      return {0, 2};
-    case QType::Q2_K: return {80, 82};
-    case QType::Q3_K: return {108};
-    case QType::Q6_K: return {208};
-    default:
-      MEMRA_FAIL("kernel-check: no scale-field table for {}", qtype_name(t));
-  }
-}
-
 }  // namespace
 
 ThreadPool& ref_pool() { return pool(); }
@@ -51,15 +36,8 @@ std::vector<uint8_t> random_weight_bytes(Env& env, QType t, int64_t rows, int64_
     return out;
   }
   const int64_t nblocks = rows * cols / tr.block_elems;
-  auto out = env.random_bytes((size_t)nblocks * tr.block_bytes);
-  const auto fields = f16_fields(t);
-  std::uniform_real_distribution<float> mag(1e-3f, 5e-2f);
-  for (int64_t b = 0; b < nblocks; ++b)
-    for (int off : fields) {
-      const float v = (env.rng()() & 1 ? -1.f : 1.f) * mag(env.rng());
-      const uint16_t h = f32_to_fp16(v);
-      std::memcpy(&out[(size_t)b * tr.block_bytes + off], &h, 2);
-    }
+  std::vector<uint8_t> out((size_t)nblocks * tr.block_bytes);
+  fill_random_blocks(t, out.data(), nblocks, env.rng());
   return out;
 }
 

@@ -5,6 +5,8 @@
 // mode. Rows are contiguous; n is the element count of the row and must be a multiple of the
 // type's block size (a clear memra::Error names the type, n and the block otherwise).
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include "quant/types.h"
 
@@ -52,5 +54,15 @@ void dequantize_fp8_rows(const uint8_t* src, float* dst, int64_t rows, int64_t c
 // scale_grid (same shape rules), then encodes src / scale.
 void quantize_fp8_rows(const float* src, uint8_t* dst, int64_t rows, int64_t cols,
                        float* scale_grid, int64_t grid_rows, int64_t grid_cols);
+
+// ---- random blocks (kernel-check gates, kernel probes)
+// Byte offsets of the f16 scale fields inside one block (GGUF format facts): Q4_0 Q5_0 Q8_0
+// IQ4_NL IQ4_XS {0}; Q4_1 Q5_1 Q4_K Q5_K {0, 2}; Q2_K {80, 82}; Q3_K {108}; Q6_K {208}. Other
+// types: an error.
+std::vector<int> block_f16_scale_offsets(QType t);
+// n_blocks blocks of t at dst: random bytes (8 at a time from rng), then every f16 scale field
+// set to a finite value of random sign and magnitude in [1e-3, 5e-2], so no block decodes to
+// Inf / NaN and the products stay in the range real weights give.
+void fill_random_blocks(QType t, uint8_t* dst, int64_t n_blocks, std::mt19937_64& rng);
 
 }  // namespace memra

@@ -269,4 +269,36 @@ TEST(QuantApi, ActivationRowRoundsTiesToEven) {
 }
 
 }  // namespace
+// fill_random_blocks: every scale field it sets is where the format keeps it, so every decoded
+// value is finite and bounded by max scale x max level (a random f16 left in a scale field would
+// be Inf / NaN in 1 of 32 blocks and > 256 in ~1 of 4); the bytes follow the seed.
+TEST(QuantRandomBlocks, ScalesLandInTheFormatsScaleFields) {
+  for (QType t : {QType::Q4_0, QType::Q5_0, QType::Q8_0, QType::IQ4_NL, QType::IQ4_XS, QType::Q4_1, QType::Q5_1,
+                  QType::Q2_K, QType::Q3_K, QType::Q4_K, QType::Q5_K, QType::Q6_K}) {
+    const auto& tr = qtype_traits(t);
+    const int64_t n_blocks = 4096;
+    std::vector<uint8_t> a((size_t)n_blocks * tr.block_bytes), b(a.size()), c(a.size());
+    std::mt19937_64 r1(7), r2(7), r3(8);
+    fill_random_blocks(t, a.data(), n_blocks, r1);
+    fill_random_blocks(t, b.data(), n_blocks, r2);
+    fill_random_blocks(t, c.data(), n_blocks, r3);
+    EXPECT_EQ(a, b) << tr.name << ": same seed, other bytes";
+    EXPECT_NE(a, c) << tr.name << ": another seed, the same bytes";
+    std::vector<float> v((size_t)(n_blocks * tr.block_elems));
+    dequantize_row(t, a.data(), v.data(), n_blocks * tr.block_elems);
+    float amax = 0;
+    for (float x : v) {
+      ASSERT_TRUE(std::isfinite(x)) << tr.name;
+      amax = std::max(amax, std::fabs(x));
+    }
+    // Largest |scale x level| of these formats: Q6_K 0.05 x 127 x 32 = 203; real weights' range.
+    EXPECT_LE(amax, 256.0f) << tr.name;
+    EXPECT_GT(amax, 0.0f) << tr.name;
+  }
+  std::vector<uint8_t> buf(1024);
+  std::mt19937_64 rng(1);
+  EXPECT_NE(error_of([&] { fill_random_blocks(QType::IQ2_XXS, buf.data(), 1, rng); }).find("IQ2_XXS"), std::string::npos);
+  EXPECT_NE(error_of([&] { fill_random_blocks(QType::F32, buf.data(), 1, rng); }), "");
+}
+
 }  // namespace memra
