@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -28,6 +29,59 @@ void roll_back(Session& s, int to, std::span<const int32_t> tokens, int offset, 
   if (to > ckpt) (void)s.prefill_argmax(tokens.subspan((size_t)(ckpt - offset), (size_t)(to - ckpt)), false);
 }
 
+// max(0, p - q) over p's candidates (q: the proposal's distribution, or null for q = 1 on x).
+// Empty weights (total 0) when p <= q everywhere.
+Distribution residual(const Distribution& p, const Distribution* q, int32_t x) {
+  Distribution r;
+  std::unordered_map<int32_t, double> qp;
+  if (q)
+    for (size_t i = 0; i < q->ids.size(); ++i) qp[q->ids[i]] = q->weights[i] / q->total;
+  for (size_t i = 0; i < p.ids.size(); ++i) {
+    const int32_t y = p.ids[i];
+    double qy = 0.0;
+    if (!q) {
+      qy = y == x ? 1.0 : 0.0;
+    } else if (const auto it = qp.find(y); it != qp.end()) {
+      qy = it->second;
+    }
+    const double w = std::max(0.0, p.weights[i] / p.total - qy);
+    if (w <= 0.0) continue;
+    r.ids.push_back(y);
+    r.weights.push_back(w);
+    r.total += w;
+  }
+  return r;
+}
+
+// Verify rows of a sampled batch (the rejection rule, speculative.h): the proposals kept (a) and
+// the token drawn after them.
+struct Verdict {
+  int a = 0;
+  int32_t next = 0;
+};
+Verdict verify_sampled(std::span<const float> rows, int64_t nv, std::span<const int32_t> batch, const Proposal& prop,
+                       Sampler& ts) {
+  Verdict v;
+  const int n_draft = (int)batch.size() - 1;
+  for (; v.a < n_draft; ++v.a) {
+    const Distribution p = ts.distribution(rows.subspan((size_t)(v.a * nv), (size_t)nv));
+    const int32_t x = batch[(size_t)v.a + 1];
+    const Distribution* q = prop.q.empty() ? nullptr : &prop.q[(size_t)v.a];
+    const double px = p.prob(x), qx = q ? q->prob(x) : 1.0;
+    if (ts.uniform() * qx < px) {  // probability min(1, p(x) / q(x))
+      ts.accept(x);
+      continue;
+    }
+    const Distribution r = residual(p, q, x);
+    v.next = ts.draw(r.total > 0.0 ? r : p);
+    ts.accept(v.next);
+    return v;
+  }
+  v.next = ts.draw(ts.distribution(rows.subspan((size_t)(n_draft * nv), (size_t)nv)));
+  ts.accept(v.next);
+  return v;
+}
+
 }  // namespace
 
 Drafter::~Drafter() = default;
@@ -45,13 +99,22 @@ void ModelDrafter::prime(std::span<const int32_t> prompt) {
   held_.assign(head.begin(), head.end());
 }
 
-std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int k) {
-  std::vector<int32_t> out;
-  if (history.empty() || k <= 0) return out;
+ModelDrafter::ModelDrafter(Session& draft, const std::optional<SamplerOptions>& sampling) : s_(draft) {
+  if (sampling) {
+    SamplerOptions o = *sampling;
+    o.seed ^= 0x6a09e667f3bcc908ull;  // not the target's stream of draws
+    sampler_.emplace(o);
+  }
+}
+
+std::span<const int32_t> ModelDrafter::sync(std::span<const int32_t> history, int& k) {
   // Proposing k tokens runs the history's tail and k - 1 proposals: positions up to
   // history.size() + k - 2.
-  k = std::min<int64_t>(k, (int64_t)s_.n_ctx() - (int64_t)history.size() + 1);
-  if (k <= 0) return out;
+  k = (int)std::min<int64_t>(k, (int64_t)s_.n_ctx() - (int64_t)history.size() + 1);
+  if (history.empty() || k <= 0) {
+    k = 0;
+    return {};
+  }
   size_t keep = 0;
   while (keep < held_.size() && keep < history.size() && held_[keep] == history[keep]) ++keep;
   keep = std::min(keep, history.size() - 1);  // the last token always runs: its logits are the first guess
@@ -65,20 +128,51 @@ std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int
     }
     held_.resize(keep);
   }
-  const auto tail = history.subspan(keep);
-  int32_t d = s_.prefill_argmax(tail, false)[0];
+  return history.subspan(keep);
+}
+
+void ModelDrafter::ran(std::span<const int32_t> tail, int k) {
   held_.insert(held_.end(), tail.begin(), tail.end());
-  // The proposals below are decoded on top of the history; with recurrent layers the state here is
-  // the point the next proposal may have to come back to.
+  // The proposals are decoded on top of the history; with recurrent layers the state here is the
+  // point the next proposal may have to come back to.
   if (s_.has_recurrent_state() && k > 1) {
     s_.save_checkpoint();
     ckpt_ = s_.n_past();
   }
+}
+
+std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int k) {
+  std::vector<int32_t> out;
+  const auto tail = sync(history, k);
+  if (k <= 0) return out;
+  int32_t d = s_.prefill_argmax(tail, false)[0];
+  ran(tail, k);
   for (int i = 0; i < k; ++i) {
     out.push_back(d);
     if (i + 1 == k) break;
     d = s_.decode_argmax(d);
     held_.push_back(out.back());
+  }
+  return out;
+}
+
+Proposal ModelDrafter::propose_sampled(std::span<const int32_t> history, int k) {
+  if (!sampler_) return {propose(history, k), {}};
+  Proposal out;
+  const auto tail = sync(history, k);
+  if (k <= 0) return out;
+  std::vector<float> logits = s_.prefill(tail, false);
+  ran(tail, k);
+  sampler_->set_window(history);
+  for (int i = 0; i < k; ++i) {
+    Distribution q = sampler_->distribution(logits);
+    const int32_t d = sampler_->draw(q);
+    sampler_->accept(d);
+    out.tokens.push_back(d);
+    out.q.push_back(std::move(q));
+    if (i + 1 == k) break;
+    logits = s_.decode(d);
+    held_.push_back(d);
   }
   return out;
 }
@@ -120,9 +214,20 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   const int n_past0 = target.n_past();
 
+  std::optional<Sampler> ts;  // sampled: the target's sampler, its window the prompt and what is emitted
+  if (opts.sampling) {
+    ts.emplace(*opts.sampling);
+    for (int32_t id : prompt) ts->accept(id);
+  }
   const auto t0 = clock::now();
   drafter.prime(prompt);
-  const int32_t first = target.prefill_argmax(prompt, false)[0];
+  int32_t first = 0;
+  if (ts) {
+    first = ts->draw(ts->distribution(target.prefill(prompt, false)));
+    ts->accept(first);
+  } else {
+    first = target.prefill_argmax(prompt, false)[0];
+  }
   r.prefill_ms = ms_since(t0);
   if (opts.n_predict == 0) return r;
 
@@ -153,11 +258,16 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     const int room = opts.n_predict - (int)r.tokens.size();
     const int k = std::min(r.k, room - 1);
     std::vector<int32_t> batch{cur};
+    Proposal prop;
     if (k > 0) {
       const auto td = clock::now();
-      auto d = drafter.propose(history, k);
+      if (ts) prop = drafter.propose_sampled(history, k);
+      else prop.tokens = drafter.propose(history, k);
       r.draft_ms += ms_since(td);
+      auto& d = prop.tokens;
       if ((int)d.size() > k) d.resize((size_t)k);
+      MEMRA_CHECK(prop.q.empty() || prop.q.size() >= d.size(), "speculative: the {} drafter gave {} distributions "
+                  "for {} proposals", drafter.name(), prop.q.size(), d.size());
       for (int32_t id : d)
         MEMRA_CHECK(id >= 0 && id < nv, "speculative: the {} drafter proposed token {} outside the target's "
                     "vocabulary of {}", drafter.name(), id, nv);
@@ -165,14 +275,23 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     }
     const int base = target.n_past();
     if (recurrent && batch.size() > 1) target.save_checkpoint();
-    // The target's choice after each token of the batch (picked on the backend: the logits stay there).
-    const std::vector<int32_t> choice =
-        batch.size() == 1 ? std::vector<int32_t>{target.decode_argmax(cur)} : target.prefill_argmax(batch, true);
     const int n_draft = (int)batch.size() - 1;
     ++r.n_verify;
     r.n_drafted += n_draft;
-    int a = 0;  // proposals equal to the target's choice at their position
-    while (a < n_draft && choice[(size_t)a] == batch[(size_t)a + 1]) ++a;
+    int a = 0;  // proposals kept
+    int32_t next = 0;
+    if (ts) {
+      const std::vector<float> rows = batch.size() == 1 ? target.decode(cur) : target.prefill(batch, true);
+      const Verdict v = verify_sampled(rows, nv, batch, prop, *ts);
+      a = v.a;
+      next = v.next;
+    } else {
+      // The target's choice after each token of the batch (picked on the backend: the logits stay there).
+      const std::vector<int32_t> choice =
+          batch.size() == 1 ? std::vector<int32_t>{target.decode_argmax(cur)} : target.prefill_argmax(batch, true);
+      while (a < n_draft && choice[(size_t)a] == batch[(size_t)a + 1]) ++a;  // equal to the target's choice
+      next = choice[(size_t)a];
+    }
     r.n_accepted += a;
     ++r.accepted_hist[(size_t)a];
     // Keep cur and the accepted proposals in the cache; the rejected ones' rows go (with recurrent
@@ -182,7 +301,7 @@ SpecResult generate_speculative(Session& target, Drafter& drafter, std::span<con
     last_base = base;
     for (int i = 1; i <= a && going; ++i) going = emit(batch[(size_t)i]);
     if (!going) break;
-    cur = choice[(size_t)a];
+    cur = next;
     going = emit(cur);
   }
   // A stop inside an accepted run leaves proposals past the last emitted token in the cache:

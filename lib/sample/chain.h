@@ -138,29 +138,49 @@ MEMRA_HD int32_t min_p_filter(const float* logit, int32_t n, double min_p, doubl
   return k;
 }
 
+// Stages 4-6 on candidates already penalized, sorted and cut to top-k: the number of candidates
+// kept (the arrays may be compacted).
+template <class SortFn>
+MEMRA_HD int32_t filter(float* logit, int32_t* id, int32_t n, const ChainParams& c, double* p, double* score,
+                        int32_t* order, SortFn sort_by_score) {
+  if (c.typical_p < 1.0f && n > 1)
+    n = typical_filter(logit, id, n, (double)c.typical_p, p, score, order, sort_by_score);
+  if (c.top_p < 1.0f && n > 1) n = top_p_filter(logit, n, (double)c.top_p, p);
+  if (c.min_p > 0.0f && n > 1) n = min_p_filter(logit, n, (double)c.min_p, p);
+  return n;
+}
+
+// Stage 7's weights: w[i] = exp((logit[i] - logit[0]) / temperature); returns their sum, added in
+// candidate order (the distribution a draw picks from is w / total).
+MEMRA_HD double temperature_weights(const float* logit, int32_t n, double temperature, double* w) {
+  const double m = (double)logit[0];
+  double total = 0.0;
+  for (int32_t i = 0; i < n; ++i) {
+    w[i] = exp(((double)logit[i] - m) / temperature);
+    total = MEMRA_DADD(total, w[i]);
+  }
+  return total;
+}
+
+// Stage 7's draw: the first index whose cumulative weight exceeds u * total.
+MEMRA_HD int32_t draw_index(const double* w, int32_t n, double total, double u) {
+  const double target = MEMRA_DMUL(u, total);
+  double cum = 0.0;
+  for (int32_t i = 0; i < n; ++i) {
+    cum = MEMRA_DADD(cum, w[i]);
+    if (cum > target) return i;
+  }
+  return n - 1;  // u * total rounded up to total
+}
+
 // Stages 4-7 on candidates already penalized, sorted and cut to top-k. Returns the index (into
 // the candidate arrays, which it may compact) of the chosen candidate.
 template <class SortFn>
 MEMRA_HD int32_t pick(float* logit, int32_t* id, int32_t n, const ChainParams& c, double u,
                       double* p, double* score, int32_t* order, SortFn sort_by_score) {
-  if (c.typical_p < 1.0f && n > 1)
-    n = typical_filter(logit, id, n, (double)c.typical_p, p, score, order, sort_by_score);
-  if (c.top_p < 1.0f && n > 1) n = top_p_filter(logit, n, (double)c.top_p, p);
-  if (c.min_p > 0.0f && n > 1) n = min_p_filter(logit, n, (double)c.min_p, p);
-  const double m = (double)logit[0];
-  const double t = (double)c.temperature;
-  double total = 0.0;
-  for (int32_t i = 0; i < n; ++i) {
-    p[i] = exp(((double)logit[i] - m) / t);
-    total = MEMRA_DADD(total, p[i]);
-  }
-  const double target = MEMRA_DMUL(u, total);
-  double cum = 0.0;
-  for (int32_t i = 0; i < n; ++i) {
-    cum = MEMRA_DADD(cum, p[i]);
-    if (cum > target) return i;
-  }
-  return n - 1;  // u * total rounded up to total
+  n = filter(logit, id, n, c, p, score, order, sort_by_score);
+  const double total = temperature_weights(logit, n, (double)c.temperature, p);
+  return draw_index(p, n, total, u);
 }
 
 }  // namespace memra::sample_chain

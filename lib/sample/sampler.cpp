@@ -52,7 +52,18 @@ int32_t Sampler::count_in_window(int32_t token) const {
   return (int32_t)std::count(window_.begin(), window_.end(), token);
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
+void Sampler::set_window(std::span<const int32_t> tokens) {
+  window_.clear();
+  for (int32_t t : tokens) accept(t);
+}
+
+double Distribution::prob(int32_t id) const {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id) return total > 0 ? weights[i] / total : 0.0;
+  return 0.0;
+}
+
+int32_t Sampler::candidates(std::span<const float> logits) {
   MEMRA_CHECK(!logits.empty(), "sampler: empty logits row");
   const int32_t n_vocab = (int32_t)logits.size();
   logit_.resize(logits.size());
@@ -71,7 +82,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
                                          opt_.frequency_penalty, opt_.presence_penalty);
     }
   }
-  if (opt_.temperature <= 0.0f) return argmax(logit_);
+  if (opt_.temperature <= 0.0f) {
+    greedy_ = argmax(logit_);
+    return 0;
+  }
 
   const int32_t k = opt_.top_k > 0 ? std::min(opt_.top_k, n_vocab) : n_vocab;
   id_.resize(logits.size());
@@ -79,21 +93,50 @@ int32_t Sampler::sample(std::span<const float> logits) {
   const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit_[a], a, logit_[b], b); };
   std::partial_sort(id_.begin(), id_.begin() + k, id_.end(), cmp);
   id_.resize(k);
-  std::vector<float> cand(k);
-  for (int32_t i = 0; i < k; ++i) cand[i] = logit_[id_[i]];
+  cand_.resize(k);
+  for (int32_t i = 0; i < k; ++i) cand_[i] = logit_[id_[i]];
   p_.resize(k);
   score_.resize(k);
   order_.resize(k);
   const sample_chain::ChainParams cp{opt_.temperature, opt_.top_p, opt_.min_p, opt_.typical_p};
-  const double u = sample_chain::uniform01(opt_.seed, draws_++);
   const auto sort_by_score = [](int32_t* order, const double* score, int32_t n) {
     std::sort(order, order + n, [score](int32_t a, int32_t b) {
       return score[a] < score[b] || (score[a] == score[b] && a < b);
     });
   };
-  const int32_t pick = sample_chain::pick(cand.data(), id_.data(), k, cp, u, p_.data(), score_.data(),
-                                          order_.data(), sort_by_score);
-  return id_[pick];
+  return sample_chain::filter(cand_.data(), id_.data(), k, cp, p_.data(), score_.data(), order_.data(),
+                              sort_by_score);
 }
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  const int32_t n = candidates(logits);
+  if (n == 0) return greedy_;
+  const double total = sample_chain::temperature_weights(cand_.data(), n, (double)opt_.temperature, p_.data());
+  return id_[sample_chain::draw_index(p_.data(), n, total, uniform())];
+}
+
+Distribution Sampler::distribution(std::span<const float> logits) {
+  Distribution d;
+  const int32_t n = candidates(logits);
+  if (n == 0) {
+    d.ids = {greedy_};
+    d.weights = {1.0};
+    d.total = 1.0;
+    d.greedy = true;
+    return d;
+  }
+  d.total = sample_chain::temperature_weights(cand_.data(), n, (double)opt_.temperature, p_.data());
+  d.ids.assign(id_.begin(), id_.begin() + n);
+  d.weights.assign(p_.begin(), p_.begin() + n);
+  return d;
+}
+
+int32_t Sampler::draw(const Distribution& d) {
+  MEMRA_CHECK(!d.ids.empty() && d.ids.size() == d.weights.size(), "sampler: draw from an empty distribution");
+  if (d.greedy) return d.ids[0];
+  return d.ids[(size_t)sample_chain::draw_index(d.weights.data(), (int32_t)d.ids.size(), d.total, uniform())];
+}
+
+double Sampler::uniform() { return sample_chain::uniform01(opt_.seed, draws_++); }
 
 }  // namespace memra

@@ -27,6 +27,17 @@ void validate(const SamplerOptions& o);
 // Largest value, ties to the smallest index (NaN never wins). Throws on an empty span.
 int32_t argmax(std::span<const float> logits);
 
+// The distribution one sample() call draws from: the candidates that survive the chain, in
+// candidate order, with their temperature weights (probability = weight / total). Greedy: the
+// argmax alone, weight 1, and `greedy` set (drawing from it consumes no draw, as sample() does not).
+struct Distribution {
+  std::vector<int32_t> ids;
+  std::vector<double> weights;
+  double total = 0.0;
+  bool greedy = false;
+  double prob(int32_t id) const;  // 0 for an id that is not a candidate
+};
+
 class Sampler {
  public:
   explicit Sampler(const SamplerOptions& options);
@@ -34,10 +45,19 @@ class Sampler {
   // Picks the next token from one position's logits (not modified). Consumes one draw of the
   // counter-based generator unless greedy. Does not record the token: call accept().
   int32_t sample(std::span<const float> logits);
+  // The same chain without the draw: sample(logits) == draw(distribution(logits)), id for id.
+  Distribution distribution(std::span<const float> logits);
+  // One draw from d as the chain's last stage draws (the first candidate whose cumulative weight
+  // exceeds u * total); consumes one draw unless d is greedy. Throws on an empty distribution.
+  int32_t draw(const Distribution& d);
+  // u in [0, 1) from the counter-based generator; consumes one draw (speculative acceptance).
+  double uniform();
   // Adds a token (prompt or generated) to the penalty window.
   void accept(int32_t token);
   // Clears the window and rewinds the draw counter to 0.
   void reset();
+  // The window becomes the last penalty_last_n of tokens (the draw counter is kept).
+  void set_window(std::span<const int32_t> tokens);
 
   const SamplerOptions& options() const { return opt_; }
   uint64_t draws() const { return draws_; }
@@ -47,8 +67,14 @@ class Sampler {
   int32_t count_in_window(int32_t token) const;
 
  private:
+  // Penalties, top-k and the filters into cand_ / id_; returns the candidates kept (0: greedy, the
+  // choice in greedy_).
+  int32_t candidates(std::span<const float> logits);
+
   SamplerOptions opt_;
   std::deque<int32_t> window_;
+  int32_t greedy_ = 0;
+  std::vector<float> cand_;
   uint64_t draws_ = 0;
   // Scratch reused between calls (one sampler per sequence; not thread-safe).
   std::vector<float> logit_;

@@ -111,14 +111,64 @@ TEST(CudaModels, SpeculativeEqualsGreedy) {
     for (int k : {4, 8}) {
       engine::NgramDrafter ng(1, 3);
       target.reset();
-      const auto a = engine::generate_speculative(target, ng, prompt, {64, k, {}});
+      const auto a = engine::generate_speculative(target, ng, prompt, {64, k, {}, std::nullopt});
       EXPECT_EQ(a.tokens, plain) << "ngram, k = " << k;
       EXPECT_EQ(a.k, std::min(k, 7));
       engine::ModelDrafter md(draft);
       target.reset();
-      const auto b = engine::generate_speculative(target, md, prompt, {64, k, {}});
+      const auto b = engine::generate_speculative(target, md, prompt, {64, k, {}, std::nullopt});
       EXPECT_EQ(b.tokens, plain) << "self draft, k = " << k;
       EXPECT_EQ(b.n_accepted, b.n_drafted) << "self draft, k = " << k;
+    }
+  }
+}
+
+// Sampled speculative decoding on the device (SpecOptions::sampling: the rows' logits come to the
+// host sampler). Temperature 0 with penalties: plain penalized greedy's output, token for token.
+// Temperature 0.9: a draft that is the target itself with the same sampler options proposes from
+// q = p whenever a verify row is its one-token step's bytes, so the rejection rule accepts every
+// proposal (u q(x) < p(x) for every u < 1).
+TEST(CudaModels, SpeculativeSamplingRows) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* name : {"qwen3-q4_k_m.gguf", "qwen35-q4_k_m.gguf"}) {
+    SCOPED_TRACE(name);
+    auto file = std::make_shared<const gguf::File>(gguf::File::open(shared_dir() + "/models/synth/" + name));
+    auto be = backend::make_cuda_backend(gpu_config(true)), be_draft = backend::make_cuda_backend(gpu_config(true));
+    engine::SessionOptions so;
+    so.kv = kv::KvOptions{256, QType::Q8_0, QType::Q5_1};
+    engine::Session target(file, *be, so), draft(file, *be_draft, so);
+    std::vector<int32_t> prompt(12);
+    for (int i = 0; i < 12; ++i) prompt[(size_t)i] = (int32_t)((i * 41 + 9) % target.n_vocab());
+    SamplerOptions pen;
+    pen.temperature = 0.0f;
+    pen.repeat_penalty = 1.3f;
+    pen.frequency_penalty = 0.2f;
+    Sampler plain_sampler(pen);
+    for (int32_t id : prompt) plain_sampler.accept(id);
+    const auto plain = engine::generate(target, prompt, {48, {}}, [&](std::span<const float> l) {
+                         const int32_t id = plain_sampler.sample(l);
+                         plain_sampler.accept(id);
+                         return id;
+                       }).tokens;
+    SamplerOptions warm = pen;
+    warm.temperature = 0.9f;
+    warm.top_k = 20;
+    warm.seed = 7;
+    for (int k : {3, 7}) {
+      engine::NgramDrafter ng(1, 3);
+      target.reset();
+      const auto a = engine::generate_speculative(target, ng, prompt, {48, k, {}, pen});
+      EXPECT_EQ(a.tokens, plain) << "penalized greedy, ngram, k = " << k;
+      engine::ModelDrafter md(draft, pen);
+      target.reset();
+      const auto b = engine::generate_speculative(target, md, prompt, {48, k, {}, pen});
+      EXPECT_EQ(b.tokens, plain) << "penalized greedy, self draft, k = " << k;
+      engine::ModelDrafter ms(draft, warm);
+      target.reset();
+      const auto c = engine::generate_speculative(target, ms, prompt, {48, k, {}, warm});
+      EXPECT_EQ((int)c.tokens.size(), 48);
+      EXPECT_EQ(c.n_accepted, c.n_drafted) << "sampled self draft, k = " << k;
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "core/error.h"
@@ -276,4 +277,74 @@ TEST(Sampler, RejectsBadOptions) {
   o = plain();
   o.typical_p = 2.0f;
   EXPECT_THROW(Sampler{o}, memra::Error);
+}
+
+// distribution() + draw() are sample() split in two: the same id for the same draw counter, for
+// every stage of the chain, and the same number of draws consumed (speculative sampling builds
+// on it).
+TEST(SamplerDistribution, DrawOfDistributionIsSample) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> nd(0.f, 2.f);
+  std::vector<SamplerOptions> cfgs;
+  for (float t : {0.0f, 0.7f, 1.3f})
+    for (int k : {0, 5, 40})
+      for (float top_p : {1.0f, 0.9f})
+        for (float min_p : {0.0f, 0.05f}) {
+          SamplerOptions o = plain(t);
+          o.top_k = k;
+          o.top_p = top_p;
+          o.min_p = min_p;
+          o.typical_p = k == 40 && top_p == 1.0f ? 0.8f : 1.0f;
+          o.repeat_penalty = min_p > 0 ? 1.3f : 1.0f;
+          o.seed = (uint64_t)cfgs.size() + 11;
+          cfgs.push_back(o);
+        }
+  for (const auto& o : cfgs) {
+    Sampler a(o), b(o);
+    for (int step = 0; step < 50; ++step) {
+      std::vector<float> logits(200);
+      for (auto& v : logits) v = nd(rng);
+      const int32_t want = a.sample(logits);
+      const memra::Distribution d = b.distribution(logits);
+      EXPECT_EQ(b.draws(), a.draws() - (o.temperature > 0 ? 1u : 0u)) << "distribution() must not draw";
+      const int32_t got = b.draw(d);
+      ASSERT_EQ(got, want) << "t=" << o.temperature << " k=" << o.top_k << " step " << step;
+      EXPECT_EQ(a.draws(), b.draws());
+      a.accept(want);
+      b.accept(got);
+      if (o.temperature <= 0) {  // greedy: the argmax alone
+        ASSERT_EQ(d.ids.size(), 1u);
+        EXPECT_DOUBLE_EQ(d.prob(want), 1.0);
+      }
+    }
+  }
+}
+
+// The probabilities against softmax(logit / T) of the kept candidates, from the definition.
+TEST(SamplerDistribution, ProbabilitiesAreTheTemperatureSoftmaxOfTheKept) {
+  const std::vector<double> p{0.05, 0.1, 0.15, 0.3, 0.4};
+  SamplerOptions o = plain(2.0f);
+  o.top_k = 3;  // keeps ids 4, 3, 2
+  Sampler s(o);
+  const auto d = s.distribution(log_probs(p));
+  ASSERT_EQ(d.ids, (std::vector<int32_t>{4, 3, 2}));
+  double z = 0;
+  for (int i : {2, 3, 4}) z += std::sqrt(p[(size_t)i]);
+  for (int i : {2, 3, 4}) EXPECT_NEAR(d.prob(i), std::sqrt(p[(size_t)i]) / z, 1e-7) << i;
+  EXPECT_EQ(d.prob(0), 0.0);
+  EXPECT_EQ(d.prob(99), 0.0);
+  double sum = 0;
+  for (int32_t id : d.ids) sum += d.prob(id);
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+}
+
+TEST(SamplerDistribution, SetWindowKeepsTheDrawCounter) {
+  SamplerOptions o = plain();
+  o.penalty_last_n = 3;
+  Sampler s(o);
+  (void)s.sample(std::vector<float>{0.f, 1.f});
+  s.set_window(std::vector<int32_t>{1, 2, 3, 4, 4});
+  EXPECT_EQ(s.window(), (std::vector<int32_t>{3, 4, 4}));
+  EXPECT_EQ(s.draws(), 1u);
+  EXPECT_THROW((void)s.draw(memra::Distribution{}), memra::Error);
 }
