@@ -46,8 +46,46 @@ void add_run_options(CLI::App& cli, Options& o) {
                           ->type_name("BOOL");
 }
 
+void add_sampling_options(CLI::App& cli, Options& o) {
+  o.o_temp = cli.add_option("--temp", o.temp, "temperature, 0 = greedy (sample.temperature)");
+  o.o_top_k = cli.add_option("--top-k", o.top_k, "top-k, <= 0 off (sample.top_k)");
+  o.o_top_p = cli.add_option("--top-p", o.top_p, "top-p, 1 off (sample.top_p)");
+  o.o_min_p = cli.add_option("--min-p", o.min_p, "min-p, 0 off (sample.min_p)");
+  o.o_repeat_penalty = cli.add_option("--repeat-penalty", o.repeat_penalty, "repetition penalty, 1 off (sample.repeat_penalty)");
+}
+
+SamplerOptions sampler_options(const Config& c) {
+  SamplerOptions s;
+  s.temperature = (float)c.sample.temperature;
+  s.top_k = c.sample.top_k;
+  s.top_p = (float)c.sample.top_p;
+  s.min_p = (float)c.sample.min_p;
+  s.typical_p = (float)c.sample.typical_p;
+  s.repeat_penalty = (float)c.sample.repeat_penalty;
+  s.frequency_penalty = (float)c.sample.frequency_penalty;
+  s.presence_penalty = (float)c.sample.presence_penalty;
+  s.penalty_last_n = c.sample.repeat_last_n;
+  s.seed = (uint64_t)c.run.seed;
+  validate(s);
+  return s;
+}
+
+bool argmax_sampling(const Config& c) {
+  const auto& sc = c.sample;
+  return sc.temperature == 0 && sc.repeat_penalty == 1 && sc.frequency_penalty == 0 && sc.presence_penalty == 0;
+}
+
 void apply_cli(const Options& o, Config& c) {
   auto given = [](const CLI::Option* opt) { return opt && opt->count() > 0; };
+  if (given(o.o_temp)) c.sample.temperature = o.temp;
+  if (given(o.o_top_k)) c.sample.top_k = o.top_k;
+  if (given(o.o_top_p)) c.sample.top_p = o.top_p;
+  if (given(o.o_min_p)) c.sample.min_p = o.min_p;
+  if (given(o.o_repeat_penalty)) c.sample.repeat_penalty = o.repeat_penalty;
+  MEMRA_CHECK(c.sample.temperature >= 0, "--temp must be >= 0, got {}", c.sample.temperature);
+  MEMRA_CHECK(c.sample.top_p > 0 && c.sample.top_p <= 1, "--top-p must be in (0, 1], got {}", c.sample.top_p);
+  MEMRA_CHECK(c.sample.min_p >= 0 && c.sample.min_p <= 1, "--min-p must be in [0, 1], got {}", c.sample.min_p);
+  MEMRA_CHECK(c.sample.repeat_penalty > 0, "--repeat-penalty must be > 0, got {}", c.sample.repeat_penalty);
   if (!o.model.empty()) c.model.path = o.model;
   if (!o.model_flag.empty()) c.model.path = o.model_flag;
   if (given(o.o_n_predict)) c.run.n_predict = o.n_predict;

@@ -10,25 +10,6 @@
 
 namespace memra::rungen {
 
-namespace {
-
-SamplerOptions sampler_options(const Config& c) {
-  SamplerOptions s;
-  s.temperature = (float)c.sample.temperature;
-  s.top_k = c.sample.top_k;
-  s.top_p = (float)c.sample.top_p;
-  s.min_p = (float)c.sample.min_p;
-  s.typical_p = (float)c.sample.typical_p;
-  s.repeat_penalty = (float)c.sample.repeat_penalty;
-  s.frequency_penalty = (float)c.sample.frequency_penalty;
-  s.presence_penalty = (float)c.sample.presence_penalty;
-  s.penalty_last_n = c.sample.repeat_last_n;
-  s.seed = (uint64_t)c.run.seed;
-  validate(s);
-  return s;
-}
-
-}  // namespace
 
 int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf::File> file) {
   const auto& cfg = ctx.cfg;
@@ -50,7 +31,7 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
   MEMRA_CHECK(l.session->n_vocab() >= tok.n_vocab(),
               "the model's output has {} logits but its vocabulary has {} tokens", l.session->n_vocab(),
               tok.n_vocab());
-  Sampler sampler(sampler_options(cfg));
+  Sampler sampler(gen::sampler_options(cfg));
   for (int32_t id : prompt.ids) sampler.accept(id);
 
   StopCriteria stop{tok.info().eog, cfg.sample.stop};
@@ -65,9 +46,7 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
   go.eog_ids = tok.info().eog;
   // Greedy without penalties is the argmax alone: the backend picks it (on a GPU only the id comes
   // back, not the vocabulary's logits), which is the sampler's choice (memra::argmax) bit for bit.
-  const auto& sc = cfg.sample;
-  const bool argmax_on_backend =
-      sc.temperature == 0 && sc.repeat_penalty == 1 && sc.frequency_penalty == 0 && sc.presence_penalty == 0;
+  const bool argmax_on_backend = gen::argmax_sampling(cfg);
   engine::SampleFn sample_fn;
   if (!argmax_on_backend) sample_fn = [&](std::span<const float> logits) { return sampler.sample(logits); };
   auto res = engine::generate(

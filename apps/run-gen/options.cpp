@@ -10,11 +10,7 @@ void add_options(CLI::App& cli, Options& o) {
   gen::add_model_prompt_options(cli, o);
   cli.add_flag("--info", o.info, "print the file's metadata and tensor table and exit");
   gen::add_run_options(cli, o);
-  o.o_temp = cli.add_option("--temp", o.temp, "temperature, 0 = greedy (sample.temperature)");
-  o.o_top_k = cli.add_option("--top-k", o.top_k, "top-k, <= 0 off (sample.top_k)");
-  o.o_top_p = cli.add_option("--top-p", o.top_p, "top-p, 1 off (sample.top_p)");
-  o.o_min_p = cli.add_option("--min-p", o.min_p, "min-p, 0 off (sample.min_p)");
-  o.o_repeat_penalty = cli.add_option("--repeat-penalty", o.repeat_penalty, "repetition penalty, 1 off (sample.repeat_penalty)");
+  gen::add_sampling_options(cli, o);
 
   cli.add_flag("--tokenize", o.tokenize, "print the prompt's token ids as a JSON array and exit");
   o.o_detokenize = cli.add_option("--detokenize", o.detokenize, "print the text of these ids (special tokens shown) and exit")
@@ -24,19 +20,7 @@ void add_options(CLI::App& cli, Options& o) {
       ->type_name("FILE");
 }
 
-void apply_cli(const Options& o, Config& c) {
-  gen::apply_cli(o, c);
-  auto given = [](const CLI::Option* opt) { return opt && opt->count() > 0; };
-  if (given(o.o_temp)) c.sample.temperature = o.temp;
-  if (given(o.o_top_k)) c.sample.top_k = o.top_k;
-  if (given(o.o_top_p)) c.sample.top_p = o.top_p;
-  if (given(o.o_min_p)) c.sample.min_p = o.min_p;
-  if (given(o.o_repeat_penalty)) c.sample.repeat_penalty = o.repeat_penalty;
-  MEMRA_CHECK(c.sample.temperature >= 0, "--temp must be >= 0, got {}", c.sample.temperature);
-  MEMRA_CHECK(c.sample.top_p > 0 && c.sample.top_p <= 1, "--top-p must be in (0, 1], got {}", c.sample.top_p);
-  MEMRA_CHECK(c.sample.min_p >= 0 && c.sample.min_p <= 1, "--min-p must be in [0, 1], got {}", c.sample.min_p);
-  MEMRA_CHECK(c.sample.repeat_penalty > 0, "--repeat-penalty must be > 0, got {}", c.sample.repeat_penalty);
-}
+void apply_cli(const Options& o, Config& c) { gen::apply_cli(o, c); }
 
 std::vector<int32_t> parse_id_list(const std::string& text, const std::string& flag) {
   std::string s = text;

@@ -1,7 +1,6 @@
 #pragma once
-// run-gen's command line: the generating apps' shared options (common/gen_options.h), the modes
-// that only steer this tool, and the sampling spellings of config keys (--temp ->
-// sample.temperature ...), which apply_cli writes into the Config after files and --set.
+// run-gen's command line: the generating apps' shared options (common/gen_options.h: the model,
+// the prompt, the run and the sampler) and the modes that only steer this tool.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -13,7 +12,7 @@
 
 namespace memra::rungen {
 
-// The options shared with run-spec (gen::Options), then run-gen's own: the modes and sampling.
+// The options shared with run-spec (gen::Options), then run-gen's own modes.
 struct Options : gen::Options {
   bool info = false;
 
@@ -25,11 +24,7 @@ struct Options : gen::Options {
   std::string ids;         // "1,2,3"
   std::string logits_out;  // file for [position][vocab] f32 little-endian
 
-  // Sampling spellings of config keys; applied only when given.
-  int top_k = 0;
-  double temp = 0, top_p = 0, min_p = 0, repeat_penalty = 0;
-  CLI::Option *o_top_k = nullptr, *o_temp = nullptr, *o_top_p = nullptr, *o_min_p = nullptr,
-              *o_repeat_penalty = nullptr, *o_detokenize = nullptr, *o_ids = nullptr;
+  CLI::Option *o_detokenize = nullptr, *o_ids = nullptr;
 };
 
 void add_options(CLI::App& cli, Options& o);

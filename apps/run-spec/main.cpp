@@ -1,10 +1,14 @@
-// run-spec: greedy speculative decoding (lib/engine/speculative.h). A draft model of the same
+// run-spec: speculative decoding (lib/engine/speculative.h). A draft model of the same
 // vocabulary, or prompt lookup, proposes tokens; the target scores them in one batch and keeps
-// the ones it would have chosen. The output is the target's plain greedy output; --check proves it
-// for the run at hand (a second, plain generation compared token for token; a failed gate
-// otherwise) and records both speeds.
+// the ones it would have chosen. Greedy (--temp 0, the default): the output is the target's plain
+// greedy output (penalties included); --check proves it for the run at hand (a second, plain
+// generation compared token for token; a failed gate otherwise) and records both speeds. Sampled
+// (--temp > 0): the rejection rule keeps the output distributed as plain sampling's, which no
+// single run can show (tests/engine/test_speculative_sampling.cpp does, over thousands), so
+// --check is refused there.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +44,7 @@ void add_options(CLI::App& cli, Options& o) {
   o.o_draft_max = cli.add_option("--draft-max,--draft,-k,--k", o.draft_max, "tokens drafted per target batch (spec.draft_tokens)");
   o.o_check = cli.add_flag("--check", o.check, "generate again without a drafter and compare token for token (spec.check)");
   gen::add_run_options(cli, o);
+  gen::add_sampling_options(cli, o);
 }
 
 void apply_cli(const Options& o, Config& c) {
@@ -53,14 +58,10 @@ void apply_cli(const Options& o, Config& c) {
               c.spec.draft_tokens);
 }
 
-// Greedy only: the sampler's settings that would change the choice are refused, not ignored.
-void check_greedy_config(const Config& c) {
-  MEMRA_CHECK(c.sample.temperature == 0, "run-spec decodes greedily, but sample.temperature = {} (speculative "
-              "sampling is not implemented; run-gen samples)", c.sample.temperature);
-  MEMRA_CHECK(c.sample.repeat_penalty == 1 && c.sample.frequency_penalty == 0 && c.sample.presence_penalty == 0,
-              "run-spec decodes greedily by the logits alone, but a repetition, frequency or presence penalty is set "
-              "(sample.repeat_penalty = {}, frequency_penalty = {}, presence_penalty = {})",
-              c.sample.repeat_penalty, c.sample.frequency_penalty, c.sample.presence_penalty);
+void check_config(const Config& c) {
+  MEMRA_CHECK(!c.spec.check || c.sample.temperature == 0, "--check compares with plain greedy decoding token for "
+              "token, but sample.temperature = {}: sampled speculative decoding emits a sample of the plain "
+              "distribution, not the same tokens (drop --check, or --temp 0)", c.sample.temperature);
   MEMRA_CHECK(c.spec.ngram_max >= c.spec.ngram_min, "spec.ngram_max ({}) must be >= spec.ngram_min ({})",
               c.spec.ngram_max, c.spec.ngram_min);
 }
@@ -81,7 +82,11 @@ int run(app::Context& ctx, const Options& o) {
   const auto& cfg = ctx.cfg;
   if (cfg.model.path.empty()) MEMRA_FAIL("no model given (positional argument, -m/--model or model.path)");
   MEMRA_CHECK(o.has_prompt(), "no prompt given: use --prompt TEXT (-p) or --prompt-file FILE");
-  check_greedy_config(cfg);
+  check_config(cfg);
+  // Greedy without penalties: each row's argmax picked on the backend. Otherwise the host sampler
+  // and the rejection rule (temperature 0 with penalties: greedy on the penalized logits).
+  const std::optional<SamplerOptions> sampling =
+      gen::argmax_sampling(cfg) ? std::nullopt : std::optional<SamplerOptions>(gen::sampler_options(cfg));
   std::string drafter_kind = cfg.spec.drafter;
   if (drafter_kind == "auto") drafter_kind = cfg.spec.draft_model.empty() ? "ngram" : "model";
   MEMRA_CHECK(drafter_kind != "model" || !cfg.spec.draft_model.empty(),
@@ -98,6 +103,7 @@ int run(app::Context& ctx, const Options& o) {
   r["mode"] = cfg.run.chat ? "chat" : "generate";
   r["prompt"] = user;
   r["drafter"] = drafter_kind;
+  r["sampling"] = !sampling ? "greedy" : cfg.sample.temperature == 0 ? "penalized greedy" : "sampled";
   const gen::Prompt prompt = gen::build_prompt(ctx, o, *file, tok, user);
   r["prompt_ids"] = prompt.ids;
   MEMRA_CHECK((int64_t)prompt.ids.size() + cfg.run.n_predict <= cfg.run.n_ctx,
@@ -120,7 +126,7 @@ int run(app::Context& ctx, const Options& o) {
     draft = app::load_session(ctx, draft_file, "draft_");
     MEMRA_CHECK(draft.session->n_vocab() == target.session->n_vocab(), "draft model '{}' has {} output logits, the "
                 "target {}", cfg.spec.draft_model, draft.session->n_vocab(), target.session->n_vocab());
-    drafter = std::make_unique<engine::ModelDrafter>(*draft.session);
+    drafter = std::make_unique<engine::ModelDrafter>(*draft.session, sampling);
   } else {
     drafter = std::make_unique<engine::NgramDrafter>(cfg.spec.ngram_min, cfg.spec.ngram_max);
   }
@@ -135,6 +141,7 @@ int run(app::Context& ctx, const Options& o) {
   so.n_predict = cfg.run.n_predict;
   so.k = cfg.spec.draft_tokens;
   so.eog_ids = tok.info().eog;
+  so.sampling = sampling;
   auto res = engine::generate_speculative(*target.session, *drafter, prompt.ids, so, [&](int32_t id) {
     if (tok.is_eog(id)) return true;
     return out.push(id);
@@ -157,21 +164,34 @@ int run(app::Context& ctx, const Options& o) {
   // Tokens emitted per target batch after the prompt's first token (1 = no speculation gained).
   m["tokens_per_batch"] = res.n_verify > 0 ? (double)(res.tokens.size() - 1) / (double)res.n_verify : 0.0;
   std::fprintf(stderr,
-               "run-spec: %s | %s drafter, k=%d | prompt %d tok, %.1f ms | decode %zu tok, %.1f ms, %.2f tok/s | "
+               "run-spec: %s | %s drafter, %s, k=%d | prompt %d tok, %.1f ms | decode %zu tok, %.1f ms, %.2f tok/s | "
                "%lld target batches, %lld of %lld proposals accepted (%.1f%%) | stop: %s\n",
-               target.backend_name.c_str(), drafter->name().c_str(), res.k, res.n_prompt, res.prefill_ms,
+               target.backend_name.c_str(), drafter->name().c_str(), r["sampling"].get<std::string>().c_str(), res.k,
+               res.n_prompt, res.prefill_ms,
                res.tokens.size(), res.decode_ms, res.decode_tok_s(), (long long)res.n_verify,
                (long long)res.n_accepted, (long long)res.n_drafted, 100.0 * res.acceptance(), res.stop.c_str());
   if (!cfg.spec.check) return 0;
 
   // The gate: plain greedy decoding of the same prompt on the same session, as run-gen decodes it
-  // (the argmax picked on the backend), without the stop strings' callback (the ids are compared
-  // up to the speculative run's length); its speed is the one the speedup is against.
+  // (the argmax picked on the backend; with penalties the host sampler, its window the prompt and
+  // the emitted tokens), without the stop strings' callback (the ids are compared up to the
+  // speculative run's length); its speed is the one the speedup is against.
   target.session->reset();
   engine::GenerateOptions go;
   go.n_predict = (int)res.tokens.size();
   go.eog_ids = tok.info().eog;
-  const auto plain = engine::generate(*target.session, prompt.ids, go, engine::SampleFn{});
+  engine::SampleFn plain_fn;
+  std::optional<Sampler> plain_sampler;
+  if (sampling) {
+    plain_sampler.emplace(*sampling);
+    for (int32_t id : prompt.ids) plain_sampler->accept(id);
+    plain_fn = [&](std::span<const float> logits) {
+      const int32_t id = plain_sampler->sample(logits);
+      plain_sampler->accept(id);
+      return id;
+    };
+  }
+  const auto plain = engine::generate(*target.session, prompt.ids, go, plain_fn);
   size_t same = 0;
   while (same < plain.tokens.size() && same < res.tokens.size() && plain.tokens[same] == res.tokens[same]) ++same;
   const bool identical = plain.tokens == res.tokens;
@@ -183,7 +203,7 @@ int run(app::Context& ctx, const Options& o) {
   auto base = [](const std::string& path) { return path.substr(path.find_last_of('/') + 1); };
   const std::string gate = "greedy_identical/" + base(cfg.model.path) + "/" +
                            (draft_file ? "draft=" + base(cfg.spec.draft_model) : std::string("ngram")) + "/k" +
-                           std::to_string(res.k);
+                           std::to_string(res.k) + (sampling ? "/penalized" : "");
   r["gates"] = nlohmann::json::array({{{"name", gate}, {"pass", identical}, {"compared", res.tokens.size()}}});
   m["plain_decode_ms"] = plain.decode_ms;
   m["plain_decode_tok_s"] = plain.decode_tok_s();
@@ -210,7 +230,8 @@ int main(int argc, char** argv) {
   memra::app::Spec spec;
   spec.tool = "run-spec";
   spec.description =
-      "memra run-spec: greedy speculative decoding; the output is the target's plain greedy output\n"
+      "memra run-spec: speculative decoding; greedy: the target's plain greedy output, sampled (--temp > 0):\n"
+      "  distributed as the target's plain sampling (the rejection rule)\n"
       "  run-spec TARGET.gguf -md DRAFT.gguf -p TEXT [-n N] [--k K | --draft-max K] [--check]\n"
       "  run-spec TARGET.gguf --drafter ngram -p TEXT   prompt lookup, no draft model\n"
       "  --check: generate again without speculation and compare token for token (a failed gate otherwise)";

@@ -121,11 +121,10 @@ TEST(RunSpec, BadInputIsRefused) {
   // A draft model of another vocabulary.
   expect_error(run_spec(with({target, "-md", model("synth/llama-q8_0.gguf"), "-p", "Once", "-n", "4"}, kCpuF32Kv)), 1,
                "same vocabulary");
-  // Sampling is not what run-spec does.
-  expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--set", "sample.temperature=0.7"}, kCpuF32Kv)), 1,
-               "sample.temperature = 0.7");
-  expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--set", "sample.repeat_penalty=1.1"}, kCpuF32Kv)), 1,
-               "penalty");
+  // --check compares tokens, which sampling does not keep (only their distribution).
+  expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--set", "sample.temperature=0.7", "--check"}, kCpuF32Kv)),
+               1, "sample.temperature = 0.7");
+  expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--temp", "-1"}, kCpuF32Kv)), 2, "--temp must be >= 0");
   expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--drafter", "model"}, kCpuF32Kv)), 1,
                "needs a draft model");
   expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--draft-max", "0"}, kCpuF32Kv)), 2, "--draft-max");
@@ -134,9 +133,45 @@ TEST(RunSpec, BadInputIsRefused) {
   expect_error(run_spec(with({target, "-md", shared_dir() + "/no-such.gguf", "-p", "Once", "-n", "4"}, kCpuF32Kv)), 1,
                "no-such.gguf");
   // Every error still writes a receipt with status error.
-  auto res = run_spec(with({target, "-p", "Once", "-n", "4", "--set", "sample.temperature=0.7"}, kCpuF32Kv));
+  auto res = run_spec(with({target, "-p", "Once", "-n", "4", "--temp", "0.7", "--check"}, kCpuF32Kv));
   ASSERT_TRUE(res.receipt.is_object());
   EXPECT_EQ(res.receipt["status"], "error");
+}
+
+// Penalties with --temp 0: greedy on the penalized logits, so --check holds (against the host
+// sampler's plain run) and the output is run-gen's with the same flags. --temp > 0: a sample,
+// reproducible for a seed, with the draft's proposals going through the rejection rule (its
+// distribution is tests/engine/test_speculative_sampling.cpp's subject).
+TEST(RunSpec, PenalizedGreedyAndSampled) {
+  MEMRA_APPS_REQUIRE_SHARED();
+  const std::vector<std::string> p{model("stories260K.gguf"), "-p", "Lily saw a cat. Lily saw a dog. Lily saw a", "-n", "48"};
+  const std::vector<std::string> pen{"--temp", "0", "--repeat-penalty", "1.3"};
+  auto plain = run_gen(with(with(p, pen), kCpuF32Kv));
+  ASSERT_EQ(plain.code, 0) << plain.describe();
+  for (const std::vector<std::string>& d : {std::vector<std::string>{"-md", model("stories260K-q8_0.gguf")},
+                                            std::vector<std::string>{"--drafter", "ngram"}}) {
+    auto res = run_spec(with(with(with(p, pen), d), with({"--check", "--draft-max", "3"}, kCpuF32Kv)));
+    ASSERT_EQ(res.code, 0) << res.describe();
+    EXPECT_EQ(res.receipt["results"]["sampling"], "penalized greedy");
+    EXPECT_EQ(res.receipt["results"]["check"]["identical"], true);
+    EXPECT_EQ(res.receipt["results"]["generated_ids"], plain.receipt["results"]["generated_ids"]) << d[0];
+    const std::string gate = res.receipt["results"]["gates"][0]["name"];
+    EXPECT_EQ(gate.substr(gate.size() - 10), "/penalized");
+  }
+  // Penalized greedy differs from plain greedy here, or the case above says nothing.
+  auto greedy = run_gen(with(with(p, {"--temp", "0"}), kCpuF32Kv));
+  EXPECT_NE(greedy.receipt["results"]["generated_ids"], plain.receipt["results"]["generated_ids"]);
+
+  const std::vector<std::string> samp{"--temp", "0.8", "--top-k", "20", "-s", "5", "-md", model("stories260K-q8_0.gguf")};
+  auto a = run_spec(with(with(p, samp), kCpuF32Kv)), b = run_spec(with(with(p, samp), kCpuF32Kv));
+  ASSERT_EQ(a.code, 0) << a.describe();
+  EXPECT_EQ(a.receipt["results"]["sampling"], "sampled");
+  EXPECT_EQ(a.receipt["results"]["generated_ids"].size(), 48u);
+  EXPECT_EQ(a.receipt["results"]["generated_ids"], b.receipt["results"]["generated_ids"]) << "same seed, other tokens";
+  EXPECT_GT(a.receipt["metrics"]["n_accepted"].get<int64_t>(), 0);
+  auto c = run_spec(with(with(p, {"--temp", "0.8", "--top-k", "20", "-s", "6", "-md", model("stories260K-q8_0.gguf")}),
+                         kCpuF32Kv));
+  EXPECT_NE(a.receipt["results"]["generated_ids"], c.receipt["results"]["generated_ids"]) << "another seed, same tokens";
 }
 
 }  // namespace
