@@ -375,6 +375,17 @@ case "$phase" in
     done
     rm -f "$f"
     ;;
+  fix41)
+    # The forty-first session's fixes after g39a / spec40 / g39b on an H100 (c2bd4e9..): the suite
+    # at the two keys again (MmvsActIlSameBytes / MmvsRowPairsSameBytes read the "_qkv" / "_ns"
+    # launch names now), the row-pair refusal check of every type (an even extra segment is a
+    # supported q/k/v pair launch at cap 0: the check uses an odd one), the speculative tests at the
+    # defaults (the draft primes the whole prompt, as the target does). ~3 minutes.
+    gpu_info
+    gates_s37a
+    kc mmvs_id mmvs_rp 20264100 150
+    gpu_tests spec 'CudaModels.Speculative*:CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax' 120
+    ;;
   md41)
     # moe-devq8-check (built in the forty-first session, no device): the device-routed MoE expert
     # matvecs in every form (routed, routed_v2, grouped, grouped_mma) on the Qwen3-30B-A3B expert

@@ -17,7 +17,8 @@ using namespace mmvs_cases;
 // kernels.mmvs_row_pairs: the row-pair launch (MmvsParams::row_pairs, two rows per warp) against the
 // plain launch at the same cap, byte for byte, with and without the residual epilogue (then y is
 // another buffer than the residual, as the plain launch's); refusals: an odd row count, m = 3, a
-// GLU, the plain activation order, the Q6_K order, cap 8, extra segments.
+// GLU, the plain activation order, the Q6_K order, cap 8, an extra segment of odd rows, an even one
+// at a cap (the q/k/v pairs, kernels.mmvs_row_pairs_qkv, are uncapped only).
 class MmvsRowPairsIdCase : public Case {
  public:
   // one_task: MmvsParams::row_pair_one_task (one task per row in flight). glu: the SiLU GLU pairs
@@ -70,17 +71,25 @@ class MmvsRowPairsIdCase : public Case {
       p.row_pair_one_task = false;
       refusals_ = refusals_ && refused(p);
       if (!glu_) {  // (extra segments with a GLU are invalid, not unsupported)
+        // An extra segment (the q/k/v pairs, kernels.mmvs_row_pairs_qkv) with an odd row count; one
+        // with an even count is a supported q/k/v pair launch, uncapped only.
         p = params(dy_[1], true);
         p.n_extra = 1;
-        p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_, dy_[0], 0, false};
+        p.extra[0] = {dw_.w, dw_.w_d, dw_.w_aux, n_ - 1, dy_[0], 0, false};
         refusals_ = refusals_ && refused(p);
+        if (cap_ != 0) {
+          p.extra[0].n_rows = n_;
+          refusals_ = refusals_ && refused(p);
+        }
       }
     }
     return cudaSuccess;
   }
   void reference(Env&) override {}
   Verdict compare(Env& env) override {
-    if (!refusals_) return ref::fail("row_pairs with an odd row count, m = 3, a GELU or two-task GLU, the plain or Q6_K order, cap 8 or extra segments was not refused");
+    if (!refusals_)
+      return ref::fail("row_pairs with an odd row count, m = 3, a GELU or two-task GLU, the plain or Q6_K order, cap 8, "
+                       "an odd extra segment or a capped even one was not refused");
     const auto a = env.download(dy_[0], (size_t)n_), b = env.download(dy_[1], (size_t)n_);
     return compare_bytes(b.data(), a.data(), (size_t)n_ * 4);
   }

@@ -90,13 +90,15 @@ void ModelDrafter::prime(std::span<const int32_t> prompt) {
   s_.reset();
   held_.clear();
   ckpt_ = -1;
-  // All but the last token: the first proposal runs that one and reads its logits.
-  if (prompt.size() < 2) return;
-  const auto head = prompt.first(prompt.size() - 1);
-  MEMRA_CHECK((int64_t)head.size() < s_.n_ctx(), "draft model: prompt of {} tokens exceeds its context n_ctx={}",
+  // The whole prompt, as the target runs it: the same batch gives the same cache bytes (a prefill
+  // of one token fewer can take other GEMM shapes on a device, and a draft that is the target
+  // itself would then disagree with it at near-ties). The first proposal runs the target's first
+  // token on top.
+  if (prompt.empty()) return;
+  MEMRA_CHECK((int64_t)prompt.size() < s_.n_ctx(), "draft model: prompt of {} tokens exceeds its context n_ctx={}",
               prompt.size(), s_.n_ctx());
-  s_.prefill(head, false);
-  held_.assign(head.begin(), head.end());
+  s_.prefill(prompt, false);
+  held_.assign(prompt.begin(), prompt.end());
 }
 
 ModelDrafter::ModelDrafter(Session& draft, const std::optional<SamplerOptions>& sampling) : s_(draft) {

@@ -371,9 +371,11 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
         const size_t e = std::min(all.find(',', b), all.size());
         std::string s = all.substr(b, e - b);
-        // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight) or the
-        // one-task GLU (kernels.mmvs_glu_one_task, _g1t: the Q8_0 GLU by default)
-        for (const char* tail : {"_rp", "_rp1", "_g1t"})
+        // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight; _qkv: the
+        // q/k/v pairs of kernels.mmvs_row_pairs_qkv), the one-task GLU (kernels.mmvs_glu_one_task,
+        // _g1t: the Q8_0 GLU by default) or the deferred norm's scale (kernels.norm_defer, _ns),
+        // in that order from the end
+        for (const char* tail : {"_ns", "_qkv", "_rp", "_rp1", "_g1t"})
           if (ends(s, tail)) s.resize(s.size() - std::strlen(tail));
         const bool q6k = ends(s, "_actil_q6k");
         q6k_launches += q6k;
@@ -447,7 +449,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
         bool mixed_qkv = false;  // a "Q4_K+Q6_K_min_blocks0_..._rp_qkv" launch kind
         for (size_t at = s.find("Q4_K+Q6_K_min_blocks0_"); at != std::string::npos; at = s.find("Q4_K+Q6_K_min_blocks0_", at + 1)) {
           const std::string kind = s.substr(at, s.find(',', at) - at);
-          mixed_qkv = mixed_qkv || kind.ends_with("_rp_qkv");
+          mixed_qkv = mixed_qkv || kind.ends_with("_rp_qkv") || kind.ends_with("_rp_qkv_ns");  // (_ns: kernels.norm_defer)
         }
         EXPECT_EQ(mixed_qkv, r == 10) << "run " << r << ": " << s;
       }
