@@ -14,15 +14,17 @@
 #            times, per-kernel times of a decode step, rp-q4-probe, kernel-check all
 #   arch35 : the non-qwen3 architectures' kernels and CUDA-vs-CPU tests (qwen35, qwen3moe, gemma3/4)
 # When only an H100 is lent: g39a then g39b (every queued phase's gates; the rows wait for an H200),
-# then spec40 and md41 (their gates hold on any sm_90 card; their times are the card's own).
-# With ~4 minutes of device time left: g40 (the flip's suite gates and the speculative GPU tests).
+# then spec40 and md41 (their gates hold on any sm_90 card; their times are the card's own). All
+# four ran on an H100 in the forty-first session (receipts/h100/), and fix41 after its fixes: green.
+# With ~4 minutes of device time left: g40 (the suite gates and the speculative GPU tests).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): s37a (the suite at kernels.norm_defer + kernels.mmvs_row_pairs_qkv via
-# --config, the row-pair gates, the README rows with both keys as the base configuration), then the
-# flip (no device), spec40 (run-spec --check on the CUDA backend, the verify batches' cost; built
-# without a device), md41 (moe-devq8-check: the MoE expert matvec forms, ~2 min), fold37 (the RoPE fold off on q8_0 / q4_0), moe37 (the MoE levers on
-# qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the thirty-seventh session's attention
-# gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention scores, built without a device);
+# at its case label): s37a (the suite on the H200 at the defaults flipped in the forty-first session,
+# kernels.norm_defer + kernels.mmvs_row_pairs_qkv, the row-pair gates, the README rows at them with the
+# reversed arms), then the README rows from its receipts (no device), spec40's pp-bench rows on the
+# H200 (the verify batches' cost; its gates ran on the H100), fold37 (the RoPE fold off on q8_0 /
+# q4_0), moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
+# thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention
+# scores, built without a device); md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -300,9 +302,11 @@ case "$phase" in
     # and take the README rows from these receipts (scripts/readme-rows.py with --arm
     # configs/arm-base.toml and --baseline: the receipts behind them go to receipts/baselines/,
     # and the 30b / f16 / prefill rows stay from the old baseline file). ~9 minutes.
+    # (Since the flip both keys are the defaults: the rows run at the defaults, no --config, so they
+    # join the receipt sweep's default series; the suite of gates_s37a still names them explicitly.)
     gpu_info
     gates_s37a
-    both=(--config configs/arm-norm-defer.toml --config configs/arm-mmvs-row-pairs-qkv.toml)
+    both=()
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 5 240 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml \
       --arm configs/arm-mmvs-row-pairs-qkv-off.toml

@@ -101,13 +101,13 @@ struct KernelsSection {
   bool moe_device_route_prefill = false;  // device-routed MoE for batches over 8 tokens too (slots grouped by expert)
   bool moe_grouped_mma = false;  // with moe_device_route_prefill: Q8_0 expert groups on the int8 tensor cores
   int mmvf_rows_per_warp = 2;  // mmvf2: rows per warp (1, 2 or 4)
-  bool mmvs_row_pairs_qkv = false;  // the one-type q/k/v launches (extra segments) take the row pairs too
+  bool mmvs_row_pairs_qkv = true;   // the one-type q/k/v launches (extra segments) take the row pairs too
   std::vector<std::string> mmvs_glu_pairs = {"q4_k", "q4_0"};  // weight types whose one-token SiLU GLU launches take two rows per warp
   int64_t mmvs_glu_pairs_min_k = 5120;  // those launches on rows of at least this many weights only (0: every length)
   bool fuse_residual = true;      // decode: the residual add in the o / down matvec's epilogue
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy
-  bool norm_defer = false;        // decode RMSNorm before matvecs: planes of x * w, the scale applied by the matvecs
+  bool norm_defer = true;         // decode RMSNorm before matvecs: planes of x * w, the scale applied by the matvecs
   int64_t norm_defer_max_cols = 4096;  // with norm_defer: only rows of at most this many columns (0: any width)
   std::string norm_defer_scale = "matvecs";  // with norm_defer: who sums the partials and takes the root ("matvecs" or "norm")
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
