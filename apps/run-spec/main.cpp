@@ -31,8 +31,10 @@ namespace {
 struct Options : gen::Options {
   std::string draft_model, drafter;
   int draft_max = 0;
+  double draft_p_min = 0;
   bool check = false;
-  CLI::Option *o_draft_model = nullptr, *o_drafter = nullptr, *o_draft_max = nullptr, *o_check = nullptr;
+  CLI::Option *o_draft_model = nullptr, *o_drafter = nullptr, *o_draft_max = nullptr, *o_check = nullptr,
+              *o_draft_p_min = nullptr;
 };
 
 void add_options(CLI::App& cli, Options& o) {
@@ -44,6 +46,7 @@ void add_options(CLI::App& cli, Options& o) {
   o.o_drafter = cli.add_option("--drafter", o.drafter, "model | ngram | auto (spec.drafter)")
                     ->check(CLI::IsMember({"auto", "model", "ngram"}));
   o.o_draft_max = cli.add_option("--draft-max,--draft,-k,--k", o.draft_max, "tokens drafted per target batch (spec.draft_tokens)");
+  o.o_draft_p_min = cli.add_option("--draft-p-min", o.draft_p_min, "a draft model stops proposing below this probability (spec.draft_p_min)");
   o.o_check = cli.add_flag("--check", o.check, "generate again without a drafter and compare token for token (spec.check)");
   gen::add_run_options(cli, o);
   gen::add_sampling_options(cli, o);
@@ -56,6 +59,9 @@ void apply_cli(const Options& o, Config& c) {
   if (given(o.o_drafter)) c.spec.drafter = o.drafter;
   if (given(o.o_draft_max)) c.spec.draft_tokens = o.draft_max;
   if (given(o.o_check)) c.spec.check = o.check;
+  if (given(o.o_draft_p_min)) c.spec.draft_p_min = o.draft_p_min;
+  MEMRA_CHECK(c.spec.draft_p_min >= 0 && c.spec.draft_p_min <= 1, "--draft-p-min must be in [0, 1], got {}",
+              c.spec.draft_p_min);
   MEMRA_CHECK(c.spec.draft_tokens >= 1 && c.spec.draft_tokens <= 64, "--draft-max must be in [1, 64], got {}",
               c.spec.draft_tokens);
 }
@@ -128,7 +134,9 @@ int run(app::Context& ctx, const Options& o) {
     draft = app::load_session(ctx, draft_file, "draft_");
     MEMRA_CHECK(draft.session->n_vocab() == target.session->n_vocab(), "draft model '{}' has {} output logits, the "
                 "target {}", cfg.spec.draft_model, draft.session->n_vocab(), target.session->n_vocab());
-    drafter = std::make_unique<engine::ModelDrafter>(*draft.session, sampling);
+    auto md = std::make_unique<engine::ModelDrafter>(*draft.session, sampling);
+    md->set_p_min(cfg.spec.draft_p_min);
+    drafter = std::move(md);
   } else {
     drafter = std::make_unique<engine::NgramDrafter>(cfg.spec.ngram_min, cfg.spec.ngram_max);
   }

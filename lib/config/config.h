@@ -146,6 +146,7 @@ struct SpecSection {  // run-spec
   std::string drafter = "auto";  // auto | model | ngram
   int ngram_min = 1;
   int ngram_max = 3;
+  double draft_p_min = 0.0;      // a draft model stops proposing below this top probability (0: off)
   bool check = false;            // compare with plain greedy decoding after the run
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -27,6 +28,15 @@ void roll_back(Session& s, int to, std::span<const int32_t> tokens, int offset, 
   MEMRA_CHECK(ckpt >= offset && ckpt <= to, "speculative: no checkpoint to roll back to position {}", to);
   s.rollback_to_checkpoint();
   if (to > ckpt) (void)s.prefill_argmax(tokens.subspan((size_t)(ckpt - offset), (size_t)(to - ckpt)), false);
+}
+
+// softmax(logits)[id] at temperature 1, in double.
+double top_probability(std::span<const float> logits, int32_t id) {
+  double m = -INFINITY;
+  for (float v : logits) m = std::max(m, (double)v);
+  double sum = 0.0;
+  for (float v : logits) sum += std::exp((double)v - m);
+  return std::exp((double)logits[(size_t)id] - m) / sum;
 }
 
 // max(0, p - q) over p's candidates (q: the proposal's distribution, or null for q = 1 on x).
@@ -143,10 +153,28 @@ void ModelDrafter::ran(std::span<const int32_t> tail, int k) {
   }
 }
 
+void ModelDrafter::set_p_min(double p) {
+  MEMRA_CHECK(p >= 0.0 && p <= 1.0, "draft model: p_min must be in [0, 1], got {}", p);
+  p_min_ = p;
+}
+
 std::vector<int32_t> ModelDrafter::propose(std::span<const int32_t> history, int k) {
   std::vector<int32_t> out;
   const auto tail = sync(history, k);
   if (k <= 0) return out;
+  if (p_min_ > 0.0) {  // the argmax's probability needs the logits
+    std::vector<float> logits = s_.prefill(tail, false);
+    ran(tail, k);
+    for (int i = 0; i < k; ++i) {
+      const int32_t d = argmax(logits);
+      if (top_probability(logits, d) < p_min_) break;
+      out.push_back(d);
+      if (i + 1 == k) break;
+      logits = s_.decode(d);
+      held_.push_back(d);
+    }
+    return out;
+  }
   int32_t d = s_.prefill_argmax(tail, false)[0];
   ran(tail, k);
   for (int i = 0; i < k; ++i) {
@@ -168,6 +196,7 @@ Proposal ModelDrafter::propose_sampled(std::span<const int32_t> history, int k) 
   sampler_->set_window(history);
   for (int i = 0; i < k; ++i) {
     Distribution q = sampler_->distribution(logits);
+    if (p_min_ > 0.0 && q.weights[0] / q.total < p_min_) break;  // (candidate 0: the largest weight)
     const int32_t d = sampler_->draw(q);
     sampler_->accept(d);
     out.tokens.push_back(d);

@@ -63,6 +63,10 @@ class ModelDrafter final : public Drafter {
   std::vector<int32_t> propose(std::span<const int32_t> history, int k) override;
   Proposal propose_sampled(std::span<const int32_t> history, int k) override;
   std::string name() const override { return "model"; }
+  // Stop proposing at the first token the draft gives a probability below p (greedy: the argmax's
+  // softmax probability at temperature 1, which needs the logits on the host; sampled: the top
+  // candidate's after the chain). 0 (the default): always k.
+  void set_p_min(double p);
 
  private:
   // Brings the cache to a prefix of history that leaves at least its last token to run; returns
@@ -72,6 +76,7 @@ class ModelDrafter final : public Drafter {
 
   Session& s_;
   std::optional<Sampler> sampler_;
+  double p_min_ = 0.0;
   std::vector<int32_t> held_;  // the tokens in the draft session's cache, in order
   int ckpt_ = -1;              // recurrent draft: the position of its checkpoint (-1: none)
 };

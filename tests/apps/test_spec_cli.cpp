@@ -125,6 +125,8 @@ TEST(RunSpec, BadInputIsRefused) {
   expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--set", "sample.temperature=0.7", "--check"}, kCpuF32Kv)),
                1, "sample.temperature = 0.7");
   expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--temp", "-1"}, kCpuF32Kv)), 2, "--temp must be >= 0");
+  expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--draft-p-min", "1.5"}, kCpuF32Kv)), 2,
+               "--draft-p-min must be in [0, 1]");
   expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--drafter", "model"}, kCpuF32Kv)), 1,
                "needs a draft model");
   expect_error(run_spec(with({target, "-p", "Once", "-n", "4", "--draft-max", "0"}, kCpuF32Kv)), 2, "--draft-max");
@@ -148,8 +150,10 @@ TEST(RunSpec, PenalizedGreedyAndSampled) {
   const std::vector<std::string> pen{"--temp", "0", "--repeat-penalty", "1.3"};
   auto plain = run_gen(with(with(p, pen), kCpuF32Kv));
   ASSERT_EQ(plain.code, 0) << plain.describe();
-  for (const std::vector<std::string>& d : {std::vector<std::string>{"-md", model("stories260K-q8_0.gguf")},
-                                            std::vector<std::string>{"--drafter", "ngram"}}) {
+  for (const std::vector<std::string>& d :
+       {std::vector<std::string>{"-md", model("stories260K-q8_0.gguf")},
+        std::vector<std::string>{"-md", model("stories260K-q4_0.gguf"), "--draft-p-min", "0.8"},
+        std::vector<std::string>{"--drafter", "ngram"}}) {
     auto res = run_spec(with(with(with(p, pen), d), with({"--check", "--draft-max", "3"}, kCpuF32Kv)));
     ASSERT_EQ(res.code, 0) << res.describe();
     EXPECT_EQ(res.receipt["results"]["sampling"], "penalized greedy");

@@ -377,5 +377,35 @@ TEST(Speculative, BackendArgmaxEqualsArgmaxOfLogits) {
   EXPECT_EQ(engine::argmax(std::vector<float>{nan, nan}), 0);
 }
 
+// spec.draft_p_min: the draft stops at its first unsure token. The output stays plain greedy's at
+// every threshold; the proposals thin out as the threshold rises (batch boundaries move with it, so
+// this is the file's behaviour, not a law), none pass at 1 (no softmax of this file puts all the
+// mass on one token), and the ones that pass at 0.9 are accepted at least as often as all of them.
+TEST(Speculative, DraftPMinKeepsTheOutputAndThinsTheProposals) {
+  MEMRA_REQUIRE_SHARED();
+  auto target = make_rig(model_path("stories260K.gguf"), false, QType::F16);
+  auto draft = make_rig(model_path("stories260K-q4_0.gguf"), true, QType::F16);
+  const std::vector<int32_t> prompt{1, 403, 407, 261, 378};
+  const auto want = plain_greedy(*target.session, prompt, 80);
+  engine::ModelDrafter md(*draft.session);
+  int64_t last_drafted = -1;
+  double acc0 = 0;
+  for (double p : {0.0, 0.3, 0.6, 0.9, 1.0}) {
+    md.set_p_min(p);
+    const auto r = speculate(*target.session, md, prompt, 80, 4);
+    EXPECT_EQ(r.tokens, want) << "p_min " << p;
+    fmt::print("p_min {}: {} proposals, {} accepted, {} target batches\n", p, r.n_drafted, r.n_accepted, r.n_verify);
+    if (last_drafted >= 0) EXPECT_LE(r.n_drafted, last_drafted) << "p_min " << p;
+    last_drafted = r.n_drafted;
+    if (p == 0.0) acc0 = r.acceptance();
+    if (p == 0.9) {
+      EXPECT_LT(r.n_drafted, r.n_verify * 4) << "some proposals must fall below 0.9";
+      EXPECT_GE(r.acceptance(), acc0);
+    }
+    if (p == 1.0) EXPECT_EQ(r.n_drafted, 0);
+  }
+  EXPECT_THROW(md.set_p_min(1.5), Error);
+}
+
 }  // namespace
 }  // namespace memra
