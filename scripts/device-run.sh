@@ -24,7 +24,9 @@
 # H200 (the verify batches' cost; its gates ran on the H100), fold37 (the RoPE fold off on q8_0 /
 # q4_0), moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
 # thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention
-# scores, built without a device); md41 on an H200 for its times beside the H200 anchors.
+# scores, built without a device); md41 on an H200 for its times beside the H200 anchors; rpv41
+# (kernels.mmvs_row_pairs_verify, built without a device: gates and the verify batches' cost; its
+# gates hold on an H100 too).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -389,6 +391,31 @@ case "$phase" in
     gates_s37a
     kc mmvs_id mmvs_rp 20264100 150
     gpu_tests spec 'CudaModels.Speculative*:CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax' 120
+    ;;
+  rpv41)
+    # kernels.mmvs_row_pairs_verify (built in the forty-first session without an H200; default off):
+    # the row pairs on verify rows (m = 2..8). Gates: kernel-check mmvs_id mmvs_rpm* (paired vs
+    # unpaired bytes at m rows, refusals), CudaModels.MmvsRowPairsVerifySameBytes, the whole suite
+    # with the key on (VerifyRowsEqualDecodeSteps and the speculative tests among them); then the
+    # kernel-level A/B (mmvs_rpm vs mmvs_rpm_off --perf rows, f64-gated) and what a verify batch
+    # costs with and without it (pp-bench pp1 .. pp9 at 0 and 4096 keys, interleaved arms with an
+    # A/A copy). The prediction (bench/notes/speculative.md): the matvecs' bytes per row at m rows
+    # 0.62x at m = 2, 0.55x at m = 5 through L1/TEX. ~6 minutes.
+    gpu_info
+    kc mmvs_id mmvs_rpm 20264110 150
+    gpu_tests rpv 'CudaModels.MmvsRowPairsVerifySameBytes' 100
+    suite_args=(--set kernels.mmvs_row_pairs_verify=true)
+    suite_tag="-rpv"
+    cuda_vs_cpu "base configuration" 10
+    suite_args=()
+    suite_tag=""
+    timeout 150 "$bin/kernel-check" --section mmvs --filter mmvs_rpm --seed 20264111 --perf --receipt "$out/kernel-check.jsonl" |
+      grep -E "FAIL|ERR|kernel-check:|mmvs_rpm.*(Q4_K|Q8_0)" | tail -n 40
+    synth qwen3-8b q4_k_m
+    timeout 200 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-row-pairs-verify.toml --set bench.aa_copy=true --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
     ;;
   md41)
     # moe-devq8-check (built in the forty-first session, no device): the device-routed MoE expert

@@ -201,9 +201,142 @@ class MmvsRowPairsX3Case : public Case {
   float* dplain_[3] = {};
 };
 
+// kernels.mmvs_row_pairs_verify: the row pairs on verify rows (m = 2..8; launch_mmvs' m > 1 pair
+// form: the plain activation order, uncapped, two tasks per row), one matrix (with and without the
+// residual epilogue, y another buffer than the residual) or q/k/v segments of one type, against the
+// unpaired launch at the same m, byte for byte (the reference launch runs in reference(), so --perf
+// times the paired launch alone); with f64, also every row against the f64 product of the CPU-
+// dequantized bytes. pairs = false: the unpaired launch timed (the A/B row). Refusals at m > 1: an
+// odd row count, a cap, one task per row, the interleaved order, a GLU.
+class MmvsRowPairsMnCase : public Case {
+ public:
+  MmvsRowPairsMnCase(QType t, int64_t n, int64_t k, int m, bool residual, bool qkv, bool f64, bool pairs = true)
+      : t_(t), k_(k), m_(m), res_(residual && !qkv), qkv_(qkv), f64_(f64), pairs_(pairs) {
+    rows_[0] = n;
+    rows_[1] = rows_[2] = qkv ? n / 4 : 0;
+  }
+  int n_seg() const { return qkv_ ? 3 : 1; }
+  void generate(Env& env) override {
+    for (int i = 0; i < n_seg(); ++i) {
+      w_[i] = random_weight_bytes(env, t_, rows_[i], k_);
+      dw_[i] = upload_split(env, t_, w_[i], rows_[i], k_, true);
+      dy_[i] = env.alloc_output<float>((size_t)(m_ * rows_[i]));
+      dplain_[i] = env.alloc_output<float>((size_t)(m_ * rows_[i]));
+      if (!f64_) w_[i].clear();
+    }
+    x_ = random_q8s_input(env, m_, k_, &dxq_, &dxds_);
+    if (res_) {
+      res_host_ = env.normal((size_t)(m_ * rows_[0]), 2.0f);
+      dres_ = env.upload(res_host_);
+    }
+  }
+  cuda::MmvsParams params(float* const (&y)[3], bool pairs) const {
+    auto p = mmvs_params(t_, dw_[0], nullptr, rows_[0], k_, m_, dxq_, dxds_, y[0]);
+    p.n_extra = n_seg() - 1;
+    for (int i = 0; i + 1 < n_seg(); ++i) p.extra[i] = segment_of(dw_[i + 1], rows_[i + 1], y[i + 1], false);
+    p.split_max_warps = 2;
+    p.residual = dres_;
+    p.row_pairs = pairs;
+    return p;
+  }
+  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(dy_, pairs_), env.stream()); }
+  void reference(Env& env) override {
+    ref::check(cuda::launch_mmvs(params(dplain_, false), env.stream()), "the unpaired launch at m rows");
+    const auto refused = [&](cuda::MmvsParams p) { return cuda::launch_mmvs(p, env.stream()) == cudaErrorNotSupported; };
+    float* const scratch[3] = {dplain_[0], dplain_[1], dplain_[2]};  // (a refused launch writes nothing)
+    auto p = params(scratch, true);
+    p.n_rows = rows_[0] - 1;
+    refused_ = refused(p);
+    p = params(scratch, true);
+    p.min_blocks = 5;
+    refused_ = refused_ && refused(p);
+    p = params(scratch, true);
+    p.row_pair_one_task = true;
+    refused_ = refused_ && refused(p);
+    p = params(scratch, true);
+    p.act_il = true;
+    refused_ = refused_ && refused(p);
+    if (!qkv_) {
+      p = params(scratch, true);
+      p.residual = nullptr;
+      p.w2 = dw_[0].w, p.w2_d = dw_[0].w_d, p.w2_aux = dw_[0].w_aux, p.glu = 1;
+      p.row_pair_one_task = true;
+      refused_ = refused_ && refused(p);
+    }
+    if (!f64_) return;
+    const auto xf = dequantize_rows(QType::Q8_1, x_, m_, k_);
+    for (int i = 0; i < n_seg(); ++i) {
+      // [j][row], as the launch writes it
+      const auto r = matmul_f64(dequantize_rows(t_, w_[i], rows_[i], k_), xf, rows_[i], k_, m_);
+      for (int j = 0; j < m_; ++j)
+        for (int64_t row = 0; row < rows_[i]; ++row) {
+          double v = r[(size_t)(j * rows_[i] + row)];
+          if (res_) v += (double)res_host_[(size_t)(j * rows_[i] + row)];
+          ref_.push_back(v);
+        }
+      w_[i].clear();
+    }
+  }
+  Verdict compare(Env& env) override {
+    if (!refused_)
+      return ref::fail("row pairs at m > 1 with an odd row count, a cap, one task per row, the interleaved order or a GLU were not refused");
+    std::vector<float> got, plain;
+    for (int i = 0; i < n_seg(); ++i) {
+      const auto a = env.download(dy_[i], (size_t)(m_ * rows_[i])), b = env.download(dplain_[i], (size_t)(m_ * rows_[i]));
+      got.insert(got.end(), a.begin(), a.end());
+      plain.insert(plain.end(), b.begin(), b.end());
+    }
+    Verdict v = compare_bytes(got.data(), plain.data(), got.size() * 4);
+    if (v.pass && f64_) return ref::all_of({{"paired vs unpaired bytes at m rows", v}, {"f64 reference", ref::norm(got, ref_, kTol)}});
+    return v;
+  }
+  PerfCount perf_count() const override {
+    double wb = 0, rows = 0;
+    for (int i = 0; i < n_seg(); ++i) {
+      wb += (double)*qtype_row_bytes(t_, k_) * (double)rows_[i];
+      rows += (double)rows_[i];
+    }
+    return {wb + (double)m_ * ((double)k_ * 1.25 + 4.0 * rows) + (res_ ? 4.0 * m_ * rows : 0.0), 0};
+  }
+
+ private:
+  QType t_;
+  int64_t k_;
+  int m_;
+  bool res_, qkv_, f64_, pairs_;
+  int64_t rows_[3] = {};
+  bool refused_ = false;
+  std::vector<uint8_t> w_[3], x_;
+  std::vector<float> res_host_;
+  std::vector<double> ref_;
+  DeviceWeight dw_[3];
+  int8_t* dxq_ = nullptr;
+  float* dxds_ = nullptr;
+  float* dres_ = nullptr;
+  float* dy_[3] = {};
+  float* dplain_[3] = {};
+};
+
 void add_mmvs_pair_cases(Registry& r) {
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) {
     const std::string tn(qtype_name(t));
+    // kernels.mmvs_row_pairs_verify: the pairs on verify rows against the unpaired launch at the same
+    // m (k = 2304: a partial lane group; 12288 / 14336: 2 warps per row; n / 2 odd: a partly empty
+    // last CTA), with and without the residual, and the q/k/v launch (1024 + 256 + 256 rows); --perf
+    // rows "mmvs_rpm/..." against f64 beside the unpaired "mmvs_rpm_off/..." on the qwen3-8b shapes.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 12288}, {1030, 14336}})
+      for (int m : {2, 3, 5, 8})
+        for (bool res : {false, true})
+          r.add("mmvs_id", ref::cat("mmvs_rpm/", tn, "/", n, "x", k, "/m", m, res ? "/residual" : "", "/vs_unpaired_bytes"),
+                [=] { return std::make_unique<MmvsRowPairsMnCase>(t, n, k, m, res, false, false); });
+    for (int m : {2, 5, 8})
+      r.add("mmvs_id", ref::cat("mmvs_rpm_x3/", tn, "/1024+256+256x4096/m", m, "/vs_unpaired_bytes"),
+            [=] { return std::make_unique<MmvsRowPairsMnCase>(t, 1024, 4096, m, false, true, false); });
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}})
+      for (int m : {2, 3, 5, 8})
+        for (bool pairs : {true, false})
+          r.add("mmvs", ref::cat(pairs ? "mmvs_rpm/" : "mmvs_rpm_off/", tn, "/", n, "x", k, "/m", m),
+                [=] { return std::make_unique<MmvsRowPairsMnCase>(t, n, k, m, false, false, true, pairs); });
     // kernels.mmvs_row_pairs: byte identity with the plain launch (k = 2304: 36 tasks, a partial
     // lane group; 5120 and 12288: 2 warps per row; 14336: 224 tasks; n / 2 odd: a partly empty last
     // CTA), with and without the residual, at its three caps; f64 reference and --perf rows

@@ -433,6 +433,29 @@ cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
   return launch_m<T, 8>(a, glu, s);
 }
 
+// Row pairs on verify rows (MmvsParams::row_pairs at m = 2..8, kernels.mmvs_row_pairs_verify): the m
+// instances' body with GLU 3 (one matrix) or 5 (q/k/v segments), uncapped, the plain activation
+// order, two tasks per row in flight; NS with the deferred norm's scale. The reduced build has the
+// m = 8 form only (rows past a.m idle, as launch_t's).
+template <QType T, int MM>
+cudaError_t launch_pairs_mm(const Args& a, int glu, cudaStream_t s) {
+  const int rows_per_cta = kWarps / a.wpr;
+  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
+  if (glu == 3) return a.nss ? launch_kernel(mmvs_kernel<T, MM, 3, true>, grid, block, 0, s, a)
+                             : launch_kernel(mmvs_kernel<T, MM, 3>, grid, block, 0, s, a);
+  if (glu == 5) return a.nss ? launch_kernel(mmvs_kernel<T, MM, 5, true>, grid, block, 0, s, a)
+                             : launch_kernel(mmvs_kernel<T, MM, 5>, grid, block, 0, s, a);
+  return cudaErrorNotSupported;
+}
+template <QType T>
+cudaError_t launch_pairs_m(const Args& a, int glu, cudaStream_t s) {
+#ifndef MEMRA_REDUCED_INSTANCES
+  if (a.m == 2) return launch_pairs_mm<T, 2>(a, glu, s);
+  if (a.m <= 4) return launch_pairs_mm<T, 4>(a, glu, s);
+#endif
+  return launch_pairs_mm<T, 8>(a, glu, s);
+}
+
 template <class K>
 cudaError_t kernel_spills(K kernel, bool* spills) {
   cudaFuncAttributes fa{};
@@ -596,9 +619,12 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   const int mb_pairs = p.glu ? p.min_blocks_glu : p.min_blocks;
   bool seg_pairs_ok = p.n_extra == 0 || p.glu == 0;  // (mixed: the pair form checks its own)
   for (int i = 0; i < p.n_extra; ++i) seg_pairs_ok = seg_pairs_ok && p.extra[i].n_rows % 2 == 0;
+  // (Verify rows, m = 2..8: one matrix or one type's q/k/v segments, the plain order, uncapped, two
+  // tasks per row, no GLU.)
+  const bool pairs_form = p.m == 1 ? p.act_il : !p.act_il && p.glu == 0 && mb_pairs == 0 && !p.row_pair_one_task;
   if (p.row_pairs &&
-      (p.m != 1 || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || !seg_pairs_ok || !p.act_il ||
-       p.act_il_q6k || p.n_rows % 2 != 0 || (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6)))
+      (!pairs_form || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || !seg_pairs_ok || p.act_il_q6k ||
+       p.n_rows % 2 != 0 || (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6)))
     return cudaErrorNotSupported;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
@@ -660,6 +686,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.row_pairs) {
     pair_halves(a, p);  // (one type: no type-2 segment)
     const int g = p.glu ? 4 : p.n_extra ? 5 : 3;
+    if (p.m > 1) return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_pairs_m<T.value>(a, g, stream); });
     return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_ail<T.value>(a, g, mb_pairs, stream); });
   }
   // MmvsParams::glu_one_task: the one-token GLU launches in the interleaved order (else no effect).

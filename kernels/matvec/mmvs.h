@@ -114,7 +114,10 @@ struct MmvsParams {
   // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (the only instances); with
   // w_type2 segments (the mixed q/k/v launch) only Q4_K rows two tasks per row in flight and Q6_K
   // rows one (row_pair_one_task false, row_pair_one_task2 true), the type-2 rows' first half
-  // starting a CTA (else cudaErrorInvalidValue).
+  // starting a CTA (else cudaErrorInvalidValue). Verify rows (m = 2..8, kernels.mmvs_row_pairs_verify):
+  // plain launches of one matrix or of q/k/v segments of one type, the plain activation order (not
+  // act_il), min_blocks 0, two tasks per row (not row_pair_one_task), no GLU; each row the m launch's
+  // bits (its per-lane task order and trees per activation row).
   bool row_pairs = false;
   // With row_pairs: one task per row in flight per lane instead of two (kernels.mmvs_row_pairs_one_task),
   // the plain launch's registers for two rows: the same bytes in flight per lane as the plain

@@ -156,3 +156,34 @@ TEST(CudaModels, MmvsGluOneTaskSameBytes) {
     }
   }
 }
+
+// kernels.mmvs_row_pairs_verify: the verify rows (m = 2..8) of the paired types take the row pairs
+// (one matrix, and the one-type q/k/v launches), changing no byte of the decode or the batch logits
+// (batches of 2, 3, 5 and 8 rows, with the deferred norm at its default and off); only the key's runs
+// have "_rp" verify launches (the backend's "mmvs_mn" kinds).
+TEST(CudaModels, MmvsRowPairsVerifySameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q4_k_m.gguf", "qwen3-q8_0.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> c(4, gpu_config(true));
+    c[1].kernels.mmvs_row_pairs_verify = c[3].kernels.mmvs_row_pairs_verify = true;
+    c[2].kernels.norm_defer = c[3].kernels.norm_defer = false;
+    auto runs = open_synth_runs(file, c);
+    // (runs 0 / 1 and 2 / 3 pairwise: the deferred norm changes the bits, the pairs must not)
+    std::span<ModelRun> a(runs.data(), 2), b(runs.data() + 2, 2);
+    expect_same_decode_bytes(a, 31, 2, 19);
+    expect_same_decode_bytes(b, 31, 2, 19);
+    for (int n : {2, 3, 5, 8}) {
+      std::vector<int32_t> ids((size_t)n);
+      for (int i = 0; i < n; ++i) ids[(size_t)i] = (int32_t)((i * 13 + 5 * n) % runs[0].model->hparams().n_vocab);
+      expect_same_batch_bytes(a, ids);
+      expect_same_batch_bytes(b, ids);
+    }
+    for (int r = 0; r < 4; ++r) {
+      const auto& v = runs[(size_t)r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_mn")) << "run " << r;
+      EXPECT_EQ(v.at("mmvs_mn").find("_rp") != std::string::npos, r == 1 || r == 3) << "run " << r << ": " << v.at("mmvs_mn");
+    }
+  }
+}

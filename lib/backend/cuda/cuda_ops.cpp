@@ -346,6 +346,14 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
       p.min_blocks = cap;
     }
   }
+  // kernels.mmvs_row_pairs_verify: verify rows (m = 2..8) of the paired types, one matrix or one type's
+  // q/k/v launch, uncapped, in the plain activation order (launch_mmvs' m > 1 pair form).
+  if (ti >= 0 && mmvs_rp_[ti] && cfg_.kernels.mmvs_row_pairs_verify && p.m > 1 && glu == 0 && !mixed && !p.act_il &&
+      p.n_rows % 2 == 0 && (extra.empty() || cfg_.kernels.mmvs_row_pairs_qkv) &&
+      std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; })) {
+    p.row_pairs = true;
+    p.min_blocks = 0;
+  }
   // kernels.mmvs_glu_pairs: SiLU GLU one-token launches (one task per row and matrix) on rows of at
   // least kernels.mmvs_glu_pairs_min_k weights.
   if (ti >= 0 && mmvs_glu_pairs_[ti] && p.m == 1 && glu == 1 && extra.empty() && p.act_il && p.n_rows % 2 == 0 &&
@@ -379,6 +387,9 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
                                 p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : p.glu_one_task ? "_g1t" : "",
                                 p.row_pairs && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : ""));
+  else  // the verify rows' form (m > 1)
+    note("mmvs_mn", fmt::format("{}{}{}{}_m{}{}", qtype_name(w.type), mixed ? "+" : "", mixed ? qtype_name(p.w_type2) : "",
+                                glu ? "_glu" : "", p.m, p.row_pairs ? (p.n_extra ? "_rp_qkv" : "_rp") : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
 }
 
