@@ -423,11 +423,17 @@ case "$phase" in
     # shapes at 1 / 4 / 8 / 32 / 512 tokens, Q8_0 / Q6_K / Q4_K / Q4_0: each form byte-identical to
     # plain per-slot launches (grouped_mma within 1e-5), the plain launches against f64, and the
     # times beside llama.cpp's MUL_MAT_ID figures of the same shape (anchors). Exit 1 on a failed
-    # gate. ~2 minutes.
+    # gate. Then two other models' expert shapes. ~4 minutes.
     gpu_info
     timeout 400 "$bin/moe-devq8-check" --anchors "$sh/anchors/llamacpp-h200.md" --receipt "$out/moe-devq8-check.jsonl" 2>&1 |
       grep -v "info\]"
     echo "moe-devq8-check rc=${PIPESTATUS[0]}"
+    # Other expert shapes (no anchors): 256 experts of 512 x 2048, 8 used (the Qwen3.5-A3B layout) and
+    # 32 of 2880 x 2880, 4 used (gpt-oss-20b's; it ships MXFP4 experts, Q8_0 / Q4_0 here).
+    timeout 200 "$bin/moe-devq8-check" --experts 256 --ff 512 --types Q8_0,Q4_K --tokens 1,8,32,512 \
+      --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
+    timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
+      --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
   fold37)
     # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured

@@ -1,7 +1,8 @@
 // moe-devq8-check: the device-routed MoE expert matvecs on q8_1 activations ("dev q8": the router
-// runs on the device, the activations are q8_1 blocks), every form the backend can choose, on the
-// Qwen3-30B-A3B expert shapes (128 experts, 8 used per token): ffn_gate_exps / ffn_up_exps
-// (768 x 2048, the token's activation row) and ffn_down_exps (2048 x 768, the slot's GLU row).
+// runs on the device, the activations are q8_1 blocks), every form the backend can choose, on an MoE
+// model's expert shapes, by default Qwen3-30B-A3B's (128 experts, 8 used per token; --experts,
+// --used, --embd, --ff for others): ffn_gate_exps / ffn_up_exps (768 x 2048, the token's activation
+// row) and ffn_down_exps (2048 x 768, the slot's GLU row).
 // Forms (kernels/matvec, the config keys that pick them in lib/backend/cuda/cuda_moe_ops.cpp):
 //   routed       launch_matvec with ids: one m = 1 product per (token, slot) (the default decode path)
 //   routed_v2    launch_matvec_v2 with ids (kernels.moe_routed_v2)
@@ -55,8 +56,9 @@ using namespace memra;
 
 namespace {
 
-constexpr int kExperts = 128;
-constexpr int kUsed = 8;
+// The Qwen3-30B-A3B expert shapes (the defaults), the ones llama.cpp's MUL_MAT_ID anchors measure.
+constexpr int kAnchorExperts = 128, kAnchorUsed = 8;
+constexpr int64_t kAnchorEmbd = 2048, kAnchorFf = 768;
 
 struct Shape {
   const char* key;     // gate names
@@ -64,11 +66,10 @@ struct Shape {
   int64_t rows, cols;
   bool x_per_slot;  // activation row per slot (down) or per token (gate / up)
 };
-constexpr Shape kShapes[] = {
-    {"gate_up", "ffn_gate_exps,ffn_up_exps", 768, 2048, false},
-    {"down", "ffn_down_exps", 2048, 768, true},
-};
-
+// gate / up: n_ff x n_embd per expert; down: n_embd x n_ff.
+std::vector<Shape> shapes_of(int64_t n_embd, int64_t n_ff) {
+  return {{"gate_up", "ffn_gate_exps,ffn_up_exps", n_ff, n_embd, false}, {"down", "ffn_down_exps", n_embd, n_ff, true}};
+}
 enum class Form { kRouted, kRoutedV2, kGrouped, kGroupedMma };
 constexpr Form kForms[] = {Form::kRouted, Form::kRoutedV2, Form::kGrouped, Form::kGroupedMma};
 constexpr int kNumForms = 4;
@@ -92,6 +93,11 @@ struct Options {
   std::vector<std::string> types = {"Q8_0", "Q6_K", "Q4_K", "Q4_0"};
   std::vector<int> tokens = {1, 4, 8, 32, 512};
   std::string anchors;
+  int experts = kAnchorExperts, used = kAnchorUsed;
+  int64_t n_embd = kAnchorEmbd, n_ff = kAnchorFf;
+  bool anchor_shape() const {
+    return experts == kAnchorExperts && used == kAnchorUsed && n_embd == kAnchorEmbd && n_ff == kAnchorFf;
+  }
 };
 
 // The anchor table's column name for a type: "Q4_K" -> "q4_K".
@@ -141,12 +147,12 @@ class ShapeRun {
     const int64_t R = s_.rows, Cc = s_.cols;
     row_bytes_ = *qtype_row_bytes(t_, (uint64_t)Cc);
     eb_ = (size_t)R * row_bytes_;
-    copy_stride_ = round_up(eb_ * kExperts, 256);
-    // Copies: between two uses of a copy the other C - 1 launches read >= kUsed experts each.
+    copy_stride_ = round_up(eb_ * o_.experts, 256);
+    // Copies: between two uses of a copy the other C - 1 launches read >= o_.used experts each.
     const size_t l2 = ctx_.info().l2_bytes;
-    C_ = 1 + (int)std::ceil(o_.l2_factor * (double)l2 / ((double)kUsed * (double)eb_));
+    C_ = 1 + (int)std::ceil(o_.l2_factor * (double)l2 / ((double)o_.used * (double)eb_));
     const int n_max = *std::max_element(o_.tokens.begin(), o_.tokens.end());
-    const int64_t slots_max = (int64_t)n_max * kUsed;
+    const int64_t slots_max = (int64_t)n_max * o_.used;
     xrows_max_ = s_.x_per_slot ? slots_max : n_max;
     x_row_bytes_ = (size_t)(Cc / 32) * 36;
     const size_t y_bytes = 4 * (size_t)slots_max * (size_t)R;
@@ -159,7 +165,7 @@ class ShapeRun {
 
     std::seed_seq sq{o_.seed, (uint64_t)t_, (uint64_t)R, (uint64_t)Cc};
     rng_.seed(sq);
-    w_.resize(eb_ * kExperts);
+    w_.resize(eb_ * o_.experts);
     fill_random_blocks(t_, w_.data(), (int64_t)(w_.size() / qtype_traits(t_).block_bytes), rng_);
     std::normal_distribution<float> nd(0.f, 1.f);
     std::vector<float> x((size_t)(xrows_max_ * Cc));
@@ -188,15 +194,15 @@ class ShapeRun {
     return "moe-devq8/" + std::string(qtype_name(t_)) + "/" + s_.key + "/n" + std::to_string(n);
   }
 
-  // Random routing: each token picks kUsed distinct experts (a partial shuffle), in a random order.
+  // Random routing: each token picks o_.used distinct experts (a partial shuffle), in a random order.
   std::vector<int32_t> random_ids(int n) {
-    std::vector<int32_t> ids((size_t)n * kUsed), perm(kExperts);
+    std::vector<int32_t> ids((size_t)n * o_.used), perm(o_.experts);
     for (int tkn = 0; tkn < n; ++tkn) {
       std::iota(perm.begin(), perm.end(), 0);
-      for (int j = 0; j < kUsed; ++j) {
-        std::uniform_int_distribution<int> pick(j, kExperts - 1);
+      for (int j = 0; j < o_.used; ++j) {
+        std::uniform_int_distribution<int> pick(j, o_.experts - 1);
         std::swap(perm[(size_t)j], perm[(size_t)pick(rng_)]);
-        ids[(size_t)tkn * kUsed + j] = perm[(size_t)j];
+        ids[(size_t)tkn * o_.used + j] = perm[(size_t)j];
       }
     }
     return ids;
@@ -215,9 +221,9 @@ class ShapeRun {
     p.rows_per_block = o_.rows_per_block;
     p.ids = ids;
     p.n_slots = n_slots;
-    p.n_experts = kExperts;
+    p.n_experts = o_.experts;
     p.expert_bytes = eb_;
-    p.x_slot_div = s_.x_per_slot ? 1 : kUsed;
+    p.x_slot_div = s_.x_per_slot ? 1 : o_.used;
     return p;
   }
 
@@ -242,7 +248,7 @@ class ShapeRun {
     cuda::MoeGroupParams gp;
     gp.ids = ids;
     gp.n_slots = n_slots;
-    gp.n_expert = kExperts;
+    gp.n_expert = o_.experts;
     gp.groups = groups;
     gp.n_groups = n_groups;
     return cuda::launch_moe_group(gp, st_);
@@ -258,7 +264,7 @@ class ShapeRun {
       p.ids = nullptr;
       p.n_slots = 0;
       p.w = copy(c) + (size_t)ids[sl] * eb_;
-      p.x_q8_1 = dx_->as<uint8_t>() + (s_.x_per_slot ? sl : sl / kUsed) * x_row_bytes_;
+      p.x_q8_1 = dx_->as<uint8_t>() + (s_.x_per_slot ? sl : sl / o_.used) * x_row_bytes_;
       cuda::check_status(cuda::launch_matvec(p, st_), "launch_matvec (plain, one slot)");
     }
     std::vector<float> y(n);
@@ -272,9 +278,9 @@ class ShapeRun {
     std::vector<float> wf((size_t)Cc), xf((size_t)Cc);
     std::vector<float> got;
     std::vector<double> ref;
-    const int slots = std::min(n, 2) * kUsed;
+    const int slots = std::min(n, 2) * o_.used;
     for (int sl = 0; sl < slots; ++sl) {
-      dequantize_row(QType::Q8_1, xq_.data() + (s_.x_per_slot ? sl : sl / kUsed) * x_row_bytes_, xf.data(), Cc);
+      dequantize_row(QType::Q8_1, xq_.data() + (s_.x_per_slot ? sl : sl / o_.used) * x_row_bytes_, xf.data(), Cc);
       for (int64_t r = 0; r < R; ++r) {
         if (r == 16) r = R - 16;
         dequantize_row(t_, w_.data() + (size_t)ids[(size_t)sl] * eb_ + (size_t)r * row_bytes_, wf.data(), Cc);
@@ -289,10 +295,10 @@ class ShapeRun {
 
   nlohmann::json run_n(int n, std::vector<Gate>& gates) {
     const int64_t R = s_.rows;
-    const int n_slots = n * kUsed;
+    const int n_slots = n * o_.used;
     MEMRA_CHECK(n_slots <= 65535, "n = {}: {} slots, more than a launch's 65535", n, n_slots);
     const int B = (std::max(o_.min_batch, C_) + C_ - 1) / C_ * C_;
-    const int n_groups = (int)cuda::moe_group_capacity(n_slots, kExperts);
+    const int n_groups = (int)cuda::moe_group_capacity(n_slots, o_.experts);
     std::vector<std::vector<int32_t>> sets;
     std::vector<int32_t> all_ids;
     double floor_bytes = 0;
@@ -320,6 +326,7 @@ class ShapeRun {
     // ---- identity: id sets 0 and B - 1 (copies 0 and (B - 1) mod C)
     nlohmann::json checks = nlohmann::json::array();
     bool form_ok[kNumForms] = {true, true, true, true};
+    bool unsupported[kNumForms] = {false, false, false, false};
     std::string form_err[kNumForms];
     for (int set : {0, B - 1}) {
       const int c = set % C_;
@@ -335,11 +342,18 @@ class ShapeRun {
       const std::vector<double> refd(ref.begin(), ref.end());
       for (int fi = 0; fi < kNumForms; ++fi) {
         const Form f = kForms[fi];
-        if (!built(f) || !form_err[fi].empty()) continue;
+        if (!built(f) || !form_err[fi].empty() || unsupported[fi]) continue;
         cuda::fill_bytes(dy_->get(), 0xFF, 4 * ref.size(), st_);
-        try {  // a refused launch (a status, not a fault: the launchers check before launching) fails its gate
-          cuda::check_status(launch_form(f, c, ids_of(set), groups_of(set), n_groups, n_slots, dy_->as<float>()),
-                             form_name(f));
+        // cudaErrorNotSupported: the form does not take this shape (e.g. routed_v2's 4096-weight
+        // windows): no gate, not timed. Another refusal (a status, not a fault: the launchers check
+        // before launching) fails its gate.
+        const cudaError_t le = launch_form(f, c, ids_of(set), groups_of(set), n_groups, n_slots, dy_->as<float>());
+        if (le == cudaErrorNotSupported) {
+          unsupported[fi] = true;
+          continue;
+        }
+        try {
+          cuda::check_status(le, form_name(f));
         } catch (const Error& e) {
           form_err[fi] = e.what();
           form_ok[fi] = false;
@@ -380,7 +394,7 @@ class ShapeRun {
     // ---- timing
     std::vector<int> timed;  // form indices, then kNumForms = the group kernel
     for (int fi = 0; fi < kNumForms; ++fi)
-      if (built(kForms[fi]) && form_ok[fi]) timed.push_back(fi);
+      if (built(kForms[fi]) && form_ok[fi] && !unsupported[fi]) timed.push_back(fi);
     timed.push_back(kNumForms);
     std::vector<std::unique_ptr<cuda::GraphBatchTimer>> timers;
     for (int fi : timed) {
@@ -402,7 +416,7 @@ class ShapeRun {
         samples[k].push_back(1e3 * ms / B);
       }
     std::optional<double> anchor;
-    if (anchors_ && !s_.x_per_slot) anchor = anchors_->find(anchor_type_name(t_), n);
+    if (anchors_ && !s_.x_per_slot && o_.anchor_shape()) anchor = anchors_->find(anchor_type_name(t_), n);
     double routed_us = 0, best_us = 0;
     std::string best;
     for (size_t k = 0; k < timed.size(); ++k) {
@@ -423,8 +437,8 @@ class ShapeRun {
     }
     for (int fi = 0; fi < kNumForms; ++fi) {
       const Form f = kForms[fi];
-      if (!built(f)) {
-        row[form_name(f)] = {{"built", false}};
+      if (!built(f) || unsupported[fi]) {
+        row[form_name(f)] = {{"built", built(f)}, {"supported", !unsupported[fi]}};
         continue;
       }
       if (!form_err[fi].empty()) row[form_name(f)] = {{"launch_error", form_err[fi]}};
@@ -443,7 +457,7 @@ class ShapeRun {
   cuda::Context& ctx_;
   cudaStream_t st_;
   QType t_;
-  const Shape& s_;
+  const Shape s_;
   const Options& o_;
   const perf::KernelAnchorTable* anchors_;
   std::mt19937_64 rng_;
@@ -464,7 +478,7 @@ int main(int argc, char** argv) {
   spec.tool = "moe-devq8-check";
   spec.description =
       "memra moe-devq8-check: the device-routed MoE expert matvecs (q8_1 activations), every form, byte identity "
-      "against plain per-slot launches and timing on the Qwen3-30B-A3B expert shapes";
+      "against plain per-slot launches and timing on an MoE model's expert shapes (default Qwen3-30B-A3B's)";
   spec.add_options = [&](CLI::App& cli) {
     cli.add_option("--seed", o.seed, "seed of the random weights, activations and routing")->capture_default_str();
     cli.add_option("--reps", o.reps, "timed graph replays per form (median reported)")
@@ -477,9 +491,19 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({1, 2, 4, 8}))
         ->capture_default_str();
     cli.add_option("--types", o.types, "expert weight types (GGUF names)")->delimiter(',')->capture_default_str();
-    cli.add_option("--tokens", o.tokens, "tokens per launch (each routes to 8 of 128 experts)")
+    cli.add_option("--tokens", o.tokens, "tokens per launch (each routes to --used of --experts experts)")
         ->delimiter(',')
         ->check(CLI::Range(1, 8191))
+        ->capture_default_str();
+    // Other MoE models' expert shapes (e.g. Qwen3.5-35B-A3B: --experts 256 --ff 512); llama.cpp's
+    // anchors are for the defaults only.
+    cli.add_option("--experts", o.experts, "experts per layer")->check(CLI::Range(1, 1024))->capture_default_str();
+    cli.add_option("--used", o.used, "experts each token routes to")->check(CLI::Range(1, 64))->capture_default_str();
+    cli.add_option("--embd", o.n_embd, "hidden size (gate/up columns, down rows)")
+        ->check(CLI::Range(int64_t{256}, int64_t{65536}))
+        ->capture_default_str();
+    cli.add_option("--ff", o.n_ff, "expert feed-forward size (gate/up rows, down columns)")
+        ->check(CLI::Range(int64_t{256}, int64_t{65536}))
         ->capture_default_str();
     cli.add_option("--anchors", o.anchors,
                    "llama.cpp's figures (../shared/anchors/llamacpp-h200.md): its MUL_MAT_ID table, same shape")
@@ -492,11 +516,15 @@ int main(int argc, char** argv) {
       MEMRA_CHECK(t.has_value(), "--types: unknown type '{}'", name);
       MEMRA_CHECK(qtype_traits(*t).quantized && *t != QType::Q8_1 && *t != QType::Q8_K,
                   "--types: {} is not a weight block type the expert matvecs take", name);
-      MEMRA_CHECK(kShapes[1].cols % qtype_traits(*t).block_elems == 0,
-                  "--types: {}'s {}-element blocks do not divide the down projection's {} columns", name,
-                  qtype_traits(*t).block_elems, kShapes[1].cols);
+      for (int64_t c : {o.n_embd, o.n_ff})
+        MEMRA_CHECK(c % qtype_traits(*t).block_elems == 0 && c % 64 == 0,
+                    "--types: {}'s {}-element blocks (and the matvecs' 64-element tasks) do not divide {} columns", name,
+                    qtype_traits(*t).block_elems, c);
       types.push_back(*t);
     }
+    MEMRA_CHECK(o.used <= o.experts, "--used {} is more than --experts {}", o.used, o.experts);
+    for (int n : o.tokens)
+      MEMRA_CHECK((int64_t)n * o.used <= 65535, "--tokens {}: {} slots, more than a launch's 65535", n, (int64_t)n * o.used);
     MEMRA_CHECK(!types.empty() && !o.tokens.empty(), "--types and --tokens must name at least one value");
     std::optional<perf::KernelAnchorTable> anchors;
     if (!o.anchors.empty()) {
@@ -518,7 +546,7 @@ int main(int argc, char** argv) {
     std::printf("%-5s %-7s %4s %3s %3s | %9s %9s %9s %9s %8s | %-11s %6s %7s\n", "type", "shape", "n", "C", "B",
                 "routed us", "v2 us", "group us", "mma us", "build us", "best", "floor", "x llama");
     for (QType t : types)
-      for (const Shape& s : kShapes) {
+      for (const Shape& s : shapes_of(o.n_embd, o.n_ff)) {
         ShapeRun sr(*cuctx, t, s, o, anchors ? &*anchors : nullptr);
         for (auto& r : sr.run(gates)) {
           auto us = [&](const char* f) {
@@ -555,7 +583,9 @@ int main(int argc, char** argv) {
                          {"l2_factor", o.l2_factor}, {"rows_per_block", o.rows_per_block},
                          {"datasheet_bandwidth", perf::kH200BandwidthBytesPerS},
                          {"floor_bytes", "distinct experts of the id set x expert bytes + q8_1 rows + f32 outputs"}};
-    if (anchors)
+    if (anchors && !o.anchor_shape())
+      std::printf("(--anchors: llama.cpp's MUL_MAT_ID figures are for 128 experts, 8 used, 2048 x 768: not this shape)\n");
+    if (anchors && o.anchor_shape())
       metrics["anchor"] = {{"file", o.anchors}, {"table", anchors->title},
                            {"note", "llama.cpp repeats the same weights every launch (L2 serves part of them at "
                                     "small n); ours rotate copies past l2_factor x L2"}};
@@ -572,8 +602,10 @@ int main(int argc, char** argv) {
     auto& res = ctx.receipt.results();
     res["device"] = di.name;
     res["seed"] = o.seed;
-    res["experts"] = kExperts;
-    res["experts_used"] = kUsed;
+    res["experts"] = o.experts;
+    res["experts_used"] = o.used;
+    res["n_embd"] = o.n_embd;
+    res["n_ff_exp"] = o.n_ff;
     res["rows"] = std::move(rows);
     res["gates"] = std::move(gj);
     res["all_pass"] = all;

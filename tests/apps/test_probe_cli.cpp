@@ -33,6 +33,12 @@ TEST(MoeDevq8CheckCli, AnchorsWithoutTheTableAreRefused) {
   expect_refused({"--anchors", f.string()}, "not '<us> us");
 }
 
+TEST(MoeDevq8CheckCli, OtherShapesAreChecked) {
+  expect_refused({"--experts", "8", "--used", "9"}, "--used 9 is more than --experts 8");
+  expect_refused({"--ff", "320", "--types", "Q4_K"}, "do not divide 320 columns");
+  expect_refused({"--used", "16", "--tokens", "8000"}, "--tokens 8000: 128000 slots");
+}
+
 TEST(MoeDevq8CheckCli, OptionRangesAreRefused) {
   const auto r = run_probe({"--tokens", "0"});
   EXPECT_NE(r.code, 0) << r.describe();
