@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/app.h"
+#include "common/probe_timing.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "perfmodel/anchors.h"
@@ -124,12 +125,6 @@ double norm_err(const std::vector<float>& got, const std::vector<double>& ref) {
   return std::sqrt(num / std::max(den, 1e-300));
 }
 
-nlohmann::json timing_json(const SampleStats& s, const std::vector<double>& samples, double bytes) {
-  const double gbps = s.median > 0 ? bytes / (s.median * 1e-6) / 1e9 : 0;
-  return {{"median_us", s.median}, {"min_us", s.min},   {"max_us", s.max},
-          {"stddev_us", s.stddev}, {"n", s.n},          {"gbps", gbps},
-          {"frac_of_4_8_tbps", gbps * 1e9 / perf::kH200BandwidthBytesPerS}, {"samples_us", samples}};
-}
 
 struct Gate {
   std::string name;
@@ -422,11 +417,11 @@ class ShapeRun {
     for (size_t k = 0; k < timed.size(); ++k) {
       const SampleStats sst = summarize(samples[k]);
       if (timed[k] == kNumForms) {
-        row["group_build"] = timing_json(sst, samples[k], 4.0 * n_slots + 4.0 * n_groups * cuda::kMoeGroupStride);
+        row["group_build"] = app::probe_timing_json(sst, samples[k], 4.0 * n_slots + 4.0 * n_groups * cuda::kMoeGroupStride);
         continue;
       }
       const Form f = kForms[timed[k]];
-      nlohmann::json j = timing_json(sst, samples[k], floor_bytes);
+      nlohmann::json j = app::probe_timing_json(sst, samples[k], floor_bytes);
       if (f == Form::kRouted) routed_us = sst.median;
       if (best.empty() || sst.median < best_us) {
         best_us = sst.median;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/app.h"
+#include "common/probe_timing.h"
 #include "core/error.h"
 #include "core/half.h"
 #include "core/stats.h"
@@ -113,12 +114,7 @@ struct Timing {
   std::vector<double> samples_us;
 };
 
-nlohmann::json timing_json(const Timing& t, double bytes) {
-  const double gbps = t.us.median > 0 ? bytes / (t.us.median * 1e-6) / 1e9 : 0;
-  return {{"median_us", t.us.median},  {"min_us", t.us.min},  {"max_us", t.us.max},
-          {"stddev_us", t.us.stddev},  {"n", t.us.n},         {"gbps", gbps},
-          {"frac_of_4_8_tbps", gbps * 1e9 / kDatasheetBw},    {"samples_us", t.samples_us}};
-}
+nlohmann::json timing_json(const Timing& t, double bytes) { return app::probe_timing_json(t.us, t.samples_us, bytes); }
 
 // One shape: returns (bit-identical, reference ok); fills the per-shape JSON.
 std::pair<bool, bool> run_shape(cuda::Context& ctx, const Shape& s, const Options& o, nlohmann::json& out) {

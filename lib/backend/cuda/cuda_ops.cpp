@@ -322,9 +322,10 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const int ti = mmvs_type_index(w.type);
   const int64_t one_min_k = cfg_.kernels.mmvs_row_pairs_one_task_min_k;
   const auto one_task_of = [&](int t) { return mmvs_rp_one_[t] || (one_min_k > 0 && k >= one_min_k); };
+  const bool extras_even =
+      std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; });
   const bool qkv_pairs = cfg_.kernels.mmvs_row_pairs_qkv && !extra.empty() && p.m == 1 && p.act_il && !p.act_il_q6k &&
-                         p.n_rows % 2 == 0 &&
-                         std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; });
+                         p.n_rows % 2 == 0 && extras_even;
   if (qkv_pairs && mixed) {
     const int t2 = mmvs_type_index(p.w_type2);
     int64_t t1_rows = w.n_rows();
@@ -349,8 +350,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   // kernels.mmvs_row_pairs_verify: verify rows (m = 2..8) of the paired types, one matrix or one type's
   // q/k/v launch, uncapped, in the plain activation order (launch_mmvs' m > 1 pair form).
   if (ti >= 0 && mmvs_rp_[ti] && cfg_.kernels.mmvs_row_pairs_verify && p.m > 1 && glu == 0 && !mixed && !p.act_il &&
-      p.n_rows % 2 == 0 && (extra.empty() || cfg_.kernels.mmvs_row_pairs_qkv) &&
-      std::all_of(extra.begin(), extra.end(), [](const MatmulOut& o) { return o.w->n_rows() % 2 == 0; })) {
+      p.n_rows % 2 == 0 && (extra.empty() || cfg_.kernels.mmvs_row_pairs_qkv) && extras_even) {
     p.row_pairs = true;
     p.min_blocks = 0;
   }
