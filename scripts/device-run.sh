@@ -17,16 +17,16 @@
 # then spec40 and md41 (their gates hold on any sm_90 card; their times are the card's own). All
 # four ran on an H100 in the forty-first session (receipts/h100/), and fix41 after its fixes: green.
 # With ~4 minutes of device time left: g40 (the suite gates and the speculative GPU tests).
+# Ran in the forty-second session on an H100 (receipts/h100/*-a6cfa22-20261205*): rpv41 (the verify row
+# pairs: flipped on), fold37 (the fold stays on), ms38 (gates green, no gain on the H100: stays off).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): s37a (the suite on the H200 at the defaults flipped in the forty-first session,
 # kernels.norm_defer + kernels.mmvs_row_pairs_qkv, the row-pair gates, the README rows at them with the
-# reversed arms), then the README rows from its receipts (no device), spec40's pp-bench rows on the
-# H200 (the verify batches' cost; its gates ran on the H100), fold37 (the RoPE fold off on q8_0 /
-# q4_0), moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
-# thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38 (the tensor-core attention
-# scores, built without a device); md41 on an H200 for its times beside the H200 anchors; rpv41
-# (kernels.mmvs_row_pairs_verify, built without a device: gates and the verify batches' cost; its
-# gates hold on an H100 too).
+# reversed arms), then the README rows from its receipts (no device), rpv41's pp-bench rows on the
+# H200 (the verify batches' cost with the pairs, now the default, against the reversed arm),
+# moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
+# thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38's tg rows (the H200 may be
+# issue-bound where the H100 was not); md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -413,7 +413,7 @@ case "$phase" in
       grep -E "FAIL|ERR|kernel-check:|mmvs_rpm.*(Q4_K|Q8_0)" | tail -n 40
     synth qwen3-8b q4_k_m
     timeout 200 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-row-pairs-verify.toml --set bench.aa_copy=true --set receipt.hash_model=false \
+      --arm configs/arm-mmvs-row-pairs-verify-off.toml --set bench.aa_copy=true --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
@@ -434,19 +434,6 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
-    ;;
-  fold37)
-    # The RoPE fold on the q8_0 and q4_0 rows (after s37a, at the defaults it flips): measured
-    # 0.980x on qwen3-8b q8_0 when it became the default (c6cb30a, 2026-12-02; 1.028x on q4_k_m)
-    # and not re-measured since; q8_0 is the row closest to its target (445). A fold-off arm beside
-    # the base and its A/A copy; a win past the A/A spread makes a per-type rule worth building.
-    # ~3 minutes.
-    gpu_info
-    for mix in q8_0 q4_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-attn-rope-fold-off.toml
-      rm -f "$f"
-    done
     ;;
   moe37)
     # kernels.moe_routed_v2 and kernels.moe_glu_q8_1 (built in the thirty-sixth session): the gates

@@ -362,6 +362,14 @@ int main(int argc, char** argv) {
               m["roofline_frac"] = b.total() * st.median / perf::kH200BandwidthBytesPerS;
               m["measured_ceiling_frac"] = b.total() * st.median / perf::kH200MeasuredReadBytesPerS;
               floor_col = fmt::format("{:.3f}", m["roofline_frac"].get<double>());
+              // The same bytes against this card's own peak (memory clock x bus width): the issue's
+              // roofline is the H200's 4.8 TB/s, which an H100's row (3.35 TB/s) would understate.
+              const auto& gj = ctx.receipt.json()["gpu"];
+              const double card_bw = gj.is_object() ? gj.value("peak_bandwidth_bytes_per_s", 0.0) : 0.0;
+              if (card_bw > 0) {
+                m["card_roofline_frac"] = b.total() * st.median / card_bw;
+                floor_col += fmt::format(" (card {:.3f})", m["card_roofline_frac"].get<double>());
+              }
               bytes_col = fmt::format("{:.3g}", b.total());
             } else {
               const double flops = perf::prefill_flops(tensors, shape, row.n, row.depth);

@@ -134,7 +134,10 @@ void Receipt::set_gpu(const GpuInfo& g) {
                {"driver", g.driver},
                {"sm_count", g.sm_count},
                {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
-               {"memory_bytes", g.memory_bytes}};
+               {"memory_bytes", g.memory_bytes},
+               {"memory_clock_khz", g.memory_clock_khz},
+               {"bus_width_bits", g.bus_width_bits},
+               {"peak_bandwidth_bytes_per_s", g.peak_bandwidth_bytes_per_s()}};
 }
 
 void Receipt::set_status(const std::string& status, const std::string& error) {

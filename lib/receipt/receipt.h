@@ -25,6 +25,12 @@ struct GpuInfo {
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   uint64_t memory_bytes = 0;
+  // The card's peak memory bandwidth from its memory clock and bus width (2 transfers per clock):
+  // 3.35e12 on an H100 SXM, ~4.9e12 on an H200 (its datasheet says 4.8e12, the figure the issue's
+  // roofline uses). 0 when the driver does not report them.
+  int memory_clock_khz = 0;
+  int bus_width_bits = 0;
+  double peak_bandwidth_bytes_per_s() const { return 2.0 * memory_clock_khz * 1e3 * bus_width_bits / 8.0; }
 };
 
 class Receipt {

@@ -167,6 +167,8 @@ TEST(CudaModels, MmvsRowPairsVerifySameBytes) {
   for (const char* file : {"qwen3-q4_k_m.gguf", "qwen3-q8_0.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
     std::vector<Config> c(4, gpu_config(true));
+    // Both values named: the suite's base configuration (--config / --set) may set either.
+    c[0].kernels.mmvs_row_pairs_verify = c[2].kernels.mmvs_row_pairs_verify = false;
     c[1].kernels.mmvs_row_pairs_verify = c[3].kernels.mmvs_row_pairs_verify = true;
     c[2].kernels.norm_defer = c[3].kernels.norm_defer = false;
     auto runs = open_synth_runs(file, c);

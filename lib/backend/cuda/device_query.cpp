@@ -23,6 +23,11 @@ std::optional<GpuInfo> query_device(int device) {
   g.cc_major = p.major;
   g.cc_minor = p.minor;
   g.memory_bytes = p.totalGlobalMem;
+  if (cudaDeviceGetAttribute(&g.memory_clock_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&g.bus_width_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    cudaGetLastError();
+    g.memory_clock_khz = g.bus_width_bits = 0;
+  }
   return g;
 }
 
