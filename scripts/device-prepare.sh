@@ -5,13 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|trace]
 # lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec, moe-devq8-check), no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
 lean=${3:-}
 bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe moe-devq8-check test_backend_cuda_gpu"
 [ "$lean" = lean ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
 [ "$lean" = quant ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
+# trace: pp-bench, gguf-synth and kernel-check with CUPTI and no fixtures (timelines and rows of synth files only).
+[ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch .device/shared/anchors
 for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
@@ -26,6 +28,7 @@ cp "$shared"/models/stories260K*.gguf .device/shared/models/
 # gemma4); the others' CUDA-vs-CPU tests are skipped by device-run.sh's cuda_vs_cpu, which says so.
 models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
+[ "$lean" = trace ] && models=""
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
 done

@@ -417,6 +417,21 @@ case "$phase" in
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  h42)
+    # An H100 when no H200 is lent (a "trace" pack: device-prepare.sh build/release ../shared trace):
+    # the qwen3-8b q4_k_m rows at the current defaults with the card's own roofline fraction
+    # (pp-bench's "card" figure, memory clock x bus width), the verify batch's cost from 1 to 9 and
+    # 16 rows at the defaults (the pairs on, the f16 prefill copies on: where the GEMM overtakes the
+    # decode kernels), and the d0 / d4096 timelines at the defaults (scripts/trace-exposed.py):
+    # where the step goes since the flips. ~5 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 150
+    timeout 150 "$bin/pp-bench" -m "$f" -p 1,2,3,4,5,6,7,8,9,16 -n 0 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    traces_at 0 4096
+    rm -f "$f"
+    ;;
   md41)
     # moe-devq8-check (built in the forty-first session, no device): the device-routed MoE expert
     # matvecs in every form (routed, routed_v2, grouped, grouped_mma) on the Qwen3-30B-A3B expert
