@@ -100,6 +100,23 @@ traces_at() {  # depths... [-- tag pp-bench args...]: tg128 decode timelines of 
     gzip -f "$out/trace$tag-d$d.jsonl"
   done
 }
+ncu_src() {  # section tag|kernel-regex|case-regex...: ncu --set full + SASS source counters of one launch each of kernel-check cases, in $out/ncu.tar.gz
+  local section=$1 c tag rest kern case_re
+  shift
+  mkdir -p "$out/ncu"
+  for c in "$@"; do
+    tag=${c%%|*}; rest=${c#*|}; kern=${rest%%|*}; case_re=${rest#*|}
+    timeout 150 ncu --clock-control none --set full --import-source no --kernel-name-base demangled \
+      -k "regex:$kern" --launch-count 1 -o "$out/ncu/$tag" -f \
+      "$bin/kernel-check" --section "$section" --filter "$case_re" > "$out/ncu/run-$tag.txt" 2>&1
+    echo "## $tag rc=$?"; tail -n 2 "$out/ncu/run-$tag.txt"
+    ncu -i "$out/ncu/$tag.ncu-rep" --page details > "$out/ncu/details-$tag.txt" 2>&1
+    grep -E "Duration|Executed Instructions  |Issued Ipc|Warp Cycles Per Issued|Registers Per|Achieved Occupancy|DRAM Throughput|No Eligible|Dynamic Shared" "$out/ncu/details-$tag.txt" | head -n 12
+    ncu -i "$out/ncu/$tag.ncu-rep" --page source --csv --print-source sass > "$out/ncu/source-$tag.csv" 2>&1
+  done
+  rm -f "$out"/ncu/*.ncu-rep  # too large to come back
+  tar czf "$out/ncu.tar.gz" -C "$out" ncu && rm -rf "$out/ncu"
+}
 ncu_cases() {  # kernel-regex line-grep tag|case...: ncu --set full of one launch of each kernel-check mmvs case, key lines printed, reports in $out/ncu
   local kern=$1 lines=$2 c tag case_name; shift 2
   mkdir -p "$out/ncu"
@@ -431,6 +448,18 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     traces_at 0 4096
     rm -f "$f"
+    ;;
+  attn42)
+    # Where the d0 attention's 6.35 us per layer goes (the largest small kernel of the H100 d0
+    # timeline of h42: 228.5 us of a 2128 us step): ncu --set full with the SASS source counters of
+    # one launch of the default d0 instance (head split, fold, P x V on tensor cores, prefetch,
+    # staged K, interleaved softmax; G = 1) at 127 and 0 cached keys, and its kernel-check times.
+    gpu_info
+    ncu --version | tail -n 1
+    timeout 60 "$bin/kernel-check" --section fused --perf --seed 20264201 --filter "attn_decode_rope/neox_norm_pv16_pre_ks_hs_si_ms96/" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | sed 's/norm_err.*|/|/'
+    ncu_src fused "d127|\\(int\\)128, \\(int\\)1, \\(int\\)3, \\(bool\\)1, \\(bool\\)1|neox_norm_pv16_pre_ks_hs_si_ms96/q8_0-q5_1/32-8x128/n1@127/" \
+      "d0|\\(int\\)128, \\(int\\)1, \\(int\\)3, \\(bool\\)1, \\(bool\\)1|neox_norm_pv16_pre_ks_hs_si_ms96/q8_0-q5_1/32-8x128/n1@0/"
     ;;
   md41)
     # moe-devq8-check (built in the forty-first session, no device): the device-routed MoE expert
