@@ -19,10 +19,10 @@
 # With ~4 minutes of device time left: g40 (the suite gates and the speculative GPU tests).
 # Ran in the forty-second session on an H100 (receipts/h100/*-a6cfa22-20261205*): rpv41 (the verify row
 # pairs: flipped on), fold37 (the fold stays on), ms38 (gates green, no gain on the H100: stays off).
+# And s37a on the one H200 lent (receipts/h200/*-s37a-7d9ab71-*: the README decode rows since), h42 and
+# attn42 on H100s (the step's timeline at the defaults, ncu of the d0 attention).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): s37a (the suite on the H200 at the defaults flipped in the forty-first session,
-# kernels.norm_defer + kernels.mmvs_row_pairs_qkv, the row-pair gates, the README rows at them with the
-# reversed arms), then the README rows from its receipts (no device), rpv41's pp-bench rows on the
+# at its case label): h42 on an H200 (its timelines at the defaults; a "trace" pack), rpv41's pp-bench rows on the
 # H200 (the verify batches' cost with the pairs, now the default, against the reversed arm),
 # moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
 # thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38's tg rows (the H200 may be
