@@ -449,6 +449,13 @@ case "$phase" in
     traces_at 0 4096
     rm -f "$f"
     ;;
+  h42q)
+    # After h42 on an H200: the qwen3-8b q8_0 d0 timeline at the defaults (the row closest to its
+    # target: 435.0 tok/s, 0.73 of the roofline, 445 needed). ~1 minute.
+    synth qwen3-8b q8_0
+    traces_at 0 -- q8_0
+    rm -f "$f"
+    ;;
   attn42)
     # Where the d0 attention's 6.35 us per layer goes (the largest small kernel of the H100 d0
     # timeline of h42: 228.5 us of a 2128 us step): ncu --set full with the SASS source counters of
