@@ -22,7 +22,8 @@
 # And s37a on the one H200 lent (receipts/h200/*-s37a-7d9ab71-*: the README decode rows since), h42 and
 # attn42 on H100s (the step's timeline at the defaults, ncu of the d0 attention).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): h42 on an H200 (its timelines at the defaults; a "trace" pack), rpv41's pp-bench rows on the
+# at its case label): ni42 (the norm inside the q/k/v launch: gates, then the q8_0 / q4_k_m / q4_0 rows
+# with the arm), pr42 (the residual launches' preload off, a q8_0 diagnostic; a "trace" pack), rpv41's pp-bench rows on the
 # H200 (the verify batches' cost with the pairs, now the default, against the reversed arm),
 # moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
 # thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38's tg rows (the H200 may be
@@ -65,6 +66,14 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
 }
 suite_args=()
 suite_tag=""
+suite_with() {  # tag base-configuration-args...: the whole CUDA-vs-CPU suite from that base (log test_backend_cuda_gpu-TAG.log)
+  suite_tag="-$1"
+  shift
+  suite_args=("$@")
+  cuda_vs_cpu "base configuration" 10
+  suite_args=()
+  suite_tag=""
+}
 synth() {  # preset mix [limit_s]: a gguf-synth file in $synth_dir, its path in $f (delete it with rm -f "$f")
   # The same preset, mix and seed give the same bytes, so a file an earlier call on this (still warm)
   # machine wrote completely ($f.done beside it) is used again: qwen3-32b q4_k_m takes ~100 s to write.
@@ -421,11 +430,7 @@ case "$phase" in
     gpu_info
     kc mmvs_id mmvs_rpm 20264110 150
     gpu_tests rpv 'CudaModels.MmvsRowPairsVerifySameBytes' 100
-    suite_args=(--set kernels.mmvs_row_pairs_verify=true)
-    suite_tag="-rpv"
-    cuda_vs_cpu "base configuration" 10
-    suite_args=()
-    suite_tag=""
+    suite_with rpv --set kernels.mmvs_row_pairs_verify=true
     timeout 150 "$bin/kernel-check" --section mmvs --filter mmvs_rpm --seed 20264111 --perf --receipt "$out/kernel-check.jsonl" |
       grep -E "FAIL|ERR|kernel-check:|mmvs_rpm.*(Q4_K|Q8_0)" | tail -n 40
     synth qwen3-8b q4_k_m
@@ -455,6 +460,38 @@ case "$phase" in
     synth qwen3-8b q8_0
     traces_at 0 -- q8_0
     rm -f "$f"
+    ;;
+  ni42)
+    # kernels.norm_in_qkv (built in the forty-second session without a device; default off): the norm
+    # before q/k/v run inside the q/k/v row-pair launch. Gates: kernel-check mmvs_id mmvs_norm_in/*
+    # (26 cases: byte-identical to the norm then the launch, refusals), CudaModels.NormInQkvSameBytes,
+    # the whole suite with the key on; then tg128 at d0 with the arm and an A/A copy on qwen3-8b q8_0
+    # (10 tok/s from its 0.75 target), q4_k_m (and 4096 keys) and q4_0. A "quant" pack; on an H100 the
+    # gates hold and the ratios are that card's. ~6 minutes.
+    gpu_info
+    kc mmvs_id mmvs_norm_in 20264201 120
+    gpu_tests ni 'CudaModels.NormInQkvSameBytes' 100
+    suite_with ni --set kernels.norm_in_qkv=true
+    for mix in q8_0 q4_k_m q4_0; do
+      synth qwen3-8b $mix
+      d=0; [ $mix = q4_k_m ] && d=0,4096
+      tg_on $d 5 120 --arm configs/arm-base.toml --arm configs/arm-norm-in-qkv.toml
+      rm -f "$f"
+    done
+    ;;
+  pr42)
+    # kernels.mmvs_preload_residual = false (the o / down launches request their weights after the PDL
+    # wait), a diagnostic: on the H200 the d0 attention is 7.23 us per layer on q8_0 against 6.03 on
+    # q4_k_m while o's whole matrix (17.8 MB at Q8_0) is requested during it. tg128 at d0 on q8_0 and
+    # q4_k_m with the arm and an A/A copy, then the q8_0 timeline with the arm (does the attention
+    # shorten, and by how much does o grow). A "trace" pack. ~3 minutes.
+    gpu_info
+    for mix in q8_0 q4_k_m; do
+      synth qwen3-8b $mix
+      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-preload-residual-off.toml
+      [ $mix = q8_0 ] && traces_at 0 -- q8_0-prnone --config configs/arm-mmvs-preload-residual-off.toml
+      rm -f "$f"
+    done
     ;;
   attn42)
     # Where the d0 attention's 6.35 us per layer goes (the largest small kernel of the H100 d0

@@ -86,6 +86,7 @@ struct KernelsSection {
   bool mmvs_cap_no_spill = true;  // a capped instance that spills is not used (the default instance runs)
   int mmvs_cap_fallback = 5;      // with mmvs_cap_no_spill: where the named cap spills, this cap if it does not (0: none)
   bool mmvs_preload = true;       // mmvs: the first tasks' weights requested before the PDL wait
+  bool mmvs_preload_residual = true;  // with mmvs_preload: also the residual launches (o, down)
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
   std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0", "q6_k"};  // weight types whose one-token plain mmvs launches take two rows per warp
@@ -111,6 +112,7 @@ struct KernelsSection {
   bool norm_defer = true;         // decode RMSNorm before matvecs: planes of x * w, the scale applied by the matvecs
   int64_t norm_defer_max_cols = 4096;  // with norm_defer: only rows of at most this many columns (0: any width)
   std::string norm_defer_scale = "matvecs";  // with norm_defer: who sums the partials and takes the root ("matvecs" or "norm")
+  bool norm_in_qkv = false;      // with norm_defer: the one-token q/k/v launches run the deferred norm themselves
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
