@@ -379,7 +379,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   // (uncapped, no residual); any other consumer launches it first and reads its planes as below.
   if (q.norm_x) {
     if (p.m == 1 && p.act_il && !p.act_il_q6k && p.row_pairs && p.n_extra > 0 && glu == 0 && !residual &&
-        p.min_blocks == 0 && !q.norm_ss_final && reinterpret_cast<uintptr_t>(q.norm_x) % 16 == 0 &&
+        p.min_blocks == 0 && !q.norm_ss_final && q.norm_w && reinterpret_cast<uintptr_t>(q.norm_x) % 16 == 0 &&
         reinterpret_cast<uintptr_t>(q.norm_w) % 16 == 0) {
       p.norm_x = q.norm_x;
       p.norm_w = q.norm_w;
