@@ -59,6 +59,24 @@ TEST(Receipt, FreshReceiptValidatesAndRoundTrips) {
   fs::remove_all(dir);
 }
 
+// The card's peak bandwidth from its memory clock and bus width (two transfers per clock): an H100
+// SXM's reported 2619 MHz x 5120 bits is its 3.35 TB/s datasheet figure; unknown clocks give 0, and
+// the receipt's gpu section carries the three numbers.
+TEST(Receipt, GpuPeakBandwidthFromClockAndBusWidth) {
+  memra::GpuInfo g;
+  g.name = "test card";
+  EXPECT_EQ(g.peak_bandwidth_bytes_per_s(), 0.0);
+  g.memory_clock_khz = 2619000;
+  g.bus_width_bits = 5120;
+  EXPECT_DOUBLE_EQ(g.peak_bandwidth_bytes_per_s(), 2.0 * 2.619e9 * 640.0);
+  EXPECT_NEAR(g.peak_bandwidth_bytes_per_s(), 3.35e12, 0.01e12);
+  auto r = make_receipt("unit");
+  r.set_gpu(g);
+  EXPECT_EQ(r.json()["gpu"]["memory_clock_khz"], 2619000);
+  EXPECT_EQ(r.json()["gpu"]["bus_width_bits"], 5120);
+  EXPECT_DOUBLE_EQ(r.json()["gpu"]["peak_bandwidth_bytes_per_s"].get<double>(), g.peak_bandwidth_bytes_per_s());
+}
+
 TEST(Receipt, ValidatorRejectsMissingAndMistypedFields) {
   auto j = make_receipt("unit").json();
   EXPECT_TRUE(memra::validate_receipt(j).empty());
