@@ -5,13 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|trace]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace]
 # lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec, moe-devq8-check), no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
 lean=${3:-}
 bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-probe moe-devq8-check test_backend_cuda_gpu"
 [ "$lean" = lean ] && bins="kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
 [ "$lean" = quant ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
+# slim: quant without the gemma3 / gemma4 f32 models (14 MB that do not compress; their CUDA-vs-CPU tests
+# are then skipped, as device-run.sh says): quant with the receipts of a few more sessions went over the carry limit.
+[ "$lean" = slim ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
 # trace: pp-bench, gguf-synth and kernel-check with CUPTI and no fixtures (timelines and rows of synth files only).
 [ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch .device/shared/anchors
@@ -21,7 +24,7 @@ done
 cp -L "$build"/lib/libmemra.so .device/lib/
 # CUPTI for pp-bench --trace (scripts/bootstrap.sh installs it; the H200 machine's own copy is not
 # on the run path).
-[ "$lean" != lean ] && [ "$lean" != quant ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+[ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != slim ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
 # quant: lean, with only the f32 synth models of the architectures no quantized file covers (gemma3,
@@ -29,6 +32,7 @@ cp "$shared"/models/stories260K*.gguf .device/shared/models/
 models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = trace ] && models=""
+[ "$lean" = slim ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
 done

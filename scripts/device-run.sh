@@ -35,6 +35,9 @@
 # pp-bench interleaves its arms (bench.interleave, every arm resident): qwen3-32b prefill rows with
 # several arms pass --set bench.interleave=false (three arms' weights, split copies and f16 prefill
 # copies do not fit one H200 together).
+# Packs (scripts/device-prepare.sh): "slim" for gates and rows (51 MiB of the 64 MiB carry with the
+# tree of the forty-second session; "quant", with the gemma3 / gemma4 f32 models, had 1 MiB left),
+# "trace" for the --trace phases (CUPTI, no fixtures).
 # Carry .device-pack and unpack it first: bash scripts/device-unpack.sh && bash scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
 set -uo pipefail
@@ -51,10 +54,10 @@ gpu_info() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,memory.used,memory.total --format=csv
 }
 cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model tests, log in OUTDIR
-  # A "quant" pack (device-prepare.sh) leaves out some f32 synth models: their tests are skipped.
+  # A "quant" or "slim" pack (device-prepare.sh) leaves out some f32 synth models: their tests are skipped.
   local skip="" t
   for t in Llama:llama Qwen2:qwen2 Qwen3:qwen3 Gemma3:gemma3 Gemma4:gemma4; do
-    [ -f "$sh/models/synth/${t#*:}-f32.gguf" ] || skip="$skip:CudaModels.${t%%:*}_F32"
+    [ -f "$sh/models/synth/${t#*:}-f32.gguf" ] || skip="$skip:CudaModels.${t%%:*}_F32*"
   done
   if [ -n "$skip" ]; then echo "cuda_vs_cpu: f32 synth models not in this pack, skipped: ${skip#:}"; fi
   # suite_args (e.g. --config FILE: the base configuration of every test) and suite_tag (the log's
@@ -466,7 +469,7 @@ case "$phase" in
     # before q/k/v run inside the q/k/v row-pair launch. Gates: kernel-check mmvs_id mmvs_norm_in/*
     # (26 cases: byte-identical to the norm then the launch, refusals), CudaModels.NormInQkvSameBytes,
     # the whole suite with the key on; then tg128 at d0 with the arm and an A/A copy on qwen3-8b q8_0
-    # (10 tok/s from its 0.75 target), q4_k_m (and 4096 keys) and q4_0. A "quant" pack; on an H100 the
+    # (10 tok/s from its 0.75 target), q4_k_m (and 4096 keys) and q4_0. A "slim" pack; on an H100 the
     # gates hold and the ratios are that card's. ~6 minutes.
     gpu_info
     kc mmvs_id mmvs_norm_in 20264201 120
