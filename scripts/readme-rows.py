@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """README's figures table from pp-bench receipts (the rows test ReadmeFigures checks).
 
-usage: scripts/readme-rows.py RECEIPTS.jsonl[.gz]... [--arm FILE | --any-arm] [--baseline OUT.jsonl]
+usage: scripts/readme-rows.py RECEIPTS.jsonl[.gz]... [--arm FILE | --any-arm] [--keep BASELINE.jsonl]...
+                              [--baseline OUT.jsonl]
 
 For every cell of the table (README "On the H200": file x tg128 / pp512 / pp2048 / tg128 at 4096
 and 16384 keys) takes the newest receipt among the files given whose model file and row match and
@@ -9,8 +10,10 @@ whose arm is FILE (default: configs/arm-base.toml or no arm; --any-arm: any, for
 such as receipts/baselines/h200-pp-bench-readme-rows-*.jsonl; never pp-bench's A/A copy), and prints
 the table in README's format: our median, the llama.cpp anchor and the ratio, the fraction of the
 roofline (decode) or of the bf16 peak (prefill). --baseline writes the receipt lines used, for
-receipts/baselines/ (the sweep's series baselines and the test's source). Cells without a receipt
-are left empty and listed on stderr.
+receipts/baselines/ (the sweep's series baselines and the test's source). --keep: a baseline file
+(any arm) whose receipts fill the cells the RECEIPTS have none for (a call that measured only the
+decode rows keeps the prefill rows of the file before it); its lines are not written to --baseline.
+Cells without a receipt are left empty and listed on stderr.
 """
 import gzip
 import json
@@ -53,30 +56,39 @@ def fmt(v):
 
 
 def main(argv):
-    args, arm, base_out, any_arm = [], None, None, False
+    args, keep, arm, base_out, any_arm = [], [], None, None, False
     it = iter(argv[1:])
     for a in it:
         if a == "--arm":
             arm = next(it)
         elif a == "--any-arm":
             any_arm = True
+        elif a == "--keep":
+            keep.append(next(it))
         elif a == "--baseline":
             base_out = next(it)
         else:
             args.append(a)
     if not args:
         sys.exit(__doc__)
-    best = {}
-    for r, line in receipts(args):
-        m, res = r.get("metrics") or {}, r.get("results") or {}
-        if r.get("tool") != "pp-bench" or "row" not in m or "tok_s_median" not in m or res.get("aa_copy"):
-            continue
-        a = res.get("arm") or ""
-        if not any_arm and ((arm is None and a not in ("", "configs/arm-base.toml")) or (arm is not None and a != arm)):
-            continue
-        key = (stem(r), m["row"])
-        if key not in best or best[key][0]["timestamp"] < r["timestamp"]:
-            best[key] = (r, line)
+
+    def newest(paths, any_arm):
+        best = {}
+        for r, line in receipts(paths):
+            m, res = r.get("metrics") or {}, r.get("results") or {}
+            if r.get("tool") != "pp-bench" or "row" not in m or "tok_s_median" not in m or res.get("aa_copy"):
+                continue
+            a = res.get("arm") or ""
+            if not any_arm and ((arm is None and a not in ("", "configs/arm-base.toml")) or (arm is not None and a != arm)):
+                continue
+            key = (stem(r), m["row"])
+            if key not in best or best[key][0]["timestamp"] < r["timestamp"]:
+                best[key] = (r, line)
+        return best
+
+    best = newest(args, any_arm)
+    kept = {k: v for k, v in newest(keep, True).items() if k not in best}
+    best.update(kept)
     print("| file | tg128 | pp512 | pp2048 | tg128 @ 4096 / 16384 |")
     print("| --- | --- | --- | --- | --- |")
     used = []
@@ -90,7 +102,7 @@ def main(argv):
                         print(f"readme-rows: no receipt for {st} {row}", file=sys.stderr)
                 cells.append("")
                 continue
-            used += [g[1] for g in got]
+            used += [g[1] for row, g in zip(col, got) if (st, row) not in kept]
             ours = [g[0]["metrics"]["tok_s_median"] for g in got]
             anchors = [ANCHORS[(st, row)] for row in col]
             prefill = col[0].startswith("pp")
