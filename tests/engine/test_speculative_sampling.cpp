@@ -57,6 +57,15 @@ void exact(engine::Session& s, const SamplerOptions& o, std::vector<int32_t>& se
   }
 }
 
+// The exact distribution of the n tokens after `prompt` under the plain chain o.
+std::map<std::vector<int32_t>, double> plain_probs(engine::Session& s, const SamplerOptions& o,
+                                                    const std::vector<int32_t>& prompt, int n) {
+  std::map<std::vector<int32_t>, double> out;
+  std::vector<int32_t> seq = prompt;
+  exact(s, o, seq, prompt.size(), 1.0, n, out);
+  return out;
+}
+
 // The chi-square statistic of counts against n x probs (cells expected below 5 pooled); fails the
 // test for an outcome of probability 0.
 struct Chi2 {
@@ -136,9 +145,7 @@ TEST(SpeculativeSampling, FlatterDraftLeavesThePlainDistribution) {
   auto target = make_rig(model_path("stories260K.gguf"), false, QType::F32);
   auto draft = make_rig(model_path("stories260K.gguf"), false, QType::F32);
   const int n = 4, runs = 4000;
-  std::map<std::vector<int32_t>, double> probs;
-  std::vector<int32_t> seq = kPrompt;
-  exact(*target.session, chain(0), seq, kPrompt.size(), 1.0, n, probs);
+  const auto probs = plain_probs(*target.session, chain(0), kPrompt, n);
   SamplerOptions flat = chain(5);
   flat.temperature = 2.5f;
   flat.top_k = 6;
@@ -154,18 +161,14 @@ TEST(SpeculativeSampling, DraftModelAndPromptLookupLeaveThePlainDistribution) {
   auto target = make_rig(model_path("stories260K.gguf"), false, QType::F32);
   auto draft = make_rig(model_path("stories260K-q4_0.gguf"), true, QType::F32);
   const int n = 4, runs = 4000;
-  std::map<std::vector<int32_t>, double> probs;
-  std::vector<int32_t> seq = kPrompt;
-  exact(*target.session, chain(0), seq, kPrompt.size(), 1.0, n, probs);
+  const auto probs = plain_probs(*target.session, chain(0), kPrompt, n);
   engine::ModelDrafter md(*draft.session, chain(77));
   md.set_p_min(0.9);  // (spec.draft_p_min: fewer proposals, the same distribution)
   expect_plain_distribution("draft model, p_min 0.9", run_many(*target.session, md, kPrompt, n, 3, runs), probs, runs);
 
   // A prompt that repeats itself, so the lookup proposes.
   const std::vector<int32_t> rep{1, 403, 407, 261, 378, 403, 407, 261, 378, 403, 407};
-  std::map<std::vector<int32_t>, double> probs_rep;
-  seq = rep;
-  exact(*target.session, chain(0), seq, rep.size(), 1.0, n, probs_rep);
+  const auto probs_rep = plain_probs(*target.session, chain(0), rep, n);
   engine::NgramDrafter ng(1, 3);
   expect_plain_distribution("prompt lookup", run_many(*target.session, ng, rep, n, 3, runs), probs_rep, runs);
 }
