@@ -21,9 +21,10 @@
 # pairs: flipped on), fold37 (the fold stays on), ms38 (gates green, no gain on the H100: stays off).
 # And s37a on the one H200 lent (receipts/h200/*-s37a-7d9ab71-*: the README decode rows since), h42 and
 # attn42 on H100s (the step's timeline at the defaults, ncu of the d0 attention).
-# The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): ni42 (the norm inside the q/k/v launch: gates, then the q8_0 / q4_k_m / q4_0 rows
-# with the arm), pr42 (the residual launches' preload off, a q8_0 diagnostic; a "trace" pack), rpv41's pp-bench rows on the
+# Ran in the forty-third session on H100s (receipts/h100/*-e0ca606-20261205*): ni42 (the norm inside the
+# q/k/v launch: 0.906x-0.928x, dropped and removed) and pr42 (the residual launches' preload off: 0.944x /
+# 0.950x, the preload stays). The queued measurements, in the order the next session should take them
+# (each describes itself at its case label): rpv41's pp-bench rows on the
 # H200 (the verify batches' cost with the pairs, now the default, against the reversed arm),
 # moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
 # thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38's tg rows (the H200 may be
@@ -463,38 +464,6 @@ case "$phase" in
     synth qwen3-8b q8_0
     traces_at 0 -- q8_0
     rm -f "$f"
-    ;;
-  ni42)
-    # kernels.norm_in_qkv (built in the forty-second session without a device; default off): the norm
-    # before q/k/v run inside the q/k/v row-pair launch. Gates: kernel-check mmvs_id mmvs_norm_in/*
-    # (26 cases: byte-identical to the norm then the launch, refusals), CudaModels.NormInQkvSameBytes,
-    # the whole suite with the key on; then tg128 at d0 with the arm and an A/A copy on qwen3-8b q8_0
-    # (10 tok/s from its 0.75 target), q4_k_m (and 4096 keys) and q4_0. A "slim" pack; on an H100 the
-    # gates hold and the ratios are that card's. ~6 minutes.
-    gpu_info
-    kc mmvs_id mmvs_norm_in 20264201 120
-    gpu_tests ni 'CudaModels.NormInQkvSameBytes' 100
-    suite_with ni --set kernels.norm_in_qkv=true
-    for mix in q8_0 q4_k_m q4_0; do
-      synth qwen3-8b $mix
-      d=0; [ $mix = q4_k_m ] && d=0,4096
-      tg_on $d 5 120 --arm configs/arm-base.toml --arm configs/arm-norm-in-qkv.toml
-      rm -f "$f"
-    done
-    ;;
-  pr42)
-    # kernels.mmvs_preload_residual = false (the o / down launches request their weights after the PDL
-    # wait), a diagnostic: on the H200 the d0 attention is 7.23 us per layer on q8_0 against 6.03 on
-    # q4_k_m while o's whole matrix (17.8 MB at Q8_0) is requested during it. tg128 at d0 on q8_0 and
-    # q4_k_m with the arm and an A/A copy, then the q8_0 timeline with the arm (does the attention
-    # shorten, and by how much does o grow). A "trace" pack. ~3 minutes.
-    gpu_info
-    for mix in q8_0 q4_k_m; do
-      synth qwen3-8b $mix
-      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-preload-residual-off.toml
-      [ $mix = q8_0 ] && traces_at 0 -- q8_0-prnone --config configs/arm-mmvs-preload-residual-off.toml
-      rm -f "$f"
-    done
     ;;
   attn42)
     # Where the d0 attention's 6.35 us per layer goes (the largest small kernel of the H100 d0

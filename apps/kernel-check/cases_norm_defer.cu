@@ -18,8 +18,6 @@
 //   per row) byte-identical to the host's xor tree over the partials launch's partials and
 //   1 / sqrtf(sum / cols + eps) (IEEE float, as norm_scale), its planes as above; the launches taking
 //   that scale (MmvsParams::norm_ss_final) byte-identical to the same launch from the partials.
-// - mmvs_norm_in/<types>/4096/split<S>[/one_task]: the q/k/v row-pair launch running the deferred
-//   norm itself (MmvsParams::norm_x) byte-identical to the norm followed by the launch.
 #include <cmath>
 #include <vector>
 
@@ -357,119 +355,6 @@ class MmvsNormSsSegCase : public Case {
   float* dy_[3] = {};
 };
 
-// The deferred norm inside the q/k/v row-pair launch (MmvsParams::norm_x, kernels.norm_in_qkv):
-// the launch from the f32 row and the norm weights against launch_rms_norm_defer (split S, the
-// interleaved planes, the partials) followed by the same launch reading those (norm_ss): byte-
-// identical outputs. The launch under test gets planes filled with poison (never read); the
-// refusals (split 9, a capped or residual launch, plain pairs off) are checked in every case.
-class MmvsNormInCase : public Case {
- public:
-  MmvsNormInCase(QType t, QType tv, int split, bool one_task = false)
-      : t_{t, t, tv}, split_(split), one_task_(one_task) {}
-  void generate(Env& env) override {
-    for (int i = 0; i < 3; ++i) {
-      w_[i] = random_weight_bytes(env, t_[i], rows_[i], k_);
-      dw_[i] = mmvs_cases::upload_split(env, t_[i], w_[i], rows_[i], k_, true);
-      dy_[i] = env.alloc_output<float>((size_t)rows_[i]);
-      dyr_[i] = env.alloc_output<float>((size_t)rows_[i]);
-    }
-    dx_ = env.upload(env.normal((size_t)k_, 2.0f));
-    dnw_ = env.upload(env.normal((size_t)k_, 0.2f, 1.0f));
-    const size_t qb = (size_t)cuda::q8s::il_row_bytes(k_);
-    dxq_poison_ = env.alloc_output<int8_t>(qb);
-    dxds_poison_ = env.alloc_output<float>((size_t)k_ / 16);
-    dxq_ = env.alloc_output<int8_t>(qb);
-    dxds_ = env.alloc_output<float>((size_t)k_ / 16);
-    dpart_ = env.alloc_output<float>((size_t)cuda::rms_norm_defer_partials(split_));
-  }
-  // The q/k/v row-pair launch as the backend makes it; in: the norm inside, else the norm's planes.
-  cuda::MmvsParams qkv(bool in, float* const (&y)[3]) const {
-    auto p = mmvs_cases::mmvs_params(t_[0], dw_[0], nullptr, rows_[0], k_, 1, in ? dxq_poison_ : dxq_,
-                                     in ? dxds_poison_ : dxds_, y[0]);
-    p.act_il = true;
-    p.split_max_warps = 2;
-    p.min_blocks = 0;
-    p.n_extra = 2;
-    for (int i = 1; i < 3; ++i) p.extra[i - 1] = mmvs_cases::segment_of(dw_[i], rows_[i], y[i], t_[i] != t_[0]);
-    p.row_pairs = true;
-    if (t_[2] != t_[0]) {
-      p.w_type2 = t_[2];
-      p.row_pair_one_task2 = true;
-    } else {
-      p.row_pair_one_task = one_task_;
-    }
-    p.norm_eps = 1e-6f;
-    if (in) {
-      p.norm_x = dx_;
-      p.norm_w = dnw_;
-      p.norm_split = split_;
-    } else {
-      p.norm_ss = dpart_;
-      p.norm_ss_n = cuda::rms_norm_defer_partials(split_);
-    }
-    return p;
-  }
-  cudaError_t launch(Env& env) override { return cuda::launch_mmvs(qkv(true, dy_), env.stream()); }
-  void reference(Env& env) override {
-    cuda::RmsNormDeferParams n;
-    n.x = dx_;
-    n.w = dnw_;
-    n.cols = (int)k_;
-    n.split = split_;
-    n.q8s_xq = dxq_;
-    n.q8s_xds = dxds_;
-    n.q8s_il = true;
-    n.partials = dpart_;
-    n.eps = 1e-6f;
-    ref::check(cuda::launch_rms_norm_defer(n, env.stream()), "the deferred norm");
-    ref::check(cuda::launch_mmvs(qkv(false, dyr_), env.stream()), "the launch from the norm's planes");
-    for (int i = 0; i < 3; ++i) w_[i].clear();
-  }
-  Verdict compare(Env& env) override {
-    std::vector<float> got, want;
-    for (int i = 0; i < 3; ++i) {
-      const auto g = env.download(dy_[i], (size_t)rows_[i]), r = env.download(dyr_[i], (size_t)rows_[i]);
-      got.insert(got.end(), g.begin(), g.end());
-      want.insert(want.end(), r.begin(), r.end());
-    }
-    // Refusals: a split past 8, a capped launch, a residual, the plain activation order.
-    auto bad = qkv(true, dy_);
-    bad.norm_split = 9;
-    const bool r1 = cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
-    bad = qkv(true, dy_);
-    bad.act_il = false;
-    const bool r2 = cuda::launch_mmvs(bad, env.stream()) == cudaErrorNotSupported;
-    bad = qkv(true, dy_);
-    bad.row_pairs = false;
-    const bool r3 = cuda::launch_mmvs(bad, env.stream()) == cudaErrorNotSupported;
-    cudaGetLastError();
-    if (!(r1 && r2 && r3))
-      return ref::fail(ref::cat("refusals: split 9 invalid ", r1, ", plain order not supported ", r2, ", unpaired not supported ", r3));
-    // Unwritten rows read back as the poison's NaN in both: every row must be a finite value.
-    for (size_t i = 0; i < got.size(); ++i)
-      if (!std::isfinite(got[i]) || !std::isfinite(want[i])) return ref::fail(ref::cat("row ", i, " not written"));
-    return ref::all_of({{"norm inside vs the norm then the launch, bytes", compare_bytes(got.data(), want.data(), got.size() * 4)}});
-  }
-  PerfCount perf_count() const override {
-    double wb = 0;
-    for (int i = 0; i < 3; ++i) wb += (double)*qtype_row_bytes(t_[i], k_) * (double)rows_[i];
-    return {wb + (double)k_ * 8.0, 0};
-  }
-
- private:
-  QType t_[3];
-  int split_;
-  bool one_task_;
-  static constexpr int64_t k_ = 4096;
-  int64_t rows_[3] = {4096, 1024, 1024};
-  std::vector<uint8_t> w_[3];
-  DeviceWeight dw_[3];
-  float *dx_ = nullptr, *dnw_ = nullptr, *dxds_poison_ = nullptr, *dxds_ = nullptr, *dpart_ = nullptr;
-  int8_t *dxq_poison_ = nullptr, *dxq_ = nullptr;
-  float* dy_[3] = {};
-  float* dyr_[3] = {};
-};
-
 // A verify batch (m = 3, the plain order) with per-row partials (MmvsParams::norm_ss at m > 1):
 // against f64 of each row's scale times its product, and each row byte-identical to the m = 1
 // launch (the interleaved order, that row's planes and partials): decode == verify.
@@ -623,17 +508,6 @@ void add_norm_defer_cases(Registry& r) {
     r.add("mmvs_id", ref::cat("mmvs_norm_ss_qkv/Q4_K+Q6_K/5120/cap", cap, "/final/vs_each_alone_bytes"),
           [=] { return std::make_unique<MmvsNormSsSegCase>(QType::Q4_K, QType::Q6_K, 5120, 8192, 1024, cap, true); });
   }
-  // The norm inside the q/k/v launch (kernels.norm_in_qkv): the qwen3-8b shapes, every mmvs type,
-  // two tasks and one, the norm's default split and a smaller one; the mixed Q4_K + Q6_K pair.
-  for (QType t : {QType::Q4_K, QType::Q8_0, QType::Q4_0, QType::Q6_K, QType::Q5_K, QType::IQ4_XS})
-    for (int split : {8, 3})
-      for (bool one : {false, true})
-        r.add("mmvs_id", ref::cat("mmvs_norm_in/", qtype_name(t), "/4096/split", split, one ? "/one_task" : "",
-                                  "/vs_norm_then_launch_bytes"),
-              [=] { return std::make_unique<MmvsNormInCase>(t, t, split, one); });
-  for (int split : {8, 3})
-    r.add("mmvs_id", ref::cat("mmvs_norm_in/Q4_K+Q6_K/4096/split", split, "/vs_norm_then_launch_bytes"),
-          [=] { return std::make_unique<MmvsNormInCase>(QType::Q4_K, QType::Q6_K, split); });
   // The launches taking the norm's scale (MmvsParams::norm_ss_final): every form and cap at the
   // qwen3-32b width.
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})

@@ -9,7 +9,6 @@
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_task.cuh"
 #include "matvec/split_layout.h"
-#include "norm/norm_defer.cuh"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
@@ -59,10 +58,6 @@ struct Args {
   // row is row + seg_pair_off[s]; Seg::row_end then counts the segments' first halves. Last in the
   // struct, so the other members keep their parameter offsets.
   int64_t seg_pair_off[3];
-  // MmvsParams::norm_x / norm_w / norm_split (the NI instances).
-  const float* nx;
-  const float* nw;
-  int nsplit;
 };
 
 // Tasks per lane whose loads are in flight together (t0, t0 + 32). 4 was measured 2.2% slower
@@ -84,30 +79,14 @@ constexpr int kDepth = 2;
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits. AO & 3: the activation's order (q8s::Order: 0 plain, 1
 // interleaved, 2 the Q6_K variant, for Q6_K tasks only).
-// The NI instances' shared copies (MmvsParams::norm_x): one per kernel, whichever bodies it runs (a
-// function-scope __shared__ of a non-template function: the mixed pair's two bodies share it).
-struct NiSmem {
-  float x[kMmvsNormInMaxCols];
-  float w[kMmvsNormInMaxCols];
-  int8_t q[kMmvsNormInMaxCols];
-  float2 ds[kMmvsNormInMaxCols / 32];
-  float part[32];
-  uint64_t bar[2];
-};
-__device__ __forceinline__ NiSmem& ni_smem() {
-  __shared__ __align__(16) NiSmem s;
-  return s;
-}
-
-template <QType T, int MM, int GLU, int AO = 0, int D = kDepth, bool NS = false, bool NI = false>
+template <QType T, int MM, int GLU, int AO = 0, int D = kDepth, bool NS = false>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
-  static_assert(!NI || (NS && MM == 1 && AO == 1), "the norm inside: the scaled one-token interleaved form");
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int wpr = a.wpr, sub = warp % wpr;
   int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
   const bool live = row < a.n_rows;
-  if (wpr == 1 && !live && !NI) return;  // with wpr > 1 (and NI) every warp reaches the barriers
+  if (wpr == 1 && !live) return;  // with wpr > 1 every warp reaches the partials' barrier
   // Which matrix (segment) the row belongs to; segment 0 is the plain case.
   mmvs::Src w = a.w;
   float* y = a.y;
@@ -154,35 +133,8 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   };
   // The first tasks' weights are requested before the PDL wait: weights are never written
   // during a step, so they stream in while the previous kernel drains (a.preload = false: after).
-  // NI (MmvsParams::norm_x): the norm's weights are copied to shared memory before the wait, the
-  // row after it; then the deferred norm's work on those copies (norm_defer.cuh) writes this CTA's
-  // planes and partials, which the dots and the scale read instead of global ones.
-  if constexpr (NI) {  // one bulk copy each (the copy engine), on its own barrier
-    [[maybe_unused]] auto& [ni_x, ni_w, ni_q, ni_ds, ni_part, ni_bar] = ni_smem();
-    if (threadIdx.x == 0) {
-      bulk::init_barrier(&ni_bar[0]);
-      bulk::init_barrier(&ni_bar[1]);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) bulk::copy_to_shared(ni_w, a.nw, (uint32_t)a.k * 4u, &ni_bar[0]);
-  }
   if (a.preload && first < n_tasks) issue(first);
   pdl_wait();
-  if constexpr (NI) {
-    [[maybe_unused]] auto& [ni_x, ni_w, ni_q, ni_ds, ni_part, ni_bar] = ni_smem();
-    if (threadIdx.x == 0) bulk::copy_to_shared(ni_x, a.nx, (uint32_t)a.k * 4u, &ni_bar[1]);
-    bulk::wait_barrier(&ni_bar[0], 0);
-    bulk::wait_barrier(&ni_bar[1], 0);
-    const int t = (int)threadIdx.x;
-    for (int sl = 0; sl < a.nsplit; ++sl) {  // block-uniform
-      const float4 w0 = norm_defer::first_w(ni_w, (int)a.k, true, t, sl);
-      const float ss = norm_defer::slice_ss(ni_x, ni_w, w0, (int)a.k, true, t, sl, a.nsplit, ni_q, ni_ds, true);
-      const float p = warp_sum_f32(ss);
-      if (lane == 0) ni_part[sl * kWarps + warp] = p;
-    }
-    __syncthreads();
-    if (wpr == 1 && !live) return;
-  }
   // The residual epilogue's inputs are requested now (earlier kernels write them), so their load
   // overlaps the row's dot products instead of adding a round trip to every CTA's end. Plain
   // launches only (launch_mmvs), and compiled out of the GLU ones: there the register would have
@@ -190,8 +142,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // MmvsParams::norm_ss: this lane's partial of the deferred norm, requested now, summed at the
   // epilogue (m = 1; the m > 1 instances load row j's partials there).
   float nss0 = 0.0f;
-  if constexpr (NI) nss0 = lane < a.n_nss ? ni_smem().part[lane] : 0.0f;
-  else if constexpr (NS && MM == 1) nss0 = a.nsf ? a.nss[0] : lane < a.n_nss ? a.nss[lane] : 0.0f;
+  if constexpr (NS && MM == 1) nss0 = a.nsf ? a.nss[0] : lane < a.n_nss ? a.nss[lane] : 0.0f;
   float resv[MM] = {}, resv2[MM] = {};
   if ((GLU == 0 || kPairs) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
@@ -210,9 +161,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
         // where the tasks read the row: the plain q8s order, the interleaved one (MmvsParams::act_il)
         // or its Q6_K variant (act_il_q6k)
         const auto x = [&] {
-          if constexpr (NI)
-            return mmvs::GXIS{ni_smem().q, ni_smem().ds};
-          else if constexpr (AO == 2)
+          if constexpr (AO == 2)
             return mmvs::GXQ6{xq, xds};
           else if constexpr (AO == 1)
             return mmvs::GXI{xq, xds};
@@ -319,9 +268,9 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_kernel(const Args a) {
 
 // MmvsParams::act_il (m = 1): the activation in the interleaved q8s order (AO 1) or its Q6_K
 // variant (AO 2, plain Q6_K launches), uncapped or capped.
-template <QType T, int GLU, int MINB, int AO = 1, int D = kDepth, bool NS = false, bool NI = false>
+template <QType T, int GLU, int MINB, int AO = 1, int D = kDepth, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_ail_kernel(const Args a) {
-  mmvs_body<T, 1, GLU, AO, D, NS, NI>(a);
+  mmvs_body<T, 1, GLU, AO, D, NS>(a);
 }
 
 // The same body compiled for at least MINB CTAs per SM (__launch_bounds__ minimum blocks; MmvsParams
@@ -338,12 +287,12 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 // AIL: the activation in the interleaved order (MmvsParams::act_il).
 // The mixed q/k/v launch with row pairs (MmvsParams::row_pairs with w_type2 segments): the GLU 5
 // rows of T with D1 tasks per row in flight, then those of T2 with D2 (uncapped).
-template <QType T, QType T2, int D1, int D2, bool NS = false, bool NI = false>
+template <QType T, QType T2, int D1, int D2, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_pair_rp_kernel(const Args a) {
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
-    mmvs_body<T2, 1, 5, 1, D2, NS, NI>(a);
+    mmvs_body<T2, 1, 5, 1, D2, NS>(a);
   else
-    mmvs_body<T, 1, 5, 1, D1, NS, NI>(a);
+    mmvs_body<T, 1, 5, 1, D1, NS>(a);
 }
 
 template <QType T, QType T2, int MINB, bool AIL = false, bool NS = false>
@@ -412,19 +361,6 @@ cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
     return cudaErrorNotSupported;
   }
   return launch_kernel(mmvs_ail_kernel<T, 2, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
-}
-// MmvsParams::norm_x: the one-type q/k/v row-pair launch (GLU 5, uncapped) with the deferred norm
-// inside, two or one task per row in flight (the reduced build: two).
-template <QType T>
-cudaError_t launch_qkv_ni(const Args& a, cudaStream_t s) {
-  const int rows_per_cta = kWarps / a.wpr;
-  const dim3 grid((unsigned)((a.n_rows + rows_per_cta - 1) / rows_per_cta)), block(32 * kWarps);
-#ifndef MEMRA_REDUCED_INSTANCES
-  if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, 1, true, true>, grid, block, 0, s, a);
-#else
-  if (a.pair_one) return cudaErrorNotSupported;
-#endif
-  return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, kDepth, true, true>, grid, block, 0, s, a);
 }
 // MmvsParams::norm_ss: the NS instances (uncapped and at 5 and 6 only); without it the instances
 // as before the key.
@@ -676,20 +612,6 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32 ||
                     (p.norm_ss_final && p.norm_ss_n != 1)))
     return cudaErrorInvalidValue;
-  // MmvsParams::norm_x: the deferred norm inside the one-token q/k/v row-pair launches.
-  a.nx = p.norm_x;
-  a.nw = p.norm_w;
-  a.nsplit = p.norm_split;
-  if (p.norm_x) {
-    if (!p.norm_w || p.norm_split < 1 || p.norm_split > 8 || !aligned16(p.norm_x) || !aligned16(p.norm_w) ||
-        p.n_cols % 32 || p.norm_ss)
-      return cudaErrorInvalidValue;
-    if (p.m != 1 || !p.act_il || p.act_il_q6k || p.norm_ss_final || p.residual || p.glu != 0 || !p.row_pairs ||
-        p.n_extra == 0 || p.n_cols > kMmvsNormInMaxCols)
-      return cudaErrorNotSupported;
-    a.n_nss = 4 * p.norm_split;  // rms_norm_defer_partials
-    a.nsf = false;
-  }
   // Row pairs: one-token launches of one matrix, of up to three matrices of one type (q/k/v: each
   // paired within itself) or a SiLU GLU pair (one task per row), in the interleaved activation order,
   // even row counts; the grid covers the first halves, each warp also serving row + n_rows / 2 of its
@@ -745,11 +667,9 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       a.t2_begin = pair_halves(a, p);
       if (a.t2_begin % (kWarps / a.wpr)) return cudaErrorInvalidValue;
       const dim3 g((unsigned)((a.n_rows + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
-      if (a.nx) return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1, true, true>, g, b, 0, stream, a);
       if (a.nss) return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1, true>, g, b, 0, stream, a);
       return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1>, g, b, 0, stream, a);
     }
-    if (a.nx) return cudaErrorNotSupported;  // the norm inside: the paired form only
     const unsigned grid = (unsigned)((rows + kWarps / a.wpr - 1) / (kWarps / a.wpr));
     const dim3 g(grid), b(32 * kWarps);
     return by_pair(p.w_type, p.w_type2, cudaErrorNotSupported, [&](auto T, auto T2) {
@@ -767,13 +687,8 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     pair_halves(a, p);  // (one type: no type-2 segment)
     const int g = p.glu ? 4 : p.n_extra ? 5 : 3;
     if (p.m > 1) return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_pairs_m<T.value>(a, g, stream); });
-    if (a.nx) {
-      if (mb_pairs != 0) return cudaErrorNotSupported;  // (the q/k/v pairs are uncapped anyway)
-      return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_qkv_ni<T.value>(a, stream); });
-    }
     return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_ail<T.value>(a, g, mb_pairs, stream); });
   }
-  if (a.nx) return cudaErrorNotSupported;
   // MmvsParams::glu_one_task: the one-token GLU launches in the interleaved order (else no effect).
   const int g = p.glu_one_task && p.act_il && p.m == 1 ? (p.glu == 1 ? kGluSiluD1 : kGluGeluD1) : p.glu;
   return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, g, mb, stream); });

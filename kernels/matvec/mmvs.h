@@ -151,22 +151,7 @@ struct MmvsParams {
   // summed its partials in the order above and took the root; row j's at norm_ss[j]) instead of
   // partials: norm_ss_n must be 1, and the launch only multiplies (the same bits as from partials).
   bool norm_ss_final = false;
-  // The deferred norm inside the launch (kernels.norm_in_qkv): with norm_ss's m = 1 form, every CTA
-  // builds the activation itself instead of reading xq / xds / norm_ss: after its PDL wait it copies
-  // norm_x (the f32 row the norm would read, n_cols <= kMmvsNormInMaxCols, 16-byte aligned) to shared
-  // memory (norm_w before the wait: weights), runs the deferred norm's work there (norm_defer.cuh:
-  // norm_split slices of 128 threads, as launch_rms_norm_defer with that split) into shared planes
-  // and partials, and its dots read those. The same planes and partials: the same bits as that norm
-  // followed by this launch, one launch boundary fewer. Only the one-token q/k/v row-pair launches
-  // (one type with extra segments, or the mixed Q4_K + Q6_K pair), uncapped, partials (not
-  // norm_ss_final); else cudaErrorNotSupported (norm_split outside 1 .. 8, an unaligned row:
-  // cudaErrorInvalidValue).
-  const float* norm_x = nullptr;
-  const float* norm_w = nullptr;
-  int norm_split = 0;
 };
-// The widest row norm_x takes (the shared copies: 16 KB of x, 16 KB of w, 5 KB of planes).
-inline constexpr int kMmvsNormInMaxCols = 4096;
 
 // The min_blocks values launch_mmvs has instances for (0, 5, 6, 8, 12; with act_il too). 5 (at most
 // 96 registers) is the step below 6 for a kernel that spills at 80 (kernels.mmvs_cap_fallback).

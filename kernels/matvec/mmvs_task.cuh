@@ -117,16 +117,6 @@ struct GXI {
   MEMRA_HD int4 q16q6(int t, int qd) const { return q16(q6k_granule(t, qd)); }
   MEMRA_HD float4 ds4(int i) const { return ldds16(xds + i); }
 };
-// GXI read from a CTA's own copy in shared memory (MmvsParams::norm_x): the same bytes through plain
-// (generic) loads; __ldg takes global addresses only.
-struct GXIS {
-  const int8_t* xq;
-  const float2* xds;
-  MEMRA_HD int4 q16(int u) const { return *reinterpret_cast<const int4*>(xq + q8s::il_granule(u)); }
-  MEMRA_HD int4 q16t(int t, int c) const { return *reinterpret_cast<const int4*>(xq + il_task_byte(t, c)); }
-  MEMRA_HD int4 q16q6(int t, int qd) const { return q16(q6k_granule(t, qd)); }
-  MEMRA_HD float4 ds4(int i) const { return *reinterpret_cast<const float4*>(xds + i); }
-};
 struct GXQ6 {
   const int8_t* xq;
   const float2* xds;

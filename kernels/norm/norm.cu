@@ -6,7 +6,6 @@
 #include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "norm/norm_math.cuh"
-#include "norm/norm_defer.cuh"
 #include "norm/q8_1_emit.cuh"
 
 namespace memra::cuda {
@@ -71,6 +70,16 @@ struct NormArgs {
 };
 
 // Elements [4c, 4c + 4) of a row that has `cols` of them, zeros beyond.
+__device__ __forceinline__ float4 load4(const float* row, int c, int cols, bool vec) {
+  const int e = 4 * c;
+  if (vec && e + 4 <= cols) return reinterpret_cast<const float4*>(row)[c];
+  float4 f = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (e < cols) f.x = row[e];
+  if (e + 1 < cols) f.y = row[e + 1];
+  if (e + 2 < cols) f.z = row[e + 2];
+  if (e + 3 < cols) f.w = row[e + 3];
+  return f;
+}
 __device__ __forceinline__ void store4(float* row, int c, int cols, bool vec, float4 f) {
   const int e = 4 * c;
   if (vec && e + 4 <= cols) {
@@ -195,7 +204,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   }
 }
 
-constexpr int kDeferThreads = norm_defer::kThreads;
+constexpr int kDeferThreads = 128;
 constexpr int kDeferMaxBlock = kDeferThreads * kMaxNormSplit;  // RmsNormDeferParams::scale's block at split 8
 // RmsNormDeferParams: block `slice` of S takes the chunks t + T * j with j % S == slice (as the
 // split norm's emit); the weights of its first chunk are requested before the dependency wait.
@@ -220,10 +229,26 @@ __global__ void __launch_bounds__(SCALE ? kDeferMaxBlock : kNormMaxThreads) rms_
   const int S = SCALE ? (int)blockDim.x / T : (int)gridDim.x;
   const int slice = SCALE ? (int)threadIdx.x / T : (int)blockIdx.x, t = (int)threadIdx.x % T, lane = t & 31;
   const int64_t r = blockIdx.y;  // the row (rows > 1: the plain order, row r's planes at r * cols)
-  const float4 w0 = norm_defer::first_w(a.w, a.cols, a.vec, t, slice);
+  const float* x = a.x + r * a.ld_x;
+  const int n_chunks = a.cols / 4, n_j = (n_chunks + T - 1) / T;
+  const bool has_w = a.w != nullptr;
+  const float4 ones = make_float4(1.f, 1.f, 1.f, 1.f);
+  const float4 w0 = has_w && slice < n_j ? load4(a.w, t + T * slice, a.cols, a.vec) : ones;
   pdl_wait();
-  float ss = norm_defer::slice_ss(a.x + r * a.ld_x, a.w, w0, a.cols, a.vec, t, slice, S, a.xq + r * a.cols,
-                                  a.xds + (r * a.cols) / 32, a.il);
+  float ss = 0.0f;
+  for (int j = slice; j < n_j; j += S) {  // warp-uniform: the emit's shuffles see every lane
+    const int c = t + T * j;
+    const bool valid = c < n_chunks;
+    const float4 u = valid ? load4(x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 wb = j == slice ? w0 : has_w ? load4(a.w, c, a.cols, a.vec) : ones;
+    ss += __fmul_rn(u.x, u.x);
+    ss += __fmul_rn(u.y, u.y);
+    ss += __fmul_rn(u.z, u.z);
+    ss += __fmul_rn(u.w, u.w);
+    const float y[4] = {has_w ? __fmul_rn(u.x, wb.x) : u.x, has_w ? __fmul_rn(u.y, wb.y) : u.y,
+                        has_w ? __fmul_rn(u.z, wb.z) : u.z, has_w ? __fmul_rn(u.w, wb.w) : u.w};
+    emit_q8s_block8(y, lane, valid, a.xq + r * a.cols, 4 * (int64_t)c, a.il, a.xds + (r * a.cols) / 32 + c / 8);
+  }
   ss = warp_sum_f32(ss);
   if constexpr (SCALE) {
     __shared__ float part[kDeferMaxBlock / 32];

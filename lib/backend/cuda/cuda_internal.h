@@ -15,7 +15,6 @@
 #include "backend/cuda/step_graph.h"
 #include "backend/cuda/variant.h"
 #include "config/config.h"
-#include "norm/norm_kernels.h"
 #include "rope/rope_kernels.h"
 
 namespace memra::backend::cuda_impl {
@@ -144,11 +143,6 @@ class CudaBackend final : public Backend {
     int norm_ss_n = 0;
     float norm_eps = 0.0f;
     bool norm_ss_final = false;  // norm_ss holds the scale (kernels.norm_defer_scale = "norm")
-    // kernels.norm_in_qkv: the deferred norm was not launched (DeferredNorm::pending): the launch runs
-    // it itself from these (MmvsParams::norm_x), or launch_pending_norm() writes the planes first.
-    const float* norm_x = nullptr;
-    const float* norm_w = nullptr;
-    int norm_split = 0;
   };
   // kernels.norm_defer (rms_norm_into_matvecs): the norm whose planes are held deferred (live), or
   // whose output was given up (not live: nothing may read it until a norm writes it again).
@@ -160,12 +154,7 @@ class CudaBackend final : public Backend {
     int n_ss = 0;
     bool live = false;
     bool final = false;  // ss holds the rows' scales (kernels.norm_defer_scale = "norm")
-    // kernels.norm_in_qkv: not launched yet; params is the launch that writes the planes and ss.
-    bool pending = false;
-    cuda::RmsNormDeferParams params{};
   };
-  // kernels.norm_in_qkv: a pending deferred norm launched now (its planes and partials written).
-  void launch_pending_norm();
   // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
   // computed in full (out and its planes written); one given up is an internal error.
   void settle_deferred_norm(View x);

@@ -84,19 +84,10 @@ void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View
   float* ss = static_cast<float*>(workspace(kNormSs, (size_t)x.rows * (size_t)n_ss * sizeof(float)));
   (final ? p.scale : p.partials) = ss;
   p.eps = eps;
-  // kernels.norm_in_qkv: a one-token row is left to its q/k/v launch (launch_split_matvec), which
-  // either runs the norm itself or launches it first (launch_pending_norm).
-  const bool pending = cfg_.kernels.norm_in_qkv && !final && x.rows == 1 && x.cols <= cuda::kMmvsNormInMaxCols;
-  if (!pending) cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
+  cuda::check_status(cuda::launch_rms_norm_defer(p, stream()), "launch_rms_norm_defer");
   hold_q8s(out);
-  defer_ = {x, out, w, eps, ss, n_ss, true, final, pending, p};
-  note("norm", fmt::format("defer_q8s_split{}{}", p.split, final ? "_scale" : pending ? "_in_qkv" : ""));
-}
-
-void CudaBackend::launch_pending_norm() {
-  if (!defer_.pending) return;
-  cuda::check_status(cuda::launch_rms_norm_defer(defer_.params, stream()), "launch_rms_norm_defer");
-  defer_.pending = false;
+  defer_ = {x, out, w, eps, ss, n_ss, true, final};
+  note("norm", fmt::format("defer_q8s_split{}{}", p.split, final ? "_scale" : ""));
 }
 
 void CudaBackend::settle_deferred_norm(View x) {

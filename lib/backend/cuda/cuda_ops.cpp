@@ -231,11 +231,6 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
       q.norm_ss_n = defer_.n_ss;
       q.norm_eps = defer_.eps;
       q.norm_ss_final = defer_.final;
-      if (defer_.pending) {  // kernels.norm_in_qkv
-        q.norm_x = defer_.params.x;
-        q.norm_w = defer_.params.w;
-        q.norm_split = defer_.params.split;
-      }
       return q;
     }
     // Another view of the output (the last row of a batch for the head): the norm in full, then
@@ -265,7 +260,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   // A launch of Q6_K rows only may read the Q6_K variant of the interleaved order.
-  Q8s q = q8s_input(x, cfg_.kernels.mmvs_act_il_q6k && w.type == QType::Q6_K && !w2 && extra.empty());
+  const Q8s q = q8s_input(x, cfg_.kernels.mmvs_act_il_q6k && w.type == QType::Q6_K && !w2 && extra.empty());
   // The split copy's planes (split_layout.h), or the GGUF rows of a Q4_K matrix without a copy
   // (blocked order in place).
   const bool il = w.decode_data != nullptr && cfg_.kernels.mmvs_interleave;
@@ -375,22 +370,6 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   // kernels.norm_defer: the planes of a deferred norm; a launch without scaled instances (a residual,
   // the Q6_K order, a one-token cap other than 0 / 5 / 6) gets the norm computed in full first (the
   // same slot). Verify batches (m > 1) take the uncapped scaled instances.
-  // kernels.norm_in_qkv: a pending deferred norm runs inside the one-token q/k/v row-pair launch
-  // (uncapped, no residual); any other consumer launches it first and reads its planes as below.
-  if (q.norm_x) {
-    if (p.m == 1 && p.act_il && !p.act_il_q6k && p.row_pairs && p.n_extra > 0 && glu == 0 && !residual &&
-        p.min_blocks == 0 && !q.norm_ss_final && q.norm_w && reinterpret_cast<uintptr_t>(q.norm_x) % 16 == 0 &&
-        reinterpret_cast<uintptr_t>(q.norm_w) % 16 == 0) {
-      p.norm_x = q.norm_x;
-      p.norm_w = q.norm_w;
-      p.norm_split = q.norm_split;
-      p.norm_eps = q.norm_eps;
-      q.norm_ss = nullptr;
-      note("norm_in", "qkv");
-    } else {
-      launch_pending_norm();
-    }
-  }
   if (q.norm_ss) {
     const int mb = glu ? p.min_blocks_glu : p.min_blocks;
     const bool one = p.m == 1 && p.act_il && !p.act_il_q6k && (mb == 0 || mb == 5 || mb == 6);
@@ -407,7 +386,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
                                 p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : p.glu_one_task ? "_g1t" : "",
-                                p.row_pairs && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : p.norm_x ? "_ni" : ""));
+                                p.row_pairs && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : ""));
   else  // the verify rows' form (m > 1)
     note("mmvs_mn", fmt::format("{}{}{}{}_m{}{}", qtype_name(w.type), mixed ? "+" : "", mixed ? qtype_name(p.w_type2) : "",
                                 glu ? "_glu" : "", p.m, p.row_pairs ? (p.n_extra ? "_rp_qkv" : "_rp") : ""));
