@@ -581,6 +581,20 @@ case "$phase" in
       --arm configs/arm-mmvs-split-min-k-4160.toml
     rm -f "$f"
     ;;
+  h43)
+    # An H200 only (exits at once on another card): ms38's tg rows (kernels.attn_mma_scores at 8192 /
+    # 16384 keys: 0.990x / 0.996x on an H100, where the depth kernel is less issue-bound) and rpv41's
+    # verify rows (pp1 .. pp9 at 0 and 4096 keys against the reversed arm: 1.11-1.14x on an H100), on
+    # one qwen3-8b q4_k_m file. A "trace" pack (pp-bench and gguf-synth only). ~5 minutes.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h43: not an H200"; exit 0; }
+    synth qwen3-8b q4_k_m
+    tg_on 8192,16384 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-mma-scores.toml
+    timeout 200 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-mmvs-row-pairs-verify-off.toml --set bench.aa_copy=true --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   ms38)
     # kernels.attn_mma_scores (thirty-eighth session, built without a device; bench/notes/attn-sass-census.md:
     # the 16384-key tile loop 1752 -> 1574 instructions): the gates (kernel-check fused
