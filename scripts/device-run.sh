@@ -595,6 +595,40 @@ case "$phase" in
       --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;
+  t43)
+    # The step at 16384 keys on the H200 at today's defaults (qwen3-8b q4_k_m): the timeline at 16384
+    # and 0 keys (what the depth attention costs per layer against its cache bytes). A "trace" pack. ~2 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    traces_at 16384 0
+    rm -f "$f"
+    ;;
+  t43b)
+    # t43 found the Q4_K GLU 3.8 us per layer longer at 16384 keys than at 0 (18.69 against 14.88 us
+    # after its norm), where 713bcdb (the norm in full) had none (14.08 at both): the 16384-key
+    # timeline with the deferred norm off and with its scale taken by the norm, and tg128 at 16384
+    # (and 0) with both arms. A "trace" pack. ~4 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    traces_at 16384 -- ndoff --config configs/arm-norm-defer-off.toml
+    traces_at 16384 -- ndscale --config configs/arm-norm-defer-scale.toml
+    tg_on 0,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml --arm configs/arm-norm-defer-scale.toml
+    rm -f "$f"
+    ;;
+  moe43)
+    # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
+    # kernels.moe_glu_q8_1, from moe37 / moe37b): the whole GPU suite at the defaults (any sm_90 card),
+    # then on an H200 only the README row of qwen3-30b-a3b q8_0 (tg128 and pp512 at the defaults) beside
+    # the reversed arms, one at a time. A "slim" pack. ~4 minutes.
+    gpu_info
+    cuda_vs_cpu "Qwen3Moe" 14
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "moe43: not an H200, no rows"; exit 0; }
+    synth qwen3-30b-a3b q8_0 300
+    timeout 240 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
+      --arm configs/arm-moe-host-route-prefill.toml --arm configs/arm-moe-glu-q8-1-off.toml --set bench.interleave=false \
+      --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f"
+    ;;
   ms38)
     # kernels.attn_mma_scores (thirty-eighth session, built without a device; bench/notes/attn-sass-census.md:
     # the 16384-key tile loop 1752 -> 1574 instructions): the gates (kernel-check fused

@@ -98,8 +98,8 @@ struct KernelsSection {
   bool mmvf_v2 = false;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
   bool moe_device_route = true;  // MoE batches of <= 8 tokens routed on the device (graph-captured decode)
   bool moe_routed_v2 = false;    // device-routed MoE: the expert matvecs on the v2 kernel (GGUF bytes in 16-byte windows)
-  bool moe_glu_q8_1 = false;     // device-routed MoE: the GLU writes the down projection's q8_1 input (no quantize launch)
-  bool moe_device_route_prefill = false;  // device-routed MoE for batches over 8 tokens too (slots grouped by expert)
+  bool moe_glu_q8_1 = true;      // device-routed MoE: the GLU writes the down projection's q8_1 input (no quantize launch)
+  bool moe_device_route_prefill = true;   // device-routed MoE for batches over 8 tokens too (slots grouped by expert)
   bool moe_grouped_mma = false;  // with moe_device_route_prefill: Q8_0 expert groups on the int8 tensor cores
   int mmvf_rows_per_warp = 2;  // mmvf2: rows per warp (1, 2 or 4)
   bool mmvs_row_pairs_qkv = true;   // the one-type q/k/v launches (extra segments) take the row pairs too
