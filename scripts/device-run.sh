@@ -21,14 +21,14 @@
 # pairs: flipped on), fold37 (the fold stays on), ms38 (gates green, no gain on the H100: stays off).
 # And s37a on the one H200 lent (receipts/h200/*-s37a-7d9ab71-*: the README decode rows since), h42 and
 # attn42 on H100s (the step's timeline at the defaults, ncu of the d0 attention).
-# Ran in the forty-third session on H100s (receipts/h100/*-e0ca606-20261205*): ni42 (the norm inside the
-# q/k/v launch: 0.906x-0.928x, dropped and removed) and pr42 (the residual launches' preload off: 0.944x /
-# 0.950x, the preload stays). The queued measurements, in the order the next session should take them
-# (each describes itself at its case label): rpv41's pp-bench rows on the
-# H200 (the verify batches' cost with the pairs, now the default, against the reversed arm),
-# moe37 (the MoE levers on qwen3-30b-a3b q8_0), moe37b (q4_k_m), s36c (the f16 rows, the
-# thirty-seventh session's attention gates), q5k34, q5k34t, sk33b, ms38's tg rows (the H200 may be
-# issue-bound where the H100 was not); md41 on an H200 for its times beside the H200 anchors.
+# Ran in the forty-third session (receipts/h100/*-{e0ca606,79302c4}-20261205*, receipts/h200/*-79302c4-*):
+# ni42 (the norm inside the q/k/v launch: 0.906x-0.928x, dropped and removed), pr42 (the residual
+# launches' preload off: 0.944x / 0.950x, the preload stays), h43 (ms38's and rpv41's rows on the
+# H200), moe37 and moe37b (two MoE keys flipped on), t43 / t43b (the 16384-key step's timeline; the
+# GLU's depth effect). The queued measurements, in the order the next session should take them (each
+# describes itself at its case label): moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
+# row with both keys), s36c (the f16 rows, the thirty-seventh session's attention gates), q5k34,
+# q5k34t, sk33b; md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -422,27 +422,6 @@ case "$phase" in
     kc mmvs_id mmvs_rp 20264100 150
     gpu_tests spec 'CudaModels.Speculative*:CudaModels.VerifyRowsEqualDecodeSteps:CudaModels.ArgmaxRowsEqualHostArgmax' 120
     ;;
-  rpv41)
-    # kernels.mmvs_row_pairs_verify (built in the forty-first session without an H200; default off):
-    # the row pairs on verify rows (m = 2..8). Gates: kernel-check mmvs_id mmvs_rpm* (paired vs
-    # unpaired bytes at m rows, refusals), CudaModels.MmvsRowPairsVerifySameBytes, the whole suite
-    # with the key on (VerifyRowsEqualDecodeSteps and the speculative tests among them); then the
-    # kernel-level A/B (mmvs_rpm vs mmvs_rpm_off --perf rows, f64-gated) and what a verify batch
-    # costs with and without it (pp-bench pp1 .. pp9 at 0 and 4096 keys, interleaved arms with an
-    # A/A copy). The prediction (bench/notes/speculative.md): the matvecs' bytes per row at m rows
-    # 0.62x at m = 2, 0.55x at m = 5 through L1/TEX. ~6 minutes.
-    gpu_info
-    kc mmvs_id mmvs_rpm 20264110 150
-    gpu_tests rpv 'CudaModels.MmvsRowPairsVerifySameBytes' 100
-    suite_with rpv --set kernels.mmvs_row_pairs_verify=true
-    timeout 150 "$bin/kernel-check" --section mmvs --filter mmvs_rpm --seed 20264111 --perf --receipt "$out/kernel-check.jsonl" |
-      grep -E "FAIL|ERR|kernel-check:|mmvs_rpm.*(Q4_K|Q8_0)" | tail -n 40
-    synth qwen3-8b q4_k_m
-    timeout 200 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-row-pairs-verify-off.toml --set bench.aa_copy=true --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    ;;
   h42)
     # An H100 when no H200 is lent (a "trace" pack: device-prepare.sh build/release ../shared trace):
     # the qwen3-8b q4_k_m rows at the current defaults with the card's own roofline fraction
@@ -495,41 +474,6 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
-  moe37)
-    # kernels.moe_routed_v2 and kernels.moe_glu_q8_1 (built in the thirty-sixth session): the gates
-    # (kernel-check moe routed_matvec_v2/*: every slot byte-identical to a plain v1 launch on its
-    # expert, f64, a bad id; GPU test Qwen3MoeRoutedV2SameBytes: decode and verify logits the plain
-    # routed form's bytes with either key and both), kernel times at qwen3-30b-a3b's expert shapes
-    # beside the plain routed form, then qwen3-30b-a3b q8_0 tg128 with each key and both as arms (one
-    # arm resident at a time, as moe35); then kernels.moe_device_route_prefill: the grouping and
-    # grouped-matvec gates (kernel-check moe group/*, grouped_matvec/*), the GPU test
-    # Qwen3Moe_Q4_K_M_DevicePrefill (in the Qwen3Moe* filter) and pp512 host-routed against it
-    # (llama.cpp 11317), and the same with kernels.moe_grouped_mma (gates grouped_mma/*, GPU test
-    # Qwen3Moe_Q8_0_DevicePrefillMma). ~9 minutes.
-    gpu_info
-    gates_moe37
-    for flt in e128-n1 e128-n512; do
-      timeout 100 "$bin/kernel-check" --section moe --perf --seed 20263701 --filter $flt --receipt "$out/kernel-check-perf.jsonl" |
-        grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-    done
-    synth qwen3-30b-a3b q8_0 400
-    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-moe-glu-q8-1.toml --arm configs/arm-moe-routed-v2.toml \
-      --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
-    # the prefill: host-routed against the grouped device form (kernels.moe_device_route_prefill)
-    moe_prefill_arms
-    rm -f "$f"
-    ;;
-  moe37b)
-    # After moe37: qwen3-30b-a3b q4_k_m (llama.cpp on the H200: tg128 299.3, pp512 9522 tok/s; its
-    # experts Q4_K gate/up and Q6_K / Q8_0 down per the mix): tg128 at the defaults with the v2 and
-    # GLU-q8_1 arms, pp512 host-routed against the grouped device form, dp4a and int8 tensor cores.
-    # ~6 minutes.
-    gpu_info
-    synth qwen3-30b-a3b q4_k_m 300
-    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-moe-routed-v2-glu-q8-1.toml --set bench.interleave=false
-    moe_prefill_arms
-    rm -f "$f"
-    ;;
   s36c)
     # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time).
     gpu_info
@@ -581,38 +525,12 @@ case "$phase" in
       --arm configs/arm-mmvs-split-min-k-4160.toml
     rm -f "$f"
     ;;
-  h43)
-    # An H200 only (exits at once on another card): ms38's tg rows (kernels.attn_mma_scores at 8192 /
-    # 16384 keys: 0.990x / 0.996x on an H100, where the depth kernel is less issue-bound) and rpv41's
-    # verify rows (pp1 .. pp9 at 0 and 4096 keys against the reversed arm: 1.11-1.14x on an H100), on
-    # one qwen3-8b q4_k_m file. A "trace" pack (pp-bench and gguf-synth only). ~5 minutes.
-    gpu_info
-    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h43: not an H200"; exit 0; }
-    synth qwen3-8b q4_k_m
-    tg_on 8192,16384 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-mma-scores.toml
-    timeout 200 "$bin/pp-bench" -m "$f" -p 1,2,3,5,9 -n 0 -d 0,4096 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-mmvs-row-pairs-verify-off.toml --set bench.aa_copy=true --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    ;;
   t43)
     # The step at 16384 keys on the H200 at today's defaults (qwen3-8b q4_k_m): the timeline at 16384
     # and 0 keys (what the depth attention costs per layer against its cache bytes). A "trace" pack. ~2 minutes.
     gpu_info
     synth qwen3-8b q4_k_m
     traces_at 16384 0
-    rm -f "$f"
-    ;;
-  t43b)
-    # t43 found the Q4_K GLU 3.8 us per layer longer at 16384 keys than at 0 (18.69 against 14.88 us
-    # after its norm), where 713bcdb (the norm in full) had none (14.08 at both): the 16384-key
-    # timeline with the deferred norm off and with its scale taken by the norm, and tg128 at 16384
-    # (and 0) with both arms. A "trace" pack. ~4 minutes.
-    gpu_info
-    synth qwen3-8b q4_k_m
-    traces_at 16384 -- ndoff --config configs/arm-norm-defer-off.toml
-    traces_at 16384 -- ndscale --config configs/arm-norm-defer-scale.toml
-    tg_on 0,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-norm-defer-off.toml --arm configs/arm-norm-defer-scale.toml
     rm -f "$f"
     ;;
   moe43)
@@ -627,25 +545,6 @@ case "$phase" in
     timeout 240 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
       --arm configs/arm-moe-host-route-prefill.toml --arm configs/arm-moe-glu-q8-1-off.toml --set bench.interleave=false \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
-    rm -f "$f"
-    ;;
-  ms38)
-    # kernels.attn_mma_scores (thirty-eighth session, built without a device; bench/notes/attn-sass-census.md:
-    # the 16384-key tile loop 1752 -> 1574 instructions): the gates (kernel-check fused
-    # attn_decode_rope/*_tcs, 16 cases: the folded output, its q8s planes and both caches
-    # byte-identical to the unfolded path; CudaModels.AttnMmaScoresSameBytes beside the interleaved
-    # softmax's own test), the kernel times with and without at 16383 and 16512 keys (the _si /
-    # _si_tcs twins), then qwen3-8b q4_k_m tg128 at 8192 / 16384 keys with the arm (past 4608 keys:
-    # the group block). ~4 minutes.
-    gpu_info
-    gates_ms38
-    for flt in "neox_norm_pv16_pre_ks_si_ms96/q8_0-q5_1/32-8x128/n1@16512" "neox_norm_pv16_pre_ks_si_tcs_ms96/q8_0-q5_1/32-8x128/n1@16512" \
-               "neox_norm_pv16_pre_ks_si/q8_0-q5_1/32-8x128/n1@16383" "neox_norm_pv16_pre_ks_si_tcs/q8_0-q5_1/32-8x128/n1@16383"; do
-      timeout 60 "$bin/kernel-check" --section fused --perf --seed 20263801 --filter "$flt" \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | sed 's/norm_err.*|/|/'
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 8192,16384 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-mma-scores.toml
     rm -f "$f"
     ;;
   nd33)
