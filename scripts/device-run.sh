@@ -28,7 +28,8 @@
 # GLU's depth effect). The queued measurements, in the order the next session should take them (each
 # describes itself at its case label): moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
 # row with both keys), s36c (the f16 rows, the thirty-seventh session's attention gates), q5k34,
-# q5k34t, sk33b; md41 on an H200 for its times beside the H200 anchors.
+# q5k34t, sk33b; md41 on an H200 for its times beside the H200 anchors; glu43 (ncu of the Q4_K GLU in
+# the step at 0 and 16384 keys: the depth effect and the 0.61 of peak; any card, the H200 first).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -532,6 +533,46 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
+    ;;
+  glu43)
+    # The Q4_K GLU inside the decode step (qwen3-8b q4_k_m): t43 had it at 14.88 us after its norm at
+    # 0 keys and 18.69 at 16384 on the H200 (0.61 of the card's peak during its exposed time at 0 keys,
+    # where the H100 reaches 0.86 over all matvecs). ncu of 36 in-graph launches at each depth with one
+    # pass of metrics and the L2 left as the step leaves it (--cache-control none: the depth effect,
+    # if it lives in the L2, shows in the hit rate and the DRAM bytes), then --set full of one launch at
+    # 0 keys (L2 flushed per pass: the weights never sit in it anyway) for the stall reasons and the
+    # achieved occupancy. Kernels run serialized under ncu (no PDL overlap). A "trace" pack. ~4 minutes.
+    gpu_info
+    ncu --version | tail -n 1
+    synth qwen3-8b q4_k_m
+    glu='regex:mmvs_ail_kernel<.memra::QType.12, 1, 5'
+    m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors_srcunit_tex_op_read.sum
+    for d in 0 16384; do
+      timeout 200 ncu --clock-control none --cache-control none --kernel-name-base demangled -k "$glu" \
+        --launch-skip 360 --launch-count 36 --metrics "$m" --csv \
+        "$bin/pp-bench" -m "$f" -p 0 -n 32 -d $d -r 1 --set receipt.hash_model=false --set kernels.prefill_f16_weights=false \
+        > "$out/ncu-glu-d$d.csv" 2> "$out/ncu-glu-d$d.err"
+      echo "## d$d rc=$?"
+      python3 - "$out/ncu-glu-d$d.csv" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows: sys.exit("no ncu rows")
+h = rows[0]; iname, ival = h.index("Metric Name"), h.index("Metric Value")
+vals = {}
+for r in rows[1:]:
+    try: vals.setdefault(r[iname], []).append(float(r[ival].replace(",", "")))
+    except ValueError: pass
+for k, v in sorted(vals.items()):
+    print(f"{k:60s} median {statistics.median(v):14.3f}  min {min(v):14.3f}  max {max(v):14.3f}  n {len(v)}")
+PY
+    done
+    timeout 200 ncu --clock-control none --set full --kernel-name-base demangled -k "$glu" --launch-skip 360 --launch-count 1 \
+      -o "$out/ncu-glu-full" -f "$bin/pp-bench" -m "$f" -p 0 -n 32 -d 0 -r 1 --set receipt.hash_model=false \
+      --set kernels.prefill_f16_weights=false > /dev/null 2>&1
+    echo "## full rc=$?"
+    ncu -i "$out/ncu-glu-full.ncu-rep" --page details > "$out/ncu-glu-full.txt" 2>&1
+    grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Ipc|Warp Cycles Per Issued|No Eligible|L2 Hit|Block Limit" "$out/ncu-glu-full.txt" | head -n 20
+    rm -f "$out/ncu-glu-full.ncu-rep" "$f"
     ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
