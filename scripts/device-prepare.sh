@@ -5,7 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace] [OLD_BUILD_DIR]
+# OLD_BUILD_DIR: a second build (another commit's, e.g. from a git worktree) whose pp-bench and
+# libmemra.so go to .device/old/ (the same relative layout, so its RPATH finds its own library): for
+# phases that time a change without a config key against the build before it in one call.
+old_build=${4:-}
 # lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec, moe-devq8-check), no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
 lean=${3:-}
@@ -26,6 +30,13 @@ cp -L "$build"/lib/libmemra.so .device/lib/
 # on the run path).
 [ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != slim ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
+if [ -n "$old_build" ]; then
+  mkdir -p .device/old/bin .device/old/lib
+  cp "$old_build/bin/pp-bench" .device/old/bin/
+  cp -L "$old_build"/lib/libmemra.so .device/old/lib/
+  strip --strip-unneeded .device/old/bin/pp-bench .device/old/lib/libmemra.so
+  echo "old build: $("$old_build/bin/pp-bench" --version)"
+fi
 cp "$shared"/models/stories260K*.gguf .device/shared/models/
 # quant: lean, with only the f32 synth models of the architectures no quantized file covers (gemma3,
 # gemma4); the others' CUDA-vs-CPU tests are skipped by device-run.sh's cuda_vs_cpu, which says so.

@@ -26,7 +26,8 @@
 # launches' preload off: 0.944x / 0.950x, the preload stays), h43 (ms38's and rpv41's rows on the
 # H200), moe37 and moe37b (two MoE keys flipped on), t43 / t43b (the 16384-key step's timeline; the
 # GLU's depth effect). The queued measurements, in the order the next session should take them (each
-# describes itself at its case label): moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
+# describes itself at its case label): rb43 (the matvecs' row bases against the build before them;
+# a "trace" pack with the old build, see its label), moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
 # row with both keys), s36c (the f16 rows, the thirty-seventh session's attention gates), q5k34,
 # q5k34t, sk33b; md41 on an H200 for its times beside the H200 anchors; glu43 (ncu of the Q4_K GLU in
 # the step at 0 and 16384 keys: the depth effect and the 0.61 of peak; any card, the H200 first).
@@ -573,6 +574,27 @@ PY
     ncu -i "$out/ncu-glu-full.ncu-rep" --page details > "$out/ncu-glu-full.txt" 2>&1
     grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Ipc|Warp Cycles Per Issued|No Eligible|L2 Hit|Block Limit" "$out/ncu-glu-full.txt" | head -n 20
     rm -f "$out/ncu-glu-full.ncu-rep" "$f"
+    ;;
+  rb43)
+    # The one-token matvecs' row bases (forty-third session, no config key: mmvs::at_row, each matrix
+    # row's plane bases formed once instead of per task and matrix, and the warps-per-row division as
+    # shifts; the same loads, the same bits): kernel-check mmvs and mmvs_id (every instance against the
+    # f64 product and the instances' byte identities), then qwen3-8b q4_k_m and q8_0 tg128 at d0 with
+    # this build and the build before it (.device/old: device-prepare.sh's fourth argument), each
+    # process twice, alternating (the old build's second run is the A/A). A "trace" pack with the old
+    # build. ~6 minutes.
+    gpu_info
+    "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
+    kc mmvs "" 20264301 200
+    kc mmvs_id "" 20264302 200
+    for mix in q4_k_m q8_0; do
+      synth qwen3-8b $mix
+      for b in "$bin" .device/old/bin "$bin" .device/old/bin; do
+        timeout 100 "$b/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+          --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp" | sed "s|^|$b |"
+      done
+      rm -f "$f"
+    done
     ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
