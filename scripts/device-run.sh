@@ -572,7 +572,7 @@ PY
       --set kernels.prefill_f16_weights=false > /dev/null 2>&1
     echo "## full rc=$?"
     ncu -i "$out/ncu-glu-full.ncu-rep" --page details > "$out/ncu-glu-full.txt" 2>&1
-    grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Issued Ipc|Warp Cycles Per Issued|No Eligible|L2 Hit|Block Limit" "$out/ncu-glu-full.txt" | head -n 20
+    grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Executed Instructions  |Issued Ipc|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|L2 Hit|Block Limit" "$out/ncu-glu-full.txt" | head -n 24
     rm -f "$out/ncu-glu-full.ncu-rep" "$f"
     ;;
   rb43)
