@@ -582,7 +582,10 @@ PY
     # f64 product and the instances' byte identities), then qwen3-8b q4_k_m and q8_0 tg128 at d0 with
     # this build and the build before it (.device/old: device-prepare.sh's fourth argument), each
     # process twice, alternating (the old build's second run is the A/A). A "trace" pack with the old
-    # build. ~6 minutes.
+    # build: `git worktree add /tmp/oldtree 4712a03^`, `cmake --preset release` and `cmake --build
+    # --preset release --target pp-bench` there (ccache: seconds), then `scripts/device-prepare.sh
+    # build/release ../shared trace /tmp/oldtree/build/release`. The whole suite on the new code runs
+    # in moe43. ~6 minutes.
     gpu_info
     "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
     kc mmvs "" 20264301 200
