@@ -6,9 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
 build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace] [OLD_BUILD_DIR]
-# OLD_BUILD_DIR: a second build (another commit's, e.g. from a git worktree) whose pp-bench and
-# libmemra.so go to .device/old/ (the same relative layout, so its RPATH finds its own library): for
-# phases that time a change without a config key against the build before it in one call.
+# OLD_BUILD_DIR: a second build (another commit's, e.g. a candidate branch built in a git worktree)
+# whose pp-bench, kernel-check and libmemra.so go to .device/old/ (the same relative layout, so its
+# RPATH finds its own library): for phases that gate and time a change without a config key against
+# the pack's own build in one call.
 old_build=${4:-}
 # lean: only kernel-check, pp-bench, gguf-synth and the GPU tests (quant: and run-gen, run-spec, moe-devq8-check), no CUPTI (no pp-bench --trace):
 # for phases that need nothing else when the pack would not fit the carry limit otherwise.
@@ -32,9 +33,9 @@ cp -L "$build"/lib/libmemra.so .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 if [ -n "$old_build" ]; then
   mkdir -p .device/old/bin .device/old/lib
-  cp "$old_build/bin/pp-bench" .device/old/bin/
+  cp "$old_build/bin/pp-bench" "$old_build/bin/kernel-check" .device/old/bin/
   cp -L "$old_build"/lib/libmemra.so .device/old/lib/
-  strip --strip-unneeded .device/old/bin/pp-bench .device/old/lib/libmemra.so
+  strip --strip-unneeded .device/old/bin/* .device/old/lib/libmemra.so
   echo "old build: $("$old_build/bin/pp-bench" --version)"
 fi
 cp "$shared"/models/stories260K*.gguf .device/shared/models/

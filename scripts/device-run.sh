@@ -26,8 +26,8 @@
 # launches' preload off: 0.944x / 0.950x, the preload stays), h43 (ms38's and rpv41's rows on the
 # H200), moe37 and moe37b (two MoE keys flipped on), t43 / t43b (the 16384-key step's timeline; the
 # GLU's depth effect). The queued measurements, in the order the next session should take them (each
-# describes itself at its case label): rb43 (the matvecs' row bases against the build before them;
-# a "trace" pack with the old build, see its label), moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
+# describes itself at its case label): rb43 (the mmvs instruction-count candidate on branch
+# mmvs-row-arith against main; a "trace" pack with the candidate's build, see its label), moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
 # row with both keys), s36c (the f16 rows, the thirty-seventh session's attention gates), q5k34,
 # q5k34t, sk33b; md41 on an H200 for its times beside the H200 anchors; glu43 (ncu of the Q4_K GLU in
 # the step at 0 and 16384 keys: the depth effect and the 0.61 of peak; any card, the H200 first).
@@ -576,20 +576,22 @@ PY
     rm -f "$out/ncu-glu-full.ncu-rep" "$f"
     ;;
   rb43)
-    # The one-token matvecs' row bases (forty-third session, no config key: mmvs::at_row, each matrix
-    # row's plane bases formed once instead of per task and matrix, and the warps-per-row division as
-    # shifts; the same loads, the same bits): kernel-check mmvs and mmvs_id (every instance against the
-    # f64 product and the instances' byte identities), then qwen3-8b q4_k_m and q8_0 tg128 at d0 with
-    # this build and the build before it (.device/old: device-prepare.sh's fourth argument), each
-    # process twice, alternating (the old build's second run is the A/A). A "trace" pack with the old
-    # build: `git worktree add /tmp/oldtree 4712a03^`, `cmake --preset release` and `cmake --build
-    # --preset release --target pp-bench` there (ccache: seconds), then `scripts/device-prepare.sh
-    # build/release ../shared trace /tmp/oldtree/build/release`. The whole suite on the new code runs
-    # in moe43. ~6 minutes.
+    # The candidate on branch mmvs-row-arith (b18d12b, not on main: the mmvs warps-per-row division as
+    # shifts and il_at's task arithmetic in 32 bits; the same loads and bits, -2.3% static instructions,
+    # register counts moved both ways; bench/notes/mmvs.md, forty-third section). Build it in a
+    # worktree on top of main (`git worktree add /tmp/cand main && git -C /tmp/cand cherry-pick
+    # b18d12b`, `cmake --preset release` and `cmake --build --preset release --target pp-bench
+    # kernel-check` there: ccache, seconds) and pass it as device-prepare.sh's fourth argument with a
+    # "trace" pack: .device/old is then the candidate. Its kernel-check mmvs and mmvs_id in full (every
+    # instance against the f64 product, the instances' byte identities), then qwen3-8b q4_k_m and q8_0
+    # tg128 at d0, main and the candidate alternating, each process twice (main's second run is the
+    # A/A). ~6 minutes.
     gpu_info
     "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
-    kc mmvs "" 20264301 200
-    kc mmvs_id "" 20264302 200
+    for sec in mmvs mmvs_id; do
+      timeout 200 .device/old/bin/kernel-check --section $sec --seed 20264301 --receipt "$out/kernel-check.jsonl" |
+        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
+    done
     for mix in q4_k_m q8_0; do
       synth qwen3-8b $mix
       for b in "$bin" .device/old/bin "$bin" .device/old/bin; do

@@ -83,9 +83,8 @@ template <QType T, int MM, int GLU, int AO = 0, int D = kDepth, bool NS = false>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // wpr is 1, 2 or 4 (mmvs::warps_per_row): shifts, not an integer division's emulation.
-  const int wpr = a.wpr, wsh = wpr >> 1, sub = warp & (wpr - 1);
-  int64_t row = (int64_t)blockIdx.x * (kWarps >> wsh) + (warp >> wsh);
+  const int wpr = a.wpr, sub = warp % wpr;
+  int64_t row = (int64_t)blockIdx.x * (kWarps / wpr) + warp / wpr;
   const bool live = row < a.n_rows;
   if (wpr == 1 && !live) return;  // with wpr > 1 every warp reaches the partials' barrier
   // Which matrix (segment) the row belongs to; segment 0 is the plain case.
@@ -118,24 +117,16 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   Task<T> wt[D], ut[D], pt[D], qt[D];
   const int first = lane + 32 * sub, step = 32 * wpr;  // a lane's tasks: first, first + step, ...
   const int n_tasks = live ? a.n_tasks : 0;
-  // Each matrix row's plane bases once (mmvs::at_row: the same bytes as load(src, row, t, g)), so
-  // a task's load adds only its own offsets: the one-token launches are short enough that the
-  // per-task 64-bit row arithmetic was a large part of their issued instructions.
-  const mmvs::Src wr = mmvs::at_row<T>(w, row, g);
-  [[maybe_unused]] const mmvs::Src ur =
-      kPairs ? mmvs::at_row<T>(w, row + poff(), g) : GLU != 0 ? mmvs::at_row<T>(a.w2, row, a.g) : wr;
-  [[maybe_unused]] const mmvs::Src pr = GLU == 4 ? mmvs::at_row<T>(w, row + a.pair_off, g) : wr;
-  [[maybe_unused]] const mmvs::Src qr = GLU == 4 ? mmvs::at_row<T>(a.w2, row + a.pair_off, a.g) : wr;
   auto issue = [&](int t0) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       if (t0 + step * d < n_tasks) {
-        wt[d].load(wr, 0, t0 + step * d, g);
-        if constexpr (kPairs) ut[d].load(ur, 0, t0 + step * d, g);
-        else if constexpr (GLU != 0) ut[d].load(ur, 0, t0 + step * d, a.g);
+        wt[d].load(w, row, t0 + step * d, g);
+        if constexpr (kPairs) ut[d].load(w, row + poff(), t0 + step * d, g);
+        else if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
         if constexpr (GLU == 4) {
-          pt[d].load(pr, 0, t0 + step * d, g);
-          qt[d].load(qr, 0, t0 + step * d, a.g);
+          pt[d].load(w, row + a.pair_off, t0 + step * d, g);
+          qt[d].load(a.w2, row + a.pair_off, t0 + step * d, a.g);
         }
       }
     }
@@ -298,7 +289,7 @@ __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_kernel_cap(const Args 
 // rows of T with D1 tasks per row in flight, then those of T2 with D2 (uncapped).
 template <QType T, QType T2, int D1, int D2, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps) mmvs_pair_rp_kernel(const Args a) {
-  if ((int64_t)blockIdx.x * (kWarps >> (a.wpr >> 1)) >= a.t2_begin)
+  if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
     mmvs_body<T2, 1, 5, 1, D2, NS>(a);
   else
     mmvs_body<T, 1, 5, 1, D1, NS>(a);
@@ -306,7 +297,7 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_pair_rp_kernel(const Args a)
 
 template <QType T, QType T2, int MINB, bool AIL = false, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
-  if ((int64_t)blockIdx.x * (kWarps >> (a.wpr >> 1)) >= a.t2_begin)
+  if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
     mmvs_body<T2, 1, 0, AIL ? 1 : 0, kDepth, NS>(a);
   else
     mmvs_body<T, 1, 0, AIL ? 1 : 0, kDepth, NS>(a);

@@ -171,19 +171,6 @@ MEMRA_HD IlAt il_at(const Src& s, int64_t row, int t, const Geo& g) {
 template <QType T>
 struct Task;
 
-// The planes of one row: Src with each plane advanced to row `row`, so that Task<T>::load(at_row<T>(s,
-// row, g), 0, t, g) requests the bytes of load(s, row, t, g) (test_mmvs_emul checks it for every type)
-// while the kernel forms a row's 64-bit bases once instead of once per task and matrix. Per row: the
-// body's body_row_bytes, the d plane's 2 bytes per block (Q6_K: per superblock), the aux plane's
-// kAux bytes per superblock.
-template <QType T>
-MEMRA_HD Src at_row(const Src& s, int64_t row, const Geo& g) {
-  constexpr size_t kD = T == QType::Q6_K || T == QType::Q8_0 || T == QType::Q4_0 ? 2 : 0;
-  constexpr size_t kAux = T == QType::Q4_K || T == QType::Q6_K ? 16 : T == QType::Q5_K ? 48 : T == QType::IQ4_XS ? 8 : 0;
-  const size_t blk = (size_t)row * (size_t)g.blocks_per_row;
-  return {s.w + (size_t)row * g.body_row_bytes, s.d + blk * kD, s.aux + blk * kAux};
-}
-
 // The dot of a Q4_K / Q5_K task (64 weights: sub-blocks 2 j and 2 j + 1 of a superblock, j = t & 3)
 // from its 16-byte header h, its qs granules q0, q1 and vals(q, shift, w0): the four unsigned quant
 // words of granule q's low (shift 0) or high (shift 4) nibbles, w0 = the granule's first qs word in
