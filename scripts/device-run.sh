@@ -26,11 +26,12 @@
 # launches' preload off: 0.944x / 0.950x, the preload stays), h43 (ms38's and rpv41's rows on the
 # H200), moe37 and moe37b (two MoE keys flipped on), t43 / t43b (the 16384-key step's timeline; the
 # GLU's depth effect). The queued measurements, in the order the next session should take them (each
-# describes itself at its case label): rb43 (the mmvs instruction-count candidate on branch
-# mmvs-row-arith against main; a "trace" pack with the candidate's build, see its label), moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
-# row with both keys), s36c (the f16 rows, the thirty-seventh session's attention gates), q5k34,
-# q5k34t, sk33b; md41 on an H200 for its times beside the H200 anchors; glu43 (ncu of the Q4_K GLU in
-# the step at 0 and 16384 keys: the depth effect and the 0.61 of peak; any card, the H200 first).
+# describes itself at its case label): moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
+# row with both keys), glu43 (ncu of the Q4_K GLU in the step at 0 and 16384 keys: the issue-slot use,
+# the depth effect; any card, the H200 first), rb43 (the mmvs instruction-count candidate on branch
+# mmvs-row-arith against main; a "trace" pack with the candidate's build, see its label), s36c (the
+# f16 rows, the thirty-seventh session's attention gates), q5k34, q5k34t, sk33b; md41 on an H200 for
+# its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
