@@ -14,6 +14,22 @@ namespace {
 
 using namespace mmvs_cases;
 
+// The segments' outputs under test and the plain launch's, each downloaded (segment i: per_row * rows[i]
+// floats) and concatenated in segment order, then compared byte for byte; with f64, also against the
+// f64 reference (ref) within kTol.
+Verdict compare_segments(Env& env, float* const* dy, float* const* dplain, const int64_t* rows, int n, int64_t per_row,
+                         bool f64, const std::vector<double>& ref, const char* what) {
+  std::vector<float> got, plain;
+  for (int i = 0; i < n; ++i) {
+    const auto a = env.download(dy[i], (size_t)(per_row * rows[i])), b = env.download(dplain[i], (size_t)(per_row * rows[i]));
+    got.insert(got.end(), a.begin(), a.end());
+    plain.insert(plain.end(), b.begin(), b.end());
+  }
+  Verdict v = compare_bytes(got.data(), plain.data(), got.size() * 4);
+  if (v.pass && f64) return ref::all_of({{what, v}, {"f64 reference", ref::norm(got, ref, kTol)}});
+  return v;
+}
+
 // kernels.mmvs_row_pairs: the row-pair launch (MmvsParams::row_pairs, two rows per warp) against the
 // plain launch at the same cap, byte for byte, with and without the residual epilogue (then y is
 // another buffer than the residual, as the plain launch's); refusals: an odd row count, m = 3, a
@@ -169,15 +185,7 @@ class MmvsRowPairsX3Case : public Case {
   }
   Verdict compare(Env& env) override {
     if (!refused_) return ref::fail("row pairs over q/k/v with an odd segment, a second weight type or a cap were not refused");
-    std::vector<float> got, plain;
-    for (int i = 0; i < 3; ++i) {
-      const auto a = env.download(dy_[i], (size_t)rows_[i]), b = env.download(dplain_[i], (size_t)rows_[i]);
-      got.insert(got.end(), a.begin(), a.end());
-      plain.insert(plain.end(), b.begin(), b.end());
-    }
-    Verdict v = compare_bytes(got.data(), plain.data(), got.size() * 4);
-    if (v.pass && f64_) return ref::all_of({{"paired vs unpaired q/k/v launch bytes", v}, {"f64 reference", ref::norm(got, ref_, kTol)}});
-    return v;
+    return compare_segments(env, dy_, dplain_, rows_, 3, 1, f64_, ref_, "paired vs unpaired q/k/v launch bytes");
   }
   PerfCount perf_count() const override {
     double wb = 0;
@@ -280,15 +288,7 @@ class MmvsRowPairsMnCase : public Case {
   Verdict compare(Env& env) override {
     if (!refused_)
       return ref::fail("row pairs at m > 1 with an odd row count, a cap, one task per row, the interleaved order or a GLU were not refused");
-    std::vector<float> got, plain;
-    for (int i = 0; i < n_seg(); ++i) {
-      const auto a = env.download(dy_[i], (size_t)(m_ * rows_[i])), b = env.download(dplain_[i], (size_t)(m_ * rows_[i]));
-      got.insert(got.end(), a.begin(), a.end());
-      plain.insert(plain.end(), b.begin(), b.end());
-    }
-    Verdict v = compare_bytes(got.data(), plain.data(), got.size() * 4);
-    if (v.pass && f64_) return ref::all_of({{"paired vs unpaired bytes at m rows", v}, {"f64 reference", ref::norm(got, ref_, kTol)}});
-    return v;
+    return compare_segments(env, dy_, dplain_, rows_, n_seg(), m_, f64_, ref_, "paired vs unpaired bytes at m rows");
   }
   PerfCount perf_count() const override {
     double wb = 0, rows = 0;
