@@ -547,7 +547,7 @@ case "$phase" in
     gpu_info
     ncu --version | tail -n 1
     synth qwen3-8b q4_k_m
-    glu='regex:mmvs_ail_kernel<.memra::QType.12, 1, 5'
+    glu='regex:mmvs_ail_kernel<.memra::QType.12, .int.1, .int.5, .int.1, .int.2, .bool.1>'  # ncu's demangled form names (int)
     m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors_srcunit_tex_op_read.sum
     for d in 0 16384; do
       timeout 200 ncu --clock-control none --cache-control none --kernel-name-base demangled -k "$glu" \
