@@ -524,8 +524,9 @@ case "$phase" in
     # round) against the default, and the old split rule as the second arm.
     gpu_info
     synth qwen3-32b q4_k_m
+    # (one arm resident at a time: four 32B arms together do not fit an H100's 80 GB, first sk33b run)
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-no-glu-pairs.toml \
-      --arm configs/arm-mmvs-split-min-k-4160.toml
+      --arm configs/arm-mmvs-split-min-k-4160.toml --set bench.interleave=false
     rm -f "$f"
     ;;
   t43)
