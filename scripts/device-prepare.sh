@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace] [OLD_BUILD_DIR]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace|f32] [OLD_BUILD_DIR]
 # OLD_BUILD_DIR: a second build (another commit's, e.g. a candidate branch built in a git worktree)
 # whose pp-bench, kernel-check and libmemra.so go to .device/old/ (the same relative layout, so its
 # RPATH finds its own library): for phases that gate and time a change without a config key against
@@ -22,6 +22,10 @@ bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-prob
 [ "$lean" = slim ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
 # trace: pp-bench, gguf-synth and kernel-check with CUPTI and no fixtures (timelines and rows of synth files only).
 [ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth"
+# f32: kernel-check and the GPU tests with the f32 synth models only (the float-weight paths:
+# mmvf, gemma's GELU GLU), which the other packs leave out for room: four of the five (llama, qwen3,
+# gemma3, gemma4; qwen2, a llama-like file, does not fit beside them).
+[ "$lean" = f32 ] && bins="kernel-check test_backend_cuda_gpu"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch .device/shared/anchors
 for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
@@ -29,7 +33,7 @@ done
 cp -L "$build"/lib/libmemra.so .device/lib/
 # CUPTI for pp-bench --trace (scripts/bootstrap.sh installs it; the H200 machine's own copy is not
 # on the run path).
-[ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != slim ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+[ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != slim ] && [ "$lean" != f32 ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 if [ -n "$old_build" ]; then
   mkdir -p .device/old/bin .device/old/lib
@@ -44,6 +48,7 @@ cp "$shared"/models/stories260K*.gguf .device/shared/models/
 models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = trace ] && models=""
+[ "$lean" = f32 ] && models="llama-f32 qwen3-f32 gemma3-f32 gemma4-f32"  # (qwen2-f32 too went over the carry limit)
 [ "$lean" = slim ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/

@@ -25,13 +25,16 @@
 # ni42 (the norm inside the q/k/v launch: 0.906x-0.928x, dropped and removed), pr42 (the residual
 # launches' preload off: 0.944x / 0.950x, the preload stays), h43 (ms38's and rpv41's rows on the
 # H200), moe37 and moe37b (two MoE keys flipped on), t43 / t43b (the 16384-key step's timeline; the
-# GLU's depth effect). The queued measurements, in the order the next session should take them (each
-# describes itself at its case label): moe43 (the suite at the new MoE defaults and the qwen3-30b-a3b
-# row with both keys), glu43 (ncu of the Q4_K GLU in the step at 0 and 16384 keys: the issue-slot use,
-# the depth effect; any card, the H200 first), rb43 (the mmvs instruction-count candidate on branch
-# mmvs-row-arith against main; a "trace" pack with the candidate's build, see its label), s36c (the
-# f16 rows, the thirty-seventh session's attention gates), q5k34, q5k34t, sk33b; md41 on an H200 for
-# its times beside the H200 anchors.
+# GLU's depth effect).
+# Ran in the forty-fourth session, all on H100s (receipts/h100/*-{375ec79,a461eb3}-20261205*): moe43's
+# gates (its rows want an H200), rb43 (the mmvs-row-arith candidate 0.994x: not landed), q5k34 +
+# q5k34t (Q5_K / IQ4_XS on mmvs 1.77x / 1.78x: the default since), s36c (mmvf2 1.35x on f16 at 1 row
+# per warp; its flip waits on g44), sk33b (the 32B split rule and GLU pairs: the defaults stay).
+# The queued measurements, in the order the next session should take them (each describes itself
+# at its case label): g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
+# 1 row per warp), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
+# effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
+# md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -41,7 +44,8 @@
 # copies do not fit one H200 together).
 # Packs (scripts/device-prepare.sh): "slim" for gates and rows (51 MiB of the 64 MiB carry with the
 # tree of the forty-second session; "quant", with the gemma3 / gemma4 f32 models, had 1 MiB left),
-# "trace" for the --trace phases (CUPTI, no fixtures).
+# "trace" for the --trace phases (CUPTI, no fixtures), "f32" for the float-weight gates (kernel-check
+# and the GPU tests with four f32 synth models only: 61 MiB of carry).
 # Carry .device-pack and unpack it first: bash scripts/device-unpack.sh && bash scripts/device-run.sh final $OUT
 # Receipts and logs go to OUTDIR (at most 8 files come back).
 set -uo pipefail
@@ -161,30 +165,6 @@ gates_s37a() {  # the whole suite at kernels.norm_defer + kernels.mmvs_row_pairs
   suite_args=()
   suite_tag=""
   for flt in mmvs_rp_x3 mmvs_pair_rp; do kc mmvs_id $flt 20263700 60; done
-}
-gates_ms38() {  # the tensor-core attention scores: byte identity with the unfolded path
-  kc fused _tcs 20263800 150 8
-  gpu_tests ms 'CudaModels.AttnMmaScores*:CudaModels.AttnSoftmaxInterleave*' 100
-}
-gates_s36c() {
-  # (s36b's whole-section gate ran past its 150 s: the F16 cases only, the ones the f16 rows use)
-  kc mmvf "/F16/" 20263600 120
-  # the thirty-seventh session's P x V rescale through selp (same bits): the tensor-core P x V
-  # against its naive twin's tolerance (several tiles per warp at 4097 / 16384 keys), and the
-  # folded default instances byte-identical to the unfolded path
-  kc attn pv16 20263701 90
-  kc fused attn_decode_rope/ 20263702 120
-  # and the K/V pair append's sides selected by value (no local copy of its parameters)
-  kc fused kv_append_pair 20263703 60 4
-}
-gates_moe37() {
-  for flt in routed_matvec_v2 group/ grouped_matvec/ grouped_mma/; do kc moe $flt 20263700 150; done
-  gpu_tests moe 'CudaModels.Qwen3Moe*' 100
-}
-gates_q5k34() {
-  for sec in mmvs_id mmvs; do
-    for ty in Q5_K IQ4_XS; do kc $sec $ty 20263410 150; done
-  done
 }
 bench() {  # preset mix pp-bench-args...
   local preset=$1 mix=$2; shift 2
@@ -354,21 +334,6 @@ case "$phase" in
     synth qwen3-32b q4_k_m
     tg_on 0 5 120 "${both[@]}" --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-qkv-off.toml
     ;;
-  g39a)
-    # The gates of the queued phases on a card of the same architecture (sm_90: an H100 when no H200
-    # is lent; the speed rows stay for the H200), first half: s37a's and ms38's. ~5 minutes.
-    gpu_info
-    gates_s37a
-    gates_ms38
-    ;;
-  g39b)
-    # Second half: the gates of s36c, moe37 and q5k34 (CudaModels.MmvsQ5kIq4xs* ran in g39a's suite).
-    # ~8 minutes.
-    gpu_info
-    gates_s36c
-    gates_moe37
-    gates_q5k34
-    ;;
   g40)
     # A short call when little device time is left (fortieth session): the gates that decide the
     # flip of kernels.norm_defer and kernels.mmvs_row_pairs_qkv (the suite at both keys, the row-pair
@@ -477,57 +442,22 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
-  s36c)
-    # mmvf34's tg128 rows (s36b ran its gates and kernel times, then ran out of time).
+  g44)
+    # mmvf2 (kernels.mmvf_v2) before it becomes the default: s36c (H100, forty-fourth session) measured
+    # qwen3-8b f16 tg128 1.349x at 1 row per warp, but only the F16 kernel-check cases had run on a GPU.
+    # Here kernel-check mmvf in full (F16, BF16, F32; the GELU-tanh GLU epilogue, gemma's, new) and the
+    # f32 models' CUDA-vs-CPU tests (llama, qwen3, gemma3, gemma4 in the pack: float weights, both GLU
+    # activations) with the arm at 1 row per warp, then the same at the defaults. An "f32" pack (the
+    # other fixtures' tests skip with their message). Any sm_90 card. ~3 minutes.
     gpu_info
-    gates_s36c
-    synth qwen3-8b f16
-    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvf-v2.toml --arm configs/arm-mmvf-v2-r1.toml --arm configs/arm-mmvf-v2-r4.toml
-    rm -f "$f"
-    ;;
-  q5k34)
-    # mmvs for Q5_K and IQ4_XS (built in the thirty-third session; off by default: kernels.mmvs_types
-    # without q5_k / iq4_xs). Gates: kernel-check mmvs_id and mmvs rows of both types (bytes against the
-    # other launch forms and orders, f64), CUDA-vs-CPU incl. CudaModels.MmvsQ5kIq4xsAgainstOracle
-    # (q5_k_m / iq4_xs models 256 and 5120 wide against the oracle with and without the key, decode ==
-    # verify); kernel times beside Q4_K's at the qwen3-8b shapes and beside mmvq's rows of the same
-    # types (llama 14336 shapes). The tg128 rows are q5k34t (one call's 600 s do not hold both).
-    gpu_info
-    gates_q5k34
-    cuda_vs_cpu "Q5kIq4xs|q5_k_m|iq4_xs" 10
-    for flt in mmvs_ail_cap6/Q4_K/4096x mmvs_ail_glu_cap5/Q4_K/12288; do
-      timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20263411 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
-        grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
+    kc mmvf "" 20264400 200 8
+    for cfg in configs/arm-mmvf-v2-r1.toml ""; do
+      timeout 200 "$bin/test_backend_cuda_gpu" --shared "$sh" ${cfg:+--config "$cfg"} \
+        --gtest_filter='CudaModels.*F32*:CudaModels.Gemma*:CudaModels.Mmvf2*:CudaOps.*' \
+        > "$out/test_backend_cuda_gpu-g44${cfg:+-mmvf2}.log" 2>&1
+      echo "f32 suite ${cfg:-defaults} rc=$?"
+      grep -E "^\[  (PASSED|FAILED) |FAILED  \]|SKIPPED \]" "$out/test_backend_cuda_gpu-g44${cfg:+-mmvf2}.log" | tail -n 12
     done
-    for ty in Q5_K IQ4_XS; do
-      for flt in mmvs_ail_cap6/$ty/4096x mmvs_ail_glu_cap5/$ty/12288 mmvs_ail_cap6/$ty/151936x4096 mmvs/$ty/14336x4096/m1 mmvs/$ty/4096x14336/m1; do
-        timeout 60 "$bin/kernel-check" --section mmvs --perf --seed 20263411 --filter "$flt" --receipt "$out/kernel-check-perf.jsonl" |
-          grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-      done
-      timeout 60 "$bin/kernel-check" --section matvec --perf --seed 20263412 --filter "$ty/" --receipt "$out/kernel-check-perf.jsonl" |
-        grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-    done
-    ;;
-  q5k34t)
-    # After q5k34 (its gates green): qwen3-8b q5_k_m and iq4_xs tg128 at d0, both types on mmvs as the arm.
-    gpu_info
-    for mix in q5_k_m iq4_xs; do
-      synth qwen3-8b "$mix"
-      tg_on 0 5 90 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs.toml --arm configs/arm-mmvs-q5k-iq4xs-g1t.toml
-      rm -f "$f"
-    done
-    ;;
-  sk33b)
-    # After sk33 (thirty-fifth session: 5184 won 1.080x on qwen3-32b and is the default since; the norm's
-    # scale lost there, 0.990x in nd32b): qwen3-32b q4_k_m tg128 with the GLU row pairs kept off the
-    # 5120-weight rows (at one warp per row the GLU holds a lane's two tasks of each matrix in one
-    # round) against the default, and the old split rule as the second arm.
-    gpu_info
-    synth qwen3-32b q4_k_m
-    # (one arm resident at a time: four 32B arms together do not fit an H100's 80 GB, first sk33b run)
-    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-split-min-k-5184-no-glu-pairs.toml \
-      --arm configs/arm-mmvs-split-min-k-4160.toml --set bench.interleave=false
-    rm -f "$f"
     ;;
   t43)
     # The step at 16384 keys on the H200 at today's defaults (qwen3-8b q4_k_m): the timeline at 16384
@@ -587,7 +517,9 @@ PY
     # "trace" pack: .device/old is then the candidate. Its kernel-check mmvs and mmvs_id in full (every
     # instance against the f64 product, the instances' byte identities), then qwen3-8b q4_k_m and q8_0
     # tg128 at d0, main and the candidate alternating, each process twice (main's second run is the
-    # A/A). ~6 minutes.
+    # A/A). ~6 minutes. Ran on an H100 in the forty-fourth session (receipts/h100/pp-bench-rb43-375ec79-*):
+    # gates 1635/1635, q4_k_m 0.994x (467.4 against 470.3 tok/s, main's A/A 1.000x), q8_0 1.000x: run it
+    # again only on an H200 and only if glu43 reads the GLU as issue-bound.
     gpu_info
     "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
     for sec in mmvs mmvs_id; do

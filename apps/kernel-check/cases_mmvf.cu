@@ -25,12 +25,13 @@ class MmvfCase : public Case {
  public:
   // kind: 0 plain (f64 reference), 1 the forms' bytes (every m row of an m = 5 launch against m = 1
   // launches, rows per warp 1 / 2 / 4 and preload off against the default), 2 the GLU epilogue
-  // against plain launches + launch_glu, 3 the residual epilogue against a plain launch + the add.
+  // against plain launches + launch_glu (SiLU), 3 the residual epilogue against a plain launch + the
+  // add, 4 the GELU-tanh GLU epilogue (gemma's) against plain launches + launch_glu (GeluTanh).
   MmvfCase(QType t, int64_t n, int64_t k, int m, int rpw, int kind = 0) : t_(t), n_(n), k_(k), m_(m), rpw_(rpw), kind_(kind) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     dw_ = env.upload(w_);
-    if (kind_ == 2) dw2_ = env.upload(random_weight_bytes(env, t_, n_, k_));
+    if (glu() != 0) dw2_ = env.upload(random_weight_bytes(env, t_, n_, k_));
     x_ = env.normal((size_t)(m_ * k_));
     dx_ = env.upload(x_);
     if (kind_ == 3) {
@@ -53,9 +54,9 @@ class MmvfCase : public Case {
   }
   cudaError_t launch(Env& env) override {
     cuda::MmvfParams p = params(dy_, m_, rpw_);
-    if (kind_ == 2) {
+    if (glu() != 0) {
       p.w2 = dw2_;
-      p.glu = 1;
+      p.glu = glu();
     }
     if (kind_ == 3) {  // y = res + W x, in place over a copy of res
       ref::check(cudaMemcpyAsync(dy_, dres_, (size_t)(m_ * n_) * 4, cudaMemcpyDeviceToDevice, env.stream()), "copy");
@@ -90,7 +91,7 @@ class MmvfCase : public Case {
         std::memcpy(ones.data() + (size_t)j * n_, y1.data(), (size_t)n_ * 4);
       }
       forms_.push_back(ones);
-    } else if (kind_ == 2) {
+    } else if (glu() != 0) {
       const auto gate = run(params(nullptr, m_, rpw_));
       auto pu = params(nullptr, m_, rpw_);
       pu.w = dw2_;
@@ -105,6 +106,7 @@ class MmvfCase : public Case {
       g.ld_gate = g.ld_up = g.ld_out = n_;
       g.rows = m_;
       g.cols = (int)n_;
+      g.act = glu() == 2 ? cuda::ActKind::GeluTanh : cuda::ActKind::Silu;
       ref::check(cuda::launch_glu(g, env.stream()), "launch_glu");
       forms_.push_back(env.download(dout, nn));
     } else {
@@ -124,11 +126,12 @@ class MmvfCase : public Case {
     return v;
   }
   PerfCount perf_count() const override {
-    const double wb = (double)*qtype_row_bytes(t_, k_) * (double)n_ * (kind_ == 2 ? 2 : 1);
+    const double wb = (double)*qtype_row_bytes(t_, k_) * (double)n_ * (glu() != 0 ? 2 : 1);
     return {wb + (double)m_ * k_ * 4 + 4.0 * m_ * n_, 0};
   }
 
  private:
+  int glu() const { return kind_ == 2 ? 1 : kind_ == 4 ? 2 : 0; }  // MmvfParams::glu of the case
   QType t_;
   int64_t n_, k_;
   int m_, rpw_, kind_;
@@ -162,6 +165,7 @@ void add_mmvf_cases(Registry& r) {
       add("_glu", 1030, 4096, m, 4, 2);
       add("_residual", 1031, 2056, m, 2, 3);
     }
+    for (int rpw : {1, 2, 4}) add("_geglu", 1031, 2056, rpw == 2 ? 3 : 1, rpw, 4);
     // Model shapes (qwen3-8b q / o 4096x4096, k / v 1024x4096, down 4096x12288, head 151936x4096;
     // llama3-8b down / gate 4096x14336 / 14336x4096) for --perf, the last two beside the first float
     // matvec's rows (section matvec, mmvf_r4/F16/...).

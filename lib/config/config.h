@@ -74,7 +74,7 @@ struct KernelsSection {
   int gemm_min_batch = 9;       // batches >= this use the GEMM path
   bool cuda_graph = true;       // capture the decode step as a CUDA graph
   bool split_mirror = true;     // keep a split-plane copy of Q4_0/Q8_0/Q6_K/Q5_K/IQ4_XS (and interleaved Q4_K) matrices for mmvs
-  std::vector<std::string> mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0"};  // weight types the mmvs decode matvec serves
+  std::vector<std::string> mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};  // weight types the mmvs decode matvec serves
   bool mmvs_interleave = true;  // split copies in the interleaved task order (512-byte runs per load)
   bool mmvs_split_k = true;     // mmvs rows longer than 4096 weights served by 2-4 warps
   int mmvs_split_max_warps = 2; // the most warps per row with mmvs_split_k (2 or 4)
@@ -94,7 +94,7 @@ struct KernelsSection {
   int mmvs_min_blocks_rp_head = 6;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
   std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k"};  // of those types, the ones whose pairs hold one task per row in flight
   int64_t mmvs_row_pairs_one_task_min_k = 8192;  // the other pair types' rows of at least this many weights: one task too (0: never)
-  std::vector<std::string> mmvs_glu_one_task = {"q8_0"};  // weight types whose one-token GLU launches hold one task per matrix in flight
+  std::vector<std::string> mmvs_glu_one_task = {"q8_0", "q5_k", "iq4_xs"};  // weight types whose one-token GLU launches hold one task per matrix in flight
   bool mmvf_v2 = false;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
   bool moe_device_route = true;  // MoE batches of <= 8 tokens routed on the device (graph-captured decode)
   bool moe_routed_v2 = false;    // device-routed MoE: the expert matvecs on the v2 kernel (GGUF bytes in 16-byte windows)

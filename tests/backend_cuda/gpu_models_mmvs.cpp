@@ -74,12 +74,12 @@ TEST(CudaModels, MmvsSplitMinWideRows) {
   }
 }
 
-// kernels.mmvs_types with q5_k and iq4_xs: the Q5_K / IQ4_XS matrices of q5_k_m and iq4_xs models (the
-// iq4_xs mix has Q5_K attn_v and early ffn_down) on mmvs, against the CPU oracle with
-// check_model_file's rule, on the 256-wide qwen3-8b twin (one warp per row) and the 5120-wide one (two
-// warps per row); decode == verify bit for bit (mmvs gives a row the same bits at every m). Without
-// the key's types the same model runs (oracle check) without taking mmvs for them (the GGUF-block
-// matvec, mmvq).
+// kernels.mmvs_types with q5_k and iq4_xs (the default since the forty-fourth session): the Q5_K /
+// IQ4_XS matrices of q5_k_m and iq4_xs models (the iq4_xs mix has Q5_K attn_v and early ffn_down) on
+// mmvs, against the CPU oracle with check_model_file's rule, on the 256-wide qwen3-8b twin (one warp per
+// row) and the 5120-wide one (two warps per row); decode == verify bit for bit (mmvs gives a row the
+// same bits at every m). With the list before that session (the arm configs/arm-mmvs-q5k-iq4xs-off.toml)
+// the same model runs (oracle check) without taking mmvs for them (the GGUF-block matvec, mmvq).
 TEST(CudaModels, MmvsQ5kIq4xsAgainstOracle) {
   MEMRA_REQUIRE_GPU();
   for (const char* mix : {"q5_k_m", "iq4_xs"})
@@ -87,12 +87,9 @@ TEST(CudaModels, MmvsQ5kIq4xsAgainstOracle) {
       const std::string path = write_wide_qwen3("q5k", mix, wide);
       const bool iq4 = std::string(mix) == "iq4_xs";
       for (bool on : {false, true}) {
-        SCOPED_TRACE(std::string(mix) + (wide ? " wide " : " tiny ") + (on ? "on mmvs" : "defaults"));
+        SCOPED_TRACE(std::string(mix) + (wide ? " wide " : " tiny ") + (on ? "on mmvs (defaults)" : "mmvq"));
         Config c = gpu_config(true);
-        if (on) {
-          c.kernels.mmvs_types.push_back("q5_k");
-          c.kernels.mmvs_types.push_back("iq4_xs");
-        }
+        if (!on) c.kernels.mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0"};
         const std::string rel = std::string(wide ? "qwen3-32b-wide " : "qwen3-8b-tiny ") + mix + (on ? " mmvs_types+q5_k+iq4_xs" : "");
         check_model_file(path, rel, c, on ? (iq4 ? "mmvs_glu.IQ4_XS" : "mmvs_glu.Q5_K") : nullptr, "matvec");
         ModelRun run = open_run(backend::make_cuda_backend(c), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1});

@@ -35,10 +35,8 @@ TEST(MatmulVariant, DecodeSplitTypesUseMmvs) {
   s.split_ready = false;
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, s, {}).name, "mmvq_r4");
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4000, QType::Q8_0), {}).name, "mmvq_r4");
-  // Types without an mmvs kernel keep the dp4a matvec; Q5_K and IQ4_XS have one, taken only when
-  // kernels.mmvs_types lists them.
-  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q5_K), {}).name, "mmvq_r4");
-  EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::IQ4_XS), {}).name, "mmvq_r4");
+  // Types without an mmvs kernel keep the dp4a matvec (Q5_K and IQ4_XS have one, in the default
+  // kernels.mmvs_types since the forty-fourth session: MmvsTypesKeyRoutesEachType).
   EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(1, 4096, 4096, QType::Q3_K), {}).name, "mmvq_r4");
 }
 
@@ -46,11 +44,17 @@ TEST(MatmulVariant, DecodeSplitTypesUseMmvs) {
 TEST(MatmulVariant, MmvsTypesKeyRoutesEachType) {
   KernelsSection all;
   all.mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
+  KernelsSection old;  // the list before the forty-fourth session (configs/arm-mmvs-q5k-iq4xs-off.toml)
+  old.mmvs_types = {"q4_k", "q6_k", "q8_0", "q4_0"};
   for (QType t : {QType::Q5_K, QType::IQ4_XS}) {
-    EXPECT_FALSE(memra::cuda::mmvs_type_on(t, KernelsSection{})) << memra::qtype_name(t);
+    EXPECT_TRUE(memra::cuda::mmvs_type_on(t, KernelsSection{})) << memra::qtype_name(t);  // the default
     EXPECT_TRUE(memra::cuda::mmvs_type_on(t, all)) << memra::qtype_name(t);
-    for (int64_t m : {1, 5})
+    EXPECT_FALSE(memra::cuda::mmvs_type_on(t, old)) << memra::qtype_name(t);
+    for (int64_t m : {1, 5}) {
       EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(m, 4096, 4096, t), all).name, "mmvs") << memra::qtype_name(t);
+      EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(m, 4096, 4096, t), {}).name, "mmvs") << memra::qtype_name(t);
+      EXPECT_EQ(choose_matmul_variant(kH200, kSms, shape(m, 4096, 4096, t), old).name, "mmvq_r4") << memra::qtype_name(t);
+    }
   }
   KernelsSection no_q4k;
   no_q4k.mmvs_types = {"q6_k", "q8_0", "q4_0"};
