@@ -32,7 +32,8 @@
 # per warp; its flip waits on g44), sk33b (the 32B split rule and GLU pairs: the defaults stay).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
-# 1 row per warp), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
+# 1 row per warp), ds44 (a "slim" pack: the device sampler's GPU test and run-gen times; green and
+# faster -> flip sample.on_backend), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
 # effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
 # md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -441,6 +442,27 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
+    ;;
+  ds44)
+    # sample.on_backend (built in the forty-fourth session: Backend::make_sampler, the device sampler
+    # of kernels/sample wired into generate() and run-gen): CudaModels.DeviceSamplerMatchesHostSampler
+    # (generate() through the device sampler and through the host path give the same tokens, two
+    # models, the options' corners), kernel-check sample (the kernel's own gates), then run-gen on
+    # qwen3-8b q4_k_m sampling 256 tokens both ways (temperature 0.8, top_k 40, repeat penalty 1.1),
+    # three seeds alternating: decode tok/s from its stderr line and receipts. Green and faster ->
+    # sample.on_backend = true. A "slim" pack. Any sm_90 card. ~3 minutes.
+    gpu_info
+    gpu_tests ds 'CudaModels.DeviceSamplerMatchesHostSampler:CudaModels.ArgmaxRowsEqualHostArgmax' 120
+    kc sample "" 20264403 120
+    synth qwen3-8b q4_k_m
+    for seed in 1 2 3; do
+      for ob in false true; do
+        timeout 60 "$bin/run-gen" "$f" -p "Once upon a time" -n 256 --temp 0.8 --seed $seed --repeat-penalty 1.1 \
+          --set sample.on_backend=$ob --set receipt.hash_model=false --receipt "$out/run-gen.jsonl" 2>&1 |
+          grep -E "^run-gen:" | sed "s/^/on_backend=$ob seed=$seed /"
+      done
+    done
+    rm -f "$f"
     ;;
   g44)
     # mmvf2 (kernels.mmvf_v2) before it becomes the default: s36c (H100, forty-fourth session) measured

@@ -33,6 +33,15 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
               tok.n_vocab());
   Sampler sampler(gen::sampler_options(cfg));
   for (int32_t id : prompt.ids) sampler.accept(id);
+  // Greedy without penalties is the argmax alone: the backend picks it (on a GPU only the id comes
+  // back, not the vocabulary's logits), which is the sampler's choice (memra::argmax) bit for bit.
+  // Otherwise, with sample.on_backend, a backend sampler draws where the logits are (the same chain).
+  const bool argmax_on_backend = gen::argmax_sampling(cfg);
+  std::unique_ptr<backend::TokenSampler> be_sampler;
+  if (!argmax_on_backend && cfg.sample.on_backend) {
+    be_sampler = l.session->backend().make_sampler(gen::sampler_options(cfg));
+    for (int32_t id : prompt.ids) be_sampler->accept(id);
+  }
 
   StopCriteria stop{tok.info().eog, cfg.sample.stop};
   const bool echo_prompt = !cfg.run.chat;
@@ -44,23 +53,25 @@ int run_generate(app::Context& ctx, const Options& o, std::shared_ptr<const gguf
   engine::GenerateOptions go;
   go.n_predict = cfg.run.n_predict;
   go.eog_ids = tok.info().eog;
-  // Greedy without penalties is the argmax alone: the backend picks it (on a GPU only the id comes
-  // back, not the vocabulary's logits), which is the sampler's choice (memra::argmax) bit for bit.
-  const bool argmax_on_backend = gen::argmax_sampling(cfg);
+  const auto on_token = [&](int32_t id) {
+    if (be_sampler)
+      be_sampler->accept(id);
+    else
+      sampler.accept(id);
+    if (tok.is_eog(id)) return true;  // generate() stops after it; nothing to print
+    return out.push(id);
+  };
   engine::SampleFn sample_fn;
   if (!argmax_on_backend) sample_fn = [&](std::span<const float> logits) { return sampler.sample(logits); };
-  auto res = engine::generate(
-      *l.session, prompt.ids, go, sample_fn,
-      [&](int32_t id) {
-        sampler.accept(id);
-        if (tok.is_eog(id)) return true;  // generate() stops after it; nothing to print
-        return out.push(id);
-      });
+  auto res = be_sampler ? engine::generate(*l.session, prompt.ids, go, *be_sampler, on_token)
+                        : engine::generate(*l.session, prompt.ids, go, sample_fn, on_token);
   out.finish();
   if (res.stop == "callback") res.stop = "stop_string";
   gen::record_output(ctx, res.tokens, res.stop, out, res.n_prompt, res.prefill_ms, res.decode_ms);
   auto& m = ctx.receipt.metrics();
-  m["sampling"] = argmax_on_backend ? "argmax on the backend" : "host sampler";
+  m["sampling"] = argmax_on_backend ? "argmax on the backend"
+                  : be_sampler         ? "backend sampler (" + be_sampler->where() + ")"
+                                       : "host sampler";
   std::fprintf(stderr,
                "run-gen: %s | load %.0f ms | prompt %d tok, %.1f ms, %.1f tok/s | decode %zu tok, %.1f ms, "
                "%.2f tok/s | stop: %s\n",

@@ -59,6 +59,34 @@ void Backend::argmax_rows(View src, std::span<int32_t> out) {
     out[(size_t)r] = memra::argmax(std::span<const float>(h).subspan((size_t)(r * src.cols), (size_t)src.cols));
 }
 
+namespace {
+
+// Backend::make_sampler's default: the row to the host, memra::Sampler there.
+class HostTokenSampler final : public TokenSampler {
+ public:
+  HostTokenSampler(Backend& be, const SamplerOptions& o) : be_(be), s_(o) {}
+  int32_t sample(View logits) override {
+    MEMRA_CHECK(logits.rows == 1 && logits.cols > 0, "sampler: a [{} x {}] view, one row expected", logits.rows,
+                logits.cols);
+    row_.resize((size_t)logits.cols);
+    be_.to_host(logits, row_.data());
+    return s_.sample(row_);
+  }
+  void accept(int32_t token) override { s_.accept(token); }
+  std::string where() const override { return "host"; }
+
+ private:
+  Backend& be_;
+  Sampler s_;
+  std::vector<float> row_;
+};
+
+}  // namespace
+
+std::unique_ptr<TokenSampler> Backend::make_sampler(const SamplerOptions& o) {
+  return std::make_unique<HostTokenSampler>(*this, o);
+}
+
 void Backend::matmul_n(View x, std::span<const MatmulOut> outs) {
   for (const auto& o : outs) matmul(*o.w, x, o.y, o.bias);
 }

@@ -21,6 +21,7 @@
 
 #include "kv/kv.h"
 #include "quant/types.h"
+#include "sample/sampler.h"
 
 namespace memra::backend {
 
@@ -241,6 +242,23 @@ class StepScope {
   bool done_ = false;
 };
 
+// Draws tokens from logits that stay on the backend: sampled generation without the vocabulary's
+// round trip to the host. It runs the CPU sampler's chain (memra::Sampler, lib/sample/chain.h) with
+// the same options, penalty window and counter-based draws, so on the same logits it picks
+// Sampler::sample's token (a device's documented exception: the last ulp of exp / log in double,
+// chain.h). Made by Backend::make_sampler; it must not outlive that backend.
+class TokenSampler {
+ public:
+  virtual ~TokenSampler() = default;
+  // The token drawn from one row of logits (a 1-row view). A device sampler applies the penalties
+  // to the row in place: the row is the step's scratch.
+  virtual int32_t sample(View logits) = 0;
+  // Adds a token (prompt or generated) to the penalty window, as Sampler::accept.
+  virtual void accept(int32_t token) = 0;
+  // Where the chain runs: "host" (the row copied to the host) or "device".
+  virtual std::string where() const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -273,6 +291,11 @@ class Backend {
   // default copies the rows to the host and picks there; a device backend picks on the device
   // and copies only the ids back (greedy decoding without the logits' round trip).
   virtual void argmax_rows(View src, std::span<int32_t> out);
+  // A token sampler for these options (validated: memra::validate). The default copies each row to
+  // the host and draws there with memra::Sampler; the CUDA backend draws on the device where its
+  // sampling kernel can (kernels/sample: top_k in [1, 1024] when temperature > 0) and otherwise
+  // falls back to the default. where() says which was made.
+  virtual std::unique_ptr<TokenSampler> make_sampler(const SamplerOptions& o);
   virtual void from_host(const float* src, View dst) = 0;
   virtual void synchronize() = 0;
 

@@ -66,6 +66,7 @@ struct SampleSection {
   double frequency_penalty = 0.0;
   double presence_penalty = 0.0;
   std::vector<std::string> stop;  // stop strings
+  bool on_backend = false;  // sampled generation draws where the logits are (Backend::make_sampler)
 };
 
 struct KernelsSection {

@@ -34,48 +34,65 @@ void Session::check_prefill(std::span<const int32_t> ids) const {
               ids.size(), n_past_, n_ctx());
 }
 
-std::vector<float> Session::prefill(std::span<const int32_t> ids, bool all_logits) {
+void Session::prefill_chunks(std::span<const int32_t> ids, bool all_logits,
+                             const std::function<void(size_t, size_t, backend::View)>& chunk) {
   check_prefill(ids);
-  const int64_t nv = n_vocab();
-  std::vector<float> out((size_t)((all_logits ? (int64_t)ids.size() : 1) * nv));
   for (size_t i = 0; i < ids.size(); i += (size_t)opts_.max_batch) {
     const size_t n = std::min(ids.size() - i, (size_t)opts_.max_batch);
-    const bool last_chunk = i + n == ids.size();
-    const backend::View lv = run(ids.subspan(i, n), all_logits);
+    chunk(i, n, run(ids.subspan(i, n), all_logits));
+  }
+}
+
+std::vector<float> Session::prefill(std::span<const int32_t> ids, bool all_logits) {
+  const int64_t nv = n_vocab();
+  std::vector<float> out((size_t)((all_logits ? (int64_t)ids.size() : 1) * nv));
+  prefill_chunks(ids, all_logits, [&](size_t i, size_t n, backend::View lv) {
     if (all_logits)
       be_.to_host(lv, out.data() + (int64_t)i * nv);
-    else if (last_chunk)
+    else if (i + n == ids.size())
       be_.to_host(lv, out.data());
-  }
+  });
   return out;
 }
 
 std::vector<int32_t> Session::prefill_argmax(std::span<const int32_t> ids, bool all_rows) {
-  check_prefill(ids);
   std::vector<int32_t> out(all_rows ? ids.size() : 1);
-  for (size_t i = 0; i < ids.size(); i += (size_t)opts_.max_batch) {
-    const size_t n = std::min(ids.size() - i, (size_t)opts_.max_batch);
-    const backend::View lv = run(ids.subspan(i, n), all_rows);
+  prefill_chunks(ids, all_rows, [&](size_t i, size_t n, backend::View lv) {
     if (all_rows)
       be_.argmax_rows(lv, std::span<int32_t>(out).subspan(i, n));
     else if (i + n == ids.size())
       be_.argmax_rows(lv, out);
-  }
+  });
   return out;
 }
 
+int32_t Session::prefill_sample(std::span<const int32_t> ids, backend::TokenSampler& sampler) {
+  int32_t id = 0;
+  prefill_chunks(ids, false, [&](size_t i, size_t n, backend::View lv) {
+    if (i + n == ids.size()) id = sampler.sample(lv);
+  });
+  return id;
+}
+
+void Session::check_decode() const { MEMRA_CHECK(n_past_ < n_ctx(), "decode: context full (n_ctx={})", n_ctx()); }
+
 std::vector<float> Session::decode(int32_t token) {
-  MEMRA_CHECK(n_past_ < n_ctx(), "decode: context full (n_ctx={})", n_ctx());
+  check_decode();
   std::vector<float> out((size_t)n_vocab());
   be_.to_host(run(std::span<const int32_t>(&token, 1), false), out.data());
   return out;
 }
 
 int32_t Session::decode_argmax(int32_t token) {
-  MEMRA_CHECK(n_past_ < n_ctx(), "decode: context full (n_ctx={})", n_ctx());
+  check_decode();
   int32_t id = 0;
   be_.argmax_rows(run(std::span<const int32_t>(&token, 1), false), std::span<int32_t>(&id, 1));
   return id;
+}
+
+int32_t Session::decode_sample(int32_t token, backend::TokenSampler& sampler) {
+  check_decode();
+  return sampler.sample(run(std::span<const int32_t>(&token, 1), false));
 }
 
 void Session::truncate(int n) {
@@ -100,8 +117,14 @@ void Session::rollback_to_checkpoint() {
 
 int32_t argmax(std::span<const float> logits) { return memra::argmax(logits); }
 
-GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
-                        const SampleFn& sample, const TokenFn& on_token) {
+namespace {
+
+// generate()'s loop: first() prefills the prompt and returns the first token, next(id) decodes id
+// and returns the token after it. (With n_predict = 0 the sampled forms' first() only prefills: no
+// draw is consumed.)
+GenerateResult generate_loop(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
+                             const std::function<int32_t()>& first, const std::function<int32_t(int32_t)>& next,
+                             const TokenFn& on_token) {
   MEMRA_CHECK(!prompt.empty(), "generate: empty prompt (add at least a BOS token)");
   MEMRA_CHECK(opts.n_predict >= 0, "generate: n_predict must be >= 0, got {}", opts.n_predict);
   const int64_t need = (int64_t)s.n_past() + (int64_t)prompt.size() + opts.n_predict;
@@ -112,19 +135,12 @@ GenerateResult generate(Session& s, std::span<const int32_t> prompt, const Gener
   GenerateResult r;
   r.n_prompt = (int)prompt.size();
   r.stop = "length";
-  // An empty sample function: greedy, the choice made by the backend (the logits stay there).
-  const bool on_backend = !sample;
   auto t0 = clock::now();
-  std::vector<float> logits;
-  int32_t next = 0;
-  if (on_backend)
-    next = s.prefill_argmax(prompt, false)[0];
-  else
-    logits = s.prefill(prompt, false);
+  int32_t id = first();
   r.prefill_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   auto t1 = clock::now();
   for (int i = 0; i < opts.n_predict; ++i) {
-    const int32_t id = on_backend ? next : sample(logits);
+    if (i > 0) id = next(id);
     r.tokens.push_back(id);
     if (on_token && !on_token(id)) {
       r.stop = "callback";
@@ -134,14 +150,35 @@ GenerateResult generate(Session& s, std::span<const int32_t> prompt, const Gener
       r.stop = "eog";
       break;
     }
-    if (i + 1 == opts.n_predict) break;
-    if (on_backend)
-      next = s.decode_argmax(id);
-    else
-      logits = s.decode(id);
   }
   r.decode_ms = std::chrono::duration<double, std::milli>(clock::now() - t1).count();
   return r;
+}
+
+}  // namespace
+
+GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
+                        const SampleFn& sample, const TokenFn& on_token) {
+  // An empty sample function: greedy, the choice made by the backend (the logits stay there).
+  if (!sample)
+    return generate_loop(
+        s, prompt, opts, [&] { return s.prefill_argmax(prompt, false)[0]; },
+        [&](int32_t id) { return s.decode_argmax(id); }, on_token);
+  return generate_loop(
+      s, prompt, opts,
+      [&] {
+        const auto logits = s.prefill(prompt, false);
+        return opts.n_predict > 0 ? sample(logits) : 0;
+      },
+      [&](int32_t id) { return sample(s.decode(id)); }, on_token);
+}
+
+GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
+                        backend::TokenSampler& sampler, const TokenFn& on_token) {
+  return generate_loop(
+      s, prompt, opts,
+      [&] { return opts.n_predict > 0 ? s.prefill_sample(prompt, sampler) : (s.prefill(prompt, false), 0); },
+      [&](int32_t id) { return s.decode_sample(id, sampler); }, on_token);
 }
 
 }  // namespace memra::engine

@@ -45,6 +45,10 @@ class Session {
   // returns every position's choice when all_rows, else the last one's.
   std::vector<int32_t> prefill_argmax(std::span<const int32_t> ids, bool all_rows);
   int32_t decode_argmax(int32_t token);
+  // The sampled forms: the last position's token drawn by `sampler` (made by this session's
+  // backend: Backend::make_sampler) from logits that stay on the backend.
+  int32_t prefill_sample(std::span<const int32_t> ids, backend::TokenSampler& sampler);
+  int32_t decode_sample(int32_t token, backend::TokenSampler& sampler);
   // Forget everything (n = 0) or every position >= n. With recurrent layers only n = 0 or
   // n >= n_past() (their state cannot be truncated: see the checkpoint below).
   void reset() { truncate(0); }
@@ -59,6 +63,11 @@ class Session {
   // Runs ids at n_past() and returns the logits view (every row when all_logits, else the last).
   backend::View run(std::span<const int32_t> ids, bool all_logits);
   void check_prefill(std::span<const int32_t> ids) const;
+  // Runs ids in chunks of max_batch; chunk(i, n, logits) after each (logits of every row of the
+  // chunk when all_logits, else of its last).
+  void prefill_chunks(std::span<const int32_t> ids, bool all_logits,
+                      const std::function<void(size_t, size_t, backend::View)>& chunk);
+  void check_decode() const;
 
   std::shared_ptr<const gguf::File> file_;
   backend::Backend& be_;
@@ -102,5 +111,10 @@ using TokenFn = std::function<bool(int32_t)>;
 // "prompt of N tokens + M to generate exceeds context n_ctx=C".
 GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
                         const SampleFn& sample, const TokenFn& on_token = {});
+// The same with each token drawn by a backend sampler (Session::prefill_sample / decode_sample: the
+// logits stay on the backend). The caller accepts tokens into the sampler's penalty window (the
+// prompt's before, each generated one in on_token), as with memra::Sampler.
+GenerateResult generate(Session& s, std::span<const int32_t> prompt, const GenerateOptions& opts,
+                        backend::TokenSampler& sampler, const TokenFn& on_token = {});
 
 }  // namespace memra::engine

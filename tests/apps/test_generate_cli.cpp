@@ -90,6 +90,19 @@ TEST(RunGenGenerate, SeededSamplingIsReproducible) {
   EXPECT_EQ(c["sample"]["top_k"], 20);
   EXPECT_EQ(c["run"]["seed"], 7);
   EXPECT_EQ(c["run"]["n_predict"], 24);
+  EXPECT_EQ(a.receipt["metrics"]["sampling"], "host sampler");
+  // sample.on_backend: the backend's sampler draws the same tokens (on the CPU backend its default,
+  // the row to the host; the receipt says which ran).
+  auto cpu = args;
+  cpu.insert(cpu.end(), {"--backend", "cpu"});
+  auto on = cpu;
+  on.insert(on.end(), {"--set", "sample.on_backend=true"});
+  auto h = run_gen(cpu), d = run_gen(on);
+  ASSERT_EQ(h.code, 0) << h.describe();
+  ASSERT_EQ(d.code, 0) << d.describe();
+  EXPECT_EQ(d.receipt["results"]["generated_ids"], h.receipt["results"]["generated_ids"]);
+  EXPECT_EQ(d.out, h.out);
+  EXPECT_EQ(d.receipt["metrics"]["sampling"], "backend sampler (host)");
 }
 
 // A stop string ends generation and is cut from the text (expected text from the reference:

@@ -172,3 +172,82 @@ TEST(CudaModels, SpeculativeSamplingRows) {
     }
   }
 }
+
+// Backend::make_sampler on the device (run-gen's sample.on_backend; kernels/sample: the chain, the
+// penalty window and the draw counter in device memory, only the id back) against the host path
+// (the row copied to the host, memra::Sampler): generate() through each from the same seed gives the
+// same tokens, over the options' corners (defaults, penalties over a short window, greedy after
+// penalties, top_k 1, a wide top_k and a high temperature), on two synth models. top_k off or past
+// the kernel's 1024 gets the host sampler (where() says so).
+TEST(CudaModels, DeviceSamplerMatchesHostSampler) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  std::vector<std::pair<const char*, SamplerOptions>> cases;
+  SamplerOptions o;
+  o.seed = 20264402;
+  cases.push_back({"defaults", o});
+  o.repeat_penalty = 1.3f;
+  o.frequency_penalty = 0.2f;
+  o.presence_penalty = 0.4f;
+  o.penalty_last_n = 8;
+  cases.push_back({"penalties, window 8", o});
+  o.temperature = 0.0f;
+  cases.push_back({"greedy after penalties", o});
+  SamplerOptions w;
+  w.seed = 5;
+  w.temperature = 1.7f;
+  w.top_k = 1024;
+  w.top_p = 1.0f;
+  w.min_p = 0.0f;
+  cases.push_back({"top_k 1024, temperature 1.7", w});
+  w.top_k = 1;
+  cases.push_back({"top_k 1", w});
+  for (const char* name : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
+    auto file = std::make_shared<const gguf::File>(gguf::File::open(shared_dir() + "/models/synth/" + name));
+    auto be = backend::make_cuda_backend(gpu_config(true));
+    engine::SessionOptions so;
+    so.kv = kv::KvOptions{256, QType::Q8_0, QType::Q5_1};
+    engine::Session s(file, *be, so);
+    const int nv = s.n_vocab();
+    std::vector<int32_t> prompt(12);
+    for (int i = 0; i < 12; ++i) prompt[(size_t)i] = (int32_t)((i * 31 + 7) % nv);
+    for (const auto& [what, opts] : cases) {
+      SCOPED_TRACE(std::string(name) + ", " + what);
+      std::vector<std::vector<int32_t>> runs;
+      for (bool device : {false, true}) {
+        s.reset();
+        Sampler host(opts);
+        auto ts = be->make_sampler(opts);
+        EXPECT_EQ(ts->where(), "device");
+        for (int32_t id : prompt) {
+          host.accept(id);
+          ts->accept(id);
+        }
+        engine::GenerateOptions go;
+        go.n_predict = 32;
+        const auto r = device ? engine::generate(s, prompt, go, *ts,
+                                                 [&](int32_t id) {
+                                                   ts->accept(id);
+                                                   return true;
+                                                 })
+                              : engine::generate(
+                                    s, prompt, go, [&](std::span<const float> l) { return host.sample(l); },
+                                    [&](int32_t id) {
+                                      host.accept(id);
+                                      return true;
+                                    });
+        runs.push_back(r.tokens);
+      }
+      EXPECT_EQ(runs[0], runs[1]);
+      EXPECT_EQ(runs[1].size(), 32u);
+    }
+  }
+  auto be = backend::make_cuda_backend(gpu_config(true));
+  SamplerOptions off;
+  off.top_k = 0;
+  EXPECT_EQ(be->make_sampler(off)->where(), "host");
+  off.top_k = 1025;
+  EXPECT_EQ(be->make_sampler(off)->where(), "host");
+  off.temperature = 0.0f;  // greedy: no ranking, any top_k
+  EXPECT_EQ(be->make_sampler(off)->where(), "device");
+}

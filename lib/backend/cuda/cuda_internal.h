@@ -28,6 +28,8 @@ struct Shared {
   std::atomic<uint64_t> f16_skipped{0};  // matrices left without an f16 prefill copy (memory reserve)
 };
 
+class DeviceTokenSampler;
+
 class CudaKv final : public KvStore {
  public:
   CudaKv(std::shared_ptr<Shared> sh, const kv::KvShape& s, const kv::KvOptions& o, uint64_t serial);
@@ -76,6 +78,7 @@ class CudaBackend final : public Backend {
                        const void* host, std::shared_ptr<const void> keep_alive) override;
   void to_host(View src, float* dst) override;
   void argmax_rows(View src, std::span<int32_t> out) override;
+  std::unique_ptr<TokenSampler> make_sampler(const SamplerOptions& o) override;  // cuda_sample_ops.cpp
   void from_host(const float* src, View dst) override;
   void synchronize() override;
 
@@ -114,6 +117,7 @@ class CudaBackend final : public Backend {
                        int layer, int pos0, View out) override;
 
  private:
+  friend class DeviceTokenSampler;  // cuda_sample_ops.cpp: the stream, the pool, settle_deferred_norm
   enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kDeltaNet, kMoe, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
