@@ -33,7 +33,8 @@
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
 # 1 row per warp), ds44 (a "slim" pack: the device sampler's GPU test and run-gen times; green and
-# faster -> flip sample.on_backend), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
+# faster -> flip sample.on_backend), moe44 (a "slim" pack: the MoE gate + up launch's gates and
+# tg128 arm), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
 # effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
 # md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -463,6 +464,22 @@ case "$phase" in
       done
     done
     rm -f "$f"
+    ;;
+  moe44)
+    # kernels.moe_gate_up_one_launch (built in the forty-fourth session): the MoE decode's gate and up
+    # expert matvecs in one routed launch. Gates: kernel-check moe routed_pair/* (each matrix
+    # byte-identical to per-slot plain launches, f64, a bad id), the Qwen3Moe GPU tests incl.
+    # CudaModels.Qwen3MoeGateUpOneLaunchSameBytes; then qwen3-30b-a3b q8_0 and q4_k_m tg128 at d0, the
+    # arm against the defaults (one arm resident at a time: no A/A copy). Any sm_90 card (the H200
+    # for README rows). A "slim" pack. ~6 minutes.
+    gpu_info
+    kc moe routed_pair 20264404 120
+    gpu_tests moe44 'CudaModels.Qwen3Moe*' 150
+    for mix in q8_0 q4_k_m; do
+      synth qwen3-30b-a3b $mix 300
+      tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-gate-up-one-launch.toml --set bench.interleave=false
+      rm -f "$f"
+    done
     ;;
   g44)
     # mmvf2 (kernels.mmvf_v2) before it becomes the default: s36c (H100, forty-fourth session) measured

@@ -114,7 +114,9 @@ std::vector<int32_t> random_route_ids(Env& env, int n, int k, int e, int n_bad) 
 // grouped form (512 tokens) skip the f64 reference.
 // kGroupedMma (launch_matvec_grouped_mma, kernels.moe_grouped_mma: Q8_0 on the int8 tensor cores,
 // another summation order) is held to the plain launches and f64 within 1e-5 instead of bytes.
-enum class RoutedForm { kPlain, kV2, kGrouped, kGroupedMma };
+// kPair: the plain routed form with a second expert stack in the same launch (MatvecParams::w2 / y2,
+// kernels.moe_gate_up_one_launch), each matrix's slots byte-identical to per-slot plain launches.
+enum class RoutedForm { kPlain, kV2, kGrouped, kGroupedMma, kPair };
 class RoutedMatvecCase : public Case {
  public:
   RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad,
@@ -125,6 +127,11 @@ class RoutedMatvecCase : public Case {
     row_bytes_ = *qtype_row_bytes(t_, cols_);
     w_ = random_weight_bytes(env, t_, (int64_t)e_ * rows_, cols_);
     dw_ = env.upload(w_);
+    if (form_ == RoutedForm::kPair) {
+      dw2_ = env.upload(random_weight_bytes(env, t_, (int64_t)e_ * rows_, cols_));
+      dy2_ = env.alloc_output<float>((size_t)(slots() * rows_));
+      dplain2_ = env.alloc_output<float>((size_t)(slots() * rows_));
+    }
     ids_ = random_route_ids(env, n_, k_, e_, 0);  // k distinct experts per token, in a random order
     if (bad_) ids_.back() = e_;
     dids_ = env.upload(ids_);
@@ -169,6 +176,10 @@ class RoutedMatvecCase : public Case {
     p.expert_bytes = (size_t)rows_ * row_bytes_;
     p.x_slot_div = per_slot_x_ ? 1 : k_;
     if (form_ == RoutedForm::kV2) return cuda::launch_matvec_v2(p, env.stream());
+    if (form_ == RoutedForm::kPair) {
+      p.w2 = dw2_;
+      p.y2 = dy2_;
+    }
     if (form_ == RoutedForm::kGrouped || form_ == RoutedForm::kGroupedMma) {
       cuda::MoeGroupParams gp;
       gp.ids = dids_;
@@ -204,25 +215,45 @@ class RoutedMatvecCase : public Case {
       }
     }
   }
-  Verdict compare(Env& env) override {
-    // The plain launches, one per slot, on the same bytes.
+  // The plain launches, one per slot, of the expert stack at dw into dplain; then the routed output
+  // dy and those rows (the bad slot's rows checked NaN and dropped from both).
+  std::pair<std::vector<float>, std::vector<float>> routed_and_plain(Env& env, const uint8_t* dw, float* dy,
+                                                                     float* dplain, Verdict* bad_rows) {
     const size_t x_bytes = quantized_ ? (size_t)(cols_ / 32) * 36 : (size_t)cols_ * 4;
     for (int64_t s = 0; s < slots(); ++s) {
       if (ids_[(size_t)s] >= e_) continue;
       cuda::MatvecParams p = plain_params(static_cast<const uint8_t*>(dx_) + x_row(s) * x_bytes);
-      p.w = dw_ + (size_t)ids_[(size_t)s] * rows_ * row_bytes_;
-      p.y = dplain_ + s * rows_;
+      p.w = dw + (size_t)ids_[(size_t)s] * rows_ * row_bytes_;
+      p.y = dplain + s * rows_;
       ref::check(cuda::launch_matvec(p, env.stream()), "launch_matvec (plain, per slot)");
     }
-    auto got = env.download(dy_, (size_t)(slots() * rows_));
-    auto plain = env.download(dplain_, got.size());
-    const int64_t good = bad_ ? slots() - 1 : slots();  // the bad slot is the last
+    auto got = env.download(dy, (size_t)(slots() * rows_));
+    auto plain = env.download(dplain, got.size());
+    bad_rows->pass = true;
     if (bad_) {
+      const int64_t good = slots() - 1;  // the bad slot is the last
       for (int64_t i = good * rows_; i < slots() * rows_; ++i)
-        if (!std::isnan(got[(size_t)i])) return ref::fail(ref::cat("slot with id ", e_, ": row ", i - good * rows_, " is not NaN"));
+        if (!std::isnan(got[(size_t)i])) {
+          *bad_rows = ref::fail(ref::cat("slot with id ", e_, ": row ", i - good * rows_, " is not NaN"));
+          break;
+        }
       got.resize((size_t)(good * rows_));
       plain.resize(got.size());
-      ref_.resize(got.size());
+    }
+    return {got, plain};
+  }
+  Verdict compare(Env& env) override {
+    Verdict bad_rows;
+    auto [got, plain] = routed_and_plain(env, dw_, dy_, dplain_, &bad_rows);
+    if (!bad_rows.pass) return bad_rows;
+    ref_.resize(got.size());
+    if (form_ == RoutedForm::kPair) {  // the second matrix's slots against its own plain launches
+      Verdict bad2;
+      const auto [got2, plain2] = routed_and_plain(env, dw2_, dy2_, dplain2_, &bad2);
+      if (!bad2.pass) return bad2;
+      return ref::all_of({{"first matrix vs plain", compare_bytes(got.data(), plain.data(), got.size() * 4)},
+                          {"second matrix vs plain", compare_bytes(got2.data(), plain2.data(), got2.size() * 4)},
+                          {"f64", ref::norm(got, ref_, 1e-5)}});
     }
     if (form_ == RoutedForm::kGroupedMma) {  // another summation order: tolerances, not bytes
       const std::vector<double> pd(plain.begin(), plain.end());
@@ -263,9 +294,11 @@ class RoutedMatvecCase : public Case {
   std::vector<int32_t> ids_;
   std::vector<double> ref_;
   uint8_t* dw_ = nullptr;
+  uint8_t* dw2_ = nullptr;  // kPair
   void* dx_ = nullptr;
   int32_t* dids_ = nullptr;
   float *dy_ = nullptr, *dplain_ = nullptr;
+  float *dy2_ = nullptr, *dplain2_ = nullptr;  // kPair
 };
 
 // launch_moe_group against the grouping written out on the host from its definition
@@ -409,6 +442,21 @@ void add_moe_route_cases(Registry& r) {
             [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 2048, 768, 512, 8, true, false, f, false); });
     }
   }
+  // Two expert stacks in one routed launch (kernels.moe_gate_up_one_launch: the gate and up experts),
+  // the quantized types: qwen3-30b-a3b's gate/up shape at one token and a 3-token verify batch, a bad
+  // id, and the --perf shape beside the two plain launches' above.
+  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
+    const std::string tn = ref::cat("routed_pair/", qtype_name(t));
+    r.add("moe", ref::cat(tn, "/768x2048/e16-n1-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false, RoutedForm::kPair); });
+    r.add("moe", ref::cat(tn, "/768x2048/e16-n3-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 3, 8, false, false, RoutedForm::kPair); });
+    r.add("moe", ref::cat(tn, "/257x512/e5-n1-k4-bad_id"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 1, 4, true, true, RoutedForm::kPair); });
+  }
+  for (QType t : {QType::Q8_0, QType::Q4_K})
+    r.add("moe", ref::cat("routed_pair/", qtype_name(t), "/768x2048/e128-n1-k8"),
+          [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, RoutedForm::kPair); });
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K, QType::Q4_0}) {

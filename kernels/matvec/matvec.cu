@@ -140,6 +140,9 @@ cudaError_t launch_matvec(const MatvecParams& p, cudaStream_t stream) {
                    p.expert_bytes < (size_t)p.n_rows * rb))
     return cudaErrorInvalidValue;
   if (p.groups && !tr.quantized) return cudaErrorNotSupported;  // the grouped form: q8_1 activations only
+  // The second matrix (w2 / y2): the routed one-token form of the quantized types only.
+  if ((p.w2 != nullptr) != (p.y2 != nullptr)) return cudaErrorInvalidValue;
+  if (p.w2 && (!p.ids || !tr.quantized || 2 * p.n_slots > 65535)) return cudaErrorInvalidValue;
   switch (p.w_type) {
 #define MEMRA_CASE(N)                                                \
   case QType::N:                                                     \

@@ -38,6 +38,12 @@ struct MatvecParams {
   int n_experts = 0;
   size_t expert_bytes = 0;
   int x_slot_div = 1;
+  // With ids, quantized W only (kernels.moe_gate_up_one_launch): a second expert stack of the same
+  // type and shape (the MoE up experts beside the gate ones) in the same launch. Slots n_slots ..
+  // 2 n_slots - 1 are slots 0 .. n_slots - 1 again on w2 (the same ids, x rows and expert_bytes)
+  // into y2 (stride ldy); each row the bits of its own routed launch. The v2 and grouped forms refuse it.
+  const void* w2 = nullptr;
+  float* y2 = nullptr;
   // Grouped routed experts (kernels.moe_device_route_prefill; quantized W only; ids must be null):
   // groups[g] = [expert, up to 8 slot ids, -1 past the last] (launch_moe_group's layout,
   // moe_kernels.h), n_groups of them; group g multiplies its expert's matrix by the activation rows

@@ -173,7 +173,7 @@ bool matvec_grouped_mma_built(QType t) {
 cudaError_t launch_matvec_grouped_mma(const MatvecParams& p, cudaStream_t stream) {
   if (!matvec_grouped_mma_built(p.w_type)) return cudaErrorNotSupported;
   const auto& tr = qtype_traits(p.w_type);
-  if (!p.w || !p.y || !p.x_q8_1 || !p.groups || p.ids || p.n_rows <= 0 || p.n_cols <= 0 || p.n_cols % 32 ||
+  if (!p.w || !p.y || !p.x_q8_1 || !p.groups || p.ids || p.w2 || p.y2 || p.n_rows <= 0 || p.n_cols <= 0 || p.n_cols % 32 ||
       p.n_cols % tr.block_elems || p.n_groups < 1 || p.n_groups > 65535 || p.n_experts < 1 || p.x_slot_div < 1)
     return cudaErrorInvalidValue;
   const size_t dense = (size_t)(p.n_cols / tr.block_elems) * tr.block_bytes;

@@ -21,6 +21,7 @@ __global__ void matvec_q8_1_kernel(const uint8_t* __restrict__ w, size_t row_byt
   if constexpr (ROUTED) {
     const MatvecRouteSlot rs = matvec_route_slot(route, x_row_bytes, y, ldy, row, lane);
     if (!rs.ok) return;
+    if (rs.second) w = route.w2, y = route.y2;
     w += rs.w_off, x += rs.x_off, y += rs.y_off;
   }
   const uint8_t* wr = w + row * row_bytes;
@@ -106,8 +107,10 @@ cudaError_t launch_matvec_q8_1_m(const MatvecParams& p, size_t row_bytes, int64_
   const auto* x = static_cast<const uint8_t*>(p.x_q8_1);
   if constexpr (MMAX == 1) {
     if (p.ids) {
-      const MatvecRoute r{p.ids, p.n_experts, p.expert_bytes, p.x_slot_div};
-      matvec_q8_1_kernel<T, 1, true><<<dim3((unsigned)grid, (unsigned)p.n_slots), 32 * rpb, 0, s>>>(
+      const MatvecRoute r{p.ids, p.n_experts, p.expert_bytes, p.x_slot_div, static_cast<const uint8_t*>(p.w2), p.y2,
+                          p.n_slots};
+      const unsigned slots = (unsigned)p.n_slots * (p.w2 ? 2u : 1u);
+      matvec_q8_1_kernel<T, 1, true><<<dim3((unsigned)grid, slots), 32 * rpb, 0, s>>>(
           w, row_bytes, p.n_rows, (int)(p.n_cols / 32), x, 1, p.y, ldy, r);
       return cudaGetLastError();
     }

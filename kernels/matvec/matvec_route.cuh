@@ -11,22 +11,34 @@ struct MatvecRoute {
   int n_experts = 0;
   size_t expert_bytes = 0;
   int x_slot_div = 1;
+  // MatvecParams::w2 / y2 (the q8_1 routed kernel only): blockIdx.y >= n_slots is slot
+  // blockIdx.y - n_slots on the second matrix.
+  const uint8_t* w2 = nullptr;
+  float* y2 = nullptr;
+  int n_slots = 0;
 };
 
 // Slot blockIdx.y's offsets: its expert's matrix (bytes), its activation row (x_row units) and its
-// output row. ok false for an id out of range: then lane 0 has written NaN to output row `row` of
-// the slot and the warp must return.
+// output row; `second`: the slot is on MatvecRoute::w2 / y2 (the offsets then apply to those). ok
+// false for an id out of range: then lane 0 has written NaN to output row `row` of the slot and the
+// warp must return.
 struct MatvecRouteSlot {
   bool ok = false;
+  bool second = false;
   size_t w_off = 0;
   size_t x_off = 0;
   int64_t y_off = 0;
 };
 __device__ __forceinline__ MatvecRouteSlot matvec_route_slot(const MatvecRoute& r, size_t x_row, float* y, int64_t ldy,
                                                              int64_t row, int lane) {
-  const int s = blockIdx.y;
-  const int32_t e = r.ids[s];
   MatvecRouteSlot o;
+  int s = blockIdx.y;
+  if (r.w2 && s >= r.n_slots) {
+    s -= r.n_slots;
+    o.second = true;
+    y = r.y2;
+  }
+  const int32_t e = r.ids[s];
   o.y_off = (int64_t)s * ldy;
   o.ok = e >= 0 && e < r.n_experts;
   if (o.ok) {

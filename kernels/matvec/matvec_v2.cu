@@ -64,6 +64,7 @@ bool matvec_v2_built(QType t) {
 
 cudaError_t launch_matvec_v2(const MatvecParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || !p.x_q8_1 || p.n_rows <= 0 || p.n_cols <= 0) return cudaErrorInvalidValue;
+  if (p.w2 || p.y2) return cudaErrorInvalidValue;  // the second matrix: launch_matvec's routed form only
   if (p.m != 1) return cudaErrorNotSupported;
   if (p.rows_per_block != 1 && p.rows_per_block != 2 && p.rows_per_block != 4 && p.rows_per_block != 8)
     return cudaErrorInvalidValue;

@@ -96,6 +96,31 @@ TEST(CudaModels, Qwen3MoeRoutedV2SameBytes) {
     EXPECT_EQ(v.at("moe").find("_gluq8") != std::string::npos, r >= 2) << "run " << r << ": " << v.at("moe");
   }
 }
+// kernels.moe_gate_up_one_launch: the gate and up experts in one routed launch give the decode
+// steps' and a verify batch's logits bytes of the two launches, on both synth MoE files, with the GLU's
+// q8_1 output on and off; the variant names the fused launch only where the key is on.
+TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> cs(4, gpu_config(true));
+    for (int r = 0; r < 4; ++r) {
+      cs[(size_t)r].kernels.moe_device_route = true;
+      cs[(size_t)r].kernels.moe_gate_up_one_launch = r % 2 == 1;
+      cs[(size_t)r].kernels.moe_glu_q8_1 = r >= 2;
+    }
+    auto runs = open_synth_runs(file, cs);
+    expect_same_decode_bytes(runs, 37, 2, 29);
+    const int32_t three[3] = {6, 10, 3};
+    expect_same_batch_bytes(runs, three);
+    for (int r = 0; r < 4; ++r) {
+      const auto& v = runs[(size_t)r].be->variants();
+      ASSERT_TRUE(v.count("moe")) << "run " << r;
+      EXPECT_EQ(v.at("moe").find("_gateup1") != std::string::npos, r % 2 == 1) << "run " << r << ": " << v.at("moe");
+    }
+  }
+}
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }
 TEST(CudaModels, Qwen3_Q4_K_M) { check_model("synth/qwen3-q4_k_m.gguf"); }
 

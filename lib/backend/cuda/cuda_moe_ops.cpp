@@ -165,7 +165,10 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
 
   // One routed matvec: slot s of the launch on expert ids[s]'s rows of t, input row s / x_div.
   bool v2_used = false, mma_used = false;
-  const auto routed = [&](const Weight& t, View in, void* in_q, int x_div, View y) {
+  // w2 / y2: a second expert stack of t's type and shape in the same launch (the up experts beside
+  // the gate ones: kernels.moe_gate_up_one_launch; the plain routed form only).
+  const auto routed = [&](const Weight& t, View in, void* in_q, int x_div, View y, const Weight* w2 = nullptr,
+                          View y2 = {}) {
     cuda::MatvecParams p;
     p.w_type = t.type;
     p.w = t.data;
@@ -186,6 +189,13 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     p.n_experts = E;
     p.expert_bytes = (size_t)t.ne[1] * t.row_bytes;
     p.x_slot_div = x_div;
+    if (w2) {
+      p.w2 = w2->data;
+      p.y2 = y2.data;
+      p.x_q8_1 = in_q;
+      cuda::check_status(cuda::launch_matvec(p, stream()), "launch_matvec (routed gate + up experts)");
+      return;
+    }
     if (is_float(t.type)) {
       p.x_f32 = in.data;
       p.ldx = in.ld;
@@ -216,8 +226,19 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     cuda::check_status(cuda::launch_quantize_q8_1(qp, stream()), "launch_quantize_q8_1");
   };
   if (!is_float(w.gate_exps->type) || !is_float(w.up_exps->type)) quantize(x, xq);
-  routed(*w.gate_exps, x, xq, K, g);
-  routed(*w.up_exps, x, xq, K, u);
+  // kernels.moe_gate_up_one_launch: gate and up in one routed launch (the same rows' bits) where
+  // the two stacks match and no other routed form takes them.
+  const Weight &wg = *w.gate_exps, &wu = *w.up_exps;
+  const bool gate_up_one = cfg_.kernels.moe_gate_up_one_launch && !grouped && !is_float(wg.type) &&
+                           wg.type == wu.type && wg.ne[0] == wu.ne[0] && wg.ne[1] == wu.ne[1] &&
+                           wg.row_bytes == wu.row_bytes && g.ld == u.ld &&
+                           !(cfg_.kernels.moe_routed_v2 && cuda::matvec_v2_built(wg.type));
+  if (gate_up_one) {
+    routed(wg, x, xq, K, g, &wu, u);
+  } else {
+    routed(wg, x, xq, K, g);
+    routed(wu, x, xq, K, u);
+  }
   // kernels.moe_glu_q8_1: the GLU writes the down projection's q8_1 input itself (the quantizer's
   // bytes: the same block rule on the same values), one launch instead of two.
   const bool glu_q8 = cfg_.kernels.moe_glu_q8_1 && !is_float(w.down_exps->type) &&
@@ -252,8 +273,8 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cp.k_used = K;
   cp.cols = (int)e_dim;
   cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
-  note("moe", fmt::format("device_{}_{}of{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
-                          mma_used ? "_mma" : "", glu_q8 ? "_gluq8" : ""));
+  note("moe", fmt::format("device_{}_{}of{}{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
+                          mma_used ? "_mma" : "", glu_q8 ? "_gluq8" : "", gate_up_one ? "_gateup1" : ""));
 }
 
 void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
