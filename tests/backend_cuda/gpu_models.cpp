@@ -72,6 +72,14 @@ static void check_qwen3moe_mma(const char* mix) {
 }
 TEST(CudaModels, Qwen3Moe_Q8_0_DevicePrefillMma) { check_qwen3moe_mma("q8_0"); }
 TEST(CudaModels, Qwen3Moe_Q4_K_M_DevicePrefillMma) { check_qwen3moe_mma("q4_k_m"); }
+// Each run's MoE variant names `tag` exactly where on(run index).
+static void expect_moe_tag(std::span<ModelRun> runs, const char* tag, bool (*on)(int)) {
+  for (int r = 0; r < (int)runs.size(); ++r) {
+    const auto& v = runs[(size_t)r].be->variants();
+    ASSERT_TRUE(v.count("moe")) << "run " << r;
+    EXPECT_EQ(v.at("moe").find(tag) != std::string::npos, on(r)) << "run " << r << ": " << v.at("moe");
+  }
+}
 // kernels.moe_routed_v2 (the device-routed expert matvecs on the v2 kernel) and kernels.moe_glu_q8_1
 // (the GLU writing the down projection's q8_1 input) change no byte: a decode step and a 3-token
 // verify batch (both device-routed) give the plain routed form's logits with either and both, and
@@ -89,12 +97,8 @@ TEST(CudaModels, Qwen3MoeRoutedV2SameBytes) {
   expect_same_decode_bytes(runs, 37, 2, 29);
   const int32_t three[3] = {6, 10, 3};
   expect_same_batch_bytes(runs, three);
-  for (int r = 0; r < 4; ++r) {
-    const auto& v = runs[(size_t)r].be->variants();
-    ASSERT_TRUE(v.count("moe")) << "run " << r;
-    EXPECT_EQ(v.at("moe").find("_v2") != std::string::npos, r == 1 || r == 3) << "run " << r << ": " << v.at("moe");
-    EXPECT_EQ(v.at("moe").find("_gluq8") != std::string::npos, r >= 2) << "run " << r << ": " << v.at("moe");
-  }
+  expect_moe_tag(runs, "_v2", [](int r) { return r == 1 || r == 3; });
+  expect_moe_tag(runs, "_gluq8", [](int r) { return r >= 2; });
 }
 // kernels.moe_gate_up_one_launch: the gate and up experts in one routed launch give the decode
 // steps' and a verify batch's logits bytes of the two launches, on both synth MoE files, with the GLU's
@@ -114,11 +118,7 @@ TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
     expect_same_decode_bytes(runs, 37, 2, 29);
     const int32_t three[3] = {6, 10, 3};
     expect_same_batch_bytes(runs, three);
-    for (int r = 0; r < 4; ++r) {
-      const auto& v = runs[(size_t)r].be->variants();
-      ASSERT_TRUE(v.count("moe")) << "run " << r;
-      EXPECT_EQ(v.at("moe").find("_gateup1") != std::string::npos, r % 2 == 1) << "run " << r << ": " << v.at("moe");
-    }
+    expect_moe_tag(runs, "_gateup1", [](int r) { return r % 2 == 1; });
   }
 }
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }

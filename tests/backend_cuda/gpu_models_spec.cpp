@@ -13,6 +13,7 @@
 #include "engine/session.h"
 #include "engine/speculative.h"
 #include "sample/sampler.h"
+#include "sample/sampler_corners.h"
 
 using namespace memra;
 using namespace memra::gputest;
@@ -182,26 +183,7 @@ TEST(CudaModels, SpeculativeSamplingRows) {
 TEST(CudaModels, DeviceSamplerMatchesHostSampler) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
-  std::vector<std::pair<const char*, SamplerOptions>> cases;
-  SamplerOptions o;
-  o.seed = 20264402;
-  cases.push_back({"defaults", o});
-  o.repeat_penalty = 1.3f;
-  o.frequency_penalty = 0.2f;
-  o.presence_penalty = 0.4f;
-  o.penalty_last_n = 8;
-  cases.push_back({"penalties, window 8", o});
-  o.temperature = 0.0f;
-  cases.push_back({"greedy after penalties", o});
-  SamplerOptions w;
-  w.seed = 5;
-  w.temperature = 1.7f;
-  w.top_k = 1024;
-  w.top_p = 1.0f;
-  w.min_p = 0.0f;
-  cases.push_back({"top_k 1024, temperature 1.7", w});
-  w.top_k = 1;
-  cases.push_back({"top_k 1", w});
+  const auto cases = testsample::sampler_corners(20264402);
   for (const char* name : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
     auto file = std::make_shared<const gguf::File>(gguf::File::open(shared_dir() + "/models/synth/" + name));
     auto be = backend::make_cuda_backend(gpu_config(true));

@@ -6,34 +6,17 @@
 
 #include "core/error.h"
 #include "ref_util.h"
+#include "sample/sampler_corners.h"
 
 namespace memra {
 namespace {
 
-struct Case {
-  const char* name;
-  SamplerOptions o;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> c;
-  SamplerOptions o;
-  o.seed = 7;
-  c.push_back({"defaults (temperature 0.8, top_k 40, top_p 0.95, min_p 0.05)", o});
-  o.repeat_penalty = 1.3f;
-  o.frequency_penalty = 0.2f;
-  o.presence_penalty = 0.4f;
-  o.penalty_last_n = 16;
-  c.push_back({"penalties over a 16-token window", o});
-  o.temperature = 0.0f;
-  c.push_back({"greedy after penalties", o});
-  SamplerOptions wide;
-  wide.seed = 11;
-  wide.temperature = 1.5f;
+// sampler_corners, and top_k off (the whole vocabulary ranked: the host sampler on every backend).
+std::vector<std::pair<const char*, SamplerOptions>> cases() {
+  auto c = testsample::sampler_corners(7);
+  SamplerOptions wide = c.back().second;
   wide.top_k = 0;
-  wide.top_p = 1.0f;
-  wide.min_p = 0.0f;
-  c.push_back({"top_k off, the whole vocabulary", wide});
+  c.emplace_back("top_k off, the whole vocabulary", wide);
   return c;
 }
 
@@ -45,11 +28,11 @@ TEST(TokenSampler, CpuBackendDrawsWhatSamplerDraws) {
   backend::Buffer buf = be->alloc(n_vocab);
   std::mt19937 rng(20264401);
   std::normal_distribution<float> nd(0.0f, 2.5f);
-  for (const auto& c : cases()) {
-    SCOPED_TRACE(c.name);
-    auto ts = be->make_sampler(c.o);
+  for (const auto& [name, opts] : cases()) {
+    SCOPED_TRACE(name);
+    auto ts = be->make_sampler(opts);
     EXPECT_EQ(ts->where(), "host");
-    Sampler ref(c.o);
+    Sampler ref(opts);
     std::vector<int32_t> got, want;
     for (int step = 0; step < 48; ++step) {
       std::vector<float> row((size_t)n_vocab);
@@ -81,13 +64,13 @@ TEST(TokenSampler, BadOptionsAreRefused) {
 TEST(TokenSampler, GenerateThroughBackendSamplerEqualsHostSampler) {
   MEMRA_REQUIRE_SHARED();
   const std::vector<int32_t> prompt = {1, 365, 107, 471, 263};
-  for (const auto& c : cases()) {
-    SCOPED_TRACE(c.name);
+  for (const auto& [name, opts] : cases()) {
+    SCOPED_TRACE(name);
     std::vector<std::vector<int32_t>> runs;
     for (bool on_backend : {false, true}) {
       auto rig = testref::make_rig(testref::shared_dir() + "/models/stories260K.gguf", false, QType::F32);
-      Sampler host(c.o);
-      auto ts = rig.be->make_sampler(c.o);
+      Sampler host(opts);
+      auto ts = rig.be->make_sampler(opts);
       for (int32_t id : prompt) {
         host.accept(id);
         ts->accept(id);
