@@ -34,7 +34,7 @@
 # at its case label): g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
 # 1 row per warp), ds44 (a "slim" pack: the device sampler's GPU test and run-gen times; green and
 # faster -> flip sample.on_backend), moe44 (a "slim" pack: the MoE gate + up launch's gates and
-# tg128 arm), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
+# tg128 arm), moe44t (a "trace" pack: the MoE decode step's timeline), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
 # effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
 # md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -480,6 +480,17 @@ case "$phase" in
       tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-gate-up-one-launch.toml --set bench.interleave=false
       rm -f "$f"
     done
+    ;;
+  moe44t)
+    # The MoE decode step's timeline (qwen3-30b-a3b q8_0 tg128 at 0 keys, the defaults; no trace of it
+    # exists: bench/notes/moe-device-route.md estimated its 3.0 ms from kernel times), then the same
+    # with kernels.moe_gate_up_one_launch. What the routed matvecs, the launches without PDL and the
+    # small kernels per MoE layer cost, for the next MoE decode lever. A "trace" pack. ~5 minutes.
+    gpu_info
+    synth qwen3-30b-a3b q8_0 300
+    traces_at 0
+    traces_at 0 -- gateup1 --config configs/arm-moe-gate-up-one-launch.toml
+    rm -f "$f"
     ;;
   g44)
     # mmvf2 (kernels.mmvf_v2) before it becomes the default: s36c (H100, forty-fourth session) measured
