@@ -407,14 +407,18 @@ TEST(Speculative, DraftPMinKeepsTheOutputAndThinsTheProposals) {
     const auto r = speculate(*target.session, md, prompt, 80, 4);
     EXPECT_EQ(r.tokens, want) << "p_min " << p;
     fmt::print("p_min {}: {} proposals, {} accepted, {} target batches\n", p, r.n_drafted, r.n_accepted, r.n_verify);
-    if (last_drafted >= 0) EXPECT_LE(r.n_drafted, last_drafted) << "p_min " << p;
+    if (last_drafted >= 0) {
+      EXPECT_LE(r.n_drafted, last_drafted) << "p_min " << p;
+    }
     last_drafted = r.n_drafted;
     if (p == 0.0) acc0 = r.acceptance();
     if (p == 0.9) {
       EXPECT_LT(r.n_drafted, r.n_verify * 4) << "some proposals must fall below 0.9";
       EXPECT_GE(r.acceptance(), acc0);
     }
-    if (p == 1.0) EXPECT_EQ(r.n_drafted, 0);
+    if (p == 1.0) {
+      EXPECT_EQ(r.n_drafted, 0);
+    }
   }
   EXPECT_THROW(md.set_p_min(1.5), Error);
 }
