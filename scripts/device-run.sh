@@ -34,7 +34,8 @@
 # at its case label): g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
 # 1 row per warp), ds44 (a "slim" pack: the device sampler's GPU test and run-gen times; green and
 # faster -> flip sample.on_backend), moe44 (a "slim" pack: the MoE gate + up launch's gates and
-# tg128 arm), moe44t (a "trace" pack: the MoE decode step's timeline), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
+# tg128 arm), moe44t (a "trace" pack: the MoE decode step's timeline), q5k44 (slim: the row pairs
+# for Q5_K / IQ4_XS), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
 # effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
 # md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -491,6 +492,21 @@ case "$phase" in
     traces_at 0
     traces_at 0 -- gateup1 --config configs/arm-moe-gate-up-one-launch.toml
     rm -f "$f"
+    ;;
+  q5k44)
+    # Q5_K / IQ4_XS (on mmvs by default since the forty-fourth session) with the row pairs Q4_K / Q8_0 /
+    # Q6_K take (kernels.mmvs_row_pairs; their kernel-check mmvs_rp* cases passed in q5k34): the
+    # CUDA-vs-CPU suite with the arm as the base configuration, then qwen3-8b q5_k_m and iq4_xs tg128
+    # at 0 keys: the defaults, the pairs, the pairs with one task per row, and an A/A copy. On an H200
+    # the defaults' rows are also these files' first H200 rows. A "slim" pack. ~5 minutes.
+    gpu_info
+    suite_with rp5 --config configs/arm-mmvs-row-pairs-q5k-iq4xs.toml
+    for mix in q5_k_m iq4_xs; do
+      synth qwen3-8b "$mix"
+      tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-q5k-iq4xs.toml \
+        --arm configs/arm-mmvs-row-pairs-q5k-iq4xs-1t.toml
+      rm -f "$f"
+    done
     ;;
   g44)
     # mmvf2 (kernels.mmvf_v2) before it becomes the default: s36c (H100, forty-fourth session) measured
