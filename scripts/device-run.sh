@@ -449,13 +449,16 @@ case "$phase" in
     # sample.on_backend (built in the forty-fourth session: Backend::make_sampler, the device sampler
     # of kernels/sample wired into generate() and run-gen): CudaModels.DeviceSamplerMatchesHostSampler
     # (generate() through the device sampler and through the host path give the same tokens, two
-    # models, the options' corners), kernel-check sample (the kernel's own gates), then run-gen on
+    # models, the options' corners), kernel-check sample (the kernel's own gates: the top-k threshold
+    # by a bitonic sort since this session) and its --perf times at 151936 entries, then run-gen on
     # qwen3-8b q4_k_m sampling 256 tokens both ways (temperature 0.8, top_k 40, repeat penalty 1.1),
     # three seeds alternating: decode tok/s from its stderr line and receipts. Green and faster ->
     # sample.on_backend = true. A "slim" pack. Any sm_90 card. ~3 minutes.
     gpu_info
     gpu_tests ds 'CudaModels.DeviceSamplerMatchesHostSampler:CudaModels.ArgmaxRowsEqualHostArgmax' 120
     kc sample "" 20264403 120
+    timeout 60 "$bin/kernel-check" --section sample --perf --seed 20264403 --filter "151936@draw0" \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
     synth qwen3-8b q4_k_m
     for seed in 1 2 3; do
       for ob in false true; do
