@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "core/error.h"
@@ -33,6 +34,31 @@ int32_t argmax(std::span<const float> logits) {
     if (best < 0 || v > logits[(size_t)best]) best = (int32_t)i;
   }
   return best < 0 ? 0 : best;
+}
+
+void candidate_order_all(std::span<const float> logit, std::vector<int32_t>& id, std::vector<uint64_t>& keys,
+                         std::vector<uint64_t>& tmp) {
+  const size_t n = logit.size();
+  MEMRA_CHECK(n <= 0xffffffffu, "candidate_order_all: {} entries", n);
+  keys.resize(n);
+  tmp.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float v = logit[i] == 0.0f ? 0.0f : logit[i];  // -0 and +0 compare equal: one key
+    uint32_t b = 0;
+    std::memcpy(&b, &v, 4);
+    const uint32_t ascending = (b & 0x80000000u) ? ~b : (b | 0x80000000u);  // unsigned order = float order
+    keys[i] = (uint64_t)~ascending << 32 | (uint64_t)i;                     // high half: logit descending
+  }
+  // LSD radix sort on the high 32 bits, 8 at a time; stable, so equal logits keep ascending ids.
+  for (int shift = 32; shift < 64; shift += 8) {
+    size_t count[257] = {};
+    for (size_t i = 0; i < n; ++i) ++count[((keys[i] >> shift) & 0xff) + 1];
+    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (size_t i = 0; i < n; ++i) tmp[count[(keys[i] >> shift) & 0xff]++] = keys[i];
+    keys.swap(tmp);
+  }
+  id.resize(n);
+  for (size_t i = 0; i < n; ++i) id[i] = (int32_t)(uint32_t)keys[i];
 }
 
 Sampler::Sampler(const SamplerOptions& options) : opt_(options) { validate(opt_); }
@@ -91,7 +117,13 @@ int32_t Sampler::candidates(std::span<const float> logits) {
   id_.resize(logits.size());
   std::iota(id_.begin(), id_.end(), 0);
   const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit_[a], a, logit_[b], b); };
-  std::partial_sort(id_.begin(), id_.begin() + k, id_.end(), cmp);
+  // (logit, id) is a strict total order, so every correct sort gives the same permutation: the
+  // whole vocabulary (top_k off) by a radix sort (the heap of partial_sort at k = n took ~25 ms per
+  // token at 151936 entries on the build machine; bench/bench_sampler.cpp).
+  if (k == n_vocab)
+    candidate_order_all(logit_, id_, keys_, keys_tmp_);
+  else
+    std::partial_sort(id_.begin(), id_.begin() + k, id_.end(), cmp);
   id_.resize(k);
   cand_.resize(k);
   for (int32_t i = 0; i < k; ++i) cand_[i] = logit_[id_[i]];

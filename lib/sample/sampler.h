@@ -27,6 +27,13 @@ void validate(const SamplerOptions& o);
 // Largest value, ties to the smallest index (NaN never wins). Throws on an empty span.
 int32_t argmax(std::span<const float> logits);
 
+// Every id of `logit` (no NaN) in candidate order (sample_chain::before: logit descending, id
+// ascending; -0 and +0 one value), by a stable radix sort of the logits' order-preserving bits: the
+// permutation any correct sort gives (a strict total order), in O(n). The sampler's top_k-off path
+// (the whole vocabulary ranked); `keys` / `tmp` are scratch.
+void candidate_order_all(std::span<const float> logit, std::vector<int32_t>& id, std::vector<uint64_t>& keys,
+                         std::vector<uint64_t>& tmp);
+
 // The distribution one sample() call draws from: the candidates that survive the chain, in
 // candidate order, with their temperature weights (probability = weight / total). Greedy: the
 // argmax alone, weight 1, and `greedy` set (drawing from it consumes no draw, as sample() does not).
@@ -81,6 +88,7 @@ class Sampler {
   std::vector<int32_t> id_;
   std::vector<double> p_, score_;
   std::vector<int32_t> order_;
+  std::vector<uint64_t> keys_, keys_tmp_;  // candidate_order_all's scratch
 };
 
 }  // namespace memra

@@ -2,8 +2,10 @@
 // never from the sampler's own output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -348,3 +350,30 @@ TEST(SamplerDistribution, SetWindowKeepsTheDrawCounter) {
   EXPECT_EQ(s.draws(), 1u);
   EXPECT_THROW((void)s.draw(memra::Distribution{}), memra::Error);
 }
+
+namespace memra {
+namespace {
+
+// candidate_order_all (the top_k-off path's radix sort) gives the permutation of a comparison sort
+// by sample_chain::before, over values with many ties, both zeros, infinities and tiny / huge
+// magnitudes, at several lengths.
+TEST(SamplerOrder, RadixOrderEqualsComparisonSort) {
+  std::mt19937 rng(20264405);
+  std::uniform_int_distribution<int> pick(0, 9);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, 1e-38f, -1e-38f, 3e38f, -3e38f, 1.5f, -1.5f};
+  std::vector<uint64_t> keys, tmp;
+  for (size_t n : {1u, 2u, 7u, 1000u, 151936u}) {
+    std::vector<float> logit(n);
+    for (auto& x : logit) x = pick(rng) < 3 ? special[pick(rng)] : pick(rng) < 5 ? std::round(nd(rng)) : nd(rng);
+    std::vector<int32_t> want(n), got;
+    std::iota(want.begin(), want.end(), 0);
+    std::sort(want.begin(), want.end(),
+              [&](int32_t a, int32_t b) { return sample_chain::before(logit[a], a, logit[b], b); });
+    candidate_order_all(logit, got, keys, tmp);
+    EXPECT_EQ(got, want) << "n = " << n;
+  }
+}
+
+}  // namespace
+}  // namespace memra
