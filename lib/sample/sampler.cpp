@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "core/error.h"
@@ -61,6 +62,30 @@ void candidate_order_all(std::span<const float> logit, std::vector<int32_t>& id,
   for (size_t i = 0; i < n; ++i) id[i] = (int32_t)(uint32_t)keys[i];
 }
 
+bool top_k_ids(std::span<const float> logit, int32_t k, std::vector<int32_t>& id, std::vector<float>& block_max) {
+  const int64_t n = (int64_t)logit.size();
+  constexpr int64_t kBlocks = 1024;
+  if (k < 1 || n < 4 * kBlocks || k > kBlocks / 2) return false;
+  // t = the k-th largest of the blocks' maxima: those k maxima are k distinct entries, so at least
+  // k entries are >= t, the k-th largest entry is >= t, and every entry of the first k is too.
+  const int64_t len = (n + kBlocks - 1) / kBlocks;
+  block_max.assign((size_t)kBlocks, -INFINITY);
+  for (int64_t b = 0; b < kBlocks; ++b) {
+    float m = -INFINITY;
+    for (int64_t i = b * len, e = std::min(n, (b + 1) * len); i < e; ++i) m = logit[(size_t)i] > m ? logit[(size_t)i] : m;
+    block_max[(size_t)b] = m;
+  }
+  std::nth_element(block_max.begin(), block_max.begin() + (k - 1), block_max.end(), std::greater<float>());
+  const float t = block_max[(size_t)(k - 1)];
+  id.clear();
+  for (int64_t i = 0; i < n; ++i)
+    if (logit[(size_t)i] >= t) id.push_back((int32_t)i);
+  const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit[(size_t)a], a, logit[(size_t)b], b); };
+  std::partial_sort(id.begin(), id.begin() + k, id.end(), cmp);
+  id.resize((size_t)k);
+  return true;
+}
+
 Sampler::Sampler(const SamplerOptions& options) : opt_(options) { validate(opt_); }
 
 void Sampler::accept(int32_t token) {
@@ -114,16 +139,18 @@ int32_t Sampler::candidates(std::span<const float> logits) {
   }
 
   const int32_t k = opt_.top_k > 0 ? std::min(opt_.top_k, n_vocab) : n_vocab;
-  id_.resize(logits.size());
-  std::iota(id_.begin(), id_.end(), 0);
-  const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit_[a], a, logit_[b], b); };
   // (logit, id) is a strict total order, so every correct sort gives the same permutation: the
   // whole vocabulary (top_k off) by a radix sort (the heap of partial_sort at k = n took ~25 ms per
-  // token at 151936 entries on the build machine; bench/bench_sampler.cpp).
-  if (k == n_vocab)
+  // token at 151936 entries on the build machine; bench/bench_sampler.cpp), a top-k by the ids at
+  // or above a threshold every one of the k first reaches (top_k_ids), else partial_sort.
+  if (k == n_vocab) {
     candidate_order_all(logit_, id_, keys_, keys_tmp_);
-  else
+  } else if (!top_k_ids(logit_, k, id_, block_max_)) {
+    id_.resize(logits.size());
+    std::iota(id_.begin(), id_.end(), 0);
+    const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit_[a], a, logit_[b], b); };
     std::partial_sort(id_.begin(), id_.begin() + k, id_.end(), cmp);
+  }
   id_.resize(k);
   cand_.resize(k);
   for (int32_t i = 0; i < k; ++i) cand_[i] = logit_[id_[i]];

@@ -33,6 +33,12 @@ int32_t argmax(std::span<const float> logits);
 // (the whole vocabulary ranked); `keys` / `tmp` are scratch.
 void candidate_order_all(std::span<const float> logit, std::vector<int32_t>& id, std::vector<uint64_t>& keys,
                          std::vector<uint64_t>& tmp);
+// The first k ids of `logit` (no NaN) in candidate order, found among the entries at or above the
+// k-th largest of 1024 block maxima (each of the first k is one of them), then ordered by
+// sample_chain::before: the k a full sort gives first, in its order. false (id untouched) where the
+// threshold does not apply (fewer than 4096 entries, k > 512): the caller sorts instead.
+// `block_max` is scratch.
+bool top_k_ids(std::span<const float> logit, int32_t k, std::vector<int32_t>& id, std::vector<float>& block_max);
 
 // The distribution one sample() call draws from: the candidates that survive the chain, in
 // candidate order, with their temperature weights (probability = weight / total). Greedy: the
@@ -89,6 +95,7 @@ class Sampler {
   std::vector<double> p_, score_;
   std::vector<int32_t> order_;
   std::vector<uint64_t> keys_, keys_tmp_;  // candidate_order_all's scratch
+  std::vector<float> block_max_;           // top_k_ids' scratch
 };
 
 }  // namespace memra

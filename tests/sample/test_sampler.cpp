@@ -377,3 +377,39 @@ TEST(SamplerOrder, RadixOrderEqualsComparisonSort) {
 
 }  // namespace
 }  // namespace memra
+
+namespace memra {
+namespace {
+
+// top_k_ids (the top-k path's threshold gather) gives the first k of a comparison sort by
+// sample_chain::before, in its order, with ties spanning the k-th place, both zeros and infinities;
+// and declines (false) where its threshold does not apply.
+TEST(SamplerOrder, TopKIdsEqualComparisonSortPrefix) {
+  std::mt19937 rng(20264406);
+  std::uniform_int_distribution<int> pick(0, 9);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, 7.0f, 7.0f, 7.0f, -2.0f, 1.5f, 12.0f};
+  std::vector<float> scratch;
+  for (size_t n : {4096u, 32000u, 151936u}) {
+    std::vector<float> logit(n);
+    for (auto& x : logit) x = pick(rng) < 2 ? special[pick(rng)] : pick(rng) < 5 ? std::round(nd(rng)) : nd(rng);
+    std::vector<int32_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    std::sort(all.begin(), all.end(),
+              [&](int32_t a, int32_t b) { return sample_chain::before(logit[a], a, logit[b], b); });
+    for (int32_t k : {1, 2, 40, 300, 512}) {
+      std::vector<int32_t> got;
+      ASSERT_TRUE(top_k_ids(logit, k, got, scratch)) << "n = " << n << ", k = " << k;
+      EXPECT_EQ(got, std::vector<int32_t>(all.begin(), all.begin() + k)) << "n = " << n << ", k = " << k;
+    }
+    std::vector<int32_t> untouched = {5};
+    EXPECT_FALSE(top_k_ids(logit, 513, untouched, scratch));
+    EXPECT_EQ(untouched, std::vector<int32_t>{5});
+  }
+  std::vector<float> small(4095, 1.0f);
+  std::vector<int32_t> id;
+  EXPECT_FALSE(top_k_ids(small, 40, id, scratch));
+}
+
+}  // namespace
+}  // namespace memra
