@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "core/error.h"
@@ -354,49 +355,50 @@ TEST(SamplerDistribution, SetWindowKeepsTheDrawCounter) {
 namespace memra {
 namespace {
 
+// n logits: a fraction `special_share` (of 10) from `special`, the rest normal with sd 4, half of
+// those rounded to whole numbers (ties).
+std::vector<float> mixed_logits(std::mt19937& rng, size_t n, std::span<const float> special, int special_share) {
+  std::uniform_int_distribution<int> pick(0, 9), which(0, (int)special.size() - 1);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  std::vector<float> logit(n);
+  for (auto& x : logit)
+    x = pick(rng) < special_share ? special[(size_t)which(rng)] : pick(rng) < 5 ? std::round(nd(rng)) : nd(rng);
+  return logit;
+}
+
+// Every id in candidate order by a comparison sort (sample_chain::before): the reference order.
+std::vector<int32_t> sorted_ids(const std::vector<float>& logit) {
+  std::vector<int32_t> ids(logit.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return sample_chain::before(logit[a], a, logit[b], b); });
+  return ids;
+}
+
 // candidate_order_all (the top_k-off path's radix sort) gives the permutation of a comparison sort
 // by sample_chain::before, over values with many ties, both zeros, infinities and tiny / huge
 // magnitudes, at several lengths.
 TEST(SamplerOrder, RadixOrderEqualsComparisonSort) {
   std::mt19937 rng(20264405);
-  std::uniform_int_distribution<int> pick(0, 9);
-  std::normal_distribution<float> nd(0.0f, 4.0f);
   const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, 1e-38f, -1e-38f, 3e38f, -3e38f, 1.5f, -1.5f};
   std::vector<uint64_t> keys, tmp;
   for (size_t n : {1u, 2u, 7u, 1000u, 151936u}) {
-    std::vector<float> logit(n);
-    for (auto& x : logit) x = pick(rng) < 3 ? special[pick(rng)] : pick(rng) < 5 ? std::round(nd(rng)) : nd(rng);
-    std::vector<int32_t> want(n), got;
-    std::iota(want.begin(), want.end(), 0);
-    std::sort(want.begin(), want.end(),
-              [&](int32_t a, int32_t b) { return sample_chain::before(logit[a], a, logit[b], b); });
+    const auto logit = mixed_logits(rng, n, special, 3);
+    std::vector<int32_t> got;
     candidate_order_all(logit, got, keys, tmp);
-    EXPECT_EQ(got, want) << "n = " << n;
+    EXPECT_EQ(got, sorted_ids(logit)) << "n = " << n;
   }
 }
-
-}  // namespace
-}  // namespace memra
-
-namespace memra {
-namespace {
 
 // top_k_ids (the top-k path's threshold gather) gives the first k of a comparison sort by
 // sample_chain::before, in its order, with ties spanning the k-th place, both zeros and infinities;
 // and declines (false) where its threshold does not apply.
 TEST(SamplerOrder, TopKIdsEqualComparisonSortPrefix) {
   std::mt19937 rng(20264406);
-  std::uniform_int_distribution<int> pick(0, 9);
-  std::normal_distribution<float> nd(0.0f, 4.0f);
   const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, 7.0f, 7.0f, 7.0f, -2.0f, 1.5f, 12.0f};
   std::vector<float> scratch;
   for (size_t n : {4096u, 32000u, 151936u}) {
-    std::vector<float> logit(n);
-    for (auto& x : logit) x = pick(rng) < 2 ? special[pick(rng)] : pick(rng) < 5 ? std::round(nd(rng)) : nd(rng);
-    std::vector<int32_t> all(n);
-    std::iota(all.begin(), all.end(), 0);
-    std::sort(all.begin(), all.end(),
-              [&](int32_t a, int32_t b) { return sample_chain::before(logit[a], a, logit[b], b); });
+    const auto logit = mixed_logits(rng, n, special, 2);
+    const auto all = sorted_ids(logit);
     for (int32_t k : {1, 2, 40, 300, 512}) {
       std::vector<int32_t> got;
       ASSERT_TRUE(top_k_ids(logit, k, got, scratch)) << "n = " << n << ", k = " << k;
