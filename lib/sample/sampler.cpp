@@ -69,7 +69,7 @@ bool top_k_ids(std::span<const float> logit, int32_t k, std::vector<int32_t>& id
   // t = the k-th largest of the blocks' maxima: those k maxima are k distinct entries, so at least
   // k entries are >= t, the k-th largest entry is >= t, and every entry of the first k is too.
   const int64_t len = (n + kBlocks - 1) / kBlocks;
-  block_max.assign((size_t)kBlocks, -INFINITY);
+  block_max.resize((size_t)kBlocks);
   for (int64_t b = 0; b < kBlocks; ++b) {
     float m = -INFINITY;
     for (int64_t i = b * len, e = std::min(n, (b + 1) * len); i < e; ++i) m = logit[(size_t)i] > m ? logit[(size_t)i] : m;

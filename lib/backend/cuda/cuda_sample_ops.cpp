@@ -2,7 +2,6 @@
 // penalty window and draw counter in device memory, only the token id copied back (4 bytes where
 // the host sampler copies the whole row of logits and ranks it on the host).
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "backend/cuda/cuda_check.h"
@@ -14,7 +13,7 @@ namespace memra::backend::cuda_impl {
 
 class DeviceTokenSampler final : public TokenSampler {
  public:
-  DeviceTokenSampler(CudaBackend& be, const SamplerOptions& o) : be_(be), o_(o) {
+  DeviceTokenSampler(CudaBackend& be, const SamplerOptions& o) : be_(be), o_(o), window_keeper_(o) {
     // The state: the draw counter (u64, as Sampler's, from 0), the window's length, the token.
     state_ = cuda::DeviceBuffer(be_.ctx().pool(), 16, "sampler state");
     cuda::fill_bytes(state_.get(), 0, 16, be_.stream());
@@ -53,10 +52,9 @@ class DeviceTokenSampler final : public TokenSampler {
     return id;
   }
 
-  void accept(int32_t token) override {  // Sampler::accept's window, mirrored on the host
+  void accept(int32_t token) override {  // the window kept by a host Sampler's own accept()
     if (o_.penalty_last_n == 0) return;
-    window_host_.push_back(token);
-    while (window_host_.size() > (size_t)o_.penalty_last_n) window_host_.pop_front();
+    window_keeper_.accept(token);
     window_dirty_ = true;
   }
 
@@ -69,7 +67,7 @@ class DeviceTokenSampler final : public TokenSampler {
   // before the next draw. From pageable memory: cudaMemcpyAsync has staged the bytes when it
   // returns, so the staging vectors may change after.
   void upload_window() {
-    staged_.assign(window_host_.begin(), window_host_.end());
+    staged_ = window_keeper_.window();
     staged_len_ = (int32_t)staged_.size();
     if (!staged_.empty()) cuda::copy_h2d(window_.get(), staged_.data(), staged_.size() * sizeof(int32_t), be_.stream());
     cuda::copy_h2d(window_len(), &staged_len_, sizeof(staged_len_), be_.stream());
@@ -79,7 +77,7 @@ class DeviceTokenSampler final : public TokenSampler {
   CudaBackend& be_;
   SamplerOptions o_;
   cuda::DeviceBuffer state_, window_;
-  std::deque<int32_t> window_host_;
+  Sampler window_keeper_;  // only its penalty window is used (no draws)
   std::vector<int32_t> staged_;
   int32_t staged_len_ = 0;
   bool window_dirty_ = true;  // the device's length starts at 0 either way; the first draw uploads
