@@ -20,8 +20,9 @@ bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-prob
 # slim: quant without the gemma3 / gemma4 f32 models (14 MB that do not compress; their CUDA-vs-CPU tests
 # are then skipped, as device-run.sh says): quant with the receipts of a few more sessions went over the carry limit.
 [ "$lean" = slim ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
-# trace: pp-bench, gguf-synth and kernel-check with CUPTI and no fixtures (timelines and rows of synth files only).
-[ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth"
+# trace: pp-bench, gguf-synth, kernel-check (with CUPTI) and rp-q4-probe, no fixtures (timelines, rows of synth
+# files, probes).
+[ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth rp-q4-probe"
 # f32: kernel-check and the GPU tests with the f32 synth models only (the float-weight paths:
 # mmvf, gemma's GELU GLU), which the other packs leave out for room: four of the five (llama, qwen3,
 # gemma3, gemma4; qwen2, a llama-like file, does not fit beside them).

@@ -31,7 +31,9 @@
 # q5k34t (Q5_K / IQ4_XS on mmvs 1.77x / 1.78x: the default since), s36c (mmvf2 1.35x on f16 at 1 row
 # per warp; its flip waits on g44), sk33b (the 32B split rule and GLU pairs: the defaults stay).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
+# at its case label): chain45 (a "trace" pack, ~3 minutes: the persistent decode-chain probe, built
+# in the forty-fifth session without a device; does a resident grid stream a dependent matvec chain
+# at the bandwidth floor?), g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
 # 1 row per warp), ds44 (a "slim" pack: the device sampler's GPU test and run-gen times; green and
 # faster -> flip sample.on_backend), moe44 (a "slim" pack: the MoE gate + up launch's gates and
 # tg128 arm), moe44t (a "trace" pack: the MoE decode step's timeline), q5k44 (slim: the row pairs
@@ -617,6 +619,23 @@ PY
       --arm configs/arm-moe-host-route-prefill.toml --arm configs/arm-moe-glu-q8-1-off.toml --set bench.interleave=false \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
+    ;;
+  chain45)
+    # The persistent decode-chain probe (rp-q4-probe --chain; kernels/matvec_rp/chain_persist.h,
+    # bench/notes/decode-chain-probe.md): 36 layers of qwen3-8b-shaped Q4_0 matvecs (3.9 GB) with
+    # every matrix waiting for the whole previous one, streamed by one resident grid through
+    # shared-memory page rings; checked against f64 matrix by matrix, timed in three modes (full,
+    # no dependency waits, pages streamed without compute) for 4 / 8 / 16 consumer warps at 1 and 2
+    # CTAs per SM, beside the split-plane launches of the same shapes. Then the ring depth at the
+    # best-looking forms. Built without a device: its first run. A "trace" pack (rp-q4-probe is in it).
+    # ~3 minutes; an H100 answers the question for its own bandwidth too.
+    gpu_info
+    timeout 300 "$bin/rp-q4-probe" --chain --chain-consumers 4,8,16 --chain-ctas-per-sm 1,2 \
+      --receipt "$out/rp-q4-probe.jsonl" | tail -n 24
+    for st in 3 6; do
+      timeout 120 "$bin/rp-q4-probe" --chain-only --chain-consumers 8,16 --chain-ctas-per-sm 1 --chain-stages "$st" \
+        --chain-check-layers 0,35 --receipt "$out/rp-q4-probe.jsonl" | tail -n 4
+    done
     ;;
   nd33)
     # After nd32b (run it first): qwen3-8b q4_k_m d0 with the two deferred forms in the reverse of

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/app.h"
+#include "rp-q4-probe/chain.h"
 #include "common/probe_timing.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -82,6 +83,9 @@ struct Options {
   int rows_per_block = 4;
   double l2_factor = 2.5;
   int min_batch = 16;
+  bool chain = false;       // also run the persistent decode-chain probe (chain.h)
+  bool chain_only = false;  // only the chain probe
+  probe::ChainOptions ch;
 };
 
 #ifdef MEMRA_HAVE_CUDA
@@ -337,6 +341,26 @@ int main(int argc, char** argv) {
     cli.add_option("--rows-per-block", o.rows_per_block, "warps per CTA of both kernels (1, 2, 4, 8)")
         ->check(CLI::IsMember({1, 2, 4, 8}))
         ->capture_default_str();
+    cli.add_flag("--chain", o.chain,
+                 "also run the persistent decode-chain probe: a layer stack's dependent Q4_0 matvecs streamed by one "
+                 "resident grid (kernels/matvec_rp/chain_persist.h), checked against the CPU and timed");
+    cli.add_flag("--chain-only", o.chain_only, "run only the chain probe");
+    cli.add_option("--chain-layers", o.ch.layers, "layers of the chain")->check(CLI::Range(1, 80))->capture_default_str();
+    cli.add_option("--chain-consumers", o.ch.consumers, "consumer warps per CTA, one form each (4, 8, 16)")
+        ->check(CLI::IsMember({4, 8, 16}))
+        ->delimiter(',')
+        ->capture_default_str();
+    cli.add_option("--chain-ctas-per-sm", o.ch.ctas_per_sm, "resident CTAs per SM, one form each (1, 2)")
+        ->check(CLI::IsMember({1, 2}))
+        ->delimiter(',')
+        ->capture_default_str();
+    cli.add_option("--chain-stages", o.ch.stages, "ring pages per CTA; 0 = as many as fit")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
+    cli.add_option("--chain-check-layers", o.ch.check_layers,
+                   "layers whose matrices are checked against f64 (default: every layer)")
+        ->delimiter(',');
+    cli.add_option("--chain-reps", o.ch.reps, "timed runs of each chain mode")->check(CLI::Range(3, 1000))->capture_default_str();
   };
   spec.run = [&](app::Context& ctx) -> int {
 #ifndef MEMRA_HAVE_CUDA
@@ -350,7 +374,10 @@ int main(int argc, char** argv) {
     bool all_identical = true, all_ref = true;
     std::printf("%-9s %-18s %-11s %4s %4s | %8s %8s %8s %8s | %6s %6s %6s | %s\n", "model", "tensor", "shape", "K",
                 "B", "gguf us", "rp1 us", "rp4 us", "rp4x us", "x rp1", "x rp4", "x rp4x", "identical");
+    o.ch.seed = o.seed;
+    if (o.chain_only) o.chain = true;
     for (const Shape& s : kShapes) {
+      if (o.chain_only) break;
       nlohmann::json r;
       const auto [ident, ref_ok] = run_shape(*cuctx, s, o, r);
       all_identical = all_identical && ident;
@@ -381,6 +408,26 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       shapes.push_back(std::move(r));
     }
+    bool chain_ok = true;
+    nlohmann::json chain;
+    if (o.chain) {
+      nlohmann::json cm = nlohmann::json::object();
+      chain_ok = probe::run_chain(*cuctx, o.ch, chain, cm);
+      gates.push_back({{"name", "rp-q4/chain/checked"}, {"pass", chain_ok}});
+      // The same layer as one launch per matrix (q, k, v, o, gate, up, down), from this run's
+      // split_plane_pf4 graph timings of those shapes: what the chain saves over launches.
+      if (!o.chain_only && cm.value("chain_best_full_us", 0.0) > 0) {
+        auto us = [&](const char* key) { return metrics[key]["split_plane_pf4_us"].get<double>(); };
+        const double per_layer = 2 * us("4096x4096") + 2 * us("1024x4096") + 2 * us("12288x4096") + us("4096x12288");
+        cm["launches_estimate_us"] = per_layer * o.ch.layers;
+        cm["chain_speedup_vs_launches"] = per_layer * o.ch.layers / cm["chain_best_full_us"].get<double>();
+        std::printf("the same chain as split_plane_pf4 launches (q, k, v, o, gate, up, down per layer, from the "
+                    "graph timings above): %.1f us; best chain form %.1f us (%.3fx)\n",
+                    per_layer * o.ch.layers, cm["chain_best_full_us"].get<double>(),
+                    cm["chain_speedup_vs_launches"].get<double>());
+      }
+      metrics["chain"] = std::move(cm);
+    }
     metrics["timing"] = {{"method", "CUDA events around one graph replay of B launches; per-launch = batch / B"},
                          {"warmup", o.warmup}, {"reps", o.reps}, {"l2_bytes", di.l2_bytes},
                          {"l2_factor", o.l2_factor}, {"rows_per_block", o.rows_per_block}, {"m", o.m},
@@ -392,9 +439,11 @@ int main(int argc, char** argv) {
     res["shapes"] = std::move(shapes);
     res["gates"] = std::move(gates);
     res["all_bit_identical"] = all_identical;
-    std::printf("bit-identical on every shape: %s; GGUF kernel vs f64 on sampled rows: %s\n",
-                all_identical ? "yes" : "NO", all_ref ? "ok" : "FAIL");
-    return all_identical && all_ref ? 0 : 1;
+    if (o.chain) res["chain"] = std::move(chain);
+    std::printf("bit-identical on every shape: %s; GGUF kernel vs f64 on sampled rows: %s%s\n",
+                all_identical ? "yes" : "NO", all_ref ? "ok" : "FAIL",
+                o.chain ? (chain_ok ? "; chain checked: ok" : "; chain checked: FAIL") : "");
+    return all_identical && all_ref && chain_ok ? 0 : 1;
 #endif
   };
   return app::main(argc, argv, spec);

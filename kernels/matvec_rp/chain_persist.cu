@@ -1,0 +1,349 @@
+// The persistent decode-chain probe's kernels (see chain_persist.h): the weight pages' fill and
+// the chain itself, one resident grid for every matrix of every layer.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "common/bulk_copy.cuh"
+#include "matvec_rp/chain_persist.h"
+
+namespace memra::cuda::chain {
+namespace {
+
+using namespace memra::chain;
+
+__global__ void fill_chain_kernel(Dims d, uint64_t seed, int layer, int wm, int64_t rows, int64_t blocks_per_row,
+                                  uint8_t* __restrict__ w) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= rows * blocks_per_row) return;
+  const int64_t row = i / blocks_per_row, blk = i % blocks_per_row;
+  const uint64_t h = block_hash(seed, layer, wm, row, blk);
+  const int64_t cols = blocks_per_row * 32;
+  *reinterpret_cast<uint4*>(w + block_qs_offset(d, layer, wm, row, blk)) =
+      make_uint4(block_word(h, 0), block_word(h, 1), block_word(h, 2), block_word(h, 3));
+  *reinterpret_cast<uint16_t*>(w + block_d_offset(d, layer, wm, row, blk)) = block_scale_bits(h, cols);
+}
+
+__device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Named barrier 1 over the consumer warps (the producer never joins). Not .aligned: thread 0 may
+// arrive from its dependency spin while the rest of warp 0 is already waiting.
+__device__ __forceinline__ void consumers_sync(int n_threads) {
+  asm volatile("barrier.sync 1, %0;" ::"r"(n_threads) : "memory");
+}
+
+__device__ __forceinline__ void init_bar(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bulk::smem_addr(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bulk::smem_addr(bar)) : "memory");
+}
+
+// The weights were written before the launch (a kernel boundary orders them for the copy engine):
+// no proxy fence per page.
+__device__ __forceinline__ void copy_page(void* dst, const void* src, uint64_t* bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bulk::smem_addr(bar)), "r"(kPageBytes)
+               : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   bulk::smem_addr(dst)),
+               "l"(src), "r"(kPageBytes), "r"(bulk::smem_addr(bar))
+               : "memory");
+}
+
+// Q4_0 block (16 quant bytes: weight j in the low nibble of byte j, weight j + 16 in its high
+// nibble, each minus 8) against 32 int8 activations xa (0..15), xb (16..31): the exact int sum
+// without the - 8 (the caller subtracts 8 * the activations' sum).
+__device__ __forceinline__ int dot_nibbles(const uint4 w, const uint4 xa, const uint4 xb) {
+  int s = 0;
+  s = __dp4a((int)(w.x & 0x0F0F0F0Fu), (int)xa.x, s);
+  s = __dp4a((int)(w.y & 0x0F0F0F0Fu), (int)xa.y, s);
+  s = __dp4a((int)(w.z & 0x0F0F0F0Fu), (int)xa.z, s);
+  s = __dp4a((int)(w.w & 0x0F0F0F0Fu), (int)xa.w, s);
+  s = __dp4a((int)((w.x >> 4) & 0x0F0F0F0Fu), (int)xb.x, s);
+  s = __dp4a((int)((w.y >> 4) & 0x0F0F0F0Fu), (int)xb.y, s);
+  s = __dp4a((int)((w.z >> 4) & 0x0F0F0F0Fu), (int)xb.z, s);
+  s = __dp4a((int)((w.w >> 4) & 0x0F0F0F0Fu), (int)xb.w, s);
+  return s;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Position in the page ring: slot and the parity of its current round (no divisions per page).
+struct Cursor {
+  int slot = 0;
+  uint32_t parity = 0;
+  bool wrapped = false;  // a round completed: the producer must wait for the slot to be emptied
+  __device__ void next(int stages) {
+    if (++slot == stages) {
+      slot = 0;
+      parity ^= 1u;
+      wrapped = true;
+    }
+  }
+};
+
+struct Smem {
+  uint8_t* ring;
+  uint64_t* full;
+  uint64_t* empty;
+  int8_t* xq;
+  float* xd;
+  int32_t* xs;
+  float* ys;
+};
+
+__host__ __device__ inline size_t act_smem_bytes(int64_t ffn) { return (size_t)ffn + (size_t)ffn / 32 * 8 + 64 * 4; }
+
+__device__ Smem carve(uint8_t* base, int stages, int64_t ffn) {
+  Smem s;
+  s.ring = base;
+  s.full = reinterpret_cast<uint64_t*>(base + (size_t)stages * kPageBytes);
+  s.empty = s.full + stages;
+  s.xq = reinterpret_cast<int8_t*>(s.empty + stages);  // 16-byte aligned: 2 * stages * 8 bytes
+  s.xd = reinterpret_cast<float*>(s.xq + ffn);
+  s.xs = reinterpret_cast<int32_t*>(s.xd + ffn / 32);
+  s.ys = reinterpret_cast<float*>(s.xs + ffn / 32);
+  return s;
+}
+
+// One CTA: warps 0..NC-1 consume, warp NC produces. Tasks blockIdx.x, + gridDim.x, ... in order.
+template <int NC>
+__global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int stages) {
+  constexpr int RPW = kTaskRows / NC;  // rows per consumer warp
+  extern __shared__ __align__(128) uint8_t smem_raw[];
+  const Dims d = p.dims;
+  const Smem sm = carve(smem_raw, stages, d.ffn);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      init_bar(&sm.full[s], 1);
+      init_bar(&sm.empty[s], NC);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  const int64_t n_tasks = (int64_t)d.n_layers * layer_tasks(d);
+
+  if (warp == NC) {  // producer: every page of this CTA's tasks, as soon as a slot is free
+    if (lane == 0) {
+      Cursor c;
+      for (int64_t t = blockIdx.x; t < n_tasks; t += gridDim.x) {
+        const Task k = task_at(d, t);
+        for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
+          // Round r of a slot waits for the consumers' release of round r - 1 (parity of r - 1).
+          if (c.wrapped) bulk::wait_barrier(&sm.empty[c.slot], c.parity ^ 1u);
+          copy_page(sm.ring + (size_t)c.slot * kPageBytes, p.w + k.w_off + (uint64_t)pg * kPageBytes,
+                    &sm.full[c.slot]);
+        }
+      }
+    }
+    return;
+  }
+
+  const int n_cons = NC * 32;
+  const int64_t F = d.ffn;
+  Cursor c;
+  for (int64_t t = blockIdx.x; t < n_tasks; t += gridDim.x) {
+    const Task k = task_at(d, t);
+    if (p.mode == kStreamOnly) {
+      for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
+        bulk::wait_barrier(&sm.full[c.slot], c.parity);
+        __syncwarp();
+        if (lane == 0) arrive(&sm.empty[c.slot]);
+      }
+      continue;
+    }
+    // Wait for the whole previous matrix, then stage its output (this task's input) in shared memory.
+    if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) {
+      const long long t0 = clock64();
+      while (ld_acquire(p.counters + k.dep) < k.dep_count) {
+        if (*reinterpret_cast<volatile uint32_t*>(p.error) != 0) break;  // another CTA gave up: do not wait too
+        if (clock64() - t0 > p.spin_limit) {
+          atomicExch(p.error, 1u);
+          break;
+        }
+      }
+    }
+    consumers_sync(n_cons);
+    const int in = in_slot(k.layer, k.mat);
+    {
+      const uint4* gq = reinterpret_cast<const uint4*>(p.act_q + (int64_t)in * F);
+      for (int64_t i = threadIdx.x; i < k.cols / 16; i += n_cons) reinterpret_cast<uint4*>(sm.xq)[i] = __ldcg(gq + i);
+      for (int64_t i = threadIdx.x; i < k.cols / 32; i += n_cons) {
+        sm.xd[i] = __ldcg(p.act_d + (int64_t)in * (F / 32) + i);
+        sm.xs[i] = __ldcg(p.act_s + (int64_t)in * (F / 32) + i);
+      }
+    }
+    consumers_sync(n_cons);
+
+    float acc[2][RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) acc[0][r] = acc[1][r] = 0.f;
+    const bool glu = k.mat == kGlu;
+    for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
+      const int s = c.slot;
+      const int kc = glu ? pg >> 1 : pg;
+      const int which = glu ? pg & 1 : 0;
+      const int b = kc * kPageBlocks + lane;
+      const uint4 xa = *reinterpret_cast<const uint4*>(sm.xq + b * 32);
+      const uint4 xb = *reinterpret_cast<const uint4*>(sm.xq + b * 32 + 16);
+      const float dx = sm.xd[b];
+      const int sx8 = 8 * sm.xs[b];
+      bulk::wait_barrier(&sm.full[s], c.parity);
+      const uint8_t* page = sm.ring + (size_t)s * kPageBytes;
+      float part[RPW];
+#pragma unroll
+      for (int r = 0; r < RPW; ++r) {
+        const int row = warp * RPW + r;
+        const uint4 wv = *reinterpret_cast<const uint4*>(page + row * (kPageCols / 2) + lane * 16);
+        const uint16_t dh = *reinterpret_cast<const uint16_t*>(page + kPageQsBytes + (row * kPageBlocks + lane) * 2);
+        const int isum = dot_nibbles(wv, xa, xb) - sx8;
+        part[r] = (float)isum * (f16_bits_to_float(dh) * dx);
+      }
+      __syncwarp();
+      if (lane == 0) arrive(&sm.empty[s]);
+#pragma unroll
+      for (int r = 0; r < RPW; ++r) {
+        if (which == 0)
+          acc[0][r] += part[r];
+        else
+          acc[1][r] += part[r];
+      }
+    }
+    const int out = out_slot(k.layer, k.mat);
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) {
+      const float g = warp_sum(acc[0][r]);
+      float y = g;
+      if (glu) y = g / (1.f + expf(-g)) * warp_sum(acc[1][r]);
+      const int row = warp * RPW + r;
+      if (lane == 0) {
+        sm.ys[row] = y;
+        p.y[(int64_t)out * F + k.row_block * kTaskRows + row] = y;
+      }
+    }
+    consumers_sync(n_cons);
+    if (warp == 0) {  // the task's 32 outputs are one q8 block of the next matrix's input
+      const float y = sm.ys[lane];
+      float amax = fabsf(y);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      const int q = amax > 0.f ? __float2int_rn(y * q8_inv_scale(amax)) : 0;
+      int qs = q;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) qs += __shfl_xor_sync(0xffffffffu, qs, o);
+      p.act_q[(int64_t)out * F + k.row_block * kTaskRows + lane] = (int8_t)q;
+      if (lane == 0) {
+        p.act_d[(int64_t)out * (F / 32) + k.row_block] = q8_stored_scale(amax, unit_scale_output(k.mat));
+        p.act_s[(int64_t)out * (F / 32) + k.row_block] = qs;
+      }
+      __threadfence();
+      __syncwarp();
+      if (lane == 0 && p.mode == kFull) atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
+    }
+  }
+}
+
+template <int NC>
+cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
+  int dev = 0, smem_sm = 0, reserved = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev);
+  if (e != cudaSuccess) return e;
+  const size_t fixed = act_smem_bytes(p.dims.ffn);
+  const size_t per_stage = kPageBytes + 16;
+  const size_t limit = std::min(smem_optin, (size_t)smem_sm / (size_t)p.ctas_per_sm - (size_t)reserved);
+  if (limit < fixed + 2 * per_stage) return cudaErrorInvalidValue;
+  int stages = p.stages > 0 ? p.stages : (int)((limit - fixed) / per_stage);
+  g.threads = 32 * (NC + 1);
+  for (; stages >= 2; --stages) {
+    g.smem = (size_t)stages * per_stage + fixed;
+    if (g.smem > limit) continue;
+    e = cudaFuncSetAttribute(chain_kernel<NC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+    if (e != cudaSuccess) return e;
+    int nb = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, chain_kernel<NC>, g.threads, g.smem);
+    if (e != cudaSuccess) return e;
+    if (nb >= p.ctas_per_sm) break;
+    if (p.stages > 0) return cudaErrorInvalidConfiguration;  // the asked ring does not fit
+  }
+  if (stages < 2) return cudaErrorInvalidConfiguration;
+  g.stages = stages;
+  g.grid = sm_count * p.ctas_per_sm;
+  return cudaSuccess;
+}
+
+bool dims_ok(const Dims& d) {
+  return d.n_layers >= 1 && d.hidden >= kPageCols && d.hidden % kPageCols == 0 && d.ffn % kPageCols == 0 &&
+         d.ffn >= d.hidden && d.qkv % kTaskRows == 0 && d.qkv >= d.hidden && d.qkv <= d.ffn;
+}
+
+}  // namespace
+
+cudaError_t chain_geometry(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
+  if (!dims_ok(p.dims) || (p.ctas_per_sm != 1 && p.ctas_per_sm != 2) || sm_count < 1)
+    return cudaErrorInvalidValue;
+  switch (p.consumers) {
+    case 4: return geometry_for<4>(p, sm_count, smem_optin, g);
+    case 8: return geometry_for<8>(p, sm_count, smem_optin, g);
+    case 16: return geometry_for<16>(p, sm_count, smem_optin, g);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream) {
+  if (!dims_ok(p.dims) || g.grid < 1 || g.stages < 2 || !p.w || !p.act_q || !p.act_d || !p.act_s || !p.y ||
+      !p.counters || !p.error)
+    return cudaErrorInvalidValue;
+  switch (p.consumers) {
+    case 4: chain_kernel<4><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 8: chain_kernel<8><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 16: chain_kernel<16><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream, float& ms, uint32_t& error) {
+  cudaEvent_t a = nullptr, b = nullptr;
+  cudaError_t e = cudaEventCreate(&a);
+  if (e == cudaSuccess) e = cudaEventCreate(&b);
+  if (e == cudaSuccess)
+    e = cudaMemsetAsync(p.counters, 0, sizeof(uint32_t) * 4 * (size_t)p.dims.n_layers, stream);
+  if (e == cudaSuccess) e = cudaMemsetAsync(p.error, 0, sizeof(uint32_t), stream);
+  if (e == cudaSuccess) e = cudaEventRecord(a, stream);
+  if (e == cudaSuccess) e = launch_chain(p, g, stream);
+  if (e == cudaSuccess) e = cudaEventRecord(b, stream);
+  if (e == cudaSuccess) e = cudaEventSynchronize(b);
+  if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, a, b);
+  if (e == cudaSuccess) e = cudaMemcpy(&error, p.error, sizeof(uint32_t), cudaMemcpyDeviceToHost);
+  if (a) cudaEventDestroy(a);
+  if (b) cudaEventDestroy(b);
+  return e;
+}
+
+cudaError_t fill_chain_weights(const Dims& d, uint64_t seed, uint8_t* w, cudaStream_t stream) {
+  if (!dims_ok(d) || !w) return cudaErrorInvalidValue;
+  for (int layer = 0; layer < d.n_layers; ++layer)
+    for (int wm = 0; wm < kWMats; ++wm) {
+      const int mat = wm <= kWO ? wm : wm == kWDown ? kDown : kGlu;
+      const int64_t rows = mat_rows(d, mat), bpr = mat_cols(d, mat) / 32;
+      const int64_t n = rows * bpr;
+      fill_chain_kernel<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(d, seed, layer, wm, rows, bpr, w);
+      const cudaError_t e = cudaGetLastError();
+      if (e != cudaSuccess) return e;
+    }
+  return cudaSuccess;
+}
+
+}  // namespace memra::cuda::chain

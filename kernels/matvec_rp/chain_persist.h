@@ -1,0 +1,218 @@
+#pragma once
+// A persistent decode-chain probe (issue 7; rp-q4-probe --chain). The question it answers before
+// anyone builds a persistent decode kernel: can one resident grid stream a layer stack's dependent
+// matvecs at the bandwidth floor when every matrix must wait for the whole output of the one
+// before it? The engine's decode step runs each matvec as its own launch (PDL between them); its
+// matvecs reach ~0.72 of their bytes' floor on the H200 and every launch pays a ramp and a tail
+// (bench/notes/decode-trace.md). Here the weights of the whole chain are streamed by a producer warp
+// per CTA (cp.async.bulk into a ring of shared-memory pages) without waiting for any activation, and
+// only the consumer warps wait for the previous matrix's counter: the weight stream need not drain at
+// a matrix boundary as long as the ring covers the wait.
+//
+// The chain (per layer, qwen3-8b's shapes by default): qkv (Q x H), o (H x H) reading the first H
+// outputs of qkv, gate and up (F x H each, SiLU(gate) * up), down (H x F); the next layer's qkv reads
+// the down's output. No attention, norm or residual: the matvecs and their dependencies alone.
+// Weights: Q4_0 (the 16 quant bytes and f16 scale of every GGUF block, the same 18 bytes per 32
+// weights), generated from a hash of (seed, matrix, row, block) so that the CPU check can
+// regenerate any block, and stored as pages: a task (32 rows of one matrix; a GLU task the 32 rows
+// of gate and of up) is a run of contiguous 18432-byte pages, one per 1024 columns (a GLU task
+// alternates gate and up pages), each page [qs: 32 rows x 512 bytes][d: 32 rows x 32 f16].
+// Activations: q8 blocks of 32 (int8 quants, f32 scale amax / 127, the int sum of the quants), one
+// block per task output (32 rows), written by the task that computed it.
+#include <cstddef>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define MEMRA_CHAIN_HD __host__ __device__ __forceinline__
+#else
+#define MEMRA_CHAIN_HD inline
+#endif
+
+namespace memra::chain {
+
+constexpr int kTaskRows = 32;                                       // one q8 block of the next input
+constexpr int kPageCols = 1024;                                     // columns of one page
+constexpr int kPageBlocks = kPageCols / 32;                         // 32: lane l takes block l
+constexpr uint32_t kPageQsBytes = kTaskRows * kPageCols / 2;        // 16384
+constexpr uint32_t kPageDBytes = kTaskRows * kPageBlocks * 2;       // 2048
+constexpr uint32_t kPageBytes = kPageQsBytes + kPageDBytes;         // 18432
+constexpr int kMats = 4;                                            // qkv, o, glu, down
+enum Mat : int { kQkv = 0, kO = 1, kGlu = 2, kDown = 3 };
+// Weight matrices per layer as generated (the GLU's gate and up are two).
+enum WMat : int { kWQkv = 0, kWO = 1, kWGate = 2, kWUp = 3, kWDown = 4, kWMats = 5 };
+
+struct Dims {
+  int n_layers = 36;
+  int64_t hidden = 4096;  // H: multiple of kPageCols
+  int64_t qkv = 6144;     // Q: multiple of 32, >= H
+  int64_t ffn = 12288;    // F: multiple of kPageCols
+};
+
+MEMRA_CHAIN_HD int64_t mat_rows(const Dims& d, int mat) {
+  return mat == kQkv ? d.qkv : mat == kGlu ? d.ffn : d.hidden;
+}
+MEMRA_CHAIN_HD int64_t mat_cols(const Dims& d, int mat) { return mat == kDown ? d.ffn : d.hidden; }
+MEMRA_CHAIN_HD int64_t mat_tasks(const Dims& d, int mat) { return mat_rows(d, mat) / kTaskRows; }
+MEMRA_CHAIN_HD int mat_pages(const Dims& d, int mat) {
+  return (int)(mat_cols(d, mat) / kPageCols) * (mat == kGlu ? 2 : 1);
+}
+MEMRA_CHAIN_HD uint64_t mat_bytes(const Dims& d, int mat) {
+  return (uint64_t)mat_tasks(d, mat) * (uint64_t)mat_pages(d, mat) * kPageBytes;
+}
+MEMRA_CHAIN_HD uint64_t layer_bytes(const Dims& d) {
+  uint64_t b = 0;
+  for (int m = 0; m < kMats; ++m) b += mat_bytes(d, m);
+  return b;
+}
+MEMRA_CHAIN_HD int64_t layer_tasks(const Dims& d) {
+  int64_t t = 0;
+  for (int m = 0; m < kMats; ++m) t += mat_tasks(d, m);
+  return t;
+}
+
+// Activation slots: 0 = the chain's input (H values), 1 + 4 * layer + mat = that matrix's output.
+// Every slot holds up to F values (q plane) and F / 32 blocks (d and s planes).
+MEMRA_CHAIN_HD int out_slot(int layer, int mat) { return 1 + 4 * layer + mat; }
+MEMRA_CHAIN_HD int in_slot(int layer, int mat) {
+  return mat == kQkv ? (layer == 0 ? 0 : out_slot(layer - 1, kDown)) : out_slot(layer, mat - 1);
+}
+MEMRA_CHAIN_HD int n_slots(const Dims& d) { return 1 + 4 * d.n_layers; }
+
+// Task t of the whole chain (layers in order, then qkv, o, glu, down, then row blocks).
+struct Task {
+  int layer = 0, mat = 0;
+  int64_t row_block = 0;
+  int pages = 0;
+  int64_t cols = 0;
+  uint64_t w_off = 0;   // byte offset of its first page in the chain's weight buffer
+  int dep = -1;         // counter (4 * layer + mat) it waits for; -1: none
+  uint32_t dep_count = 0;
+};
+MEMRA_CHAIN_HD Task task_at(const Dims& d, int64_t t) {
+  Task k;
+  const int64_t tpl = layer_tasks(d);
+  k.layer = (int)(t / tpl);
+  int64_t l = t % tpl;
+  uint64_t off = (uint64_t)k.layer * layer_bytes(d);
+  int m = 0;
+  while (l >= mat_tasks(d, m)) {
+    l -= mat_tasks(d, m);
+    off += mat_bytes(d, m);
+    ++m;
+  }
+  k.mat = m;
+  k.row_block = l;
+  k.pages = mat_pages(d, m);
+  k.cols = mat_cols(d, m);
+  k.w_off = off + (uint64_t)l * (uint64_t)k.pages * kPageBytes;
+  if (m != kQkv || k.layer > 0) {
+    const int dl = m == kQkv ? k.layer - 1 : k.layer, dm = m == kQkv ? kDown : m - 1;
+    k.dep = 4 * dl + dm;
+    k.dep_count = (uint32_t)mat_tasks(d, dm);
+  }
+  return k;
+}
+
+// Byte offset (in the chain's weight buffer) of the 16 quant bytes of block `blk` of row `row` of
+// weight matrix `wm` of `layer`; its f16 scale is at + scale_delta(row, blk).
+MEMRA_CHAIN_HD uint64_t block_qs_offset(const Dims& d, int layer, int wm, int64_t row, int64_t blk) {
+  const int mat = wm <= kWO ? wm : wm == kWDown ? kDown : kGlu;
+  uint64_t off = (uint64_t)layer * layer_bytes(d);
+  for (int m = 0; m < mat; ++m) off += mat_bytes(d, m);
+  const int64_t rb = row / kTaskRows, kc = blk / kPageBlocks;
+  const int64_t page = mat == kGlu ? 2 * kc + (wm == kWUp ? 1 : 0) : kc;
+  off += ((uint64_t)rb * (uint64_t)mat_pages(d, mat) + (uint64_t)page) * kPageBytes;
+  return off + (uint64_t)(row % kTaskRows) * (kPageCols / 2) + (uint64_t)(blk % kPageBlocks) * 16;
+}
+MEMRA_CHAIN_HD uint64_t block_d_offset(const Dims& d, int layer, int wm, int64_t row, int64_t blk) {
+  const uint64_t qs = block_qs_offset(d, layer, wm, row, blk);
+  const uint64_t page = qs - (uint64_t)(row % kTaskRows) * (kPageCols / 2) - (uint64_t)(blk % kPageBlocks) * 16;
+  return page + kPageQsBytes + (uint64_t)((row % kTaskRows) * kPageBlocks + blk % kPageBlocks) * 2;
+}
+
+// ---- the generated weights (the same bits on the CPU and the GPU)
+MEMRA_CHAIN_HD uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+MEMRA_CHAIN_HD uint64_t block_hash(uint64_t seed, int layer, int wm, int64_t row, int64_t blk) {
+  return mix64(seed ^ mix64(((uint64_t)layer << 40) ^ ((uint64_t)wm << 36) ^ ((uint64_t)row << 16) ^ (uint64_t)blk));
+}
+// Quant word w (0..3: bytes 4w..4w+3) of the block.
+MEMRA_CHAIN_HD uint32_t block_word(uint64_t h, int w) {
+  const uint64_t a = mix64(h + 1 + (uint64_t)(w >> 1));
+  return (w & 1) ? (uint32_t)(a >> 32) : (uint32_t)a;
+}
+// f16 scale bits: random sign and mantissa, exponent field base - 1 .. base + 1 (finite, normal).
+// base 6 for 4096-column rows (|d| ~ 2^-9 .. 2^-7), 5 for longer ones, so a matrix's output keeps
+// roughly its input's magnitude and 36 layers stay far from f32's range limits.
+MEMRA_CHAIN_HD uint16_t block_scale_bits(uint64_t h, int64_t cols) {
+  const uint32_t s = (uint32_t)(h >> 40);
+  const uint32_t base = cols > 4096 ? 5u : 6u;
+  return (uint16_t)((s & 0x8000u) | ((base - 1u + (s >> 16) % 3u) << 10) | (s & 0x3FFu));
+}
+MEMRA_CHAIN_HD float f16_bits_to_float(uint16_t h) {
+  // Normal values only (block_scale_bits makes no others).
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  const uint32_t bits = sign | ((e + 112u) << 23) | (m << 13);
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(bits);
+#else
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+#endif
+}
+
+// The chain's q8 rule for 32 outputs y: amax = max |y|; q = rint(y * (127 / amax)) (0 when amax is
+// 0); s = sum of q; d = amax / 127, except for the down projection's output (and the chain's
+// input), whose blocks are stored at unit scale, d = 1 / 127: the layer's normalization (a model
+// has an RMSNorm there). Without it the GLU's product, quadratic in its input, would drive 36
+// layers' values to 0 or to infinity. The same float operations on the CPU and the GPU.
+MEMRA_CHAIN_HD float q8_inv_scale(float amax) { return amax > 0.f ? 127.f / amax : 0.f; }
+MEMRA_CHAIN_HD float q8_stored_scale(float amax, bool unit) { return unit ? 1.f / 127.f : amax / 127.f; }
+MEMRA_CHAIN_HD bool unit_scale_output(int mat) { return mat == kDown; }
+
+// Probe modes: the full chain; the dependency waits skipped (the streaming and compute ceiling:
+// outputs are not checked); the pages streamed and released without any compute (the copy ceiling).
+enum Mode : int { kFull = 0, kNoDeps = 1, kStreamOnly = 2 };
+
+}  // namespace memra::chain
+
+#if defined(__CUDACC__) || defined(MEMRA_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+
+namespace memra::cuda::chain {
+
+struct ChainParams {
+  memra::chain::Dims dims;
+  const uint8_t* w = nullptr;  // the pages (memra::chain layout), 16-byte aligned
+  int8_t* act_q = nullptr;     // n_slots x ffn
+  float* act_d = nullptr;      // n_slots x ffn / 32
+  int32_t* act_s = nullptr;    // n_slots x ffn / 32
+  float* y = nullptr;          // n_slots x ffn: every matrix's f32 output (the GLU's after SiLU(gate) * up)
+  uint32_t* counters = nullptr;  // 4 * n_layers, zero before the launch
+  uint32_t* error = nullptr;     // set to 1 when a dependency wait ran past spin_limit
+  int mode = memra::chain::kFull;
+  int consumers = 8;        // consumer warps per CTA: 4, 8 or 16
+  int ctas_per_sm = 1;      // 1 or 2: every CTA must be resident at once (checked)
+  int stages = 0;           // ring pages per CTA; 0 = as many as fit
+  long long spin_limit = 2000000000ll;  // clock cycles (~1 s) a dependency wait may take before it gives up
+};
+// Shared memory per CTA and the ring depth the launch will use, given the device's opt-in limit.
+struct ChainGeometry {
+  int grid = 0, threads = 0, stages = 0;
+  size_t smem = 0;
+};
+cudaError_t chain_geometry(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g);
+cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream);
+// One timed run: counters and the error flag zeroed, CUDA events around the launch alone; waits
+// for it. ms: the kernel; error: the flag after the run (1 = a dependency wait gave up).
+cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream, float& ms, uint32_t& error);
+// Writes every weight block of the chain (the pages) from the hash: one launch per weight matrix.
+cudaError_t fill_chain_weights(const memra::chain::Dims& d, uint64_t seed, uint8_t* w, cudaStream_t stream);
+
+}  // namespace memra::cuda::chain
+#endif
