@@ -622,7 +622,7 @@ PY
     ;;
   chain45)
     # The persistent decode-chain probe (rp-q4-probe --chain; kernels/matvec_rp/chain_persist.h,
-    # bench/notes/decode-chain-probe.md): 36 layers of qwen3-8b-shaped Q4_0 matvecs (3.9 GB) with
+    # bench/notes/decode-chain-probe.md): 36 layers of qwen3-8b-shaped Q4_0 and Q4_K matvecs (3.9 GB) with
     # every matrix waiting for the whole previous one, streamed by one resident grid through
     # shared-memory page rings; checked against f64 matrix by matrix, timed in three modes (full,
     # no dependency waits, pages streamed without compute) for 4 / 8 / 16 consumer warps at 1 and 2

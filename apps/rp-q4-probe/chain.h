@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #ifdef MEMRA_HAVE_CUDA
@@ -14,6 +15,7 @@ namespace memra::probe {
 struct ChainOptions {
   uint64_t seed = 1;
   int layers = 36;
+  std::vector<std::string> types = {"q4_0", "q4_k"};  // the pages' weight format, one set of forms each
   std::vector<int> consumers = {8, 16};  // consumer warps per CTA (4, 8, 16)
   std::vector<int> ctas_per_sm = {1, 2};
   int stages = 0;  // 0: as many ring pages as fit

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "matvec_rp/chain_persist.h"
+#include "quant/quant.h"
 
 namespace memra::chain {
 
@@ -49,10 +50,29 @@ inline int32_t block_dot(uint64_t h, const int8_t* x) {
   return s;
 }
 
+// The 144 GGUF bytes of Q4_K super-block h.
+inline void superblock_bytes(uint64_t h, uint8_t out[kQ4KBytes]) {
+  for (int w = 0; w < kQ4KBytes / 4; ++w) {
+    const uint32_t v = superblock_word(h, w);
+    std::memcpy(out + 4 * w, &v, 4);
+  }
+}
+
 // Row `row` of weight matrix `wm` of `layer` against the activation planes (cols values): f64.
+// Q4_0 from the integer dot of each block; Q4_K through the project's GGUF decoder (dequantize_row).
 inline double ref_row(uint64_t seed, int layer, int wm, int64_t row, int64_t cols, const int8_t* xq,
-                      const float* xd) {
+                      const float* xd, int wtype = kQ4_0) {
   double acc = 0;
+  if (wtype == kQ4_K) {
+    uint8_t sb[kQ4KBytes];
+    float wf[256];
+    for (int64_t u = 0; u < cols / 256; ++u) {
+      superblock_bytes(block_hash(seed, layer, wm, row, u), sb);
+      dequantize_row(QType::Q4_K, sb, wf, 256);
+      for (int i = 0; i < 256; ++i) acc += (double)wf[i] * (double)xd[(u * 256 + i) / 32] * (double)xq[u * 256 + i];
+    }
+    return acc;
+  }
   for (int64_t blk = 0; blk < cols / 32; ++blk) {
     const uint64_t h = block_hash(seed, layer, wm, row, blk);
     const double dw = (double)f16_bits_to_float(block_scale_bits(h, cols));
@@ -61,20 +81,23 @@ inline double ref_row(uint64_t seed, int layer, int wm, int64_t row, int64_t col
   return acc;
 }
 
-// Every output of matrix `mat` of `layer` (the GLU: SiLU(gate) * up) from its input planes.
-inline std::vector<double> ref_matrix(const Dims& d, uint64_t seed, int layer, int mat, const int8_t* xq,
-                                      const float* xd) {
-  const int64_t rows = mat_rows(d, mat), cols = mat_cols(d, mat);
-  std::vector<double> y((size_t)rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    if (mat == kGlu) {
-      const double g = ref_row(seed, layer, kWGate, r, cols, xq, xd);
-      const double u = ref_row(seed, layer, kWUp, r, cols, xq, xd);
-      y[(size_t)r] = g / (1.0 + std::exp(-g)) * u;
-    } else {
-      y[(size_t)r] = ref_row(seed, layer, mat == kDown ? kWDown : mat, r, cols, xq, xd);
-    }
+// Output `r` of matrix `mat` of `layer` (the GLU: SiLU(gate) * up) from its input planes.
+inline double ref_output(const Dims& d, uint64_t seed, int layer, int mat, int64_t r, const int8_t* xq,
+                         const float* xd, int wtype) {
+  const int64_t cols = mat_cols(d, mat);
+  if (mat == kGlu) {
+    const double g = ref_row(seed, layer, kWGate, r, cols, xq, xd, wtype);
+    const double u = ref_row(seed, layer, kWUp, r, cols, xq, xd, wtype);
+    return g / (1.0 + std::exp(-g)) * u;
   }
+  return ref_row(seed, layer, mat == kDown ? kWDown : mat, r, cols, xq, xd, wtype);
+}
+
+// Every output of matrix `mat` of `layer` from its input planes.
+inline std::vector<double> ref_matrix(const Dims& d, uint64_t seed, int layer, int mat, const int8_t* xq,
+                                      const float* xd, int wtype = kQ4_0) {
+  std::vector<double> y((size_t)mat_rows(d, mat));
+  for (int64_t r = 0; r < mat_rows(d, mat); ++r) y[(size_t)r] = ref_output(d, seed, layer, mat, r, xq, xd, wtype);
   return y;
 }
 

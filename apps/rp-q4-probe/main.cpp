@@ -342,10 +342,14 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({1, 2, 4, 8}))
         ->capture_default_str();
     cli.add_flag("--chain", o.chain,
-                 "also run the persistent decode-chain probe: a layer stack's dependent Q4_0 matvecs streamed by one "
+                 "also run the persistent decode-chain probe: a layer stack's dependent Q4_0 / Q4_K matvecs streamed by one "
                  "resident grid (kernels/matvec_rp/chain_persist.h), checked against the CPU and timed");
     cli.add_flag("--chain-only", o.chain_only, "run only the chain probe");
     cli.add_option("--chain-layers", o.ch.layers, "layers of the chain")->check(CLI::Range(1, 80))->capture_default_str();
+    cli.add_option("--chain-types", o.ch.types, "weight formats of the chain's pages, one set of forms each (q4_0, q4_k)")
+        ->check(CLI::IsMember({"q4_0", "q4_k"}))
+        ->delimiter(',')
+        ->capture_default_str();
     cli.add_option("--chain-consumers", o.ch.consumers, "consumer warps per CTA, one form each (4, 8, 16)")
         ->check(CLI::IsMember({4, 8, 16}))
         ->delimiter(',')

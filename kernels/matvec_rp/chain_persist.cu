@@ -12,16 +12,23 @@ namespace {
 
 using namespace memra::chain;
 
-__global__ void fill_chain_kernel(Dims d, uint64_t seed, int layer, int wm, int64_t rows, int64_t blocks_per_row,
-                                  uint8_t* __restrict__ w) {
+__global__ void fill_chain_kernel(Dims d, int wtype, uint64_t seed, int layer, int wm, int64_t rows,
+                                  int64_t units_per_row, uint8_t* __restrict__ w) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= rows * blocks_per_row) return;
-  const int64_t row = i / blocks_per_row, blk = i % blocks_per_row;
-  const uint64_t h = block_hash(seed, layer, wm, row, blk);
-  const int64_t cols = blocks_per_row * 32;
-  *reinterpret_cast<uint4*>(w + block_qs_offset(d, layer, wm, row, blk)) =
+  if (i >= rows * units_per_row) return;
+  const int64_t row = i / units_per_row, u = i % units_per_row;
+  const uint64_t h = block_hash(seed, layer, wm, row, u);
+  if (wtype == kQ4_K) {  // one 144-byte super-block: 9 aligned 16-byte stores
+    uint4* dst = reinterpret_cast<uint4*>(w + superblock_offset(d, layer, wm, row, u));
+    for (int v = 0; v < kQ4KBytes / 16; ++v)
+      dst[v] = make_uint4(superblock_word(h, 4 * v), superblock_word(h, 4 * v + 1), superblock_word(h, 4 * v + 2),
+                          superblock_word(h, 4 * v + 3));
+    return;
+  }
+  const int64_t cols = units_per_row * 32;
+  *reinterpret_cast<uint4*>(w + block_qs_offset(d, layer, wm, row, u)) =
       make_uint4(block_word(h, 0), block_word(h, 1), block_word(h, 2), block_word(h, 3));
-  *reinterpret_cast<uint16_t*>(w + block_d_offset(d, layer, wm, row, blk)) = block_scale_bits(h, cols);
+  *reinterpret_cast<uint16_t*>(w + block_d_offset(d, layer, wm, row, u)) = block_scale_bits(h, cols);
 }
 
 __device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
@@ -53,22 +60,6 @@ __device__ __forceinline__ void copy_page(void* dst, const void* src, uint64_t* 
                    bulk::smem_addr(dst)),
                "l"(src), "r"(kPageBytes), "r"(bulk::smem_addr(bar))
                : "memory");
-}
-
-// Q4_0 block (16 quant bytes: weight j in the low nibble of byte j, weight j + 16 in its high
-// nibble, each minus 8) against 32 int8 activations xa (0..15), xb (16..31): the exact int sum
-// without the - 8 (the caller subtracts 8 * the activations' sum).
-__device__ __forceinline__ int dot_nibbles(const uint4 w, const uint4 xa, const uint4 xb) {
-  int s = 0;
-  s = __dp4a((int)(w.x & 0x0F0F0F0Fu), (int)xa.x, s);
-  s = __dp4a((int)(w.y & 0x0F0F0F0Fu), (int)xa.y, s);
-  s = __dp4a((int)(w.z & 0x0F0F0F0Fu), (int)xa.z, s);
-  s = __dp4a((int)(w.w & 0x0F0F0F0Fu), (int)xa.w, s);
-  s = __dp4a((int)((w.x >> 4) & 0x0F0F0F0Fu), (int)xb.x, s);
-  s = __dp4a((int)((w.y >> 4) & 0x0F0F0F0Fu), (int)xb.y, s);
-  s = __dp4a((int)((w.z >> 4) & 0x0F0F0F0Fu), (int)xb.z, s);
-  s = __dp4a((int)((w.w >> 4) & 0x0F0F0F0Fu), (int)xb.w, s);
-  return s;
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -115,8 +106,29 @@ __device__ Smem carve(uint8_t* base, int stages, int64_t ffn) {
   return s;
 }
 
+// Row `row`'s term of page `page` for this lane's 32-column block (lane l: block l of the page).
+template <int WT>
+__device__ __forceinline__ float page_term(const uint8_t* page, int row, int lane, const uint32_t x[8], float dx,
+                                           int sx) {
+  if constexpr (WT == kQ4_K) {
+    const uint8_t* sb = page + row * (4 * kQ4KBytes) + (lane >> 3) * kQ4KBytes;
+    const int j = lane & 7;
+    const uint4 q0 = *reinterpret_cast<const uint4*>(sb + 16 + 32 * (j >> 1));
+    const uint4 q1 = *reinterpret_cast<const uint4*>(sb + 32 + 32 * (j >> 1));
+    const uint32_t* hdr = reinterpret_cast<const uint32_t*>(sb);
+    const uint32_t q[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+    const uint32_t sc[3] = {hdr[1], hdr[2], hdr[3]};
+    return q4_k_term(q, j, hdr[0], sc, x, dx, sx);
+  } else {
+    const uint4 wv = *reinterpret_cast<const uint4*>(page + row * (kPageCols / 2) + lane * 16);
+    const uint16_t dh = *reinterpret_cast<const uint16_t*>(page + kPageQsBytes + (row * kPageBlocks + lane) * 2);
+    const uint32_t w[4] = {wv.x, wv.y, wv.z, wv.w};
+    return q4_0_term(w, dh, x, dx, sx);
+  }
+}
+
 // One CTA: warps 0..NC-1 consume, warp NC produces. Tasks blockIdx.x, + gridDim.x, ... in order.
-template <int NC>
+template <int NC, int WT>
 __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int stages) {
   constexpr int RPW = kTaskRows / NC;  // rows per consumer warp
   extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -196,19 +208,14 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       const int b = kc * kPageBlocks + lane;
       const uint4 xa = *reinterpret_cast<const uint4*>(sm.xq + b * 32);
       const uint4 xb = *reinterpret_cast<const uint4*>(sm.xq + b * 32 + 16);
+      const uint32_t x[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
       const float dx = sm.xd[b];
-      const int sx8 = 8 * sm.xs[b];
+      const int sx = sm.xs[b];
       bulk::wait_barrier(&sm.full[s], c.parity);
       const uint8_t* page = sm.ring + (size_t)s * kPageBytes;
       float part[RPW];
 #pragma unroll
-      for (int r = 0; r < RPW; ++r) {
-        const int row = warp * RPW + r;
-        const uint4 wv = *reinterpret_cast<const uint4*>(page + row * (kPageCols / 2) + lane * 16);
-        const uint16_t dh = *reinterpret_cast<const uint16_t*>(page + kPageQsBytes + (row * kPageBlocks + lane) * 2);
-        const int isum = dot_nibbles(wv, xa, xb) - sx8;
-        part[r] = (float)isum * (f16_bits_to_float(dh) * dx);
-      }
+      for (int r = 0; r < RPW; ++r) part[r] = page_term<WT>(page, warp * RPW + r, lane, x, dx, sx);
       __syncwarp();
       if (lane == 0) arrive(&sm.empty[s]);
 #pragma unroll
@@ -253,7 +260,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
   }
 }
 
-template <int NC>
+template <int NC, int WT>
 cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
   int dev = 0, smem_sm = 0, reserved = 0;
   cudaError_t e = cudaGetDevice(&dev);
@@ -269,10 +276,10 @@ cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, 
   for (; stages >= 2; --stages) {
     g.smem = (size_t)stages * per_stage + fixed;
     if (g.smem > limit) continue;
-    e = cudaFuncSetAttribute(chain_kernel<NC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+    e = cudaFuncSetAttribute(chain_kernel<NC, WT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
     if (e != cudaSuccess) return e;
     int nb = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, chain_kernel<NC>, g.threads, g.smem);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, chain_kernel<NC, WT>, g.threads, g.smem);
     if (e != cudaSuccess) return e;
     if (nb >= p.ctas_per_sm) break;
     if (p.stages > 0) return cudaErrorInvalidConfiguration;  // the asked ring does not fit
@@ -290,13 +297,15 @@ bool dims_ok(const Dims& d) {
 
 }  // namespace
 
-cudaError_t chain_geometry(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
-  if (!dims_ok(p.dims) || (p.ctas_per_sm != 1 && p.ctas_per_sm != 2) || sm_count < 1)
+cudaError_t chain_geometry(const ChainParams& p, int sm, size_t optin, ChainGeometry& g) {
+  if (!dims_ok(p.dims) || (p.ctas_per_sm != 1 && p.ctas_per_sm != 2) || sm < 1)
     return cudaErrorInvalidValue;
+  const bool k = p.wtype == kQ4_K;
+  if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
   switch (p.consumers) {
-    case 4: return geometry_for<4>(p, sm_count, smem_optin, g);
-    case 8: return geometry_for<8>(p, sm_count, smem_optin, g);
-    case 16: return geometry_for<16>(p, sm_count, smem_optin, g);
+    case 4: return k ? geometry_for<4, kQ4_K>(p, sm, optin, g) : geometry_for<4, kQ4_0>(p, sm, optin, g);
+    case 8: return k ? geometry_for<8, kQ4_K>(p, sm, optin, g) : geometry_for<8, kQ4_0>(p, sm, optin, g);
+    case 16: return k ? geometry_for<16, kQ4_K>(p, sm, optin, g) : geometry_for<16, kQ4_0>(p, sm, optin, g);
     default: return cudaErrorInvalidValue;
   }
 }
@@ -305,10 +314,15 @@ cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStrea
   if (!dims_ok(p.dims) || g.grid < 1 || g.stages < 2 || !p.w || !p.act_q || !p.act_d || !p.act_s || !p.y ||
       !p.counters || !p.error)
     return cudaErrorInvalidValue;
-  switch (p.consumers) {
-    case 4: chain_kernel<4><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 8: chain_kernel<8><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 16: chain_kernel<16><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+  const bool k = p.wtype == kQ4_K;
+  if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
+  switch (p.consumers * 2 + (k ? 1 : 0)) {
+    case 8: chain_kernel<4, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 9: chain_kernel<4, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 16: chain_kernel<8, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 17: chain_kernel<8, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 32: chain_kernel<16, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+    case 33: chain_kernel<16, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -332,14 +346,14 @@ cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_
   return e;
 }
 
-cudaError_t fill_chain_weights(const Dims& d, uint64_t seed, uint8_t* w, cudaStream_t stream) {
-  if (!dims_ok(d) || !w) return cudaErrorInvalidValue;
+cudaError_t fill_chain_weights(const Dims& d, int wtype, uint64_t seed, uint8_t* w, cudaStream_t stream) {
+  if (!dims_ok(d) || !w || (wtype != kQ4_0 && wtype != kQ4_K)) return cudaErrorInvalidValue;
   for (int layer = 0; layer < d.n_layers; ++layer)
     for (int wm = 0; wm < kWMats; ++wm) {
       const int mat = wm <= kWO ? wm : wm == kWDown ? kDown : kGlu;
-      const int64_t rows = mat_rows(d, mat), bpr = mat_cols(d, mat) / 32;
-      const int64_t n = rows * bpr;
-      fill_chain_kernel<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(d, seed, layer, wm, rows, bpr, w);
+      const int64_t rows = mat_rows(d, mat), upr = mat_cols(d, mat) / (wtype == kQ4_K ? 256 : 32);
+      const int64_t n = rows * upr;
+      fill_chain_kernel<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(d, wtype, seed, layer, wm, rows, upr, w);
       const cudaError_t e = cudaGetLastError();
       if (e != cudaSuccess) return e;
     }

@@ -12,11 +12,10 @@
 // The chain (per layer, qwen3-8b's shapes by default): qkv (Q x H), o (H x H) reading the first H
 // outputs of qkv, gate and up (F x H each, SiLU(gate) * up), down (H x F); the next layer's qkv reads
 // the down's output. No attention, norm or residual: the matvecs and their dependencies alone.
-// Weights: Q4_0 (the 16 quant bytes and f16 scale of every GGUF block, the same 18 bytes per 32
-// weights), generated from a hash of (seed, matrix, row, block) so that the CPU check can
-// regenerate any block, and stored as pages: a task (32 rows of one matrix; a GLU task the 32 rows
-// of gate and of up) is a run of contiguous 18432-byte pages, one per 1024 columns (a GLU task
-// alternates gate and up pages), each page [qs: 32 rows x 512 bytes][d: 32 rows x 32 f16].
+// Weights: Q4_0 or Q4_K (GGUF's bytes, 4.5 bits per weight either way), generated from a hash of
+// (seed, matrix, row, block) so that the CPU check can regenerate any block, and stored as pages:
+// a task (32 rows of one matrix; a GLU task the 32 rows of gate and of up) is a run of contiguous
+// 18432-byte pages, one per 1024 columns (a GLU task alternates gate and up pages).
 // Activations: q8 blocks of 32 (int8 quants, f32 scale amax / 127, the int sum of the quants), one
 // block per task output (32 rows), written by the task that computed it.
 #include <cstddef>
@@ -29,6 +28,13 @@
 #endif
 
 namespace memra::chain {
+
+// Weight formats of the pages. Both are 4.5 bits per weight, so a page (32 rows x 1024 columns) is
+// 18432 bytes either way: Q4_0 as [quants: 32 rows x 512 bytes][f16 scales: 32 rows x 32], Q4_K as 32
+// rows x 576 bytes, each row 4 GGUF super-blocks of 144 bytes (f16 d and dmin, 12 bytes of 6-bit
+// scales and mins, 128 quant bytes) unchanged.
+enum WType : int { kQ4_0 = 0, kQ4_K = 1 };
+constexpr int kQ4KBytes = 144;  // one super-block: 256 weights
 
 constexpr int kTaskRows = 32;                                       // one q8 block of the next input
 constexpr int kPageCols = 1024;                                     // columns of one page
@@ -130,6 +136,17 @@ MEMRA_CHAIN_HD uint64_t block_d_offset(const Dims& d, int layer, int wm, int64_t
   return page + kPageQsBytes + (uint64_t)((row % kTaskRows) * kPageBlocks + blk % kPageBlocks) * 2;
 }
 
+// Q4_K: byte offset of super-block `sb` (256 columns) of row `row`: 144 contiguous bytes.
+MEMRA_CHAIN_HD uint64_t superblock_offset(const Dims& d, int layer, int wm, int64_t row, int64_t sb) {
+  const int mat = wm <= kWO ? wm : wm == kWDown ? kDown : kGlu;
+  uint64_t off = (uint64_t)layer * layer_bytes(d);
+  for (int m = 0; m < mat; ++m) off += mat_bytes(d, m);
+  const int64_t rb = row / kTaskRows, kc = sb / (kPageCols / 256);
+  const int64_t page = mat == kGlu ? 2 * kc + (wm == kWUp ? 1 : 0) : kc;
+  off += ((uint64_t)rb * (uint64_t)mat_pages(d, mat) + (uint64_t)page) * kPageBytes;
+  return off + (uint64_t)(row % kTaskRows) * (4 * kQ4KBytes) + (uint64_t)(sb % (kPageCols / 256)) * kQ4KBytes;
+}
+
 // ---- the generated weights (the same bits on the CPU and the GPU)
 MEMRA_CHAIN_HD uint64_t mix64(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
@@ -166,6 +183,89 @@ MEMRA_CHAIN_HD float f16_bits_to_float(uint16_t h) {
 #endif
 }
 
+// f16 bits of a float that a normal f16 holds exactly (the callers make only such values).
+MEMRA_CHAIN_HD uint16_t exact_f16_bits(float f) {
+#ifdef __CUDA_ARCH__
+  const uint32_t b = __float_as_uint(f);
+#else
+  uint32_t b;
+  __builtin_memcpy(&b, &f, 4);
+#endif
+  return (uint16_t)(((b >> 16) & 0x8000u) | ((((b >> 23) & 0xFFu) - 112u) << 10) | ((b >> 13) & 0x3FFu));
+}
+
+// Word w (0..35) of Q4_K super-block h: word 0 = f16 d | f16 dmin << 16, words 1..3 the 12 scale and
+// min bytes, words 4..35 the 128 quant bytes (random). Each sub-block's min equals its scale and dmin
+// = 7.5 d exactly (d's mantissa has 6 bits), so a weight d * sc * q - dmin * m = d * sc * (q - 7.5) has
+// zero mean as real Q4_K rows nearly do: random mins would give every row a mean and grow the
+// chain's values by ~75x per matrix. d ~ 2^-14 .. 2^-12: Q4_0's weight magnitudes.
+MEMRA_CHAIN_HD uint32_t superblock_word(uint64_t h, int w) {
+  const uint32_t s = (uint32_t)(h >> 32);
+  if (w == 0) {
+    const uint32_t dbits = (s & 0x8000u) | ((1u + ((s >> 20) & 1u)) << 10) | ((s & 0x3Fu) << 4);
+    const uint32_t mbits = exact_f16_bits(7.5f * f16_bits_to_float((uint16_t)dbits));
+    return dbits | mbits << 16;
+  }
+  // Bytes 0..3: the scales of sub-blocks 0..3 and the top bits of 4..7; bytes 4..7 the mins: the same;
+  // bytes 8..11: the low nibbles of sub-blocks 4..7's scale (low half) and min (high half): the same.
+  const uint32_t a = block_word(h, 1);
+  if (w == 1 || w == 2) return a;
+  if (w == 3) {
+    const uint32_t lo = block_word(h, 2) & 0x0F0F0F0Fu;
+    return lo | lo << 4;
+  }
+  return block_word(h, w);
+}
+
+MEMRA_CHAIN_HD int dp4a_hd(int a, int b, int c) {
+#ifdef __CUDA_ARCH__
+  return __dp4a(a, b, c);
+#else
+  for (int k = 0; k < 4; ++k) c += (int)(int8_t)(uint8_t)(a >> (8 * k)) * (int)(int8_t)(uint8_t)(b >> (8 * k));
+  return c;
+#endif
+}
+
+// One lane's term of a row for one 32-column block, as the kernel computes it (the CPU tests run
+// these same functions against the project's GGUF decoders). x: the activation block's 32 quants
+// as 8 words, dx its scale, sx the sum of its quants.
+// Q4_0: w = the block's 16 quant bytes (weight j: low nibble of byte j, weight j + 16: high nibble;
+// each minus 8), dbits its f16 scale.
+MEMRA_CHAIN_HD float q4_0_term(const uint32_t w[4], uint16_t dbits, const uint32_t x[8], float dx, int sx) {
+  int s = 0;
+  for (int k = 0; k < 4; ++k) s = dp4a_hd((int)(w[k] & 0x0F0F0F0Fu), (int)x[k], s);
+  for (int k = 0; k < 4; ++k) s = dp4a_hd((int)((w[k] >> 4) & 0x0F0F0F0Fu), (int)x[4 + k], s);
+  return (float)(s - 8 * sx) * (f16_bits_to_float(dbits) * dx);
+}
+// Q4_K sub-block j (0..7) of a super-block: its 6-bit scale and min from the 12 bytes sc[0..2].
+MEMRA_CHAIN_HD void q4k_scale_min(const uint32_t sc[3], int j, int& scale, int& min) {
+  // Selects, not an indexed array: j is a lane's runtime value and sc must stay in registers.
+  const auto byte = [&](int i) {
+    const uint32_t w = i < 4 ? sc[0] : i < 8 ? sc[1] : sc[2];
+    return (int)((w >> (8 * (i & 3))) & 0xFFu);
+  };
+  if (j < 4) {
+    scale = byte(j) & 63;
+    min = byte(j + 4) & 63;
+  } else {
+    scale = (byte(j + 4) & 0xF) | ((byte(j - 4) >> 6) << 4);
+    min = (byte(j + 4) >> 4) | ((byte(j) >> 6) << 4);
+  }
+}
+// Q4_K: q = the 32 quant bytes of sub-block j's 64-weight chunk (j / 2; sub-block j takes their low
+// nibbles when j is even, the high ones when odd), dd = word 0 (d, dmin), sc = words 1..3.
+// Weight value d * scale * q - dmin * min.
+MEMRA_CHAIN_HD float q4_k_term(const uint32_t q[8], int j, uint32_t dd, const uint32_t sc[3], const uint32_t x[8],
+                               float dx, int sx) {
+  int s = 0;
+  const int shift = 4 * (j & 1);
+  for (int k = 0; k < 8; ++k) s = dp4a_hd((int)((q[k] >> shift) & 0x0F0F0F0Fu), (int)x[k], s);
+  int scale = 0, min = 0;
+  q4k_scale_min(sc, j, scale, min);
+  const float d = f16_bits_to_float((uint16_t)(dd & 0xFFFFu)), dmin = f16_bits_to_float((uint16_t)(dd >> 16));
+  return dx * ((float)s * (d * (float)scale) - (float)sx * (dmin * (float)min));
+}
+
 // The chain's q8 rule for 32 outputs y: amax = max |y|; q = rint(y * (127 / amax)) (0 when amax is
 // 0); s = sum of q; d = amax / 127, except for the down projection's output (and the chain's
 // input), whose blocks are stored at unit scale, d = 1 / 127: the layer's normalization (a model
@@ -196,6 +296,7 @@ struct ChainParams {
   uint32_t* counters = nullptr;  // 4 * n_layers, zero before the launch
   uint32_t* error = nullptr;     // set to 1 when a dependency wait ran past spin_limit
   int mode = memra::chain::kFull;
+  int wtype = memra::chain::kQ4_0;  // the pages' format (memra::chain::WType)
   int consumers = 8;        // consumer warps per CTA: 4, 8 or 16
   int ctas_per_sm = 1;      // 1 or 2: every CTA must be resident at once (checked)
   int stages = 0;           // ring pages per CTA; 0 = as many as fit
@@ -212,7 +313,7 @@ cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStrea
 // for it. ms: the kernel; error: the flag after the run (1 = a dependency wait gave up).
 cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream, float& ms, uint32_t& error);
 // Writes every weight block of the chain (the pages) from the hash: one launch per weight matrix.
-cudaError_t fill_chain_weights(const memra::chain::Dims& d, uint64_t seed, uint8_t* w, cudaStream_t stream);
+cudaError_t fill_chain_weights(const memra::chain::Dims& d, int wtype, uint64_t seed, uint8_t* w, cudaStream_t stream);
 
 }  // namespace memra::cuda::chain
 #endif

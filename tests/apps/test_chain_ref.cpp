@@ -47,6 +47,34 @@ TEST(ChainLayout, EveryWeightByteHasOnePlace) {
   for (uint64_t i = 0; i < total; ++i) ASSERT_EQ(uses[i], 1) << "byte " << i;
 }
 
+TEST(ChainLayout, EveryQ4KSuperBlockHasOnePlace) {
+  const Dims d = small_dims();
+  const uint64_t total = (uint64_t)d.n_layers * layer_bytes(d);
+  std::vector<uint8_t> uses(total, 0);
+  for (int layer = 0; layer < d.n_layers; ++layer)
+    for (int wm = 0; wm < kWMats; ++wm) {
+      const int mat = wm_mat(wm);
+      for (int64_t r = 0; r < mat_rows(d, mat); ++r)
+        for (int64_t u = 0; u < mat_cols(d, mat) / 256; ++u) {
+          const uint64_t o = superblock_offset(d, layer, wm, r, u);
+          ASSERT_LE(o + kQ4KBytes, total);
+          ASSERT_EQ(o % 16, 0u) << "a super-block's quants must be 16-byte loads";
+          // In the task's page where the kernel reads it: row r % 32, lanes 8 (u % 4) .. + 7.
+          const Task k = task_at(d, layer * layer_tasks(d) + [&] {
+            int64_t t = 0;
+            for (int m = 0; m < mat; ++m) t += mat_tasks(d, m);
+            return t + r / kTaskRows;
+          }());
+          ASSERT_EQ(k.mat, mat);
+          const uint64_t page = (o - k.w_off) / kPageBytes;
+          ASSERT_EQ(page, (uint64_t)(mat == kGlu ? 2 * (u / 4) + (wm == kWUp ? 1 : 0) : u / 4));
+          ASSERT_EQ(o - k.w_off - page * kPageBytes, (uint64_t)((r % kTaskRows) * 4 * kQ4KBytes + (u % 4) * kQ4KBytes));
+          for (int i = 0; i < kQ4KBytes; ++i) ++uses[o + i];
+        }
+    }
+  for (uint64_t i = 0; i < total; ++i) ASSERT_EQ(uses[i], 1) << "byte " << i;
+}
+
 TEST(ChainLayout, TasksAreContiguousRunsOfTheirOwnPages) {
   const Dims d = small_dims();
   const int64_t n = (int64_t)d.n_layers * layer_tasks(d);
@@ -114,6 +142,66 @@ TEST(ChainRef, BlockDotIsTheQ4_0DecodersDot) {
   }
 }
 
+// The lane terms the kernel computes (chain_persist.h, shared with the CUDA code) against f64 dots of
+// the blocks the project's GGUF decoders give.
+TEST(ChainRef, LaneTermsAreTheDecodersDots) {
+  std::mt19937_64 rng(13);
+  std::uniform_int_distribution<int> q8(-127, 127);
+  for (int i = 0; i < 500; ++i) {
+    const uint64_t h = block_hash(rng(), i % 3, i % kWMats, i * 37 % 4096, i % 16);
+    int8_t xq[256];
+    for (auto& v : xq) v = (int8_t)q8(rng);
+    const float dx = std::ldexp(1.f + (float)(i % 7) / 8, -7 + i % 5);
+    const auto words = [&](const int8_t* p, uint32_t out[8]) { std::memcpy(out, p, 32); };
+    const auto sum = [&](const int8_t* p) {
+      int s = 0;
+      for (int j = 0; j < 32; ++j) s += p[j];
+      return s;
+    };
+    // Q4_0: one block.
+    {
+      uint8_t gguf[18];
+      const uint16_t dbits = block_scale_bits(h, 4096);
+      std::memcpy(gguf, &dbits, 2);
+      uint32_t w[4];
+      for (int k = 0; k < 4; ++k) w[k] = block_word(h, k);
+      std::memcpy(gguf + 2, w, 16);
+      float wf[32];
+      dequantize_row(QType::Q4_0, gguf, wf, 32);
+      uint32_t x[8];
+      words(xq, x);
+      double want = 0, mag = 0;
+      for (int j = 0; j < 32; ++j) {
+        want += (double)wf[j] * xq[j] * dx;
+        mag += std::fabs((double)wf[j] * xq[j] * dx);
+      }
+      EXPECT_NEAR(q4_0_term(w, dbits, x, dx, sum(xq)), want, 1e-6 * mag) << "Q4_0 block " << i;
+    }
+    // Q4_K: the 8 lanes of one super-block.
+    {
+      uint8_t sb[kQ4KBytes];
+      superblock_bytes(h, sb);
+      float wf[256];
+      dequantize_row(QType::Q4_K, sb, wf, 256);
+      uint32_t hdr[4], q[32];
+      std::memcpy(hdr, sb, 16);
+      std::memcpy(q, sb + 16, 128);
+      const uint32_t sc[3] = {hdr[1], hdr[2], hdr[3]};
+      for (int j = 0; j < 8; ++j) {
+        uint32_t x[8];
+        words(xq + 32 * j, x);
+        double want = 0, mag = 0;
+        for (int e = 0; e < 32; ++e) {
+          want += (double)wf[32 * j + e] * xq[32 * j + e] * dx;
+          mag += std::fabs((double)wf[32 * j + e] * xq[32 * j + e] * dx);
+        }
+        EXPECT_NEAR(q4_k_term(q + 8 * (j / 2), j, hdr[0], sc, x, dx, sum(xq + 32 * j)), want, 2e-6 * mag + 1e-30)
+            << "Q4_K super-block " << i << " lane " << j;
+      }
+    }
+  }
+}
+
 TEST(ChainRef, ScalesStayNormalAndNearTheirBase) {
   for (uint64_t i = 0; i < 100000; ++i) {
     const uint64_t h = mix64(i);
@@ -155,6 +243,41 @@ TEST(ChainRef, QuantizeBlockFollowsTheRule) {
   EXPECT_EQ(z.d, 0.f);
   EXPECT_EQ(z.s, 0);
   for (int j = 0; j < 32; ++j) EXPECT_EQ(z.q[j], 0);
+}
+
+// The probe's real shapes, two layers through the oracle: every matrix's outputs stay within a few
+// orders of magnitude of 1 for both weight formats (the generated Q4_K rows once had a mean that
+// grew the values ~75x per matrix), so 36 layers cannot overflow f32 or flush to zero.
+TEST(ChainRef, LayersKeepTheirMagnitude) {
+  const Dims d;  // qwen3-8b's shapes
+  for (int wt : {(int)kQ4_0, (int)kQ4_K}) {
+    std::vector<int8_t> xq((size_t)d.ffn, 0);
+    std::vector<float> xd((size_t)d.ffn / 32, 0.f);
+    std::mt19937_64 rng(17);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    std::vector<float> x((size_t)d.hidden);
+    for (auto& v : x) v = nd(rng);
+    for (int64_t b = 0; b < d.hidden / 32; ++b) {
+      const Q8Block q = quantize_block(&x[(size_t)(b * 32)], true);
+      std::memcpy(&xq[(size_t)(b * 32)], q.q, 32);
+      xd[(size_t)b] = q.d;
+    }
+    for (int layer = 0; layer < 2; ++layer)
+      for (int mat = 0; mat < kMats; ++mat) {
+        const auto y = ref_matrix(d, 1, layer, mat, xq.data(), xd.data(), wt);
+        double ss = 0;
+        for (double v : y) ss += v * v;
+        const double rms = std::sqrt(ss / (double)y.size());
+        EXPECT_GT(rms, 0.05) << "type " << wt << " layer " << layer << " mat " << mat;
+        EXPECT_LT(rms, 50.0) << "type " << wt << " layer " << layer << " mat " << mat;
+        std::vector<float> yf(y.begin(), y.end());
+        for (int64_t b = 0; b < (int64_t)y.size() / 32; ++b) {
+          const Q8Block q = quantize_block(&yf[(size_t)(b * 32)], unit_scale_output(mat));
+          std::memcpy(&xq[(size_t)(b * 32)], q.q, 32);
+          xd[(size_t)b] = q.d;
+        }
+      }
+  }
 }
 
 TEST(ChainRef, MatrixRowsAreTheirBlocksSums) {
