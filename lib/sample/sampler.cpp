@@ -70,16 +70,35 @@ bool top_k_ids(std::span<const float> logit, int32_t k, std::vector<int32_t>& id
   // k entries are >= t, the k-th largest entry is >= t, and every entry of the first k is too.
   const int64_t len = (n + kBlocks - 1) / kBlocks;
   block_max.resize((size_t)kBlocks);
+  const float* v = logit.data();
   for (int64_t b = 0; b < kBlocks; ++b) {
-    float m = -INFINITY;
-    for (int64_t i = b * len, e = std::min(n, (b + 1) * len); i < e; ++i) m = logit[(size_t)i] > m ? logit[(size_t)i] : m;
-    block_max[(size_t)b] = m;
+    // Eight independent maxima (a max is exact in any order), so the compare-selects do not wait on
+    // each other; `x > m ? x : m` never takes a NaN.
+    float m[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int64_t i = b * len;
+    const int64_t e = std::min(n, (b + 1) * len);
+    for (; i + 8 <= e; i += 8)
+      for (int j = 0; j < 8; ++j) m[j] = v[i + j] > m[j] ? v[i + j] : m[j];
+    for (; i < e; ++i) m[0] = v[i] > m[0] ? v[i] : m[0];
+    for (int j = 1; j < 8; ++j) m[0] = m[j] > m[0] ? m[j] : m[0];
+    block_max[(size_t)b] = m[0];
   }
   std::nth_element(block_max.begin(), block_max.begin() + (k - 1), block_max.end(), std::greater<float>());
   const float t = block_max[(size_t)(k - 1)];
+  // NaN ranks as -inf: no maximum takes it, and above a threshold > -inf none is gathered. At -inf
+  // (fewer than k blocks with a value above it) the NaNs and -infs would have to be ordered: decline.
+  if (!(t > -INFINITY)) return false;
   id.clear();
-  for (int64_t i = 0; i < n; ++i)
-    if (logit[(size_t)i] >= t) id.push_back((int32_t)i);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {  // most runs of 16 hold none: one test for the run
+    bool any = false;
+    for (int j = 0; j < 16; ++j) any |= v[i + j] >= t;
+    if (any)
+      for (int j = 0; j < 16; ++j)
+        if (v[i + j] >= t) id.push_back((int32_t)(i + j));
+  }
+  for (; i < n; ++i)
+    if (v[i] >= t) id.push_back((int32_t)i);
   const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit[(size_t)a], a, logit[(size_t)b], b); };
   std::partial_sort(id.begin(), id.begin() + k, id.end(), cmp);
   id.resize((size_t)k);
@@ -117,12 +136,33 @@ double Distribution::prob(int32_t id) const {
 int32_t Sampler::candidates(std::span<const float> logits) {
   MEMRA_CHECK(!logits.empty(), "sampler: empty logits row");
   const int32_t n_vocab = (int32_t)logits.size();
+  const bool penalize = opt_.repeat_penalty != 1.0f || opt_.frequency_penalty != 0.0f ||
+                        opt_.presence_penalty != 0.0f;
+  const sample_chain::ChainParams cp{opt_.temperature, opt_.top_p, opt_.min_p, opt_.typical_p};
+  const auto sort_by_score = [](int32_t* order, const double* score, int32_t n) {
+    std::sort(order, order + n, [score](int32_t a, int32_t b) {
+      return score[a] < score[b] || (score[a] == score[b] && a < b);
+    });
+  };
+  const auto filter = [&](std::span<const float> from, int32_t k) {
+    id_.resize(k);
+    cand_.resize(k);
+    for (int32_t i = 0; i < k; ++i) cand_[i] = from[id_[i]];
+    p_.resize(k);
+    score_.resize(k);
+    order_.resize(k);
+    return sample_chain::filter(cand_.data(), id_.data(), k, cp, p_.data(), score_.data(), order_.data(),
+                                sort_by_score);
+  };
+  // A top-k without penalties reads the row as given (top_k_ids ranks NaN as -inf itself): no copy
+  // of the vocabulary first. The same ids in the same order as the copy's path below.
+  if (!penalize && opt_.temperature > 0.0f && opt_.top_k > 0 && opt_.top_k < n_vocab &&
+      top_k_ids(logits, opt_.top_k, id_, block_max_))
+    return filter(logits, opt_.top_k);
+
   logit_.resize(logits.size());
   // NaN would break the candidate order; it ranks as -inf (the device does the same).
   for (int32_t i = 0; i < n_vocab; ++i) logit_[i] = std::isnan(logits[i]) ? -INFINITY : logits[i];
-
-  const bool penalize = opt_.repeat_penalty != 1.0f || opt_.frequency_penalty != 0.0f ||
-                        opt_.presence_penalty != 0.0f;
   if (penalize) {
     for (size_t i = 0; i < window_.size(); ++i) {
       const int32_t t = window_[i];
@@ -151,20 +191,7 @@ int32_t Sampler::candidates(std::span<const float> logits) {
     const auto cmp = [&](int32_t a, int32_t b) { return sample_chain::before(logit_[a], a, logit_[b], b); };
     std::partial_sort(id_.begin(), id_.begin() + k, id_.end(), cmp);
   }
-  id_.resize(k);
-  cand_.resize(k);
-  for (int32_t i = 0; i < k; ++i) cand_[i] = logit_[id_[i]];
-  p_.resize(k);
-  score_.resize(k);
-  order_.resize(k);
-  const sample_chain::ChainParams cp{opt_.temperature, opt_.top_p, opt_.min_p, opt_.typical_p};
-  const auto sort_by_score = [](int32_t* order, const double* score, int32_t n) {
-    std::sort(order, order + n, [score](int32_t a, int32_t b) {
-      return score[a] < score[b] || (score[a] == score[b] && a < b);
-    });
-  };
-  return sample_chain::filter(cand_.data(), id_.data(), k, cp, p_.data(), score_.data(), order_.data(),
-                              sort_by_score);
+  return filter(logit_, k);
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {

@@ -33,11 +33,11 @@ int32_t argmax(std::span<const float> logits);
 // (the whole vocabulary ranked); `keys` / `tmp` are scratch.
 void candidate_order_all(std::span<const float> logit, std::vector<int32_t>& id, std::vector<uint64_t>& keys,
                          std::vector<uint64_t>& tmp);
-// The first k ids of `logit` (no NaN) in candidate order, found among the entries at or above the
-// k-th largest of 1024 block maxima (each of the first k is one of them), then ordered by
-// sample_chain::before: the k a full sort gives first, in its order. false (id untouched) where the
-// threshold does not apply (fewer than 4096 entries, k > 512): the caller sorts instead.
-// `block_max` is scratch.
+// The first k ids of `logit` in candidate order, found among the entries at or above the k-th
+// largest of 1024 block maxima (each of the first k is one of them), then ordered by
+// sample_chain::before: the k a full sort gives first, in its order. A NaN entry ranks as -inf.
+// false (id untouched) where the threshold does not apply (fewer than 4096 entries, k > 512, or the
+// threshold is -inf): the caller sorts instead. `block_max` is scratch.
 bool top_k_ids(std::span<const float> logit, int32_t k, std::vector<int32_t>& id, std::vector<float>& block_max);
 
 // The distribution one sample() call draws from: the candidates that survive the chain, in

@@ -413,5 +413,59 @@ TEST(SamplerOrder, TopKIdsEqualComparisonSortPrefix) {
   EXPECT_FALSE(top_k_ids(small, 40, id, scratch));
 }
 
+// NaN entries rank as -inf in top_k_ids (the sampler hands it the row unsanitized when there are no
+// penalties): the same first k as a sort of the row with NaN replaced by -inf; and it declines where
+// the threshold itself is -inf (the NaNs and -infs would have to be ordered among the first k).
+TEST(SamplerOrder, TopKIdsRankNanAsMinusInfinity) {
+  std::mt19937 rng(20264501);
+  const float special[] = {NAN, NAN, -INFINITY, 0.0f, -0.0f, 7.0f, 7.0f, INFINITY};
+  std::vector<float> scratch;
+  for (size_t n : {4096u, 151936u}) {
+    const auto logit = mixed_logits(rng, n, special, 4);
+    auto clean = logit;
+    for (auto& v : clean) v = std::isnan(v) ? -INFINITY : v;
+    const auto all = sorted_ids(clean);
+    for (int32_t k : {1, 40, 512}) {
+      std::vector<int32_t> got;
+      ASSERT_TRUE(top_k_ids(logit, k, got, scratch)) << "n = " << n << ", k = " << k;
+      EXPECT_EQ(got, std::vector<int32_t>(all.begin(), all.begin() + k)) << "n = " << n << ", k = " << k;
+    }
+  }
+  // 4096 entries, all NaN or -inf but 3: the 40th block maximum is -inf.
+  std::vector<float> sparse(4096, NAN);
+  for (size_t i = 0; i < sparse.size(); i += 2) sparse[i] = -INFINITY;
+  sparse[5] = 1.0f, sparse[900] = 2.0f, sparse[4000] = 0.5f;
+  std::vector<int32_t> untouched = {7};
+  EXPECT_FALSE(top_k_ids(sparse, 40, untouched, scratch));
+  EXPECT_EQ(untouched, std::vector<int32_t>{7});
+}
+
+// The sampler's top-k without penalties reads the row in place (no sanitized copy); with NaNs in the
+// row it must draw what the copy's path draws: the same row with NaN as -inf, which takes that path
+// for the rows above where top_k_ids declines... compared here through distribution(), candidate by
+// candidate, against a sampler given the sanitized row.
+TEST(SamplerOrder, TopKInPlaceEqualsSanitizedRow) {
+  std::mt19937 rng(20264502);
+  const float special[] = {NAN, -INFINITY, 3.0f, 3.0f, -0.0f, 0.0f};
+  SamplerOptions o;
+  o.seed = 9;
+  o.temperature = 0.9f;
+  o.top_p = 0.98f;
+  o.min_p = 0.0f;
+  for (int32_t k : {1, 40, 300}) {
+    o.top_k = k;
+    Sampler a(o), b(o);
+    for (int step = 0; step < 20; ++step) {
+      const auto logit = mixed_logits(rng, 151936, special, 2);
+      auto clean = logit;
+      for (auto& v : clean) v = std::isnan(v) ? -INFINITY : v;
+      const Distribution da = a.distribution(logit), db = b.distribution(clean);
+      ASSERT_EQ(da.ids, db.ids) << "k = " << k << ", step " << step;
+      ASSERT_EQ(da.weights, db.weights) << "k = " << k << ", step " << step;
+      EXPECT_EQ(a.sample(logit), b.sample(clean));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memra
