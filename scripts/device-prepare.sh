@@ -19,7 +19,7 @@ bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-prob
 [ "$lean" = quant ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
 # slim: quant without the gemma3 / gemma4 f32 models (14 MB that do not compress; their CUDA-vs-CPU tests
 # are then skipped, as device-run.sh says): quant with the receipts of a few more sessions went over the carry limit.
-[ "$lean" = slim ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check test_backend_cuda_gpu"
+[ "$lean" = slim ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check rp-q4-probe test_backend_cuda_gpu"
 # trace: pp-bench, gguf-synth, kernel-check (with CUPTI) and rp-q4-probe, no fixtures (timelines, rows of synth
 # files, probes).
 [ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth rp-q4-probe"

@@ -30,14 +30,15 @@
 # gates (its rows want an H200), rb43 (the mmvs-row-arith candidate 0.994x: not landed), q5k34 +
 # q5k34t (Q5_K / IQ4_XS on mmvs 1.77x / 1.78x: the default since), s36c (mmvf2 1.35x on f16 at 1 row
 # per warp; its flip waits on g44), sk33b (the 32B split rule and GLU pairs: the defaults stay).
+# Ran in the forty-fifth session, all on an H100 (receipts/h100/*-61c2f62-20261205*): chain45 (the
+# persistent decode-chain probe's first run: checks green, full 0.69 / no-deps 0.91 / stream 0.96 of
+# the H100's 3.35 TB/s, 1.19x the launches), g44 (mmvf2's gates: flipped on at 1 row per warp), ds44
+# (the device sampler: 1.08-1.09x, flipped on to top_k 512), moe44 (the MoE gate + up launch: 1.04x,
+# flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
+# flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): chain45 (a "trace" pack, ~3 minutes: the persistent decode-chain probe, built
-# in the forty-fifth session without a device; does a resident grid stream a dependent matvec chain
-# at the bandwidth floor?), g44 (an "f32" pack: mmvf2's remaining gates; green -> flip kernels.mmvf_v2 with
-# 1 row per warp), ds44 (a "slim" pack: the device sampler's GPU test and run-gen times; green and
-# faster -> flip sample.on_backend), moe44 (a "slim" pack: the MoE gate + up launch's gates and
-# tg128 arm), moe44t (a "trace" pack: the MoE decode step's timeline), q5k44 (slim: the row pairs
-# for Q5_K / IQ4_XS), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
+# at its case label): s45 (a "slim" pack: the flips' suite at the defaults and the chain probe's
+# per-chunk waits), chain45 on an H200 (the probe's question for the card of the targets), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
 # effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
 # md41 on an H200 for its times beside the H200 anchors.
 # nd33 only if the 32B loss of the deferred norm is understood.
@@ -447,89 +448,6 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
-  ds44)
-    # sample.on_backend (built in the forty-fourth session: Backend::make_sampler, the device sampler
-    # of kernels/sample wired into generate() and run-gen): CudaModels.DeviceSamplerMatchesHostSampler
-    # (generate() through the device sampler and through the host path give the same tokens, two
-    # models, the options' corners), kernel-check sample (the kernel's own gates: the top-k threshold
-    # by a bitonic sort since this session) and its --perf times at 151936 entries, then run-gen on
-    # qwen3-8b q4_k_m sampling 256 tokens both ways (temperature 0.8, top_k 40, repeat penalty 1.1),
-    # three seeds alternating: decode tok/s from its stderr line and receipts. Green and faster ->
-    # sample.on_backend = true. A "slim" pack. Any sm_90 card. ~3 minutes.
-    gpu_info
-    gpu_tests ds 'CudaModels.DeviceSamplerMatchesHostSampler:CudaModels.ArgmaxRowsEqualHostArgmax' 120
-    kc sample "" 20264403 120
-    timeout 60 "$bin/kernel-check" --section sample --perf --seed 20264403 --filter "151936@draw0" \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[|kernel-check:" | sed 's/norm_err.*|/|/'
-    synth qwen3-8b q4_k_m
-    for seed in 1 2 3; do
-      for ob in false true; do
-        timeout 60 "$bin/run-gen" "$f" -p "Once upon a time" -n 256 --temp 0.8 --seed $seed --repeat-penalty 1.1 \
-          --set sample.on_backend=$ob --set receipt.hash_model=false --receipt "$out/run-gen.jsonl" 2>&1 |
-          grep -E "^run-gen:" | sed "s/^/on_backend=$ob seed=$seed /"
-      done
-    done
-    rm -f "$f"
-    ;;
-  moe44)
-    # kernels.moe_gate_up_one_launch (built in the forty-fourth session): the MoE decode's gate and up
-    # expert matvecs in one routed launch. Gates: kernel-check moe routed_pair/* (each matrix
-    # byte-identical to per-slot plain launches, f64, a bad id), the Qwen3Moe GPU tests incl.
-    # CudaModels.Qwen3MoeGateUpOneLaunchSameBytes; then qwen3-30b-a3b q8_0 and q4_k_m tg128 at d0, the
-    # arm against the defaults (one arm resident at a time: no A/A copy). Any sm_90 card (the H200
-    # for README rows). A "slim" pack. ~6 minutes.
-    gpu_info
-    kc moe routed_pair 20264404 120
-    gpu_tests moe44 'CudaModels.Qwen3Moe*' 150
-    for mix in q8_0 q4_k_m; do
-      synth qwen3-30b-a3b $mix 300
-      tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-gate-up-one-launch.toml --set bench.interleave=false
-      rm -f "$f"
-    done
-    ;;
-  moe44t)
-    # The MoE decode step's timeline (qwen3-30b-a3b q8_0 tg128 at 0 keys, the defaults; no trace of it
-    # exists: bench/notes/moe-device-route.md estimated its 3.0 ms from kernel times), then the same
-    # with kernels.moe_gate_up_one_launch. What the routed matvecs, the launches without PDL and the
-    # small kernels per MoE layer cost, for the next MoE decode lever. A "trace" pack. ~5 minutes.
-    gpu_info
-    synth qwen3-30b-a3b q8_0 300
-    traces_at 0
-    traces_at 0 -- gateup1 --config configs/arm-moe-gate-up-one-launch.toml
-    rm -f "$f"
-    ;;
-  q5k44)
-    # Q5_K / IQ4_XS (on mmvs by default since the forty-fourth session) with the row pairs Q4_K / Q8_0 /
-    # Q6_K take (kernels.mmvs_row_pairs; their kernel-check mmvs_rp* cases passed in q5k34): the
-    # CUDA-vs-CPU suite with the arm as the base configuration, then qwen3-8b q5_k_m and iq4_xs tg128
-    # at 0 keys: the defaults, the pairs, the pairs with one task per row, and an A/A copy. On an H200
-    # the defaults' rows are also these files' first H200 rows. A "slim" pack. ~5 minutes.
-    gpu_info
-    suite_with rp5 --config configs/arm-mmvs-row-pairs-q5k-iq4xs.toml
-    for mix in q5_k_m iq4_xs; do
-      synth qwen3-8b "$mix"
-      tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-row-pairs-q5k-iq4xs.toml \
-        --arm configs/arm-mmvs-row-pairs-q5k-iq4xs-1t.toml
-      rm -f "$f"
-    done
-    ;;
-  g44)
-    # mmvf2 (kernels.mmvf_v2) before it becomes the default: s36c (H100, forty-fourth session) measured
-    # qwen3-8b f16 tg128 1.349x at 1 row per warp, but only the F16 kernel-check cases had run on a GPU.
-    # Here kernel-check mmvf in full (F16, BF16, F32; the GELU-tanh GLU epilogue, gemma's, new) and the
-    # f32 models' CUDA-vs-CPU tests (llama, qwen3, gemma3, gemma4 in the pack: float weights, both GLU
-    # activations) with the arm at 1 row per warp, then the same at the defaults. An "f32" pack (the
-    # other fixtures' tests skip with their message). Any sm_90 card. ~3 minutes.
-    gpu_info
-    kc mmvf "" 20264400 200 8
-    for cfg in configs/arm-mmvf-v2-r1.toml ""; do
-      timeout 200 "$bin/test_backend_cuda_gpu" --shared "$sh" ${cfg:+--config "$cfg"} \
-        --gtest_filter='CudaModels.*F32*:CudaModels.Gemma*:CudaModels.Mmvf2*:CudaOps.*' \
-        > "$out/test_backend_cuda_gpu-g44${cfg:+-mmvf2}.log" 2>&1
-      echo "f32 suite ${cfg:-defaults} rc=$?"
-      grep -E "^\[  (PASSED|FAILED) |FAILED  \]|SKIPPED \]" "$out/test_backend_cuda_gpu-g44${cfg:+-mmvf2}.log" | tail -n 12
-    done
-    ;;
   t43)
     # The step at 16384 keys on the H200 at today's defaults (qwen3-8b q4_k_m): the timeline at 16384
     # and 0 keys (what the depth attention costs per layer against its cache bytes). A "trace" pack. ~2 minutes.
@@ -619,6 +537,25 @@ PY
       --arm configs/arm-moe-host-route-prefill.toml --arm configs/arm-moe-glu-q8-1-off.toml --set bench.interleave=false \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
+    ;;
+  s45)
+    # The forty-fifth session's flips together (sample.on_backend, kernels.moe_gate_up_one_launch, the
+    # Q5_K row pairs with one task, mmvf2 at 1 row per warp: the f32 models' tests ran with it in g44)
+    # and the chain probe's per-chunk waits (built after chain45's first run): the CUDA-vs-CPU suite
+    # at the defaults, run-gen sampled at the defaults (the device sampler) and with the host path,
+    # then rp-q4-probe --chain (full, per-chunk, no-deps, stream-only modes) for Q4_0 and Q4_K at 8 and
+    # 16 consumer warps, 1 and 2 CTAs per SM. A "slim" pack (rp-q4-probe in it). Any sm_90 card. ~4 minutes.
+    gpu_info
+    cuda_vs_cpu "" 12
+    synth qwen3-8b q4_k_m
+    for ob in true false; do
+      timeout 60 "$bin/run-gen" "$f" -p "Once upon a time" -n 256 --temp 0.8 --seed 1 --repeat-penalty 1.1 \
+        --set sample.on_backend=$ob --set receipt.hash_model=false --receipt "$out/run-gen.jsonl" 2>&1 |
+        grep -aE "^run-gen:" | sed "s/^/on_backend=$ob /"
+    done
+    rm -f "$f"
+    timeout 300 "$bin/rp-q4-probe" --chain-only --chain-consumers 8,16 --chain-ctas-per-sm 1,2 \
+      --receipt "$out/rp-q4-probe.jsonl" | tail -n 12
     ;;
   chain45)
     # The persistent decode-chain probe (rp-q4-probe --chain; kernels/matvec_rp/chain_persist.h,

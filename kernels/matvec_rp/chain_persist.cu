@@ -37,6 +37,19 @@ __device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
   return v;
 }
 
+// One thread: spin until *c reaches `need` (acquire); past spin_limit cycles, or once another CTA
+// gave up, stop waiting and flag the error (the outputs are then wrong and the host says so).
+__device__ __forceinline__ void wait_count(const ChainParams& p, const uint32_t* c, uint32_t need) {
+  const long long t0 = clock64();
+  while (ld_acquire(c) < need) {
+    if (*reinterpret_cast<volatile uint32_t*>(p.error) != 0) break;
+    if (clock64() - t0 > p.spin_limit) {
+      atomicExch(p.error, 1u);
+      break;
+    }
+  }
+}
+
 // Named barrier 1 over the consumer warps (the producer never joins). Not .aligned: thread 0 may
 // arrive from its dependency spin while the rest of warp 0 is already waiting.
 __device__ __forceinline__ void consumers_sync(int n_threads) {
@@ -174,28 +187,25 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       }
       continue;
     }
-    // Wait for the whole previous matrix, then stage its output (this task's input) in shared memory.
-    if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) {
-      const long long t0 = clock64();
-      while (ld_acquire(p.counters + k.dep) < k.dep_count) {
-        if (*reinterpret_cast<volatile uint32_t*>(p.error) != 0) break;  // another CTA gave up: do not wait too
-        if (clock64() - t0 > p.spin_limit) {
-          atomicExch(p.error, 1u);
-          break;
-        }
-      }
-    }
-    consumers_sync(n_cons);
+    // kFull: wait for the whole previous matrix, then stage its output (this task's input) in shared
+    // memory. kFullChunk: the same per 1024-input chunk, before the first page that reads it.
     const int in = in_slot(k.layer, k.mat);
-    {
-      const uint4* gq = reinterpret_cast<const uint4*>(p.act_q + (int64_t)in * F);
-      for (int64_t i = threadIdx.x; i < k.cols / 16; i += n_cons) reinterpret_cast<uint4*>(sm.xq)[i] = __ldcg(gq + i);
-      for (int64_t i = threadIdx.x; i < k.cols / 32; i += n_cons) {
-        sm.xd[i] = __ldcg(p.act_d + (int64_t)in * (F / 32) + i);
-        sm.xs[i] = __ldcg(p.act_s + (int64_t)in * (F / 32) + i);
+    const bool by_chunk = p.mode == kFullChunk && k.dep >= 0;
+    const auto stage = [&](int64_t b0, int64_t n) {  // inputs [b0, b0 + n) (multiples of 32)
+      const uint4* gq = reinterpret_cast<const uint4*>(p.act_q + (int64_t)in * F + b0);
+      for (int64_t i = threadIdx.x; i < n / 16; i += n_cons) reinterpret_cast<uint4*>(sm.xq + b0)[i] = __ldcg(gq + i);
+      for (int64_t i = threadIdx.x; i < n / 32; i += n_cons) {
+        sm.xd[b0 / 32 + i] = __ldcg(p.act_d + (int64_t)in * (F / 32) + b0 / 32 + i);
+        sm.xs[b0 / 32 + i] = __ldcg(p.act_s + (int64_t)in * (F / 32) + b0 / 32 + i);
       }
+    };
+    if (!by_chunk) {
+      if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) wait_count(p, p.counters + k.dep, k.dep_count);
+      consumers_sync(n_cons);
+      stage(0, k.cols);
+      consumers_sync(n_cons);
     }
-    consumers_sync(n_cons);
+    int staged = -1;  // kFullChunk: the last input chunk staged
 
     float acc[2][RPW];
 #pragma unroll
@@ -205,6 +215,13 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       const int s = c.slot;
       const int kc = glu ? pg >> 1 : pg;
       const int which = glu ? pg & 1 : 0;
+      if (by_chunk && kc != staged) {
+        if (threadIdx.x == 0) wait_count(p, p.counters + chunk_counter(d, k.dep, kc), kTaskRows);
+        consumers_sync(n_cons);
+        stage((int64_t)kc * kPageCols, kPageCols);
+        consumers_sync(n_cons);
+        staged = kc;
+      }
       const int b = kc * kPageBlocks + lane;
       const uint4 xa = *reinterpret_cast<const uint4*>(sm.xq + b * 32);
       const uint4 xb = *reinterpret_cast<const uint4*>(sm.xq + b * 32 + 16);
@@ -255,7 +272,10 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       }
       __threadfence();
       __syncwarp();
-      if (lane == 0 && p.mode == kFull) atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
+      if (lane == 0 && (p.mode == kFull || p.mode == kFullChunk)) {
+        atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
+        atomicAdd(p.counters + chunk_counter(d, 4 * k.layer + k.mat, (int)(k.row_block / kTaskRows)), 1u);
+      }
     }
   }
 }
@@ -291,7 +311,7 @@ cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, 
 }
 
 bool dims_ok(const Dims& d) {
-  return d.n_layers >= 1 && d.hidden >= kPageCols && d.hidden % kPageCols == 0 && d.ffn % kPageCols == 0 &&
+  return d.n_layers >= 1 && d.ffn / kPageCols <= kMaxChunks && d.qkv % kPageCols == 0 && d.hidden >= kPageCols && d.hidden % kPageCols == 0 && d.ffn % kPageCols == 0 &&
          d.ffn >= d.hidden && d.qkv % kTaskRows == 0 && d.qkv >= d.hidden && d.qkv <= d.ffn;
 }
 
@@ -333,7 +353,7 @@ cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_
   cudaError_t e = cudaEventCreate(&a);
   if (e == cudaSuccess) e = cudaEventCreate(&b);
   if (e == cudaSuccess)
-    e = cudaMemsetAsync(p.counters, 0, sizeof(uint32_t) * 4 * (size_t)p.dims.n_layers, stream);
+    e = cudaMemsetAsync(p.counters, 0, sizeof(uint32_t) * (size_t)n_counters(p.dims), stream);
   if (e == cudaSuccess) e = cudaMemsetAsync(p.error, 0, sizeof(uint32_t), stream);
   if (e == cudaSuccess) e = cudaEventRecord(a, stream);
   if (e == cudaSuccess) e = launch_chain(p, g, stream);

@@ -275,9 +275,20 @@ MEMRA_CHAIN_HD float q8_inv_scale(float amax) { return amax > 0.f ? 127.f / amax
 MEMRA_CHAIN_HD float q8_stored_scale(float amax, bool unit) { return unit ? 1.f / 127.f : amax / 127.f; }
 MEMRA_CHAIN_HD bool unit_scale_output(int mat) { return mat == kDown; }
 
-// Probe modes: the full chain; the dependency waits skipped (the streaming and compute ceiling:
-// outputs are not checked); the pages streamed and released without any compute (the copy ceiling).
-enum Mode : int { kFull = 0, kNoDeps = 1, kStreamOnly = 2 };
+// Probe modes: the full chain (a task waits for the whole matrix it reads); the dependency waits
+// skipped (the streaming and compute ceiling: outputs are not checked); the pages streamed and
+// released without any compute (the copy ceiling); the full chain with per-chunk waits (a task
+// waits, page by page, only for the 32 tasks that wrote the 1024 inputs of that page, so a matrix's
+// first tasks start while the previous matrix's last ones finish).
+enum Mode : int { kFull = 0, kNoDeps = 1, kStreamOnly = 2, kFullChunk = 3 };
+
+// Counters: 4 * n_layers matrix counters (tasks done), then 16 chunk counters per matrix (tasks done
+// among the 32 that write outputs [1024 c, 1024 c + 1024)).
+constexpr int kMaxChunks = 16;
+MEMRA_CHAIN_HD int n_counters(const Dims& d) { return 4 * d.n_layers * (1 + kMaxChunks); }
+MEMRA_CHAIN_HD int chunk_counter(const Dims& d, int mat_counter, int chunk) {
+  return 4 * d.n_layers + mat_counter * kMaxChunks + chunk;
+}
 
 }  // namespace memra::chain
 
@@ -293,7 +304,7 @@ struct ChainParams {
   float* act_d = nullptr;      // n_slots x ffn / 32
   int32_t* act_s = nullptr;    // n_slots x ffn / 32
   float* y = nullptr;          // n_slots x ffn: every matrix's f32 output (the GLU's after SiLU(gate) * up)
-  uint32_t* counters = nullptr;  // 4 * n_layers, zero before the launch
+  uint32_t* counters = nullptr;  // memra::chain::n_counters, zero before the launch
   uint32_t* error = nullptr;     // set to 1 when a dependency wait ran past spin_limit
   int mode = memra::chain::kFull;
   int wtype = memra::chain::kQ4_0;  // the pages' format (memra::chain::WType)

@@ -12,6 +12,10 @@
 namespace memra::cuda {
 
 inline constexpr int kDeviceMaxTopK = 1024;
+// The largest top_k the CUDA backend's TokenSampler draws on the device (Backend::make_sampler); past
+// it the threshold gather often overflows into one block-wide pass per candidate (35 ms at top_k
+// 1000 on an H100) and the host sampler is faster (device phase ds44, bench/notes/device-sampler.md).
+inline constexpr int kDeviceSamplerTopK = 512;
 
 // out[r] = argmax of row r, for r in [0, n_rows).
 struct ArgmaxParams {

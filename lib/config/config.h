@@ -66,7 +66,7 @@ struct SampleSection {
   double frequency_penalty = 0.0;
   double presence_penalty = 0.0;
   std::vector<std::string> stop;  // stop strings
-  bool on_backend = false;  // sampled generation draws where the logits are (Backend::make_sampler)
+  bool on_backend = true;  // sampled generation draws where the logits are (Backend::make_sampler)
 };
 
 struct KernelsSection {
@@ -90,20 +90,20 @@ struct KernelsSection {
   bool mmvs_preload_residual = true;  // with mmvs_preload: also the residual launches (o, down)
   bool mmvs_act_il = true;        // one-token q8s activations in the interleaved order (q8s_order.h)
   bool mmvs_act_il_q6k = false;   // with mmvs_act_il: the Q6_K variant for launches of Q6_K rows only
-  std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0", "q6_k"};  // weight types whose one-token plain mmvs launches take two rows per warp
+  std::vector<std::string> mmvs_row_pairs = {"q4_k", "q8_0", "q6_k", "q5_k"};  // weight types whose one-token plain mmvs launches take two rows per warp
   int mmvs_min_blocks_rp = 0;     // the row-pair instances' cap (0, 5 or 6; uncapped where it spills)
   int mmvs_min_blocks_rp_head = 6;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
-  std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k"};  // of those types, the ones whose pairs hold one task per row in flight
+  std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k", "q5_k"};  // of those types, the ones whose pairs hold one task per row in flight
   int64_t mmvs_row_pairs_one_task_min_k = 8192;  // the other pair types' rows of at least this many weights: one task too (0: never)
   std::vector<std::string> mmvs_glu_one_task = {"q8_0", "q5_k", "iq4_xs"};  // weight types whose one-token GLU launches hold one task per matrix in flight
-  bool mmvf_v2 = false;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
+  bool mmvf_v2 = true;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
   bool moe_device_route = true;  // MoE batches of <= 8 tokens routed on the device (graph-captured decode)
   bool moe_routed_v2 = false;    // device-routed MoE: the expert matvecs on the v2 kernel (GGUF bytes in 16-byte windows)
   bool moe_glu_q8_1 = true;      // device-routed MoE: the GLU writes the down projection's q8_1 input (no quantize launch)
-  bool moe_gate_up_one_launch = false;  // device-routed MoE decode: the gate and up experts in one routed launch
+  bool moe_gate_up_one_launch = true;  // device-routed MoE decode: the gate and up experts in one routed launch
   bool moe_device_route_prefill = true;   // device-routed MoE for batches over 8 tokens too (slots grouped by expert)
   bool moe_grouped_mma = false;  // with moe_device_route_prefill: Q8_0 expert groups on the int8 tensor cores
-  int mmvf_rows_per_warp = 2;  // mmvf2: rows per warp (1, 2 or 4)
+  int mmvf_rows_per_warp = 1;  // mmvf2: rows per warp (1, 2 or 4)
   bool mmvs_row_pairs_qkv = true;   // the one-type q/k/v launches (extra segments) take the row pairs too
   bool mmvs_row_pairs_verify = true;  // verify rows (m = 2..8) of the paired types take the row pairs too
   std::vector<std::string> mmvs_glu_pairs = {"q4_k", "q4_0"};  // weight types whose one-token SiLU GLU launches take two rows per warp

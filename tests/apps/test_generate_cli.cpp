@@ -90,14 +90,15 @@ TEST(RunGenGenerate, SeededSamplingIsReproducible) {
   EXPECT_EQ(c["sample"]["top_k"], 20);
   EXPECT_EQ(c["run"]["seed"], 7);
   EXPECT_EQ(c["run"]["n_predict"], 24);
-  EXPECT_EQ(a.receipt["metrics"]["sampling"], "host sampler");
-  // sample.on_backend: the backend's sampler draws the same tokens (on the CPU backend its default,
-  // the row to the host; the receipt says which ran).
+  // sample.on_backend (the default): the backend's sampler, on the CPU backend its default form (the
+  // row to the host); false: run-gen's own host sampler. The same tokens; the receipt says which ran.
+  EXPECT_EQ(a.receipt["metrics"]["sampling"], "backend sampler (host)");
   auto cpu = args;
-  cpu.insert(cpu.end(), {"--backend", "cpu"});
-  auto on = cpu;
-  on.insert(on.end(), {"--set", "sample.on_backend=true"});
+  cpu.insert(cpu.end(), {"--backend", "cpu", "--set", "sample.on_backend=false"});
+  auto on = args;
+  on.insert(on.end(), {"--backend", "cpu"});
   auto h = run_gen(cpu), d = run_gen(on);
+  EXPECT_EQ(h.receipt["metrics"]["sampling"], "host sampler");
   ASSERT_EQ(h.code, 0) << h.describe();
   ASSERT_EQ(d.code, 0) << d.describe();
   EXPECT_EQ(d.receipt["results"]["generated_ids"], h.receipt["results"]["generated_ids"]);

@@ -179,7 +179,7 @@ TEST(CudaModels, SpeculativeSamplingRows) {
 // (the row copied to the host, memra::Sampler): generate() through each from the same seed gives the
 // same tokens, over the options' corners (defaults, penalties over a short window, greedy after
 // penalties, top_k 1, a wide top_k and a high temperature), on two synth models. top_k off or past
-// the kernel's 1024 gets the host sampler (where() says so).
+// kDeviceSamplerTopK (512) gets the host sampler (where() says so).
 TEST(CudaModels, DeviceSamplerMatchesHostSampler) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
@@ -228,7 +228,9 @@ TEST(CudaModels, DeviceSamplerMatchesHostSampler) {
   SamplerOptions off;
   off.top_k = 0;
   EXPECT_EQ(be->make_sampler(off)->where(), "host");
-  off.top_k = 1025;
+  off.top_k = 512;
+  EXPECT_EQ(be->make_sampler(off)->where(), "device");
+  off.top_k = 513;  // past kDeviceSamplerTopK: the kernel's slow pass fallback, the host is faster
   EXPECT_EQ(be->make_sampler(off)->where(), "host");
   off.temperature = 0.0f;  // greedy: no ranking, any top_k
   EXPECT_EQ(be->make_sampler(off)->where(), "device");

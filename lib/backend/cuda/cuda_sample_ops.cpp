@@ -85,9 +85,12 @@ class DeviceTokenSampler final : public TokenSampler {
 
 std::unique_ptr<TokenSampler> CudaBackend::make_sampler(const SamplerOptions& o) {
   validate(o);
-  // The device chain ranks at most kDeviceMaxTopK candidates when it draws (temperature > 0);
-  // top_k off or larger: the host sampler (the same chain on the copied row).
-  if (o.temperature > 0.0f && (o.top_k < 1 || o.top_k > cuda::kDeviceMaxTopK)) return Backend::make_sampler(o);
+  // The device chain ranks at most kDeviceMaxTopK candidates when it draws (temperature > 0), and
+  // past kDeviceSamplerTopK (512) its threshold gather often overflows into one block-wide pass per
+  // candidate (35 ms at top_k 1000 on an H100, kernel-check sample hot_wide): top_k off or past
+  // that bound, the host sampler (the same chain on the copied row).
+  static_assert(cuda::kDeviceSamplerTopK <= cuda::kDeviceMaxTopK);
+  if (o.temperature > 0.0f && (o.top_k < 1 || o.top_k > cuda::kDeviceSamplerTopK)) return Backend::make_sampler(o);
   return std::make_unique<DeviceTokenSampler>(*this, o);
 }
 
