@@ -37,10 +37,12 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): s45 (a "slim" pack: the flips' suite at the defaults and the chain probe's
-# per-chunk waits), chain45 on an H200 (the probe's question for the card of the targets), glu43 on an H200 (ncu of the Q4_K GLU in the step: the issue-slot use, the depth
-# effect), moe43's rows on an H200, rb43 on an H200 only if glu43 shows the issue slots ~70%+ busy;
-# md41 on an H200 for its times beside the H200 anchors.
+# at its case label): moe43's rows on an H200 (the MoE README row at the defaults, now with the gate +
+# up launch), chain45 on an H200 (the launch comparison beside the chain; s45 ran the chain alone
+# there), md41 on an H200 for its times beside the H200 anchors.
+# Also ran in the forty-fifth session: s45 on an H200 (the suite at the new defaults 58/58, the device
+# sampler 1.135x, the chain probe: shelved) and glu43 on an H200 (the Q4_K GLU is not issue-bound: 43% of
+# the issue slots, 28% occupancy; rb43 and its branch dropped).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -455,74 +457,6 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
-    ;;
-  glu43)
-    # The Q4_K GLU inside the decode step (qwen3-8b q4_k_m): t43 had it at 14.88 us after its norm at
-    # 0 keys and 18.69 at 16384 on the H200 (0.61 of the card's peak during its exposed time at 0 keys,
-    # where the H100 reaches 0.86 over all matvecs). ncu of 36 in-graph launches at each depth with one
-    # pass of metrics and the L2 left as the step leaves it (--cache-control none: the depth effect,
-    # if it lives in the L2, shows in the hit rate and the DRAM bytes), then --set full of one launch at
-    # 0 keys (L2 flushed per pass: the weights never sit in it anyway) for the stall reasons and the
-    # achieved occupancy. Kernels run serialized under ncu (no PDL overlap). A "trace" pack. ~4 minutes.
-    gpu_info
-    ncu --version | tail -n 1
-    synth qwen3-8b q4_k_m
-    glu='regex:mmvs_ail_kernel<.memra::QType.12, .int.1, .int.5, .int.1, .int.2, .bool.1>'  # ncu's demangled form names (int)
-    m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors_srcunit_tex_op_read.sum
-    for d in 0 16384; do
-      timeout 200 ncu --clock-control none --cache-control none --kernel-name-base demangled -k "$glu" \
-        --launch-skip 360 --launch-count 36 --metrics "$m" --csv \
-        "$bin/pp-bench" -m "$f" -p 0 -n 32 -d $d -r 1 --set receipt.hash_model=false --set kernels.prefill_f16_weights=false \
-        > "$out/ncu-glu-d$d.csv" 2> "$out/ncu-glu-d$d.err"
-      echo "## d$d rc=$?"
-      python3 - "$out/ncu-glu-d$d.csv" <<'PY'
-import csv, statistics, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-if not rows: sys.exit("no ncu rows")
-h = rows[0]; iname, ival = h.index("Metric Name"), h.index("Metric Value")
-vals = {}
-for r in rows[1:]:
-    try: vals.setdefault(r[iname], []).append(float(r[ival].replace(",", "")))
-    except ValueError: pass
-for k, v in sorted(vals.items()):
-    print(f"{k:60s} median {statistics.median(v):14.3f}  min {min(v):14.3f}  max {max(v):14.3f}  n {len(v)}")
-PY
-    done
-    timeout 200 ncu --clock-control none --set full --kernel-name-base demangled -k "$glu" --launch-skip 360 --launch-count 1 \
-      -o "$out/ncu-glu-full" -f "$bin/pp-bench" -m "$f" -p 0 -n 32 -d 0 -r 1 --set receipt.hash_model=false \
-      --set kernels.prefill_f16_weights=false > /dev/null 2>&1
-    echo "## full rc=$?"
-    ncu -i "$out/ncu-glu-full.ncu-rep" --page details > "$out/ncu-glu-full.txt" 2>&1
-    grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Executed Instructions  |Issued Ipc|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|L2 Hit|Block Limit" "$out/ncu-glu-full.txt" | head -n 24
-    rm -f "$out/ncu-glu-full.ncu-rep" "$f"
-    ;;
-  rb43)
-    # The candidate on branch mmvs-row-arith (b18d12b, not on main: the mmvs warps-per-row division as
-    # shifts and il_at's task arithmetic in 32 bits; the same loads and bits, -2.3% static instructions,
-    # register counts moved both ways; bench/notes/mmvs.md, forty-third section). Build it in a
-    # worktree on top of main (`git worktree add /tmp/cand main && git -C /tmp/cand cherry-pick
-    # b18d12b`, `cmake --preset release` and `cmake --build --preset release --target pp-bench
-    # kernel-check` there: ccache, seconds) and pass it as device-prepare.sh's fourth argument with a
-    # "trace" pack: .device/old is then the candidate. Its kernel-check mmvs and mmvs_id in full (every
-    # instance against the f64 product, the instances' byte identities), then qwen3-8b q4_k_m and q8_0
-    # tg128 at d0, main and the candidate alternating, each process twice (main's second run is the
-    # A/A). ~6 minutes. Ran on an H100 in the forty-fourth session (receipts/h100/pp-bench-rb43-375ec79-*):
-    # gates 1635/1635, q4_k_m 0.994x (467.4 against 470.3 tok/s, main's A/A 1.000x), q8_0 1.000x: run it
-    # again only on an H200 and only if glu43 reads the GLU as issue-bound.
-    gpu_info
-    "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
-    for sec in mmvs mmvs_id; do
-      timeout 200 .device/old/bin/kernel-check --section $sec --seed 20264301 --receipt "$out/kernel-check.jsonl" |
-        grep -E "FAIL|ERR|kernel-check:" | tail -n 6
-    done
-    for mix in q4_k_m q8_0; do
-      synth qwen3-8b $mix
-      for b in "$bin" .device/old/bin "$bin" .device/old/bin; do
-        timeout 100 "$b/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
-          --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp" | sed "s|^|$b |"
-      done
-      rm -f "$f"
-    done
     ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
