@@ -4,6 +4,7 @@
 // quantization vectors), so a kernel and an oracle that agreed on a wrong order could not pass.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -27,52 +28,68 @@ Dims small_dims() {
 
 int wm_mat(int wm) { return wm <= kWO ? wm : wm == kWDown ? kDown : kGlu; }
 
-TEST(ChainLayout, EveryWeightByteHasOnePlace) {
-  const Dims d = small_dims();
+// Q4_0 block h (at a row of `cols` columns) as GGUF's 18 bytes through the project's decoder.
+std::array<float, 32> decoded_q4_0(uint64_t h, int64_t cols) {
+  uint8_t gguf[18];
+  const uint16_t dbits = block_scale_bits(h, cols);
+  std::memcpy(gguf, &dbits, 2);
+  for (int w = 0; w < 4; ++w) {
+    const uint32_t v = block_word(h, w);
+    std::memcpy(gguf + 2 + 4 * w, &v, 4);
+  }
+  std::array<float, 32> wf{};
+  dequantize_row(QType::Q4_0, gguf, wf.data(), 32);
+  return wf;
+}
+
+// Calls place(layer, wm, mat, row, unit) for every `unit_cols`-column unit of every weight row; the
+// byte ranges it returns ({offset, length}) must cover the chain's weight buffer exactly once.
+template <class Place>
+void expect_one_place_each(const Dims& d, int64_t unit_cols, Place place) {
   const uint64_t total = (uint64_t)d.n_layers * layer_bytes(d);
   std::vector<uint8_t> uses(total, 0);
   for (int layer = 0; layer < d.n_layers; ++layer)
     for (int wm = 0; wm < kWMats; ++wm) {
       const int mat = wm_mat(wm);
       for (int64_t r = 0; r < mat_rows(d, mat); ++r)
-        for (int64_t b = 0; b < mat_cols(d, mat) / 32; ++b) {
-          const uint64_t q = block_qs_offset(d, layer, wm, r, b), s = block_d_offset(d, layer, wm, r, b);
-          ASSERT_LE(q + 16, total);
-          ASSERT_LE(s + 2, total);
-          ASSERT_EQ(q % 16, 0u) << "a block's quants must be one 16-byte load";
-          for (int i = 0; i < 16; ++i) ++uses[q + i];
-          for (int i = 0; i < 2; ++i) ++uses[s + i];
-        }
+        for (int64_t u = 0; u < mat_cols(d, mat) / unit_cols; ++u)
+          for (const auto& [off, len] : place(layer, wm, mat, r, u)) {
+            ASSERT_LE(off + len, total);
+            for (uint64_t i = 0; i < len; ++i) ++uses[off + i];
+          }
     }
   for (uint64_t i = 0; i < total; ++i) ASSERT_EQ(uses[i], 1) << "byte " << i;
 }
 
+using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+TEST(ChainLayout, EveryWeightByteHasOnePlace) {
+  const Dims d = small_dims();
+  int64_t misaligned = 0;
+  expect_one_place_each(d, 32, [&](int layer, int wm, int, int64_t r, int64_t b) {
+    const uint64_t q = block_qs_offset(d, layer, wm, r, b);
+    misaligned += q % 16 != 0;  // a block's quants must be one 16-byte load
+    return Ranges{{q, 16}, {block_d_offset(d, layer, wm, r, b), 2}};
+  });
+  EXPECT_EQ(misaligned, 0);
+}
+
 TEST(ChainLayout, EveryQ4KSuperBlockHasOnePlace) {
   const Dims d = small_dims();
-  const uint64_t total = (uint64_t)d.n_layers * layer_bytes(d);
-  std::vector<uint8_t> uses(total, 0);
-  for (int layer = 0; layer < d.n_layers; ++layer)
-    for (int wm = 0; wm < kWMats; ++wm) {
-      const int mat = wm_mat(wm);
-      for (int64_t r = 0; r < mat_rows(d, mat); ++r)
-        for (int64_t u = 0; u < mat_cols(d, mat) / 256; ++u) {
-          const uint64_t o = superblock_offset(d, layer, wm, r, u);
-          ASSERT_LE(o + kQ4KBytes, total);
-          ASSERT_EQ(o % 16, 0u) << "a super-block's quants must be 16-byte loads";
-          // In the task's page where the kernel reads it: row r % 32, lanes 8 (u % 4) .. + 7.
-          const Task k = task_at(d, layer * layer_tasks(d) + [&] {
-            int64_t t = 0;
-            for (int m = 0; m < mat; ++m) t += mat_tasks(d, m);
-            return t + r / kTaskRows;
-          }());
-          ASSERT_EQ(k.mat, mat);
-          const uint64_t page = (o - k.w_off) / kPageBytes;
-          ASSERT_EQ(page, (uint64_t)(mat == kGlu ? 2 * (u / 4) + (wm == kWUp ? 1 : 0) : u / 4));
-          ASSERT_EQ(o - k.w_off - page * kPageBytes, (uint64_t)((r % kTaskRows) * 4 * kQ4KBytes + (u % 4) * kQ4KBytes));
-          for (int i = 0; i < kQ4KBytes; ++i) ++uses[o + i];
-        }
-    }
-  for (uint64_t i = 0; i < total; ++i) ASSERT_EQ(uses[i], 1) << "byte " << i;
+  int64_t misplaced = 0;
+  expect_one_place_each(d, 256, [&](int layer, int wm, int mat, int64_t r, int64_t u) {
+    const uint64_t o = superblock_offset(d, layer, wm, r, u);
+    // 16-byte aligned, in the task's page where the kernel reads it: row r % 32, lanes 8 (u % 4) .. + 7.
+    int64_t t = (int64_t)layer * layer_tasks(d) + r / kTaskRows;
+    for (int m = 0; m < mat; ++m) t += mat_tasks(d, m);
+    const Task k = task_at(d, t);
+    const uint64_t page = (o - k.w_off) / kPageBytes;
+    misplaced += o % 16 != 0 || k.mat != mat ||
+                 page != (uint64_t)(mat == kGlu ? 2 * (u / 4) + (wm == kWUp ? 1 : 0) : u / 4) ||
+                 o - k.w_off - page * kPageBytes != (uint64_t)((r % kTaskRows) * 4 * kQ4KBytes + (u % 4) * kQ4KBytes);
+    return Ranges{{o, (uint64_t)kQ4KBytes}};
+  });
+  EXPECT_EQ(misplaced, 0);
 }
 
 TEST(ChainLayout, TasksAreContiguousRunsOfTheirOwnPages) {
@@ -126,14 +143,7 @@ TEST(ChainRef, BlockDotIsTheQ4_0DecodersDot) {
     const int64_t cols = i % 2 ? 4096 : 12288;
     const uint16_t dbits = block_scale_bits(h, cols);
     ASSERT_EQ(f16_bits_to_float(dbits), fp16_to_f32(dbits));
-    uint8_t gguf[18];
-    std::memcpy(gguf, &dbits, 2);
-    for (int w = 0; w < 4; ++w) {
-      const uint32_t v = block_word(h, w);
-      std::memcpy(gguf + 2 + 4 * w, &v, 4);
-    }
-    float wf[32];
-    dequantize_row(QType::Q4_0, gguf, wf, 32);
+    const auto wf = decoded_q4_0(h, cols);
     int8_t x[32];
     for (auto& v : x) v = (int8_t)q8(rng);
     double want = 0;
@@ -160,14 +170,10 @@ TEST(ChainRef, LaneTermsAreTheDecodersDots) {
     };
     // Q4_0: one block.
     {
-      uint8_t gguf[18];
       const uint16_t dbits = block_scale_bits(h, 4096);
-      std::memcpy(gguf, &dbits, 2);
       uint32_t w[4];
       for (int k = 0; k < 4; ++k) w[k] = block_word(h, k);
-      std::memcpy(gguf + 2, w, 16);
-      float wf[32];
-      dequantize_row(QType::Q4_0, gguf, wf, 32);
+      const auto wf = decoded_q4_0(h, 4096);
       uint32_t x[8];
       words(xq, x);
       double want = 0, mag = 0;
@@ -298,15 +304,7 @@ TEST(ChainRef, MatrixRowsAreTheirBlocksSums) {
       for (int i = 0; i < (mat == kGlu ? 2 : 1); ++i)
         for (int64_t b = 0; b < cols / 32; ++b) {
           const uint64_t h = block_hash(5, 1, wms[i], r, b);
-          uint8_t gguf[18];
-          const uint16_t dbits = block_scale_bits(h, cols);
-          std::memcpy(gguf, &dbits, 2);
-          for (int w = 0; w < 4; ++w) {
-            const uint32_t v = block_word(h, w);
-            std::memcpy(gguf + 2 + 4 * w, &v, 4);
-          }
-          float wf[32];
-          dequantize_row(QType::Q4_0, gguf, wf, 32);
+          const auto wf = decoded_q4_0(h, cols);
           for (int j = 0; j < 32; ++j) dots[i] += (double)wf[j] * xd[(size_t)b] * xq[(size_t)(b * 32 + j)];
         }
       const double want = mat == kGlu ? dots[0] / (1 + std::exp(-dots[0])) * dots[1] : dots[0];
