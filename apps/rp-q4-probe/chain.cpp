@@ -5,14 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
-#include <thread>
 
 #include "backend/cuda/cuda_check.h"
 #include "common/probe_timing.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/stats.h"
 #include "rp-q4-probe/chain_ref.h"
 
@@ -24,15 +23,6 @@ namespace cc = memra::cuda::chain;
 
 constexpr double kNormTol = 1e-5;  // f32 sums of at most 416 block products against f64
 
-// f(begin, end) over [0, n) on the host's cores.
-void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
-  const int64_t nt = std::clamp<int64_t>((int64_t)std::thread::hardware_concurrency(), 1, 32);
-  std::vector<std::thread> ts;
-  const int64_t step = (n + nt - 1) / nt;
-  for (int64_t b = 0; b < n; b += step) ts.emplace_back(f, b, std::min(n, b + step));
-  for (auto& t : ts) t.join();
-}
-
 struct HostActs {
   std::vector<int8_t> q;
   std::vector<float> d;
@@ -43,8 +33,8 @@ struct HostActs {
 // The checks of one full run from the GPU's planes: every matrix output's q8 blocks against the
 // chain's rule applied to the GPU's own f32 outputs (byte for byte: a block a task did not write
 // keeps its poison), and the matrices of `layers` against f64 from the GPU's inputs.
-nlohmann::json check_run(const Dims& d, int wtype, uint64_t seed, const HostActs& h, const std::vector<int>& layers,
-                         bool& pass) {
+nlohmann::json check_run(ThreadPool& pool, const Dims& d, int wtype, uint64_t seed, const HostActs& h,
+                         const std::vector<int>& layers, bool& pass) {
   const int64_t F = d.ffn;
   int64_t bad_blocks = 0, non_finite = 0, blocks = 0;
   for (int layer = 0; layer < d.n_layers; ++layer)
@@ -70,8 +60,8 @@ nlohmann::json check_run(const Dims& d, int wtype, uint64_t seed, const HostActs
       std::vector<double> ref((size_t)rows);
       const int8_t* xq = &h.q[(size_t)(in * F)];
       const float* xd = &h.d[(size_t)(in * (F / 32))];
-      parallel_for(rows, [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) ref[(size_t)r] = ref_output(d, seed, layer, mat, r, xq, xd, wtype);
+      pool.parallel_for((size_t)rows, [&](size_t b, size_t e) {
+        for (size_t r = b; r < e; ++r) ref[r] = ref_output(d, seed, layer, mat, (int64_t)r, xq, xd, wtype);
       });
       double num = 0, den = 0;
       for (int64_t r = 0; r < rows; ++r) {
@@ -142,6 +132,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
   for (int l : layers)
     MEMRA_CHECK(l >= 0 && l < d.n_layers, "--chain-check-layers: layer {} not in 0..{}", l, d.n_layers - 1);
 
+  ThreadPool pool(0);  // the f64 checks on every host core
   const auto& di = ctx.info();
   const double bytes = (double)wbytes;
   nlohmann::json forms = nlohmann::json::array();
@@ -227,7 +218,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
                                       : 1;
             }
           bool ok = false;
-          nlohmann::json check = check_run(d, wt, o.seed, h, layers, ok);
+          nlohmann::json check = check_run(pool, d, wt, o.seed, h, layers, ok);
           check["dependency_wait_gave_up"] = flag != 0;
           check["counters_not_complete"] = counters_wrong;
           ok = ok && flag == 0 && counters_wrong == 0;

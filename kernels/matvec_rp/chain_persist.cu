@@ -6,6 +6,7 @@
 
 #include "common/bulk_copy.cuh"
 #include "matvec_rp/chain_persist.h"
+#include "norm/q8_1_emit.cuh"  // warp_sum_f32, warp_max_f32
 
 namespace memra::cuda::chain {
 namespace {
@@ -73,12 +74,6 @@ __device__ __forceinline__ void copy_page(void* dst, const void* src, uint64_t* 
                    bulk::smem_addr(dst)),
                "l"(src), "r"(kPageBytes), "r"(bulk::smem_addr(bar))
                : "memory");
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
 }
 
 // Position in the page ring: slot and the parity of its current round (no divisions per page).
@@ -246,9 +241,9 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     const int out = out_slot(k.layer, k.mat);
 #pragma unroll
     for (int r = 0; r < RPW; ++r) {
-      const float g = warp_sum(acc[0][r]);
+      const float g = warp_sum_f32(acc[0][r]);
       float y = g;
-      if (glu) y = g / (1.f + expf(-g)) * warp_sum(acc[1][r]);
+      if (glu) y = g / (1.f + expf(-g)) * warp_sum_f32(acc[1][r]);
       const int row = warp * RPW + r;
       if (lane == 0) {
         sm.ys[row] = y;
@@ -258,9 +253,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     consumers_sync(n_cons);
     if (warp == 0) {  // the task's 32 outputs are one q8 block of the next matrix's input
       const float y = sm.ys[lane];
-      float amax = fabsf(y);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+      const float amax = warp_max_f32(fabsf(y));
       const int q = amax > 0.f ? __float2int_rn(y * q8_inv_scale(amax)) : 0;
       int qs = q;
 #pragma unroll
