@@ -458,6 +458,28 @@ case "$phase" in
     traces_at 16384 0
     rm -f "$f"
     ;;
+  rf46)
+    # kernels.moe_router_fused (built in the forty-sixth session): the MoE layer's FFN norm, router
+    # product and top-k in one launch (launch_moe_router_fused), instead of the norm, the router
+    # matvec, the route kernel and the q8_1 quantizer (moe44t: ~20 us per layer in those). Gates:
+    # kernel-check moe router_fused/* (11 cases: h byte-identical to launch_rms_norm, hq to the CPU
+    # quantizer, logits vs f64, ids / weights vs the CPU oracle's routing), the Qwen3Moe GPU tests incl.
+    # CudaModels.Qwen3MoeRouterFused; its --perf times beside route/* and the float matvec; then
+    # qwen3-30b-a3b q8_0 and q4_k_m tg128 at d0, the defaults against the arm, one resident at a time (on
+    # an H200 the defaults' q8_0 row is also moe43's README row). A "slim" pack. Any sm_90 card. ~7 minutes.
+    gpu_info
+    kc moe router_fused 20264601 120
+    gpu_tests rf46 'CudaModels.Qwen3Moe*' 200
+    for flt in router_fused/f32/qwen3moe route/softmax/e128-k8/n1; do
+      timeout 60 "$bin/kernel-check" --section moe --filter "$flt" --perf --seed 7 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "router_fused|route/" | tail -n 4
+    done
+    for mix in q8_0 q4_k_m; do
+      synth qwen3-30b-a3b $mix 300
+      tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-router-fused.toml --set bench.interleave=false
+      rm -f "$f"
+    done
+    ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
     # kernels.moe_glu_q8_1, from moe37 / moe37b): the whole GPU suite at the defaults (any sm_90 card),

@@ -44,6 +44,46 @@ inline constexpr int kMoeRouteMaxExperts = 1024;
 inline constexpr int kMoeRouteMaxK = 64;
 cudaError_t launch_moe_route(const MoeRouteParams& p, cudaStream_t stream);
 
+// The FFN norm, the router and the top-k of a decode batch in one launch (kernels.moe_router_fused,
+// moe_router.cu), in place of launch_rms_norm, the router's float matvec, launch_moe_route and
+// launch_quantize_q8_1:
+//   h      = rms_norm(x) * norm_w, f32: the bits of launch_rms_norm (its sum order, norm_math.cuh);
+//   hq     = h's q8_1 blocks (lib/quant's Q8_1 rule: the bytes launch_quantize_q8_1 writes for h);
+//   logits = router . h per expert, f32 (each lane's columns in order, then the warp's xor tree);
+//   ids / weights: launch_moe_route's rule on those logits (the same f64 arithmetic; the softmax's
+//   sums in another order, so a weight may differ from it in the last f32 bit).
+// Grid: ceil(n_expert / 8) blocks of 256 threads, each warp one router row for every token; the
+// block that finishes last (ticket: a device counter that is 0 before the launch and 0 again after
+// it) routes the tokens, one warp each. Launched with PDL where kernels.pdl is on (the router rows'
+// first loads before the wait).
+struct MoeRouterFusedParams {
+  const float* x = nullptr;  // the residual stream [n_tokens][ld_x], 16-byte aligned, ld_x % 4 == 0
+  int64_t ld_x = 0;
+  const float* norm_w = nullptr;  // [cols] or null (ones)
+  float eps = 0.0f;
+  int cols = 0;                    // % 32 == 0
+  const float* router = nullptr;   // F32 [n_expert][ld_router], 16-byte aligned rows
+  int64_t ld_router = 0;
+  float* h = nullptr;  // [n_tokens][ld_h], must not overlap x
+  int64_t ld_h = 0;
+  void* hq = nullptr;  // [n_tokens][cols / 32] q8_1 blocks
+  float* logits = nullptr;  // [n_tokens][ld_logits]
+  int64_t ld_logits = 0;
+  const float* router_bias = nullptr;     // [n_expert] or null
+  const float* selection_bias = nullptr;  // [n_expert] or null
+  int n_tokens = 0;  // 1 .. kMoeRouterFusedMaxTokens
+  int n_expert = 0;  // <= kMoeRouteMaxExperts
+  int k_used = 0;    // 1 .. min(n_expert, kMoeRouteMaxK)
+  int gating = 0;    // MoeRouteParams::gating
+  bool norm_topk = true;
+  float weights_scale = 1.0f;
+  int32_t* ids = nullptr;  // [n_tokens * k_used]
+  float* weights = nullptr;
+  unsigned* ticket = nullptr;  // device, 0 before the launch (and after it)
+};
+inline constexpr int kMoeRouterFusedMaxTokens = 8;
+cudaError_t launch_moe_router_fused(const MoeRouterFusedParams& p, cudaStream_t stream);
+
 // The slots of a batch grouped by expert for the grouped routed matvec (MatvecParams::groups,
 // kernels.moe_device_route_prefill): group g is kMoeGroupStride int32 values [expert, slot 0 ..
 // slot 7]; each expert's slots in increasing slot order, eight to a group (the last group of an

@@ -25,25 +25,9 @@ namespace {
 // 32-element block per thread) 6.5 us, but its float4 loads left 128 bytes between lanes and
 // prefill fell 4% (pp512 16858 -> 16190 in both arms of
 // receipts/h200/pp-bench-qwen3-8b-mmvs-interleave-arms-985a38c-20261201.jsonl.gz).
-constexpr int kNormMaxThreads = 256;
 constexpr int kJ = 8;  // chunks per thread held in registers
 
-int norm_threads(int cols) {
-  const int n_chunks = (cols + 3) / 4;
-  return std::min(kNormMaxThreads, (n_chunks + 8 * 32 - 1) / (8 * 32) * 32);
-}
-
-// Block-wide sum with a fixed order: per-warp xor tree, then warp 0 over the warp partials.
-__device__ __forceinline__ float block_sum(float v, float* smem) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  v = warp_sum_f32(v);
-  if (lane == 0) smem[warp] = v;
-  __syncthreads();
-  v = lane < (int)(blockDim.x >> 5) ? smem[lane] : 0.0f;
-  v = warp_sum_f32(v);
-  __syncthreads();  // smem may be reused by the caller
-  return v;
-}
+int norm_threads(int cols) { return rms_norm_threads(cols); }
 
 struct NormArgs {
   const float* x;  // MODE 0 input, MODE 1 residual
@@ -174,7 +158,7 @@ __global__ void __launch_bounds__(kNormMaxThreads) rms_norm_kernel(NormArgs a) {
   }
   // The barriers of block_sum order every read of x / delta before any write of out (which may
   // alias them) by another thread; res_out is re-read below only by the thread that wrote it.
-  const float inv = norm_scale(block_sum(ss, smem), cols, a.eps);
+  const float inv = norm_scale(norm_block_sum(ss, smem), cols, a.eps);
   const float* src = MODE == 1 ? a.res_out + r * a.ld_res_out : x;
   const auto emit = [&](int c, float4 u, float4 wb) {
     const float y[4] = {normed_by(u.x, inv, has_w, wb.x), normed_by(u.y, inv, has_w, wb.y),

@@ -378,6 +378,15 @@ class Backend {
   virtual void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) = 0;
   // Routed mixture of experts: out = sum_k w_k * down_k(act(gate_k x) * up_k x).
   virtual void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) = 0;
+  // h = rms_norm(x) * norm_w (written, read afterwards by anything), then out = moe_ffn(h): a MoE
+  // layer's FFN norm of the residual stream x and its routed experts. The default is those two
+  // ops; a backend may fuse the norm with the router (CUDA decode, kernels.moe_router_fused: the
+  // norm's bits, the router logits in another f32 order).
+  virtual void rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w,
+                                const MoeParams& p, View out) {
+    rms_norm(x, norm_w, eps, h);
+    moe_ffn(h, w, p, out);
+  }
   // Whether moe_ffn of n tokens with these weights runs without a host round trip, so that a step
   // of such layers may be captured (Step::owner); the models ask before each step. Default: yes
   // (a backend without graphs captures nothing anyway).

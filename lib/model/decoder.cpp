@@ -108,11 +108,15 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
     const Layer& L = layers_[(size_t)l];
     norm(d_added, d, L.attn.norm);
     const bool o_added = attention_forward(be, kv, hp_, L.attn, L.al, l, pos0, s, may_add);
-    norm(o_added, o_added ? s.o : post(s.o, L.post_attn_norm), L.is_moe ? L.moe.norm : L.ffn.norm);
-    if (L.is_moe) {
+    if (L.is_moe && o_added) {  // the FFN norm reads the stream alone: the backend may fuse it with the router
+      moe_forward_normed(be, L.moe, moe_, s, L.moe.norm, hp_.rms_eps);
+      d_added = false;
+    } else if (L.is_moe) {
+      norm(o_added, post(s.o, L.post_attn_norm), L.moe.norm);
       moe_forward(be, L.moe, moe_, s);
       d_added = false;
     } else {
+      norm(o_added, o_added ? s.o : post(s.o, L.post_attn_norm), L.ffn.norm);
       d_added = ffn_forward(be, L.ffn, spec_.act, s, may_add);
     }
     d = d_added ? s.d : post(s.d, L.post_ffn_norm);

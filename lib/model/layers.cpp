@@ -210,10 +210,19 @@ bool ffn_forward(backend::Backend& be, const FfnWeights& w, backend::Activation 
   return false;
 }
 
-bool moe_on_device(const backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, int64_t n) {
+namespace {
+
+// The layer's routing parameters: the model's, with the layer's selection bias.
+backend::MoeParams layer_moe_params(const MoeLayerWeights& w, const backend::MoeParams& p) {
   backend::MoeParams lp = p;
   if (w.selection_bias) lp.selection_bias = w.selection_bias;
-  return be.moe_on_device(w.w, lp, n);
+  return lp;
+}
+
+}  // namespace
+
+bool moe_on_device(const backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, int64_t n) {
+  return be.moe_on_device(w.w, layer_moe_params(w, p), n);
 }
 
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p,
@@ -221,11 +230,11 @@ void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::
   moe_forward(be, w, p, s.h, s.g, s.u, s.o, s.d);
 }
 
-void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, View h, View g_buf,
-                 View u_buf, View o, View d) {
-  backend::MoeParams lp = p;
-  if (w.selection_bias) lp.selection_bias = w.selection_bias;
-  be.moe_ffn(h, w.w, lp, d);
+namespace {
+
+// The shared expert of a MoE layer (w.shared), added to the routed output d.
+void shared_expert_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, View h,
+                           View g_buf, View u_buf, View o, View d) {
   if (w.shared.gate) {
     const int64_t ff = w.shared.gate->ne[1];
     View g = g_buf.cols_slice(0, ff), u = u_buf.cols_slice(0, ff);
@@ -240,6 +249,20 @@ void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::
     }
     be.add(d, o);  // routed + shared, then the caller adds the sum to the stream
   }
+}
+
+}  // namespace
+
+void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, View h, View g_buf,
+                 View u_buf, View o, View d) {
+  be.moe_ffn(h, w.w, layer_moe_params(w, p), d);
+  shared_expert_forward(be, w, p, h, g_buf, u_buf, o, d);
+}
+
+void moe_forward_normed(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, Scratch& s,
+                        const backend::Weight* norm, float eps) {
+  be.rms_norm_moe_ffn(s.x, norm, eps, s.h, w.w, layer_moe_params(w, p), s.d);
+  shared_expert_forward(be, w, p, s.h, s.g, s.u, s.o, s.d);
 }
 
 }  // namespace memra::model

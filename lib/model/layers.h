@@ -133,5 +133,9 @@ void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::
 // width] and o [n, n_embd] are scratch.
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, backend::View h,
                  backend::View g, backend::View u, backend::View o, backend::View d);
+// The layer's FFN norm and its experts: s.h = rms_norm(s.x) * norm, then moe_forward (the routed
+// part through Backend::rms_norm_moe_ffn, which may fuse the norm with the router).
+void moe_forward_normed(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, Scratch& s,
+                        const backend::Weight* norm, float eps);
 
 }  // namespace memra::model

@@ -121,6 +121,36 @@ TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
     expect_moe_tag(runs, "_gateup1", [](int r) { return r % 2 == 1; });
   }
 }
+// kernels.moe_router_fused: the FFN norm, the router product and the top-k in one launch. Against the
+// CPU oracle with check_model's rule on both synth MoE files (the decode steps fused and captured:
+// "_rfused"); then a 3-token verify batch, fused, beside the unfused form within the rule's 2e-2
+// floor (the norm's and the q8_1 bytes are the same, the router logits another f32 order).
+TEST(CudaModels, Qwen3MoeRouterFused) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    Config c = gpu_config();
+    c.kernels.moe_device_route = c.kernels.moe_router_fused = true;
+    check_model_file(shared_dir() + "/models/synth/" + file, std::string(file) + " router fused", c, "_rfused", "moe",
+                     true);
+    std::vector<Config> cs(2, gpu_config(true));
+    for (int r = 0; r < 2; ++r) cs[(size_t)r].kernels.moe_device_route = true, cs[(size_t)r].kernels.moe_router_fused = r == 1;
+    auto runs = open_synth_runs(file, cs);
+    const int64_t nv = runs[0].model->hparams().n_vocab;
+    const int32_t three[3] = {6, 10, 3};
+    std::vector<float> out[2];
+    for (int r = 0; r < 2; ++r) {
+      std::vector<int32_t> ids(kPrompt);
+      for (int i = 0; i < kPrompt; ++i) ids[(size_t)i] = (int32_t)((i * 37 + 2) % nv);
+      (void)step(runs[(size_t)r], ids, 0, true);
+      out[r] = step(runs[(size_t)r], three, kPrompt, true);
+    }
+    for (int i = 0; i < 3; ++i)
+      EXPECT_LE(row_err(out[1].data() + i * nv, out[0].data() + i * nv, nv), 2e-2) << "verify row " << i;
+    expect_moe_tag(runs, "_rfused", [](int r) { return r == 1; });
+  }
+}
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }
 TEST(CudaModels, Qwen3_Q4_K_M) { check_model("synth/qwen3-q4_k_m.gguf"); }
 

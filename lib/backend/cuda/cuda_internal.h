@@ -112,6 +112,8 @@ class CudaBackend final : public Backend {
   void softcap(View x, float cap) override;
   void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
+  void rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w, const MoeParams& p,
+                        View out) override;
   bool moe_on_device(const MoeWeights& w, const MoeParams& p, int64_t n) const override;
   void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
                        int layer, int pos0, View out) override;
@@ -162,7 +164,17 @@ class CudaBackend final : public Backend {
   // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
   // computed in full (out and its planes written); one given up is an internal error.
   void settle_deferred_norm(View x);
-  void moe_ffn_device(View x, const MoeWeights& w, const MoeParams& p, View out);
+  // The FFN norm fused with the router (kernels.moe_router_fused): x_stream normed by norm_w into the
+  // x of moe_ffn_device.
+  struct MoeFusedNorm {
+    View x_stream;
+    const Weight* norm_w = nullptr;
+    float eps = 0.0f;
+  };
+  // moe_ffn's shape checks (errors naming the op).
+  void check_moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) const;
+  bool moe_router_fused_applies(View x, const Weight* norm_w, View h, const MoeWeights& w, const MoeParams& p) const;
+  void moe_ffn_device(View x, const MoeWeights& w, const MoeParams& p, View out, const MoeFusedNorm* fused = nullptr);
   // q6k: the consumer is a launch of Q6_K rows only, which reads the Q6_K variant of the
   // interleaved order when the planes are quantized here (planes that a producer emitted keep
   // their order; planes in the Q6_K variant are not reused for another consumer).
@@ -325,6 +337,7 @@ class CudaBackend final : public Backend {
   int adhoc_pos_ = -1;  // value last staged in the adhoc pos slot (-1: none)
   cuda::DeviceBuffer d_adhoc_pos_;
   cuda::DeviceBuffer d_argmax_;  // argmax_rows' ids (grown on demand)
+  cuda::DeviceBuffer moe_ticket_;  // launch_moe_router_fused's counter (0 between launches)
   View q8s_src_{};  // the view the kQ8s slot holds (data == nullptr: none)
   bool q8s_src_q6k_ = false;  // ... in the Q6_K variant of the interleaved order
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)

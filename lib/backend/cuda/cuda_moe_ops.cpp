@@ -105,7 +105,7 @@ bool CudaBackend::moe_on_device(const MoeWeights& w, const MoeParams& mp, int64_
   return true;
 }
 
-void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& mp, View out) {
+void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& mp, View out, const MoeFusedNorm* fused) {
   const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
   const int K = mp.n_expert_used, E = mp.n_expert;
   const int64_t slots = n * K;
@@ -138,7 +138,43 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   const int n_groups = grouped ? (int)cuda::moe_group_capacity(slots, E) : 0;
   auto* d_groups = grouped ? static_cast<int32_t*>(carve((size_t)n_groups * cuda::kMoeGroupStride * 4)) : nullptr;
 
-  matmul(*w.router, x, logits, nullptr);
+  if (fused) {
+    // kernels.moe_router_fused: the norm (x is its output), the router, the top-k and x's q8_1
+    // blocks in one launch.
+    if (!moe_ticket_.get()) {
+      MEMRA_CHECK(!capturing_, "internal: the MoE router's ticket is allocated during graph capture");
+      moe_ticket_ = cuda::DeviceBuffer(ctx().pool(), 64, "MoE router ticket");
+      cuda::fill_bytes(moe_ticket_.get(), 0, 64, stream());
+    }
+    cuda::MoeRouterFusedParams fp;
+    fp.x = fused->x_stream.data;
+    fp.ld_x = fused->x_stream.ld;
+    fp.norm_w = f32_vector(fused->norm_w, e_dim, "MoE FFN norm");
+    fp.eps = fused->eps;
+    fp.cols = (int)e_dim;
+    fp.router = static_cast<const float*>(w.router->data);
+    fp.ld_router = (int64_t)(w.router->row_bytes / 4);
+    fp.h = x.data;
+    fp.ld_h = x.ld;
+    fp.hq = xq;
+    fp.logits = logits.data;
+    fp.ld_logits = logits.ld;
+    fp.router_bias = f32_vector(w.router_bias, E, "MoE router bias");
+    fp.selection_bias = f32_vector(mp.selection_bias, E, "MoE selection bias");
+    fp.n_tokens = (int)n;
+    fp.n_expert = E;
+    fp.k_used = K;
+    fp.gating = mp.gating == MoeGating::Softmax ? 0 : mp.gating == MoeGating::Sigmoid ? 1 : 2;
+    fp.norm_topk = mp.norm_topk;
+    fp.weights_scale = mp.weights_scale;
+    fp.ids = d_ids;
+    fp.weights = d_w;
+    fp.ticket = moe_ticket_.as<unsigned>();
+    cuda::check_status(cuda::launch_moe_router_fused(fp, stream()), "launch_moe_router_fused");
+    note("norm", "rms_moe_router_fused");
+  } else {
+    matmul(*w.router, x, logits, nullptr);
+  }
   cuda::MoeRouteParams rp;
   rp.logits = logits.data;
   rp.ld = logits.ld;
@@ -152,7 +188,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   rp.weights_scale = mp.weights_scale;
   rp.ids = d_ids;
   rp.weights = d_w;
-  cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
+  if (!fused) cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
   if (grouped) {
     cuda::MoeGroupParams gp;
     gp.ids = d_ids;
@@ -225,7 +261,7 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     qp.ld_x = in.ld;
     cuda::check_status(cuda::launch_quantize_q8_1(qp, stream()), "launch_quantize_q8_1");
   };
-  if (!is_float(w.gate_exps->type) || !is_float(w.up_exps->type)) quantize(x, xq);
+  if (!fused && (!is_float(w.gate_exps->type) || !is_float(w.up_exps->type))) quantize(x, xq);
   // kernels.moe_gate_up_one_launch: gate and up in one routed launch (the same rows' bits) where
   // the two stacks match and no other routed form takes them.
   const Weight &wg = *w.gate_exps, &wu = *w.up_exps;
@@ -273,11 +309,40 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cp.k_used = K;
   cp.cols = (int)e_dim;
   cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
-  note("moe", fmt::format("device_{}_{}of{}{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
-                          mma_used ? "_mma" : "", glu_q8 ? "_gluq8" : "", gate_up_one ? "_gateup1" : ""));
+  note("moe", fmt::format("device_{}_{}of{}{}{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
+                          mma_used ? "_mma" : "", glu_q8 ? "_gluq8" : "", gate_up_one ? "_gateup1" : "",
+                          fused ? "_rfused" : ""));
 }
 
-void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
+bool CudaBackend::moe_router_fused_applies(View x, const Weight* norm_w, View h, const MoeWeights& w,
+                                           const MoeParams& mp) const {
+  const auto a16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const int64_t n = x.rows;
+  if (!cfg_.kernels.moe_router_fused || n < 1 || n > cuda::kMoeRouterFusedMaxTokens || n > cuda::kMatvecMaxM) return false;
+  if (!w.router || !w.gate_exps || !w.up_exps || w.router->type != QType::F32 || w.router->ne[0] != x.cols ||
+      w.router->n_rows() != mp.n_expert || w.router->row_bytes % 16 || !a16(w.router->data))
+    return false;
+  if (norm_w && (norm_w->type != QType::F32 || !a16(norm_w->data))) return false;
+  // The fused kernel writes x's q8_1 blocks for the gate / up experts (quantized stacks).
+  for (const Weight* t : {w.gate_exps, w.up_exps})
+    if (t->type == QType::F32 || t->type == QType::F16 || t->type == QType::BF16) return false;
+  return h.rows == n && h.cols == x.cols && x.cols % 32 == 0 && x.cols <= (1 << 24) && x.ld % 4 == 0 &&
+         h.ld % 4 == 0 && a16(x.data) && a16(h.data) && !overlaps(x, h) && mp.n_expert <= cuda::kMoeRouteMaxExperts &&
+         moe_on_device(w, mp, n);
+}
+
+void CudaBackend::rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w,
+                                   const MoeParams& mp, View out) {
+  if (!moe_router_fused_applies(x, norm_w, h, w, mp)) return Backend::rms_norm_moe_ffn(x, norm_w, eps, h, w, mp, out);
+  check_moe_ffn(h, w, mp, out);
+  // h is written here as by rms_norm: the held planes and a deferred norm are given up.
+  forget_q8s();
+  defer_ = {};
+  const MoeFusedNorm fused{x, norm_w, eps};
+  moe_ffn_device(h, w, mp, out, &fused);
+}
+
+void CudaBackend::check_moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) const {
   MEMRA_CHECK(w.router && w.gate_exps && w.up_exps && w.down_exps, "moe_ffn: missing weights");
   const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
   const int K = mp.n_expert_used, E = mp.n_expert;
@@ -286,8 +351,14 @@ void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View
                   w.down_exps->ne[0] == n_ff && w.down_exps->ne[1] == e_dim && w.gate_exps->ne[0] == e_dim,
               "moe_ffn: expert tensors do not match {} experts of [{} -> {}]", E, e_dim, n_ff);
   MEMRA_CHECK(K > 0 && K <= E, "MoE: n_expert_used {} must be in [1, n_expert={}]", K, E);
-  if (n == 0) return;
   check_int(n * K, "moe_ffn slots");
+}
+
+void CudaBackend::moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) {
+  check_moe_ffn(x, w, mp, out);
+  const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
+  const int K = mp.n_expert_used, E = mp.n_expert;
+  if (n == 0) return;
   settle_deferred_norm(x);  // the rows are copied / read as they are
   if (moe_on_device(w, mp, n)) return moe_ffn_device(x, w, mp, out);
   MEMRA_CHECK(!capturing_, "internal: a host-routed moe_ffn inside a captured decode step");
