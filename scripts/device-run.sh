@@ -480,6 +480,19 @@ case "$phase" in
       rm -f "$f"
     done
     ;;
+  rf46t)
+    # After rf46 (H100: the fused router 0.857x / 0.891x, its kernel-check time 22.3 us against the
+    # route kernel's 11.9): ncu of the fused kernel (n1) and the route kernel, then the MoE step's
+    # timeline at the defaults and with the arm (qwen3-30b-a3b q8_0, 0 keys): where the fused launch's
+    # time goes and what the unfused chain costs now. A "trace" pack. ~5 minutes.
+    gpu_info
+    ncu_src moe "fused|moe_router_fused|router_fused/f32/qwen3moe-128of8-2048-n1" \
+      "route|moe_route_kernel|route/softmax/e128-k8/n1"
+    synth qwen3-30b-a3b q8_0 300
+    traces_at 0
+    traces_at 0 -- rfused --config configs/arm-moe-router-fused.toml
+    rm -f "$f"
+    ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
     # kernels.moe_glu_q8_1, from moe37 / moe37b): the whole GPU suite at the defaults (any sm_90 card),
