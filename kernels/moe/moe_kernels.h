@@ -52,10 +52,11 @@ cudaError_t launch_moe_route(const MoeRouteParams& p, cudaStream_t stream);
 //   logits = router . h per expert, f32 (each lane's columns in order, then the warp's xor tree);
 //   ids / weights: launch_moe_route's rule on those logits (the same f64 arithmetic; the softmax's
 //   sums in another order, so a weight may differ from it in the last f32 bit).
-// Grid: ceil(n_expert / 8) blocks of 256 threads, each warp one router row for every token; the
-// block that finishes last (ticket: a device counter that is 0 before the launch and 0 again after
-// it) routes the tokens, one warp each. Launched with PDL where kernels.pdl is on (the router rows'
-// first loads before the wait).
+// Grid: ceil(n_expert / 8) blocks of 256 threads; each block stages the norm weights and the token
+// rows in shared memory and norms them (every block, the same values), each warp one router row for
+// every token; the block that finishes last (ticket: a device counter that is 0 before the launch
+// and 0 again after it) routes the tokens, one warp each. Launched with PDL where kernels.pdl is on
+// (the router rows' first chunks and the norm weights loaded before the wait).
 struct MoeRouterFusedParams {
   const float* x = nullptr;  // the residual stream [n_tokens][ld_x], 16-byte aligned, ld_x % 4 == 0
   int64_t ld_x = 0;
@@ -82,6 +83,12 @@ struct MoeRouterFusedParams {
   unsigned* ticket = nullptr;  // device, 0 before the launch (and after it)
 };
 inline constexpr int kMoeRouterFusedMaxTokens = 8;
+// Its dynamic shared memory: the norm weights and the token rows (f32); launches over
+// kMoeRouterFusedMaxSmem are refused (qwen3-30b-a3b's 2048 columns at 8 tokens: 72 KiB).
+inline constexpr size_t kMoeRouterFusedMaxSmem = 200 * 1024;
+inline size_t moe_router_fused_smem(int n_tokens, int cols, bool norm_w) {
+  return ((size_t)n_tokens + (norm_w ? 1 : 0)) * (size_t)cols * sizeof(float);
+}
 cudaError_t launch_moe_router_fused(const MoeRouterFusedParams& p, cudaStream_t stream);
 
 // The slots of a batch grouped by expert for the grouped routed matvec (MatvecParams::groups,

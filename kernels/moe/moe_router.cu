@@ -67,15 +67,15 @@ __device__ void route_token_warp(const MoeRouterFusedParams& p, int j, double* s
     for (int i = 0; i < PER; ++i) pr[i] = 1.0 / (1.0 + exp(-pr[i]));
   }
   const bool sb = p.gating != 2 && p.selection_bias;
+  double key[PER];
+#pragma unroll
+  for (int i = 0; i < PER; ++i) key[i] = sb && (open >> i & 1u) ? pr[i] + (double)p.selection_bias[lane + 32 * i] : pr[i];
   for (int k = 0; k < K; ++k) {
     double best = 0.0, bp = 0.0;
     int id = -1;
 #pragma unroll
     for (int i = 0; i < PER; ++i)
-      if (open >> i & 1u) {
-        const int e = lane + 32 * i;
-        route_pick(best, id, bp, sb ? pr[i] + (double)p.selection_bias[e] : pr[i], e, pr[i]);
-      }
+      if (open >> i & 1u) route_pick(best, id, bp, key[i], lane + 32 * i, pr[i]);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       const double k2 = __shfl_xor_sync(0xffffffffu, best, o);
@@ -112,77 +112,102 @@ __device__ void route_token_warp(const MoeRouterFusedParams& p, int j, double* s
   }
 }
 
-template <int PER>
+// Dynamic shared memory: the norm weights [cols] (when there are some), then the token rows
+// [n][cols]: x after the wait, h in place once the scales are known.
+// NT: the token rows a warp's accumulators cover (1: decode, kMoeRouterFusedMaxTokens: a batch).
+// Every global load is issued in groups with no branch between them (each a predicated load), so a
+// warp waits for one round trip per group rather than one per chunk.
+template <int PER, int NT>
 __global__ void __launch_bounds__(kRfThreads) moe_router_fused_kernel(MoeRouterFusedParams p) {
+  extern __shared__ __align__(16) float4 sm4[];
   __shared__ float red[32];
   __shared__ float inv_s[kMoeRouterFusedMaxTokens];
   __shared__ bool last_s;
-  __shared__ double sel_p[kMoeRouterFusedMaxTokens][kMoeRouteMaxK];
-  __shared__ int sel_id[kMoeRouterFusedMaxTokens][kMoeRouteMaxK];
+  __shared__ double sel_p[NT][kMoeRouteMaxK];
+  __shared__ int sel_id[NT][kMoeRouteMaxK];
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
   const int n = p.n_tokens, cols = p.cols, nc = cols / 4;  // float4 chunks per row
   const int e = blockIdx.x * kRfWarps + warp;              // this warp's router row
   const bool has_row = e < p.n_expert;
   const bool has_w = p.norm_w != nullptr;
   const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-  // The router row's first chunks before the wait: weights are never written during a step.
+  float4* nw_s = sm4;                        // [nc] when has_w
+  float4* row_s = sm4 + (has_w ? nc : 0);    // [n][nc]
+  // Before the wait (weights are never written during a step): the router row's first chunks into
+  // registers, the norm weights into shared memory.
   const float4* wr = reinterpret_cast<const float4*>(p.router + (int64_t)(has_row ? e : 0) * p.ld_router);
   float4 wpre[kRfPre];
 #pragma unroll
   for (int i = 0; i < kRfPre; ++i) wpre[i] = has_row && lane + 32 * i < nc ? __ldg(wr + lane + 32 * i) : zero;
+  const auto stage = [&](float4* dst, const float* src, int64_t ld, int rows) {  // rows x nc chunks
+    const int total = rows * nc;
+    for (int c0 = t; c0 < total; c0 += 4 * kRfThreads) {
+      float4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int c = c0 + u * kRfThreads;
+        v[u] = c < total ? reinterpret_cast<const float4*>(src + (int64_t)(c / nc) * ld)[c % nc] : zero;
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u)
+        if (c0 + u * kRfThreads < total) dst[c0 + u * kRfThreads] = v[u];
+    }
+  };
+  if (has_w) stage(nw_s, p.norm_w, 0, 1);
   pdl_wait();
+  stage(row_s, p.x, p.ld_x, n);
+  __syncthreads();
 
   // Each token's scale in launch_rms_norm's order: thread t < T sums its chunks t, t + T, ... (each
   // chunk's elements in order), then the block tree (the other threads add +0).
   const int T = rms_norm_threads(cols);
   for (int j = 0; j < n; ++j) {
-    const float4* xr = reinterpret_cast<const float4*>(p.x + (int64_t)j * p.ld_x);
     float ss = 0.0f;
     if (t < T)
       for (int c = t; c < nc; c += T) {
-        const float4 u = xr[c];
+        const float4 u = row_s[j * nc + c];
         ss += __fmul_rn(u.x, u.x);
         ss += __fmul_rn(u.y, u.y);
         ss += __fmul_rn(u.z, u.z);
         ss += __fmul_rn(u.w, u.w);
       }
-    const float sum = norm_block_sum(ss, red);
+    const float sum = norm_block_sum(ss, red);  // its barriers also order the reads before the writes below
     if (t == 0) inv_s[j] = norm_scale(sum, cols, p.eps);
   }
   __syncthreads();
+  // h in place: the same f32 values launch_rms_norm writes.
+  for (int g = t; g < n * nc; g += kRfThreads) {
+    const float4 u = row_s[g], wv = has_w ? nw_s[g % nc] : zero;
+    const float inv = inv_s[g / nc];
+    row_s[g] = make_float4(normed_by(u.x, inv, has_w, wv.x), normed_by(u.y, inv, has_w, wv.y),
+                           normed_by(u.z, inv, has_w, wv.z), normed_by(u.w, inv, has_w, wv.w));
+  }
+  __syncthreads();
 
-  const auto normed4 = [&](float4 u, float inv, float4 wv) {
-    return make_float4(normed_by(u.x, inv, has_w, wv.x), normed_by(u.y, inv, has_w, wv.y),
-                       normed_by(u.z, inv, has_w, wv.z), normed_by(u.w, inv, has_w, wv.w));
-  };
-  const auto norm_w4 = [&](int c) { return has_w ? reinterpret_cast<const float4*>(p.norm_w)[c] : zero; };
-
-  // h and its q8_1 blocks, the (token, chunk) pairs spread over the grid; an 8-lane group is one
-  // q8_1 block (nc % 8 == 0), every lane of a warp in the emit's shuffles.
+  // h and its q8_1 blocks to global memory, the (token, chunk) pairs spread over the grid; an 8-lane
+  // group is one q8_1 block (nc % 8 == 0), every lane of a warp in the emit's shuffles.
   const int total = n * nc;
   for (int base = (blockIdx.x * kRfWarps + warp) * 32; base < total; base += gridDim.x * kRfThreads) {
     const int g = base + lane;
     const bool valid = g < total;
     const int j = valid ? g / nc : 0, c = valid ? g % nc : 0;
-    const float4 u = valid ? reinterpret_cast<const float4*>(p.x + (int64_t)j * p.ld_x)[c] : zero;
-    const float4 y4 = normed4(u, inv_s[j], valid ? norm_w4(c) : zero);
+    const float4 y4 = valid ? row_s[g] : zero;
     if (valid) reinterpret_cast<float4*>(p.h + (int64_t)j * p.ld_h)[c] = y4;
     const float y[4] = {y4.x, y4.y, y4.z, y4.w};
     emit_q8_1_block8(y, lane, valid,
                      static_cast<uint8_t*>(p.hq) + ((int64_t)j * (cols / 32) + c / 8) * kQ81BlockBytes);
   }
 
-  // The router row against every token's normed row (recomputed from x: the same f32 values as h).
+  // The router row against every token's h: each lane's chunks in increasing order, then the tree.
   if (has_row) {
-    float acc[kMoeRouterFusedMaxTokens];
+    float acc[NT];
 #pragma unroll
-    for (int j = 0; j < kMoeRouterFusedMaxTokens; ++j) acc[j] = 0.0f;
+    for (int j = 0; j < NT; ++j) acc[j] = 0.0f;
     const auto chunk = [&](int c, float4 wv) {
-      const float4 nw = norm_w4(c);
 #pragma unroll
-      for (int j = 0; j < kMoeRouterFusedMaxTokens; ++j)
+      for (int j = 0; j < NT; ++j)
         if (j < n) {
-          const float4 hv = normed4(reinterpret_cast<const float4*>(p.x + (int64_t)j * p.ld_x)[c], inv_s[j], nw);
+          const float4 hv = row_s[j * nc + c];
           acc[j] = fmaf(hv.x, wv.x, acc[j]);
           acc[j] = fmaf(hv.y, wv.y, acc[j]);
           acc[j] = fmaf(hv.z, wv.z, acc[j]);
@@ -192,16 +217,22 @@ __global__ void __launch_bounds__(kRfThreads) moe_router_fused_kernel(MoeRouterF
 #pragma unroll
     for (int i = 0; i < kRfPre; ++i)
       if (lane + 32 * i < nc) chunk(lane + 32 * i, wpre[i]);
-    for (int c = lane + 32 * kRfPre; c < nc; c += 32) chunk(c, __ldg(wr + c));
+    // Rows past the preloaded columns: 8 chunks per lane requested at a time.
+    for (int c0 = lane + 32 * kRfPre; c0 < nc; c0 += 32 * 8) {
+      float4 wv[8];
 #pragma unroll
-    for (int j = 0; j < kMoeRouterFusedMaxTokens; ++j)
+      for (int u = 0; u < 8; ++u) wv[u] = c0 + 32 * u < nc ? __ldg(wr + c0 + 32 * u) : zero;
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (c0 + 32 * u < nc) chunk(c0 + 32 * u, wv[u]);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
       if (j < n) {
         const float v = warp_sum_f32(acc[j]);
-        if (lane == 0) {
-          p.logits[(int64_t)j * p.ld_logits + e] = v;
-          __threadfence();  // before this block's ticket
-        }
+        if (lane == 0) p.logits[(int64_t)j * p.ld_logits + e] = v;
       }
+    if (lane == 0) __threadfence();  // the logits before this block's ticket
   }
 
   // The last block to finish routes the tokens.
@@ -217,10 +248,20 @@ __global__ void __launch_bounds__(kRfThreads) moe_router_fused_kernel(MoeRouterF
   if (t == 0) *p.ticket = 0u;  // every block has taken its ticket
 }
 
-template <int PER>
+template <int PER, int NT>
 cudaError_t launch_per(const MoeRouterFusedParams& p, cudaStream_t s) {
+  static const cudaError_t attr = cudaFuncSetAttribute(moe_router_fused_kernel<PER, NT>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       (int)kMoeRouterFusedMaxSmem);
+  if (attr != cudaSuccess) return attr;
   const dim3 grid((unsigned)((p.n_expert + kRfWarps - 1) / kRfWarps));
-  return launch_kernel(moe_router_fused_kernel<PER>, grid, dim3(kRfThreads), 0, s, p);
+  const size_t smem = moe_router_fused_smem(p.n_tokens, p.cols, p.norm_w != nullptr);
+  return launch_kernel(moe_router_fused_kernel<PER, NT>, grid, dim3(kRfThreads), smem, s, p);
+}
+
+template <int PER>
+cudaError_t launch_tokens(const MoeRouterFusedParams& p, cudaStream_t s) {
+  return p.n_tokens == 1 ? launch_per<PER, 1>(p, s) : launch_per<PER, kMoeRouterFusedMaxTokens>(p, s);
 }
 
 }  // namespace
@@ -240,10 +281,12 @@ cudaError_t launch_moe_router_fused(const MoeRouterFusedParams& p, cudaStream_t 
   const auto* hb = reinterpret_cast<const char*>(p.h);
   const int64_t last = (int64_t)(p.n_tokens - 1);
   if (hb < xb + (last * p.ld_x + p.cols) * 4 && xb < hb + (last * p.ld_h + p.cols) * 4) return cudaErrorInvalidValue;
-  if (p.n_expert <= 128) return launch_per<4>(p, s);
-  if (p.n_expert <= 256) return launch_per<8>(p, s);
-  if (p.n_expert <= 512) return launch_per<16>(p, s);
-  return launch_per<32>(p, s);
+  if (moe_router_fused_smem(p.n_tokens, p.cols, p.norm_w != nullptr) > kMoeRouterFusedMaxSmem)
+    return cudaErrorInvalidValue;
+  if (p.n_expert <= 128) return launch_tokens<4>(p, s);
+  if (p.n_expert <= 256) return launch_tokens<8>(p, s);
+  if (p.n_expert <= 512) return launch_tokens<16>(p, s);
+  return launch_tokens<32>(p, s);
 }
 
 }  // namespace memra::cuda

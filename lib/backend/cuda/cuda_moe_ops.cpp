@@ -328,6 +328,7 @@ bool CudaBackend::moe_router_fused_applies(View x, const Weight* norm_w, View h,
     if (t->type == QType::F32 || t->type == QType::F16 || t->type == QType::BF16) return false;
   return h.rows == n && h.cols == x.cols && x.cols % 32 == 0 && x.cols <= (1 << 24) && x.ld % 4 == 0 &&
          h.ld % 4 == 0 && a16(x.data) && a16(h.data) && !overlaps(x, h) && mp.n_expert <= cuda::kMoeRouteMaxExperts &&
+         cuda::moe_router_fused_smem((int)n, (int)x.cols, norm_w != nullptr) <= cuda::kMoeRouterFusedMaxSmem &&
          moe_on_device(w, mp, n);
 }
 
