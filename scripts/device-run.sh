@@ -467,16 +467,23 @@ case "$phase" in
     # CudaModels.Qwen3MoeRouterFused; its --perf times beside route/* and the float matvec; then
     # qwen3-30b-a3b q8_0 and q4_k_m tg128 at d0, the defaults against the arm, one resident at a time (on
     # an H200 the defaults' q8_0 row is also moe43's README row). A "slim" pack. Any sm_90 card. ~7 minutes.
+    # Since the first run (1c3b2db, H100: gates green, the launch 22.3 us, 0.857x / 0.891x) the
+    # rows are staged in shared memory; and kernels.moe_routed_chunk_pairs (two chunks per lane per
+    # round in the routed matvecs, the same bits) rides along: its gates (routed_chunk_pairs/*, 26;
+    # CudaModels.Qwen3MoeRoutedChunkPairsSameBytes), its --perf shapes, its arm.
     gpu_info
     kc moe router_fused 20264601 120
-    gpu_tests rf46 'CudaModels.Qwen3Moe*' 200
-    for flt in router_fused/f32/qwen3moe route/softmax/e128-k8/n1; do
+    kc moe routed_chunk_pairs 20264602 120
+    gpu_tests rf46 'CudaModels.Qwen3Moe*' 240
+    for flt in router_fused/f32/qwen3moe route/softmax/e128-k8/n1 768x2048/e128-n1-k8-two_stacks \
+      routed_pair/Q8_0/768x2048/e128-n1-k8 routed_pair/Q4_K/768x2048/e128-n1-k8; do
       timeout 60 "$bin/kernel-check" --section moe --filter "$flt" --perf --seed 7 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "router_fused|route/" | tail -n 4
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | tail -n 4
     done
     for mix in q8_0 q4_k_m; do
       synth qwen3-30b-a3b $mix 300
-      tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-router-fused.toml --set bench.interleave=false
+      tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-moe-router-fused.toml \
+        --arm configs/arm-moe-routed-chunk-pairs.toml --set bench.interleave=false
       rm -f "$f"
     done
     ;;

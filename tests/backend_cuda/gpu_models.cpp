@@ -121,6 +121,26 @@ TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
     expect_moe_tag(runs, "_gateup1", [](int r) { return r % 2 == 1; });
   }
 }
+// kernels.moe_routed_chunk_pairs (two chunks per lane per round in the routed matvecs) changes no byte:
+// the decode steps' and a verify batch's logits with it on and off, with the gate + up launch on and
+// off, on both synth MoE files.
+TEST(CudaModels, Qwen3MoeRoutedChunkPairsSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> cs(4, gpu_config(true));
+    for (int r = 0; r < 4; ++r) {
+      cs[(size_t)r].kernels.moe_device_route = true;
+      cs[(size_t)r].kernels.moe_routed_chunk_pairs = r % 2 == 1;
+      cs[(size_t)r].kernels.moe_gate_up_one_launch = r >= 2;
+    }
+    auto runs = open_synth_runs(file, cs);
+    expect_same_decode_bytes(runs, 37, 2, 29);
+    const int32_t three[3] = {6, 10, 3};
+    expect_same_batch_bytes(runs, three);
+  }
+}
 // kernels.moe_router_fused: the FFN norm, the router product and the top-k in one launch. Against the
 // CPU oracle with check_model's rule on both synth MoE files (the decode steps fused and captured:
 // "_rfused"); then a 3-token verify batch, fused, beside the unfused form within the rule's 2e-2
