@@ -497,7 +497,7 @@ case "$phase" in
       "route|moe_route_kernel|route/softmax/e128-k8/n1"
     synth qwen3-30b-a3b q8_0 300
     traces_at 0
-    traces_at 0 -- rfused --config configs/arm-moe-router-fused.toml
+    traces_at 0 -- rfused --config configs/arm-moe-router-fused.toml --config configs/arm-moe-routed-chunk-pairs.toml
     rm -f "$f"
     ;;
   moe43)

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/launch.cuh"
+#include "matvec/mmvs_task.cuh"
 #include "moe/moe_kernels.h"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
@@ -136,26 +137,34 @@ __global__ void __launch_bounds__(kRfThreads) moe_router_fused_kernel(MoeRouterF
   // Before the wait (weights are never written during a step): the router row's first chunks into
   // registers, the norm weights into shared memory.
   const float4* wr = reinterpret_cast<const float4*>(p.router + (int64_t)(has_row ? e : 0) * p.ld_router);
+  // Weights stream once: 16-byte loads that do not allocate in L1 (mmvs::ldw16, the loads
+  // scripts/check-pdl-loads.py accepts before the wait).
+  const auto ldw = [](const float4* q) {
+    const uint4 u = mmvs::ldw16(reinterpret_cast<const uint8_t*>(q));
+    return make_float4(__uint_as_float(u.x), __uint_as_float(u.y), __uint_as_float(u.z), __uint_as_float(u.w));
+  };
   float4 wpre[kRfPre];
 #pragma unroll
-  for (int i = 0; i < kRfPre; ++i) wpre[i] = has_row && lane + 32 * i < nc ? __ldg(wr + lane + 32 * i) : zero;
-  const auto stage = [&](float4* dst, const float* src, int64_t ld, int rows) {  // rows x nc chunks
+  for (int i = 0; i < kRfPre; ++i) wpre[i] = has_row && lane + 32 * i < nc ? ldw(wr + lane + 32 * i) : zero;
+  // rows x nc chunks of src into dst, 4 loads per thread in flight; weights (before the wait) through ldw.
+  const auto stage = [&](float4* dst, const float* src, int64_t ld, int rows, bool weights) {
     const int total = rows * nc;
     for (int c0 = t; c0 < total; c0 += 4 * kRfThreads) {
       float4 v[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         const int c = c0 + u * kRfThreads;
-        v[u] = c < total ? reinterpret_cast<const float4*>(src + (int64_t)(c / nc) * ld)[c % nc] : zero;
+        const float4* q = reinterpret_cast<const float4*>(src + (int64_t)(c / nc) * ld) + c % nc;
+        v[u] = c >= total ? zero : weights ? ldw(q) : *q;
       }
 #pragma unroll
       for (int u = 0; u < 4; ++u)
         if (c0 + u * kRfThreads < total) dst[c0 + u * kRfThreads] = v[u];
     }
   };
-  if (has_w) stage(nw_s, p.norm_w, 0, 1);
+  if (has_w) stage(nw_s, p.norm_w, 0, 1, true);
   pdl_wait();
-  stage(row_s, p.x, p.ld_x, n);
+  stage(row_s, p.x, p.ld_x, n, false);
   __syncthreads();
 
   // Each token's scale in launch_rms_norm's order: thread t < T sums its chunks t, t + T, ... (each
@@ -221,7 +230,7 @@ __global__ void __launch_bounds__(kRfThreads) moe_router_fused_kernel(MoeRouterF
     for (int c0 = lane + 32 * kRfPre; c0 < nc; c0 += 32 * 8) {
       float4 wv[8];
 #pragma unroll
-      for (int u = 0; u < 8; ++u) wv[u] = c0 + 32 * u < nc ? __ldg(wr + c0 + 32 * u) : zero;
+      for (int u = 0; u < 8; ++u) wv[u] = c0 + 32 * u < nc ? ldw(wr + c0 + 32 * u) : zero;
 #pragma unroll
       for (int u = 0; u < 8; ++u)
         if (c0 + 32 * u < nc) chunk(c0 + 32 * u, wv[u]);
