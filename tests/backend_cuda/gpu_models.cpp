@@ -100,26 +100,37 @@ TEST(CudaModels, Qwen3MoeRoutedV2SameBytes) {
   expect_moe_tag(runs, "_v2", [](int r) { return r == 1 || r == 3; });
   expect_moe_tag(runs, "_gluq8", [](int r) { return r >= 2; });
 }
+// Four device-routed runs per synth MoE file (set(config, run) configures run 0..3): the decode
+// steps' and a 3-token verify batch's logits the same bytes in every run; tag, where set, in the MoE
+// variant of exactly the runs `on` names.
+static void expect_moe_runs_same_bytes(void (*set)(Config&, int), const char* tag = nullptr,
+                                       bool (*on)(int) = nullptr) {
+  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> cs(4, gpu_config(true));
+    for (int r = 0; r < 4; ++r) {
+      cs[(size_t)r].kernels.moe_device_route = true;
+      set(cs[(size_t)r], r);
+    }
+    auto runs = open_synth_runs(file, cs);
+    expect_same_decode_bytes(runs, 37, 2, 29);
+    const int32_t three[3] = {6, 10, 3};
+    expect_same_batch_bytes(runs, three);
+    if (tag) expect_moe_tag(runs, tag, on);
+  }
+}
 // kernels.moe_gate_up_one_launch: the gate and up experts in one routed launch give the decode
 // steps' and a verify batch's logits bytes of the two launches, on both synth MoE files, with the GLU's
 // q8_1 output on and off; the variant names the fused launch only where the key is on.
 TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
-    SCOPED_TRACE(file);
-    std::vector<Config> cs(4, gpu_config(true));
-    for (int r = 0; r < 4; ++r) {
-      cs[(size_t)r].kernels.moe_device_route = true;
-      cs[(size_t)r].kernels.moe_gate_up_one_launch = r % 2 == 1;
-      cs[(size_t)r].kernels.moe_glu_q8_1 = r >= 2;
-    }
-    auto runs = open_synth_runs(file, cs);
-    expect_same_decode_bytes(runs, 37, 2, 29);
-    const int32_t three[3] = {6, 10, 3};
-    expect_same_batch_bytes(runs, three);
-    expect_moe_tag(runs, "_gateup1", [](int r) { return r % 2 == 1; });
-  }
+  expect_moe_runs_same_bytes(
+      [](Config& c, int r) {
+        c.kernels.moe_gate_up_one_launch = r % 2 == 1;
+        c.kernels.moe_glu_q8_1 = r >= 2;
+      },
+      "_gateup1", [](int r) { return r % 2 == 1; });
 }
 // kernels.moe_routed_chunk_pairs (two chunks per lane per round in the routed matvecs) changes no byte:
 // the decode steps' and a verify batch's logits with it on and off, with the gate + up launch on and
@@ -127,19 +138,10 @@ TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
 TEST(CudaModels, Qwen3MoeRoutedChunkPairsSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
-    SCOPED_TRACE(file);
-    std::vector<Config> cs(4, gpu_config(true));
-    for (int r = 0; r < 4; ++r) {
-      cs[(size_t)r].kernels.moe_device_route = true;
-      cs[(size_t)r].kernels.moe_routed_chunk_pairs = r % 2 == 1;
-      cs[(size_t)r].kernels.moe_gate_up_one_launch = r >= 2;
-    }
-    auto runs = open_synth_runs(file, cs);
-    expect_same_decode_bytes(runs, 37, 2, 29);
-    const int32_t three[3] = {6, 10, 3};
-    expect_same_batch_bytes(runs, three);
-  }
+  expect_moe_runs_same_bytes([](Config& c, int r) {
+    c.kernels.moe_routed_chunk_pairs = r % 2 == 1;
+    c.kernels.moe_gate_up_one_launch = r >= 2;
+  });
 }
 // kernels.moe_router_fused: the FFN norm, the router product and the top-k in one launch. Against the
 // CPU oracle with check_model's rule on both synth MoE files (the decode steps fused and captured:

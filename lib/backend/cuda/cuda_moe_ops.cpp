@@ -138,6 +138,19 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   const int n_groups = grouped ? (int)cuda::moe_group_capacity(slots, E) : 0;
   auto* d_groups = grouped ? static_cast<int32_t*>(carve((size_t)n_groups * cuda::kMoeGroupStride * 4)) : nullptr;
 
+  // The routing fields both router launches share (MoeRouteParams, MoeRouterFusedParams).
+  const auto route_fields = [&](auto& rp) {
+    rp.router_bias = f32_vector(w.router_bias, E, "MoE router bias");
+    rp.selection_bias = f32_vector(mp.selection_bias, E, "MoE selection bias");
+    rp.n_tokens = (int)n;
+    rp.n_expert = E;
+    rp.k_used = K;
+    rp.gating = mp.gating == MoeGating::Softmax ? 0 : mp.gating == MoeGating::Sigmoid ? 1 : 2;
+    rp.norm_topk = mp.norm_topk;
+    rp.weights_scale = mp.weights_scale;
+    rp.ids = d_ids;
+    rp.weights = d_w;
+  };
   if (fused) {
     // kernels.moe_router_fused: the norm (x is its output), the router, the top-k and x's q8_1
     // blocks in one launch.
@@ -159,36 +172,18 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     fp.hq = xq;
     fp.logits = logits.data;
     fp.ld_logits = logits.ld;
-    fp.router_bias = f32_vector(w.router_bias, E, "MoE router bias");
-    fp.selection_bias = f32_vector(mp.selection_bias, E, "MoE selection bias");
-    fp.n_tokens = (int)n;
-    fp.n_expert = E;
-    fp.k_used = K;
-    fp.gating = mp.gating == MoeGating::Softmax ? 0 : mp.gating == MoeGating::Sigmoid ? 1 : 2;
-    fp.norm_topk = mp.norm_topk;
-    fp.weights_scale = mp.weights_scale;
-    fp.ids = d_ids;
-    fp.weights = d_w;
+    route_fields(fp);
     fp.ticket = moe_ticket_.as<unsigned>();
     cuda::check_status(cuda::launch_moe_router_fused(fp, stream()), "launch_moe_router_fused");
     note("norm", "rms_moe_router_fused");
   } else {
     matmul(*w.router, x, logits, nullptr);
+    cuda::MoeRouteParams rp;
+    rp.logits = logits.data;
+    rp.ld = logits.ld;
+    route_fields(rp);
+    cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
   }
-  cuda::MoeRouteParams rp;
-  rp.logits = logits.data;
-  rp.ld = logits.ld;
-  rp.router_bias = f32_vector(w.router_bias, E, "MoE router bias");
-  rp.selection_bias = f32_vector(mp.selection_bias, E, "MoE selection bias");
-  rp.n_tokens = (int)n;
-  rp.n_expert = E;
-  rp.k_used = K;
-  rp.gating = mp.gating == MoeGating::Softmax ? 0 : mp.gating == MoeGating::Sigmoid ? 1 : 2;
-  rp.norm_topk = mp.norm_topk;
-  rp.weights_scale = mp.weights_scale;
-  rp.ids = d_ids;
-  rp.weights = d_w;
-  if (!fused) cuda::check_status(cuda::launch_moe_route(rp, stream()), "launch_moe_route");
   if (grouped) {
     cuda::MoeGroupParams gp;
     gp.ids = d_ids;
