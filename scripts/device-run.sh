@@ -43,6 +43,10 @@
 # Also ran in the forty-fifth session: s45 on an H200 (the suite at the new defaults 58/58, the device
 # sampler 1.135x, the chain probe: shelved) and glu43 on an H200 (the Q4_K GLU is not issue-bound: 43% of
 # the issue slots, 28% occupancy; rb43 and its branch dropped).
+# Ran in the forty-sixth session on H100s (receipts/h100/*-rf46*-{1c3b2db,27e1822}-2026120[56]*): rf46
+# (kernels.moe_router_fused: first form 0.857x, the staged form 1.075x / 1.073x, flipped on;
+# kernels.moe_routed_chunk_pairs 0.959x / 0.934x, removed) and rf46t (ncu of the fused router, the MoE
+# step's timelines: the attention norm's add on one block, 6.4 us per layer, is the next MoE lever).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -456,48 +460,6 @@ case "$phase" in
     gpu_info
     synth qwen3-8b q4_k_m
     traces_at 16384 0
-    rm -f "$f"
-    ;;
-  rf46)
-    # kernels.moe_router_fused (built in the forty-sixth session): the MoE layer's FFN norm, router
-    # product and top-k in one launch (launch_moe_router_fused), instead of the norm, the router
-    # matvec, the route kernel and the q8_1 quantizer (moe44t: ~20 us per layer in those). Gates:
-    # kernel-check moe router_fused/* (11 cases: h byte-identical to launch_rms_norm, hq to the CPU
-    # quantizer, logits vs f64, ids / weights vs the CPU oracle's routing), the Qwen3Moe GPU tests incl.
-    # CudaModels.Qwen3MoeRouterFused; its --perf times beside route/* and the float matvec; then
-    # qwen3-30b-a3b q8_0 and q4_k_m tg128 at d0, the defaults against the arm, one resident at a time (on
-    # an H200 the defaults' q8_0 row is also moe43's README row). A "slim" pack. Any sm_90 card. ~7 minutes.
-    # Since the first run (1c3b2db, H100: gates green, the launch 22.3 us, 0.857x / 0.891x) the
-    # rows are staged in shared memory; and kernels.moe_routed_chunk_pairs (two chunks per lane per
-    # round in the routed matvecs, the same bits) rides along: its gates (routed_chunk_pairs/*, 26;
-    # CudaModels.Qwen3MoeRoutedChunkPairsSameBytes), its --perf shapes, its arm.
-    gpu_info
-    kc moe router_fused 20264601 120
-    kc moe routed_chunk_pairs 20264602 120
-    gpu_tests rf46 'CudaModels.Qwen3Moe*' 240
-    for flt in router_fused/f32/qwen3moe route/softmax/e128-k8/n1 768x2048/e128-n1-k8-two_stacks \
-      routed_pair/Q8_0/768x2048/e128-n1-k8 routed_pair/Q4_K/768x2048/e128-n1-k8; do
-      timeout 60 "$bin/kernel-check" --section moe --filter "$flt" --perf --seed 7 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "^\[" | tail -n 4
-    done
-    for mix in q8_0 q4_k_m; do
-      synth qwen3-30b-a3b $mix 300
-      tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-moe-router-fused.toml \
-        --arm configs/arm-moe-routed-chunk-pairs.toml --set bench.interleave=false
-      rm -f "$f"
-    done
-    ;;
-  rf46t)
-    # After rf46 (H100: the fused router 0.857x / 0.891x, its kernel-check time 22.3 us against the
-    # route kernel's 11.9): ncu of the fused kernel (n1) and the route kernel, then the MoE step's
-    # timeline at the defaults and with the arm (qwen3-30b-a3b q8_0, 0 keys): where the fused launch's
-    # time goes and what the unfused chain costs now. A "trace" pack. ~5 minutes.
-    gpu_info
-    ncu_src moe "fused|moe_router_fused|router_fused/f32/qwen3moe-128of8-2048-n1" \
-      "route|moe_route_kernel|route/softmax/e128-k8/n1"
-    synth qwen3-30b-a3b q8_0 300
-    traces_at 0
-    traces_at 0 -- rfused --config configs/arm-moe-router-fused.toml --config configs/arm-moe-routed-chunk-pairs.toml
     rm -f "$f"
     ;;
   moe43)

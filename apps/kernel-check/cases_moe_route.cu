@@ -120,9 +120,8 @@ enum class RoutedForm { kPlain, kV2, kGrouped, kGroupedMma, kPair };
 class RoutedMatvecCase : public Case {
  public:
   RoutedMatvecCase(QType t, int e, int64_t rows, int64_t cols, int n, int k, bool per_slot_x, bool bad,
-                   RoutedForm form = RoutedForm::kPlain, bool f64 = true, bool chunk_pairs = false)
-      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad), form_(form), f64_(f64),
-        chunk_pairs_(chunk_pairs) {}
+                   RoutedForm form = RoutedForm::kPlain, bool f64 = true)
+      : t_(t), e_(e), rows_(rows), cols_(cols), n_(n), k_(k), per_slot_x_(per_slot_x), bad_(bad), form_(form), f64_(f64) {}
   void generate(Env& env) override {
     quantized_ = qtype_traits(t_).quantized;
     row_bytes_ = *qtype_row_bytes(t_, cols_);
@@ -177,7 +176,6 @@ class RoutedMatvecCase : public Case {
     p.expert_bytes = (size_t)rows_ * row_bytes_;
     p.x_slot_div = per_slot_x_ ? 1 : k_;
     if (form_ == RoutedForm::kV2) return cuda::launch_matvec_v2(p, env.stream());
-    p.chunk_pairs = chunk_pairs_;
     if (form_ == RoutedForm::kPair) {
       p.w2 = dw2_;
       p.y2 = dy2_;
@@ -287,7 +285,6 @@ class RoutedMatvecCase : public Case {
   bool per_slot_x_, bad_;
   RoutedForm form_;
   bool f64_;
-  bool chunk_pairs_;  // MatvecParams::chunk_pairs (kPlain / kPair)
   int n_groups_ = 0;
   int32_t* dg_ = nullptr;
   bool quantized_ = false;
@@ -460,29 +457,6 @@ void add_moe_route_cases(Registry& r) {
   for (QType t : {QType::Q8_0, QType::Q4_K})
     r.add("moe", ref::cat("routed_pair/", qtype_name(t), "/768x2048/e128-n1-k8"),
           [=] { return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, RoutedForm::kPair); });
-  // Two chunks per lane per round (kernels.moe_routed_chunk_pairs) in the plain and the two-stack
-  // routed launches: byte-identical to the plain per-slot launches (the one-chunk loop's adds) at
-  // rows of 64 chunks (one pair round), 72 (a pair round and a one-chunk remainder on lanes 0-7), 24
-  // and 16 (no pair round), a bad id; the --perf shapes beside routed_pair/'s.
-  for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q5_K, QType::Q6_K, QType::Q4_0, QType::IQ4_XS}) {
-    const std::string tn = ref::cat("routed_chunk_pairs/", qtype_name(t));
-    r.add("moe", ref::cat(tn, "/768x2048/e16-n1-k8"), [=] {
-      return std::make_unique<RoutedMatvecCase>(t, 16, 768, 2048, 1, 8, false, false, RoutedForm::kPlain, true, true);
-    });
-    r.add("moe", ref::cat(tn, "/300x2304/e16-n3-k8-two_stacks"), [=] {
-      return std::make_unique<RoutedMatvecCase>(t, 16, 300, 2304, 3, 8, false, false, RoutedForm::kPair, true, true);
-    });
-    r.add("moe", ref::cat(tn, "/2048x768/e16-n2-k8-per_slot"), [=] {
-      return std::make_unique<RoutedMatvecCase>(t, 16, 2048, 768, 2, 8, true, false, RoutedForm::kPlain, true, true);
-    });
-    r.add("moe", ref::cat(tn, "/257x512/e5-n1-k4-bad_id-two_stacks"), [=] {
-      return std::make_unique<RoutedMatvecCase>(t, 5, 257, 512, 1, 4, true, true, RoutedForm::kPair, true, true);
-    });
-  }
-  for (QType t : {QType::Q8_0, QType::Q4_K})
-    r.add("moe", ref::cat("routed_chunk_pairs/", qtype_name(t), "/768x2048/e128-n1-k8-two_stacks"), [=] {
-      return std::make_unique<RoutedMatvecCase>(t, 128, 768, 2048, 1, 8, false, false, RoutedForm::kPair, true, true);
-    });
   // The v2 kernel's routed form, for the types this build has it (kernels.moe_routed_v2): the same
   // shapes, a bad id, and the --perf shapes beside the plain form's above.
   for (QType t : {QType::Q8_0, QType::Q4_K, QType::Q6_K, QType::Q4_0}) {

@@ -44,10 +44,6 @@ struct MatvecParams {
   // into y2 (stride ldy); each row the bits of its own routed launch. The v2 and grouped forms refuse it.
   const void* w2 = nullptr;
   float* y2 = nullptr;
-  // With ids, quantized W (kernels.moe_routed_chunk_pairs): each lane decodes two of its 32-weight
-  // chunks (c and c + 32) per round, both chunks' loads issued before either dot, the adds in the
-  // same order: the bits of the one-chunk loop, half the dependent round trips on rows of 64 chunks.
-  bool chunk_pairs = false;
   // Grouped routed experts (kernels.moe_device_route_prefill; quantized W only; ids must be null):
   // groups[g] = [expert, up to 8 slot ids, -1 past the last] (launch_moe_group's layout,
   // moe_kernels.h), n_groups of them; group g multiplies its expert's matrix by the activation rows

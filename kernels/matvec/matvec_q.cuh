@@ -9,7 +9,7 @@
 
 namespace memra::cuda {
 
-template <QType T, int MMAX, bool ROUTED = false, bool PAIRS = false>
+template <QType T, int MMAX, bool ROUTED = false>
 __global__ void matvec_q8_1_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n_rows,
                                    int n_chunks, const uint8_t* __restrict__ x, int m,
                                    float* __restrict__ y, int64_t ldy, MatvecRoute route = {}) {
@@ -30,19 +30,7 @@ __global__ void matvec_q8_1_kernel(const uint8_t* __restrict__ w, size_t row_byt
   for (int j = 0; j < MMAX; ++j) acc[j] = 0.f;
 
   // Lane l takes chunks l, l+32, ...: neighbouring lanes read neighbouring bytes of the row.
-  int c = lane;
-  if constexpr (PAIRS) {  // chunks c and c + 32 per round (MatvecParams::chunk_pairs; m = 1, the same adds)
-    for (; c + 32 < n_chunks; c += 64) {
-      wq::Chunk ch0, ch1;
-      Tr::decode(wr + (size_t)(c / Tr::kSubs) * Tr::kBytes, c % Tr::kSubs, ch0);
-      Tr::decode(wr + (size_t)((c + 32) / Tr::kSubs) * Tr::kBytes, (c + 32) % Tr::kSubs, ch1);
-      const float d0 = wq::chunk_dot_q8_1<T>(ch0, x + (size_t)c * sizeof(BlockQ8_1));
-      const float d1 = wq::chunk_dot_q8_1<T>(ch1, x + (size_t)(c + 32) * sizeof(BlockQ8_1));
-      acc[0] += d0;
-      acc[0] += d1;
-    }
-  }
-  for (; c < n_chunks; c += 32) {
+  for (int c = lane; c < n_chunks; c += 32) {
     wq::Chunk ch;
     Tr::decode(wr + (size_t)(c / Tr::kSubs) * Tr::kBytes, c % Tr::kSubs, ch);
 #pragma unroll
@@ -122,12 +110,8 @@ cudaError_t launch_matvec_q8_1_m(const MatvecParams& p, size_t row_bytes, int64_
       const MatvecRoute r{p.ids, p.n_experts, p.expert_bytes, p.x_slot_div, static_cast<const uint8_t*>(p.w2), p.y2,
                           p.n_slots};
       const unsigned slots = (unsigned)p.n_slots * (p.w2 ? 2u : 1u);
-      if (p.chunk_pairs)
-        matvec_q8_1_kernel<T, 1, true, true><<<dim3((unsigned)grid, slots), 32 * rpb, 0, s>>>(
-            w, row_bytes, p.n_rows, (int)(p.n_cols / 32), x, 1, p.y, ldy, r);
-      else
-        matvec_q8_1_kernel<T, 1, true><<<dim3((unsigned)grid, slots), 32 * rpb, 0, s>>>(
-            w, row_bytes, p.n_rows, (int)(p.n_cols / 32), x, 1, p.y, ldy, r);
+      matvec_q8_1_kernel<T, 1, true><<<dim3((unsigned)grid, slots), 32 * rpb, 0, s>>>(
+          w, row_bytes, p.n_rows, (int)(p.n_cols / 32), x, 1, p.y, ldy, r);
       return cudaGetLastError();
     }
   }

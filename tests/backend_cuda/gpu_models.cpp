@@ -132,17 +132,6 @@ TEST(CudaModels, Qwen3MoeGateUpOneLaunchSameBytes) {
       },
       "_gateup1", [](int r) { return r % 2 == 1; });
 }
-// kernels.moe_routed_chunk_pairs (two chunks per lane per round in the routed matvecs) changes no byte:
-// the decode steps' and a verify batch's logits with it on and off, with the gate + up launch on and
-// off, on both synth MoE files.
-TEST(CudaModels, Qwen3MoeRoutedChunkPairsSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  expect_moe_runs_same_bytes([](Config& c, int r) {
-    c.kernels.moe_routed_chunk_pairs = r % 2 == 1;
-    c.kernels.moe_gate_up_one_launch = r >= 2;
-  });
-}
 // kernels.moe_router_fused: the FFN norm, the router product and the top-k in one launch. Against the
 // CPU oracle with check_model's rule on both synth MoE files (the decode steps fused and captured:
 // "_rfused"); then a 3-token verify batch, fused, beside the unfused form within the rule's 2e-2

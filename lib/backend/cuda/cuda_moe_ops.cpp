@@ -220,7 +220,6 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
     p.n_experts = E;
     p.expert_bytes = (size_t)t.ne[1] * t.row_bytes;
     p.x_slot_div = x_div;
-    p.chunk_pairs = !grouped && cfg_.kernels.moe_routed_chunk_pairs;
     if (w2) {
       p.w2 = w2->data;
       p.y2 = y2.data;
