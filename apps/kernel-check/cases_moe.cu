@@ -13,8 +13,10 @@ namespace {
 
 class MoeCombineCase : public Case {
  public:
-  // identity: rows = null (row s for slot s, the device-routed path)
-  MoeCombineCase(int n, int k, int cols, bool identity = false) : n_(n), k_(k), cols_(cols), identity_(identity) {}
+  // identity: rows = null (row s for slot s, the device-routed path); resid: added in place to a
+  // residual row (MoeCombineParams::residual = out, kernels.moe_combine_residual)
+  MoeCombineCase(int n, int k, int cols, bool identity = false, bool resid = false)
+      : n_(n), k_(k), cols_(cols), identity_(identity), resid_(resid) {}
   void generate(Env& env) override {
     ld_d_ = cols_ + 5;
     d_ = env.normal((size_t)n_ * k_ * ld_d_, 1.0f);
@@ -26,9 +28,13 @@ class MoeCombineCase : public Case {
     dw_ = env.upload(w_);
     drows_ = env.upload(rows_);
     dout_ = env.alloc_output<float>((size_t)n_ * cols_);
+    if (resid_) res_ = env.normal((size_t)n_ * cols_, 3.0f);
   }
   cudaError_t launch(Env& env) override {
+    if (resid_) env.upload_bytes(dout_, res_.data(), res_.size() * 4);  // in place: the stream first
     cuda::MoeCombineParams p;
+    p.residual = resid_ ? dout_ : nullptr;
+    p.ld_residual = cols_;
     p.d = dd_;
     p.ld_d = ld_d_;
     p.rows = identity_ ? nullptr : drows_;
@@ -50,6 +56,10 @@ class MoeCombineCase : public Case {
           volatile float prod = w_[s] * d_[(size_t)rows_[s] * ld_d_ + c];  // rounded, never fused
           acc = acc + prod;
         }
+        if (resid_) {
+          volatile float sum = res_[(size_t)t * cols_ + c] + acc;  // one rounded add after the sum
+          acc = sum;
+        }
         ref_[(size_t)t * cols_ + c] = acc;
       }
   }
@@ -62,9 +72,9 @@ class MoeCombineCase : public Case {
 
  private:
   int n_, k_, cols_;
-  bool identity_;
+  bool identity_, resid_;
   int64_t ld_d_ = 0;
-  std::vector<float> d_, w_, ref_;
+  std::vector<float> d_, w_, ref_, res_;
   std::vector<int32_t> rows_;
   float *dd_ = nullptr, *dw_ = nullptr, *dout_ = nullptr;
   int32_t* drows_ = nullptr;
@@ -171,6 +181,11 @@ void add_moe_cases(Registry& r) {
   r.add("moe", "moe_combine/f32/n3-k4-257", [] { return std::make_unique<MoeCombineCase>(3, 4, 257); });
   for (int n : {1, 4})
     r.add("moe", ref::cat("moe_combine_slots/f32/n", n, "-k8-2048"), [=] { return std::make_unique<MoeCombineCase>(n, 8, 2048, true); });
+  // Added in place to the residual stream (kernels.moe_combine_residual).
+  for (int n : {1, 3})
+    r.add("moe", ref::cat("moe_combine_resid/f32/n", n, "-k8-2048"),
+          [=] { return std::make_unique<MoeCombineCase>(n, 8, 2048, true, true); });
+  r.add("moe", "moe_combine_resid/f32/n2-k4-257", [] { return std::make_unique<MoeCombineCase>(2, 4, 257, true, true); });
   for (int rows : {1, 17})
     for (int nh : {1, 4, 64}) {
       r.add("moe", ref::cat("head_gate/f32/", rows, "x", nh, "x128"), [=] { return std::make_unique<HeadGateCase>(rows, nh, 128); });

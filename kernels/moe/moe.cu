@@ -18,6 +18,7 @@ __global__ void moe_combine_kernel(MoeCombineParams p) {
     const int64_t row = p.rows ? p.rows[s] : s;
     acc = __fadd_rn(acc, __fmul_rn(p.w[s], p.d[row * p.ld_d + c]));
   }
+  if (p.residual) acc = __fadd_rn(p.residual[(int64_t)t * p.ld_residual + c], acc);
   p.out[(int64_t)t * p.ld_out + c] = acc;
 }
 
@@ -149,7 +150,7 @@ cudaError_t launch_moe_route(const MoeRouteParams& p, cudaStream_t s) {
 
 cudaError_t launch_moe_combine(const MoeCombineParams& p, cudaStream_t s) {
   if (!p.d || !p.w || !p.out || p.n_tokens < 0 || p.k_used <= 0 || p.cols <= 0 || p.ld_out < p.cols ||
-      p.ld_d < p.cols || p.n_tokens > 65535)
+      p.ld_d < p.cols || p.n_tokens > 65535 || (p.residual && p.ld_residual < p.cols))
     return cudaErrorInvalidValue;
   if (p.n_tokens == 0) return cudaSuccess;
   const dim3 grid((unsigned)((p.cols + 255) / 256), (unsigned)p.n_tokens);

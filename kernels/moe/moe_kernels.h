@@ -18,6 +18,10 @@ struct MoeCombineParams {
   int n_tokens = 0;
   int k_used = 0;
   int cols = 0;
+  // Optional (kernels.moe_combine_residual): out[t][c] = residual[t][c] + the sum, one rounded f32
+  // add after the sum (add_rms_norm's add of the summed row); out may alias residual.
+  const float* residual = nullptr;
+  int64_t ld_residual = 0;
 };
 cudaError_t launch_moe_combine(const MoeCombineParams& p, cudaStream_t stream);
 

@@ -382,10 +382,15 @@ class Backend {
   // layer's FFN norm of the residual stream x and its routed experts. The default is those two
   // ops; a backend may fuse the norm with the router (CUDA decode, kernels.moe_router_fused: the
   // norm's bits, the router logits in another f32 order).
-  virtual void rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w,
-                                const MoeParams& p, View out) {
+  // may_add: the backend may instead add the experts' output to x itself (the one f32 add per
+  // element add_rms_norm would make, so the same stream) and return true; out is then scratch. The
+  // default returns false (out written, x unchanged).
+  virtual bool rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w,
+                                const MoeParams& p, View out, bool may_add = false) {
+    (void)may_add;
     rms_norm(x, norm_w, eps, h);
     moe_ffn(h, w, p, out);
+    return false;
   }
   // Whether moe_ffn of n tokens with these weights runs without a host round trip, so that a step
   // of such layers may be captured (Step::owner); the models ask before each step. Default: yes

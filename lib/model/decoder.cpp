@@ -109,8 +109,7 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
     norm(d_added, d, L.attn.norm);
     const bool o_added = attention_forward(be, kv, hp_, L.attn, L.al, l, pos0, s, may_add);
     if (L.is_moe && o_added) {  // the FFN norm reads the stream alone: the backend may fuse it with the router
-      moe_forward_normed(be, L.moe, moe_, s, L.moe.norm, hp_.rms_eps);
-      d_added = false;
+      d_added = moe_forward_normed(be, L.moe, moe_, s, L.moe.norm, hp_.rms_eps, may_add);
     } else if (L.is_moe) {
       norm(o_added, post(s.o, L.post_attn_norm), L.moe.norm);
       moe_forward(be, L.moe, moe_, s);

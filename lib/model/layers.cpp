@@ -259,10 +259,13 @@ void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::
   shared_expert_forward(be, w, p, h, g_buf, u_buf, o, d);
 }
 
-void moe_forward_normed(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, Scratch& s,
-                        const backend::Weight* norm, float eps) {
-  be.rms_norm_moe_ffn(s.x, norm, eps, s.h, w.w, layer_moe_params(w, p), s.d);
-  shared_expert_forward(be, w, p, s.h, s.g, s.u, s.o, s.d);
+bool moe_forward_normed(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, Scratch& s,
+                        const backend::Weight* norm, float eps, bool may_add) {
+  // A shared expert's output joins the routed one before the stream's add (the oracle's order).
+  const bool added = be.rms_norm_moe_ffn(s.x, norm, eps, s.h, w.w, layer_moe_params(w, p), s.d,
+                                         may_add && !w.shared.gate);
+  if (!added) shared_expert_forward(be, w, p, s.h, s.g, s.u, s.o, s.d);
+  return added;
 }
 
 }  // namespace memra::model

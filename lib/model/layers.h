@@ -134,8 +134,10 @@ void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::
 void moe_forward(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, backend::View h,
                  backend::View g, backend::View u, backend::View o, backend::View d);
 // The layer's FFN norm and its experts: s.h = rms_norm(s.x) * norm, then moe_forward (the routed
-// part through Backend::rms_norm_moe_ffn, which may fuse the norm with the router).
-void moe_forward_normed(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, Scratch& s,
-                        const backend::Weight* norm, float eps);
+// part through Backend::rms_norm_moe_ffn, which may fuse the norm with the router) into s.d.
+// may_add: without a shared expert, the backend may add the routed output to s.x itself (returns
+// true; s.d unused), as in attention_forward / ffn_forward.
+bool moe_forward_normed(backend::Backend& be, const MoeLayerWeights& w, const backend::MoeParams& p, Scratch& s,
+                        const backend::Weight* norm, float eps, bool may_add = true);
 
 }  // namespace memra::model

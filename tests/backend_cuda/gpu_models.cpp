@@ -162,6 +162,27 @@ TEST(CudaModels, Qwen3MoeRouterFused) {
     expect_moe_tag(runs, "_rfused", [](int r) { return r == 1; });
   }
 }
+// kernels.moe_combine_residual: the combine adds into the stream (the next attention norm reads it
+// alone), against the CPU oracle with check_model's rule on both synth MoE files ("_resid"); and with
+// kernels.norm_defer off (the next norm then materializes its planes as add_rms_norm does: the same
+// sum order, the same added stream) the same decode / verify-batch bytes as the add_rms_norm form.
+TEST(CudaModels, Qwen3MoeCombineResidual) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3moe-q4_k_m.gguf", "qwen3moe-q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    Config c = gpu_config();
+    c.kernels.moe_combine_residual = true;
+    check_model_file(shared_dir() + "/models/synth/" + file, std::string(file) + " combine residual", c, "_resid",
+                     "moe", true);
+  }
+  expect_moe_runs_same_bytes(
+      [](Config& c, int r) {
+        c.kernels.norm_defer = false;
+        c.kernels.moe_combine_residual = r % 2 == 1;
+      },
+      "_resid", [](int r) { return r % 2 == 1; });
+}
 TEST(CudaModels, Qwen3_Q8_0) { check_model("synth/qwen3-q8_0.gguf"); }
 TEST(CudaModels, Qwen3_Q4_K_M) { check_model("synth/qwen3-q4_k_m.gguf"); }
 

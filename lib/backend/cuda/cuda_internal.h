@@ -112,8 +112,8 @@ class CudaBackend final : public Backend {
   void softcap(View x, float cap) override;
   void sigmoid_head_gate(View x, int n_head, int head_dim, View gate) override;
   void moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) override;
-  void rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w, const MoeParams& p,
-                        View out) override;
+  bool rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w, const MoeParams& p,
+                        View out, bool may_add) override;
   bool moe_on_device(const MoeWeights& w, const MoeParams& p, int64_t n) const override;
   void gated_delta_net(View qkv, View alpha, View beta, const DeltaNetWeights& w, const DeltaNetParams& p, KvStore& kv,
                        int layer, int pos0, View out) override;
@@ -174,7 +174,9 @@ class CudaBackend final : public Backend {
   // moe_ffn's shape checks (errors naming the op).
   void check_moe_ffn(View x, const MoeWeights& w, const MoeParams& p, View out) const;
   bool moe_router_fused_applies(View x, const Weight* norm_w, View h, const MoeWeights& w, const MoeParams& p) const;
-  void moe_ffn_device(View x, const MoeWeights& w, const MoeParams& p, View out, const MoeFusedNorm* fused = nullptr);
+  // residual (kernels.moe_combine_residual): the combine adds its rows to this view (out then unused).
+  void moe_ffn_device(View x, const MoeWeights& w, const MoeParams& p, View out, const MoeFusedNorm* fused = nullptr,
+                      View residual = {});
   // q6k: the consumer is a launch of Q6_K rows only, which reads the Q6_K variant of the
   // interleaved order when the planes are quantized here (planes that a producer emitted keep
   // their order; planes in the Q6_K variant are not reused for another consumer).

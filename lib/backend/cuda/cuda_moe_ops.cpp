@@ -105,7 +105,8 @@ bool CudaBackend::moe_on_device(const MoeWeights& w, const MoeParams& mp, int64_
   return true;
 }
 
-void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& mp, View out, const MoeFusedNorm* fused) {
+void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& mp, View out, const MoeFusedNorm* fused,
+                                 View residual) {
   const int64_t n = x.rows, e_dim = x.cols, n_ff = w.gate_exps->ne[1];
   const int K = mp.n_expert_used, E = mp.n_expert;
   const int64_t slots = n * K;
@@ -298,15 +299,17 @@ void CudaBackend::moe_ffn_device(View x, const MoeWeights& w, const MoeParams& m
   cp.ld_d = d.ld;
   cp.rows = nullptr;  // slot s's output is row s
   cp.w = d_w;
-  cp.out = out.data;
-  cp.ld_out = out.ld;
+  cp.out = residual.data ? residual.data : out.data;
+  cp.ld_out = residual.data ? residual.ld : out.ld;
+  cp.residual = residual.data;
+  cp.ld_residual = residual.ld;
   cp.n_tokens = (int)n;
   cp.k_used = K;
   cp.cols = (int)e_dim;
   cuda::check_status(cuda::launch_moe_combine(cp, stream()), "launch_moe_combine");
-  note("moe", fmt::format("device_{}_{}of{}{}{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
+  note("moe", fmt::format("device_{}_{}of{}{}{}{}{}{}{}", grouped ? "grouped" : "routed", K, E, v2_used ? "_v2" : "",
                           mma_used ? "_mma" : "", glu_q8 ? "_gluq8" : "", gate_up_one ? "_gateup1" : "",
-                          fused ? "_rfused" : ""));
+                          fused ? "_rfused" : "", residual.data ? "_resid" : ""));
 }
 
 bool CudaBackend::moe_router_fused_applies(View x, const Weight* norm_w, View h, const MoeWeights& w,
@@ -327,15 +330,18 @@ bool CudaBackend::moe_router_fused_applies(View x, const Weight* norm_w, View h,
          moe_on_device(w, mp, n);
 }
 
-void CudaBackend::rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w,
-                                   const MoeParams& mp, View out) {
+bool CudaBackend::rms_norm_moe_ffn(View x, const Weight* norm_w, float eps, View h, const MoeWeights& w,
+                                   const MoeParams& mp, View out, bool may_add) {
   if (!moe_router_fused_applies(x, norm_w, h, w, mp)) return Backend::rms_norm_moe_ffn(x, norm_w, eps, h, w, mp, out);
   check_moe_ffn(h, w, mp, out);
   // h is written here as by rms_norm: the held planes and a deferred norm are given up.
   forget_q8s();
   defer_ = {};
   const MoeFusedNorm fused{x, norm_w, eps};
-  moe_ffn_device(h, w, mp, out, &fused);
+  // kernels.moe_combine_residual: the combine adds the experts' rows to the stream x itself.
+  const bool add = may_add && cfg_.kernels.moe_combine_residual;
+  moe_ffn_device(h, w, mp, out, &fused, add ? x : View{});
+  return add;
 }
 
 void CudaBackend::check_moe_ffn(View x, const MoeWeights& w, const MoeParams& mp, View out) const {
