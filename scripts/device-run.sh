@@ -37,9 +37,10 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): moe43's rows on an H200 (the MoE README row at the defaults, now with the gate +
-# up launch), chain45 on an H200 (the launch comparison beside the chain; s45 ran the chain alone
-# there), md41 on an H200 for its times beside the H200 anchors.
+# at its case label): rc46 (the MoE combine into the stream; any sm_90 card), moe43's rows on an H200
+# (the MoE README row at the defaults, now with the gate + up launch and the fused router), chain45 on
+# an H200 (the launch comparison beside the chain; s45 ran the chain alone there), md41 on an H200 for
+# its times beside the H200 anchors.
 # Also ran in the forty-fifth session: s45 on an H200 (the suite at the new defaults 58/58, the device
 # sampler 1.135x, the chain probe: shelved) and glu43 on an H200 (the Q4_K GLU is not issue-bound: 43% of
 # the issue slots, 28% occupancy; rb43 and its branch dropped).
