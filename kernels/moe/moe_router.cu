@@ -1,9 +1,9 @@
 // The FFN norm + router + top-k of a decode batch in one launch (moe_kernels.h,
 // MoeRouterFusedParams; kernels.moe_router_fused).
-// Why: the device-routed MoE step spent ~20 us per layer in three one-after-another small kernels
-// before its experts could start (the H100 timeline of the forty-fifth session, moe44t: the norm on
-// one block 6.4 us, the router's float matvec 5.8 us, the top-k on one block 7.9 us, plus the q8_1
-// quantizer), a third of qwen3-30b-a3b's decode step (bench/notes/moe-device-route.md).
+// Why: before its experts could start, the device-routed MoE step ran four small launches in a row
+// per layer (the FFN norm, the router's float matvec, the top-k on one block at 7.9 us, the q8_1
+// quantizer): 15.3 us exposed per layer on an H100 (rf46t), 11.2 us as this one launch; qwen3-30b-a3b
+// tg128 1.075x (bench/notes/moe-device-route.md).
 #include <cmath>
 
 #include "common/launch.cuh"
