@@ -466,12 +466,13 @@ case "$phase" in
   rc46)
     # kernels.moe_combine_residual (built in the forty-sixth session after rf46t): the MoE combine adds
     # into the residual stream, so the next attention norm takes the deferred split form instead of the
-    # one-block add_rms_norm (6.4 us per layer on an H100). Gates: kernel-check moe moe_combine_resid/*
-    # (3), CudaModels.Qwen3MoeCombineResidual (the CPU oracle's rule; the same bytes as the add_rms_norm
+    # one-block add_rms_norm (6.4 us per layer on an H100). Gates: kernel-check section moe (incl.
+    # moe_combine_resid/* (3), and route/* and router_fused/* again: both routers' weights since come from
+    # one route_math.cuh, not yet run on a device), CudaModels.Qwen3MoeCombineResidual (the CPU oracle's rule; the same bytes as the add_rms_norm
     # form with kernels.norm_defer off); then qwen3-30b-a3b q8_0 tg128 at d0, the defaults against the
     # arm, one resident at a time. A "slim" pack. Any sm_90 card. ~3 minutes.
     gpu_info
-    kc moe moe_combine 20264603 60
+    kc moe "" 20264603 240  # the whole section: route/* and router_fused/* since their shared route_math.cuh
     gpu_tests rc46 'CudaModels.Qwen3MoeCombineResidual:CudaModels.Qwen3Moe_Q4_K_M' 150
     synth qwen3-30b-a3b q8_0 300
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-combine-residual.toml --set bench.interleave=false

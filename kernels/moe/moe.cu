@@ -3,6 +3,7 @@
 
 #include "act/act_math.cuh"
 #include "moe/moe_kernels.h"
+#include "moe/route_math.cuh"
 
 namespace memra::cuda {
 
@@ -24,9 +25,9 @@ __global__ void moe_combine_kernel(MoeCombineParams p) {
 
 constexpr int kRouteThreads = 256;
 
-// The (key, id) pair that ranks first: the larger key, the lower id on ties; id -1 = none.
+// The (key, id) pair that ranks first (route_ranks_first).
 __device__ __forceinline__ void route_better(double& key, int& id, double k2, int id2) {
-  if (id2 >= 0 && (id < 0 || k2 > key || (k2 == key && id2 < id))) key = k2, id = id2;
+  if (route_ranks_first(k2, id2, key, id)) key = k2, id = id2;
 }
 
 __device__ double route_block_sum(double v, double* red) {
@@ -48,6 +49,7 @@ __global__ void __launch_bounds__(kRouteThreads) moe_route_kernel(MoeRouteParams
   __shared__ double red_key[kRouteThreads / 32];
   __shared__ int red_id[kRouteThreads / 32];
   __shared__ int sel[kMoeRouteMaxK];
+  __shared__ double sel_p[kMoeRouteMaxK];
   __shared__ double red[kRouteThreads / 32];
   const int t = blockIdx.x, E = p.n_expert, K = p.k_used;
   const float* lg = p.logits + (int64_t)t * p.ld;
@@ -91,32 +93,14 @@ __global__ void __launch_bounds__(kRouteThreads) moe_route_kernel(MoeRouteParams
     if (threadIdx.x == 0) {
       for (int w = 1; w < kRouteThreads / 32; ++w) route_better(best, id, red_key[w], red_id[w]);
       sel[k] = id;
+      sel_p[k] = prob[id];
       taken[id] = true;
     }
     __syncthreads();
   }
   if (threadIdx.x != 0) return;
-  int32_t* ids = p.ids + (int64_t)t * K;
-  float* wts = p.weights + (int64_t)t * K;
-  if (p.gating == 2) {  // softmax of the selected logits; sel[0] holds the largest
-    const double top = prob[sel[0]];
-    double sum = 0.0;
-    for (int k = 0; k < K; ++k) sum += exp(prob[sel[k]] - top);
-    for (int k = 0; k < K; ++k) {
-      ids[k] = sel[k];
-      wts[k] = (float)(exp(prob[sel[k]] - top) / sum * (double)p.weights_scale);
-    }
-    return;
-  }
-  double sum = 0.0;
-  for (int k = 0; k < K; ++k) sum += prob[sel[k]];
-  sum = fmax(sum, 6.103515625e-5);
-  for (int k = 0; k < K; ++k) {
-    double w = prob[sel[k]];
-    if (p.norm_topk) w /= sum;
-    ids[k] = sel[k];
-    wts[k] = (float)(w * (double)p.weights_scale);
-  }
+  route_write_weights(sel_p, sel, K, p.gating, p.norm_topk, p.weights_scale, p.ids + (int64_t)t * K,
+                      p.weights + (int64_t)t * K);
 }
 
 __global__ void gather_rows_kernel(GatherRowsParams p) {

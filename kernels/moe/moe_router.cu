@@ -9,6 +9,7 @@
 #include "common/launch.cuh"
 #include "matvec/mmvs_task.cuh"
 #include "moe/moe_kernels.h"
+#include "moe/route_math.cuh"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
@@ -19,11 +20,9 @@ constexpr int kRfThreads = 256;
 constexpr int kRfWarps = kRfThreads / 32;
 constexpr int kRfPre = 16;  // float4 chunks of a router row per lane loaded before the wait (2048 columns)
 
-// The (key, id) pair that ranks first, carrying the pair's probability: the larger key, the lower
-// id on ties; id -1 = none (launch_moe_route's order, a total order: every lane of an xor
-// reduction ends with the same pair).
+// The (key, id) pair that ranks first (route_ranks_first), carrying the pair's probability.
 __device__ __forceinline__ void route_pick(double& key, int& id, double& prob, double k2, int id2, double p2) {
-  if (id2 >= 0 && (id < 0 || k2 > key || (k2 == key && id2 < id))) key = k2, id = id2, prob = p2;
+  if (route_ranks_first(k2, id2, key, id)) key = k2, id = id2, prob = p2;
 }
 
 __device__ __forceinline__ double warp_sum_f64(double v) {
@@ -89,28 +88,8 @@ __device__ void route_token_warp(const MoeRouterFusedParams& p, int j, double* s
   }
   __syncwarp();
   if (lane != 0) return;
-  // launch_moe_route's weights, in its order (sel 0 holds the largest key).
-  int32_t* ids = p.ids + (int64_t)j * K;
-  float* wts = p.weights + (int64_t)j * K;
-  if (p.gating == 2) {  // softmax of the selected logits
-    const double top = sel_p[0];
-    double sum = 0.0;
-    for (int k = 0; k < K; ++k) sum += exp(sel_p[k] - top);
-    for (int k = 0; k < K; ++k) {
-      ids[k] = sel_id[k];
-      wts[k] = (float)(exp(sel_p[k] - top) / sum * (double)p.weights_scale);
-    }
-    return;
-  }
-  double sum = 0.0;
-  for (int k = 0; k < K; ++k) sum += sel_p[k];
-  sum = fmax(sum, 6.103515625e-5);
-  for (int k = 0; k < K; ++k) {
-    double w = sel_p[k];
-    if (p.norm_topk) w /= sum;
-    ids[k] = sel_id[k];
-    wts[k] = (float)(w * (double)p.weights_scale);
-  }
+  route_write_weights(sel_p, sel_id, K, p.gating, p.norm_topk, p.weights_scale, p.ids + (int64_t)j * K,
+                      p.weights + (int64_t)j * K);
 }
 
 // Dynamic shared memory: the norm weights [cols] (when there are some), then the token rows

@@ -316,14 +316,15 @@ bool CudaBackend::moe_router_fused_applies(View x, const Weight* norm_w, View h,
                                            const MoeParams& mp) const {
   const auto a16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const int64_t n = x.rows;
-  if (!cfg_.kernels.moe_router_fused || n < 1 || n > cuda::kMoeRouterFusedMaxTokens || n > cuda::kMatvecMaxM) return false;
+  static_assert(cuda::kMoeRouterFusedMaxTokens <= cuda::kMatvecMaxM, "the fused router serves the routed (not grouped) form");
+  if (!cfg_.kernels.moe_router_fused || n < 1 || n > cuda::kMoeRouterFusedMaxTokens) return false;
   if (!w.router || !w.gate_exps || !w.up_exps || w.router->type != QType::F32 || w.router->ne[0] != x.cols ||
       w.router->n_rows() != mp.n_expert || w.router->row_bytes % 16 || !a16(w.router->data))
     return false;
   if (norm_w && (norm_w->type != QType::F32 || !a16(norm_w->data))) return false;
   // The fused kernel writes x's q8_1 blocks for the gate / up experts (quantized stacks).
   for (const Weight* t : {w.gate_exps, w.up_exps})
-    if (t->type == QType::F32 || t->type == QType::F16 || t->type == QType::BF16) return false;
+    if (!qtype_traits(t->type).quantized) return false;
   return h.rows == n && h.cols == x.cols && x.cols % 32 == 0 && x.cols <= (1 << 24) && x.ld % 4 == 0 &&
          h.ld % 4 == 0 && a16(x.data) && a16(h.data) && !overlaps(x, h) && mp.n_expert <= cuda::kMoeRouteMaxExperts &&
          cuda::moe_router_fused_smem((int)n, (int)x.cols, norm_w != nullptr) <= cuda::kMoeRouterFusedMaxSmem &&
