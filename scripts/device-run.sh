@@ -37,8 +37,7 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): w47 (the downs' one-task pairs at 8 CTAs per SM, one wave; any sm_90 card, the
-# rows want an H200), rc46 (the MoE combine into the stream; any sm_90 card), moe43's rows on an H200
+# at its case label): rc46 (the MoE combine into the stream; any sm_90 card), moe43's rows on an H200
 # (the MoE README row at the defaults, now with the gate + up launch and the fused router), chain45 on
 # an H200 (the launch comparison beside the chain; s45 ran the chain alone there), md41 on an H200 for
 # its times beside the H200 anchors.
@@ -477,26 +476,6 @@ case "$phase" in
     gpu_tests rc46 'CudaModels.Qwen3MoeCombineResidual:CudaModels.Qwen3Moe_Q4_K_M' 150
     synth qwen3-30b-a3b q8_0 300
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-combine-residual.toml --set bench.interleave=false
-    rm -f "$f"
-    ;;
-  w47)
-    # kernels.mmvs_rp_one_cap8 (built in the forty-seventh session): the one-task row-pair launches
-    # (qwen3-8b's 12288-weight downs: 1024 CTAs) at 8 CTAs per SM, one wave instead of 1.3 (Q8_0, 80
-    # registers uncapped), 1.55 (Q4_K, 84) or 1.94 (Q6_K, 115). Gates: kernel-check mmvs_id mmvs_rp1/*
-    # (cap 8 against the plain launch at 8, byte for byte), CudaModels.MmvsRowPairsSameBytes (run 11);
-    # kernel times of the down shapes at caps 0 / 6 / 8; then qwen3-8b tg128 at 0 keys, q8_0 (the row
-    # 10 tok/s from its target) and q4_k_m, interleaved arms with an A/A copy. A "slim" pack. Any sm_90
-    # card; the rows want an H200. ~5 minutes.
-    gpu_info
-    kc mmvs_id mmvs_rp1/ 20264701 120
-    timeout 90 "$bin/kernel-check" --section mmvs --filter "4096x12288/m1" --perf --seed 20264702 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E "mmvs_rp1_cap|mmvs_ail_cap6" | grep -E "Q4_K|Q6_K|Q8_0" | sed 's/norm_err.*|/|/'
-    gpu_tests w47 'CudaModels.MmvsRowPairsSameBytes' 150
-    synth qwen3-8b q8_0
-    tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-one-cap8.toml
-    rm -f "$f"
-    synth qwen3-8b q4_k_m
-    tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-rp-one-cap8.toml --arm configs/arm-mmvs-rp-one-cap8-q6k.toml
     rm -f "$f"
     ;;
   moe43)

@@ -33,7 +33,7 @@ Verdict compare_segments(Env& env, float* const* dy, float* const* dplain, const
 // kernels.mmvs_row_pairs: the row-pair launch (MmvsParams::row_pairs, two rows per warp) against the
 // plain launch at the same cap, byte for byte, with and without the residual epilogue (then y is
 // another buffer than the residual, as the plain launch's); refusals: an odd row count, m = 3, a
-// GLU, the plain activation order, the Q6_K order, cap 8 with two tasks per row, an extra segment of odd rows, an even one
+// GLU, the plain activation order, the Q6_K order, cap 8, an extra segment of odd rows, an even one
 // at a cap (the q/k/v pairs, kernels.mmvs_row_pairs_qkv, are uncapped only).
 class MmvsRowPairsIdCase : public Case {
  public:
@@ -78,7 +78,6 @@ class MmvsRowPairsIdCase : public Case {
     p = params(dy_[1], true);
     p.act_il_q6k = t_ == QType::Q6_K;
     p.min_blocks = p.min_blocks_glu = t_ == QType::Q6_K ? cap_ : 8;
-    p.row_pair_one_task = false;  // (cap 8 exists for the one-task pairs only: kernels.mmvs_rp_one_cap8)
     refusals_ = refusals_ && refused(p);
     if (!res_) {  // (a GLU or extra segments with a residual are invalid, not unsupported)
       p = params(dy_[1], true);  // GELU pairs, and SiLU pairs with two tasks per row
@@ -347,10 +346,9 @@ void add_mmvs_pair_cases(Registry& r) {
         for (bool res : {false, true})
           r.add("mmvs_id", ref::cat("mmvs_rp/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
                 [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res); });
-    // kernels.mmvs_row_pairs_one_task: the pairs with one task per row in flight (cap 8:
-    // kernels.mmvs_rp_one_cap8).
+    // kernels.mmvs_row_pairs_one_task: the pairs with one task per row in flight.
     for (auto [n, k] : {std::pair<int64_t, int64_t>{1030, 2304}, {4096, 4096}, {1030, 12288}, {1030, 14336}})
-      for (int cap : {0, 6, 8})
+      for (int cap : {0, 6})
         for (bool res : {false, true})
           r.add("mmvs_id", ref::cat("mmvs_rp1/", tn, "/", n, "x", k, "/cap", cap, res ? "/residual" : "", "/vs_plain_bytes"),
                 [=] { return std::make_unique<MmvsRowPairsIdCase>(t, n, k, cap, res, true); });
@@ -401,7 +399,7 @@ void add_mmvs_pair_cases(Registry& r) {
     }
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {4096, 12288}, {151936, 4096},
                         {5120, 8192}, {5120, 25600}, {151936, 5120}})
-      for (int cap : {0, 6, 8})
+      for (int cap : {0, 6})
         r.add("mmvs", ref::cat("mmvs_rp1_cap", cap, "/", tn, "/", n, "x", k, "/m1"),
               [=] { return std::make_unique<MmvsCase>(t, n, k, 1, 0, true, true, cap, true, 2, true, false, 2); });
   }

@@ -340,9 +340,6 @@ cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
       if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, 1, NS>, grid, block, 0, s, a);
       return launch_kernel(mmvs_ail_kernel<T, 3, MINB, 1, kDepth, NS>, grid, block, 0, s, a);
     }
-    // kernels.mmvs_rp_one_cap8: the one-task pairs at 8 CTAs per SM (64 registers, a few stack words).
-    if constexpr (MINB == 8 && !NS)
-      if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 3, 8, 1, 1, false>, grid, block, 0, s, a);
     return cudaErrorNotSupported;
   }
   if (glu == 5) {  // row pairs over a q/k/v launch's segments: uncapped only, two or one task per row
@@ -627,9 +624,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   const bool pairs_form = p.m == 1 ? p.act_il : !p.act_il && p.glu == 0 && mb_pairs == 0 && !p.row_pair_one_task;
   if (p.row_pairs &&
       (!pairs_form || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || !seg_pairs_ok || p.act_il_q6k ||
-       p.n_rows % 2 != 0 ||
-       (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6 &&
-        (mb_pairs != 8 || !p.row_pair_one_task || p.glu != 0 || p.n_extra != 0 || p.norm_ss))))
+       p.n_rows % 2 != 0 || (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6)))
     return cudaErrorNotSupported;
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];

@@ -109,8 +109,7 @@ struct MmvsParams {
   // two-matrix loop), so twice the weight bytes in flight per lane and half the activation loads
   // per weight. Each row gets the plain launch's operations in its order (and the residual
   // epilogue): the same bits. Plain m = 1 launches with act_il (not act_il_q6k), an even n_rows,
-  // min_blocks 0, 5 or 6 (or 8 for one matrix with row_pair_one_task and no norm_ss:
-  // kernels.mmvs_rp_one_cap8; not in the reduced build); else cudaErrorNotSupported. With extra segments of the same type (not
+  // min_blocks 0, 5 or 6; else cudaErrorNotSupported. With extra segments of the same type (not
   // w_type2; q/k/v, kernels.mmvs_row_pairs_qkv) each matrix is paired within itself (rows r and
   // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (the only instances); with
   // w_type2 segments (the mixed q/k/v launch) only Q4_K rows two tasks per row in flight and Q6_K

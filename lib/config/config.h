@@ -95,7 +95,6 @@ struct KernelsSection {
   int mmvs_min_blocks_rp_head = 6;  // the same for matrices over kernels.mmvs_cap_max_rows rows (the output head)
   std::vector<std::string> mmvs_row_pairs_one_task = {"q6_k", "q5_k"};  // of those types, the ones whose pairs hold one task per row in flight
   int64_t mmvs_row_pairs_one_task_min_k = 8192;  // the other pair types' rows of at least this many weights: one task too (0: never)
-  std::vector<std::string> mmvs_rp_one_cap8 = {};  // weight types whose one-task row-pair launches (not the head) take the 8-CTA-per-SM instance
   std::vector<std::string> mmvs_glu_one_task = {"q8_0", "q5_k", "iq4_xs"};  // weight types whose one-token GLU launches hold one task per matrix in flight
   bool mmvf_v2 = true;  // float-weight decode matvecs on mmvf2 (kernels/matvec/mmvf.h)
   bool moe_device_route = true;  // MoE batches of <= 8 tokens routed on the device (graph-captured decode)

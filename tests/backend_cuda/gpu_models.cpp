@@ -478,8 +478,7 @@ TEST(CudaModels, MmvsActIlSameBytes) {
 }
 
 // kernels.mmvs_row_pairs (two rows per warp in the plain one-token launches) changes no byte of the
-// decode or verify logits, at each row-pair cap (0, 5, 6; 8 for the one-task pairs of
-// kernels.mmvs_rp_one_cap8, run 11) and with the other launches uncapped; only
+// decode or verify logits, at each row-pair cap (0, 5, 6) and with the other launches uncapped; only
 // its runs' one-token launch kinds carry "_rp" ("_rp1" one task per row, "_gp" the SiLU GLU pairs of
 // kernels.mmvs_glu_pairs, "_qkv" the q/k/v launches paired with kernels.mmvs_row_pairs_qkv); an unknown
 // type or cap is refused when the backend is made.
@@ -488,7 +487,7 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
-    constexpr int kRuns = 12;
+    constexpr int kRuns = 11;
     std::vector<Config> c(kRuns, gpu_config(true));
     c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
@@ -505,13 +504,11 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     // kernels.mmvs_glu_pairs: the gate/up launches two rows per warp (the plain ones as run 1) on rows of
     // at least kernels.mmvs_glu_pairs_min_k weights: the synth files' 256-weight gate/up rows paired at
     // 256 (run 7), not at 257 (run 6); the other runs without.
-    for (int r : {0, 1, 2, 3, 4, 5, 8, 9, 10, 11}) c[r].kernels.mmvs_glu_pairs.clear();
+    for (int r : {0, 1, 2, 3, 4, 5, 8, 9, 10}) c[r].kernels.mmvs_glu_pairs.clear();
     // kernels.mmvs_row_pairs_qkv: the q/k/v launches paired too, two tasks (run 8) or one (run 9) per
     // row (there the q4_k_m files' mixed Q4_K + Q6_K launches stay unpaired: not the mixed pair's
     // compiled form), and with the Q6_K rows one task (run 10: the mixed launches paired as well).
-    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_qkv = r >= 8 && r <= 10;
-    // kernels.mmvs_rp_one_cap8: every one-task pair launch of one matrix at 8 CTAs per SM.
-    c[11].kernels.mmvs_row_pairs_one_task = c[11].kernels.mmvs_rp_one_cap8 = {"q4_k", "q6_k", "q8_0", "q4_0"};
+    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_qkv = r >= 8;
     c[9].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
     c[10].kernels.mmvs_row_pairs_one_task = {"q6_k"};
     c[6].kernels.mmvs_glu_pairs = c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
@@ -529,12 +526,11 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
       for (size_t at = s.find("_rp"); at != std::string::npos; at = s.find("_rp", at + 1))
         two = two || at + 3 == s.size() || s[at + 3] != '1';
       // run 9 pairs every type with one task per row: no two-task pair launch
-      EXPECT_EQ(two, (r > 0 && r < 4) || (r >= 6 && r != 9 && r != 11)) << "run " << r << ": " << s;
+      EXPECT_EQ(two, (r > 0 && r < 4) || (r >= 6 && r != 9)) << "run " << r << ": " << s;
       const bool q4km = std::string(file).find("q4_k_m") != std::string::npos;  // Q6_K rows, mixed q/k/v launches
-      EXPECT_EQ(s.find("_rp1") != std::string::npos, r == 4 || r == 5 || r == 6 || r == 9 || r == 11 || (r == 10 && q4km))
+      EXPECT_EQ(s.find("_rp1") != std::string::npos, r == 4 || r == 5 || r == 6 || r == 9 || (r == 10 && q4km))
           << "run " << r << ": " << s;
-      EXPECT_EQ(s.find("_qkv") != std::string::npos, r >= 8 && r <= 10) << "run " << r << ": " << s;
-      EXPECT_EQ(s.find("_min_blocks8_") != std::string::npos, r == 11) << "run " << r << ": " << s;
+      EXPECT_EQ(s.find("_qkv") != std::string::npos, r >= 8) << "run " << r << ": " << s;
       // the mixed q/k/v launch paired in run 10 only
       if (q4km) {
         bool mixed_qkv = false;  // a "Q4_K+Q6_K_min_blocks0_..._rp_qkv" launch kind
@@ -560,9 +556,6 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
   bad.kernels.mmvs_row_pairs_one_task = {"q2_k"};
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
   bad.kernels.mmvs_row_pairs_one_task.clear();
-  bad.kernels.mmvs_rp_one_cap8 = {"q2_k"};
-  EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
-  bad.kernels.mmvs_rp_one_cap8.clear();
   bad.kernels.mmvs_glu_pairs = {"f16"};
   EXPECT_THROW((void)backend::make_cuda_backend(bad), Error);
 }

@@ -234,7 +234,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     // A one-task type that is not paired (kernels.mmvs_row_pairs = [] turns every pair off) has no effect.
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task)
       mmvs_rp_one_[type_index("kernels.mmvs_row_pairs_one_task", name)] = true;
-    for (const std::string& name : cfg_.kernels.mmvs_rp_one_cap8) mmvs_rp_one8_[type_index("kernels.mmvs_rp_one_cap8", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_pairs) mmvs_glu_pairs_[type_index("kernels.mmvs_glu_pairs", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_one_task)
       mmvs_glu_one_[type_index("kernels.mmvs_glu_one_task", name)] = true;

@@ -294,7 +294,6 @@ class CudaBackend final : public Backend {
   // (kernels.mmvs_min_blocks_rp, 0 where that instance spills).
   bool mmvs_rp_[kMmvsTypes] = {};
   bool mmvs_rp_one_[kMmvsTypes] = {};  // kernels.mmvs_row_pairs_one_task
-  bool mmvs_rp_one8_[kMmvsTypes] = {};  // kernels.mmvs_rp_one_cap8: the one-task pairs (not the head) at 8 CTAs per SM
   int mmvs_rp_cap_[kMmvsTypes][2] = {};  // [type][one task]
   int mmvs_rp_head_cap_[kMmvsTypes][2] = {};  // the same for matrices over kernels.mmvs_cap_max_rows rows (kernels.mmvs_min_blocks_rp_head)
   // The SiLU GLU row pairs (kernels.mmvs_glu_pairs) per weight type, and their cap (the GLU's rule:

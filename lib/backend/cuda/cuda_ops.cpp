@@ -340,9 +340,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   if (ti >= 0 && mmvs_rp_[ti] && p.m == 1 && glu == 0 && pair_extra && p.act_il && !p.act_il_q6k && p.n_rows % 2 == 0) {
     const bool one_task = one_task_of(ti);
     const int one = one_task ? 1 : 0;
-    const bool head = max_rows > 0 && w.n_rows() > max_rows;
-    // kernels.mmvs_rp_one_cap8: the one-task pairs of one matrix at 8 CTAs per SM (the spill rule does not apply).
-    const int cap = head ? mmvs_rp_head_cap_[ti][one] : one_task && extra.empty() && mmvs_rp_one8_[ti] ? 8 : mmvs_rp_cap_[ti][one];
+    const int cap = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
     if (extra.empty() || cap == 0) {  // the q/k/v pairs have uncapped instances only
       p.row_pairs = true;
       p.row_pair_one_task = one_task;
