@@ -37,8 +37,8 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): rc46 (the MoE combine into the stream; any sm_90 card), moe43's rows on an H200
-# (the MoE README row at the defaults, now with the gate + up launch and the fused router), chain45 on
+# at its case label): moe43 (the suite at the defaults, then on an H200 the MoE README row at the
+# defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
 # an H200 (the launch comparison beside the chain; s45 ran the chain alone there), md41 on an H200 for
 # its times beside the H200 anchors.
 # Also ran in the forty-fifth session: s45 on an H200 (the suite at the new defaults 58/58, the device
@@ -48,6 +48,10 @@
 # (kernels.moe_router_fused: first form 0.857x, the staged form 1.075x / 1.073x, flipped on;
 # kernels.moe_routed_chunk_pairs 0.959x / 0.934x, removed) and rf46t (ncu of the fused router, the MoE
 # step's timelines: the attention norm's add on one block, 6.4 us per layer, is the next MoE lever).
+# Ran in the forty-seventh session on an H100 (receipts/h100/*-{w47,rc46}-afb11c0-20261206*): w47
+# (kernels.mmvs_rp_one_cap8, the downs' one-task pairs at 8 CTAs per SM: one wave, kernel level 0.95x /
+# 0.97x / 1.12x Q4_K / Q8_0 / Q6_K, tg128 0.986x q8_0 (A/A 0.984x), 1.004x q4_k_m, 0.964x with Q6_K:
+# removed) and rc46 (kernels.moe_combine_residual 1.044x on qwen3-30b-a3b q8_0, gates green: on).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
@@ -463,21 +467,6 @@ case "$phase" in
     traces_at 16384 0
     rm -f "$f"
     ;;
-  rc46)
-    # kernels.moe_combine_residual (built in the forty-sixth session after rf46t): the MoE combine adds
-    # into the residual stream, so the next attention norm takes the deferred split form instead of the
-    # one-block add_rms_norm (6.4 us per layer on an H100). Gates: kernel-check section moe (incl.
-    # moe_combine_resid/* (3), and route/* and router_fused/* again: both routers' weights since come from
-    # one route_math.cuh, not yet run on a device), CudaModels.Qwen3MoeCombineResidual (the CPU oracle's rule; the same bytes as the add_rms_norm
-    # form with kernels.norm_defer off); then qwen3-30b-a3b q8_0 tg128 at d0, the defaults against the
-    # arm, one resident at a time. A "slim" pack. Any sm_90 card. ~3 minutes.
-    gpu_info
-    kc moe "" 20264603 240  # the whole section: route/* and router_fused/* since their shared route_math.cuh
-    gpu_tests rc46 'CudaModels.Qwen3MoeCombineResidual:CudaModels.Qwen3Moe_Q4_K_M' 150
-    synth qwen3-30b-a3b q8_0 300
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-moe-combine-residual.toml --set bench.interleave=false
-    rm -f "$f"
-    ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and
     # kernels.moe_glu_q8_1, from moe37 / moe37b): the whole GPU suite at the defaults (any sm_90 card),
@@ -488,7 +477,8 @@ case "$phase" in
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "moe43: not an H200, no rows"; exit 0; }
     synth qwen3-30b-a3b q8_0 300
     timeout 240 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --arm configs/arm-base.toml \
-      --arm configs/arm-moe-host-route-prefill.toml --arm configs/arm-moe-glu-q8-1-off.toml --set bench.interleave=false \
+      --arm configs/arm-moe-host-route-prefill.toml --arm configs/arm-moe-glu-q8-1-off.toml \
+      --arm configs/arm-moe-combine-residual-off.toml --set bench.interleave=false \
       --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f"
     ;;

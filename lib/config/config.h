@@ -102,7 +102,7 @@ struct KernelsSection {
   bool moe_glu_q8_1 = true;      // device-routed MoE: the GLU writes the down projection's q8_1 input (no quantize launch)
   bool moe_gate_up_one_launch = true;  // device-routed MoE decode: the gate and up experts in one routed launch
   bool moe_router_fused = true;  // device-routed MoE decode: the FFN norm, router and top-k in one launch
-  bool moe_combine_residual = false;  // fused-router MoE decode: the combine adds into the residual stream
+  bool moe_combine_residual = true;  // fused-router MoE decode: the combine adds into the residual stream
   bool moe_device_route_prefill = true;   // device-routed MoE for batches over 8 tokens too (slots grouped by expert)
   bool moe_grouped_mma = false;  // with moe_device_route_prefill: Q8_0 expert groups on the int8 tensor cores
   int mmvf_rows_per_warp = 1;  // mmvf2: rows per warp (1, 2 or 4)
