@@ -37,7 +37,8 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): moe43 (the suite at the defaults, then on an H200 the MoE README row at the
+# at its case label): mma47 (the chain probe's tensor-core consumers; any sm_90 card, an H200 best),
+# moe43 (the suite at the defaults, then on an H200 the MoE README row at the
 # defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
 # an H200 (the launch comparison beside the chain; s45 ran the chain alone there), md41 on an H200 for
 # its times beside the H200 anchors.
@@ -466,6 +467,19 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
+    ;;
+  mma47)
+    # The chain probe's tensor-core consumers (built in the forty-seventh session: ChainParams::mma,
+    # bench/notes/decode-chain-probe.md): Q4_0 pages consumed by mma.m16n8k32 (block i of a warp's share
+    # in B column i, so C holds 16 rows x 8 blocks of dots across all 32 lanes) beside the dp4a
+    # consumers, 8 and 16 warps, 1 and 2 CTAs per SM; every form checked (layers 0, 17, 35 against
+    # f64, every q8 block the rule's bytes, every counter) and timed in its four modes. The question:
+    # do consumers that issue ~2x fewer instructions per weight byte lift the no-deps mode from 0.81
+    # (H200) toward the stream's 0.975, and the full mode with it? A "slim" pack. Any sm_90 card (the
+    # H200 is where the dp4a consumers fell short). ~3 minutes.
+    gpu_info
+    timeout 400 "$bin/rp-q4-probe" --chain-only --chain-types q4_0 --chain-forms dp4a,mma --chain-consumers 8,16 \
+      --chain-ctas-per-sm 1,2 --chain-check-layers 0,17,35 --receipt "$out/rp-q4-probe.jsonl" | tail -n 14
     ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and

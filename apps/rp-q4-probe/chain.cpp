@@ -150,8 +150,12 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
     MEMRA_CHECK(tname == "q4_0" || tname == "q4_k", "--chain-types: '{}' is not q4_0 or q4_k", tname);
     const int wt = tname == "q4_k" ? kQ4_K : kQ4_0;
     cuda::check_status(cc::fill_chain_weights(d, wt, o.seed, w.as<uint8_t>(), st), "fill_chain_weights");
+    for (const std::string& cf : o.forms)
     for (int nc : o.consumers)
       for (int cps : o.ctas_per_sm) {
+        MEMRA_CHECK(cf == "dp4a" || cf == "mma", "--chain-forms: '{}' is not dp4a or mma", cf);
+        const bool mma = cf == "mma";
+        if (mma && (wt != kQ4_0 || (nc != 8 && nc != 16))) continue;  // (the tensor-core consumers' forms)
         cc::ChainParams p;
         p.dims = d;
         p.w = w.as<uint8_t>();
@@ -165,9 +169,11 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         p.ctas_per_sm = cps;
         p.stages = o.stages;
         p.wtype = wt;
+        p.mma = mma;
         cc::ChainGeometry g;
-        const std::string form = tname + "_c" + std::to_string(nc) + "_x" + std::to_string(cps);
-        nlohmann::json f = {{"form", form}, {"weight_type", tname}, {"consumer_warps", nc}, {"ctas_per_sm", cps}};
+        const std::string form = tname + "_c" + std::to_string(nc) + "_x" + std::to_string(cps) + (mma ? "_mma" : "");
+        nlohmann::json f = {{"form", form},        {"weight_type", tname}, {"consumer_warps", nc},
+                            {"ctas_per_sm", cps}, {"consumers", cf}};
         const cudaError_t ge = cc::chain_geometry(p, di.sm_count, di.smem_per_block_optin, g);
         if (ge != cudaSuccess) {
           // A form that cannot be resident is reported, not run (every CTA must be resident at once).

@@ -354,6 +354,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({4, 8, 16}))
         ->delimiter(',')
         ->capture_default_str();
+    cli.add_option("--chain-forms", o.ch.forms,
+                   "the consumers' form, one set of forms each: dp4a, or mma (int8 tensor cores, Q4_0 pages at 8 or 16 "
+                   "consumer warps; other combinations are skipped)")
+        ->check(CLI::IsMember({"dp4a", "mma"}))
+        ->delimiter(',')
+        ->capture_default_str();
     cli.add_option("--chain-ctas-per-sm", o.ch.ctas_per_sm, "resident CTAs per SM, one form each (1, 2)")
         ->check(CLI::IsMember({1, 2}))
         ->delimiter(',')

@@ -98,9 +98,13 @@ struct Smem {
   float* xd;
   int32_t* xs;
   float* ys;
+  float* yp;  // the tensor-core consumers' row partials: [gate / up][column group][32 rows]
 };
 
-__host__ __device__ inline size_t act_smem_bytes(int64_t ffn) { return (size_t)ffn + (size_t)ffn / 32 * 8 + 64 * 4; }
+constexpr int kMaxGroups = 8;  // column groups of the tensor-core consumers (16 warps: 8)
+__host__ __device__ inline size_t act_smem_bytes(int64_t ffn) {
+  return (size_t)ffn + (size_t)ffn / 32 * 8 + 64 * 4 + 2 * kMaxGroups * kTaskRows * 4;
+}
 
 __device__ Smem carve(uint8_t* base, int stages, int64_t ffn) {
   Smem s;
@@ -111,6 +115,7 @@ __device__ Smem carve(uint8_t* base, int stages, int64_t ffn) {
   s.xd = reinterpret_cast<float*>(s.xq + ffn);
   s.xs = reinterpret_cast<int32_t*>(s.xd + ffn / 32);
   s.ys = reinterpret_cast<float*>(s.xs + ffn / 32);
+  s.yp = s.ys + 64;
   return s;
 }
 
@@ -128,17 +133,75 @@ __device__ __forceinline__ float page_term(const uint8_t* page, int row, int lan
     const uint32_t sc[3] = {hdr[1], hdr[2], hdr[3]};
     return q4_k_term(q, j, hdr[0], sc, x, dx, sx);
   } else {
-    const uint4 wv = *reinterpret_cast<const uint4*>(page + row * (kPageCols / 2) + lane * 16);
+    const uint4 wv = *reinterpret_cast<const uint4*>(page + row * (kPageCols / 2) + q4_0_slot(row, lane) * 16);
     const uint16_t dh = *reinterpret_cast<const uint16_t*>(page + kPageQsBytes + (row * kPageBlocks + lane) * 2);
     const uint32_t w[4] = {wv.x, wv.y, wv.z, wv.w};
     return q4_0_term(w, dh, x, dx, sx);
   }
 }
 
+// c += A B (mma.sync m16n8k32, s8 x s8 -> s32; PTX fragment roles: lane = 4 g + t, A rows g and
+// g + 8 at k 4t..4t+3 (a0, a1) and 16 + 4t.. (a2, a3), B column g at the same k (b0, b1), C rows g and
+// g + 8 at columns 2t, 2t + 1).
+__device__ __forceinline__ void mma_s8(int& c0, int& c1, int& c2, int& c3, uint32_t a0, uint32_t a1, uint32_t a2,
+                                       uint32_t a3, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// The tensor-core consumer's share of one Q4_0 page (ChainParams::mma): rows rg * 16 + g and + 8, the
+// BPW blocks qq * BPW .. of the page (input chunk kc). MMA i takes block i of the share as A (the
+// nibbles as s8 0..15: k 4t.. the low nibbles of the block's word t, k 16 + 4t.. its high nibbles, as
+// GGUF stores weight j and j + 16 in byte j) and the block's activation quants in B column i (every
+// other column zero), so C column i accumulates block i's exact integer dots of both rows. Lane (g, t)
+// then holds blocks 2t and 2t + 1 of rows g and g + 8 and adds each as q4_0_term scales it.
+template <int BPW>
+__device__ __forceinline__ void mma_page(const uint8_t* page, const Smem& sm, int kc, int rg, int qq, int lane,
+                                         float& acc0, float& acc1) {
+  static_assert(BPW == 4 || BPW == 8, "4 or 8 blocks per warp and page (16 or 8 consumer warps)");
+  const int g = lane >> 2, t = lane & 3;
+  const int r0 = rg * 16 + g, r1 = r0 + 8;
+  const int in0 = kc * kPageBlocks + qq * BPW;  // the share's first block as an input block index
+  uint32_t xb0 = 0, xb1 = 0;
+  if (g < BPW) {
+    const uint32_t* xw = reinterpret_cast<const uint32_t*>(sm.xq + (in0 + g) * 32);
+    xb0 = xw[t];
+    xb1 = xw[4 + t];
+  }
+  const uint8_t* q0 = page + r0 * (kPageCols / 2);
+  const uint8_t* q1 = page + r1 * (kPageCols / 2);
+  int c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+#pragma unroll
+  for (int i = 0; i < BPW; ++i) {
+    const int blk = qq * BPW + i;
+    const uint32_t w0 = reinterpret_cast<const uint32_t*>(q0 + q4_0_slot(r0, blk) * 16)[t];
+    const uint32_t w1 = reinterpret_cast<const uint32_t*>(q1 + q4_0_slot(r1, blk) * 16)[t];
+    mma_s8(c0, c1, c2, c3, w0 & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu, g == i ? xb0 : 0u,
+           g == i ? xb1 : 0u);
+  }
+  if (2 * t < BPW) {
+    const int j = qq * BPW + 2 * t;  // page block of c0 and c2; j + 1: c1, c3
+    const uint32_t d0 = *reinterpret_cast<const uint32_t*>(page + kPageQsBytes + (r0 * kPageBlocks + j) * 2);
+    const uint32_t d1 = *reinterpret_cast<const uint32_t*>(page + kPageQsBytes + (r1 * kPageBlocks + j) * 2);
+    const int bi = kc * kPageBlocks + j;
+    const float dxa = sm.xd[bi], dxb = sm.xd[bi + 1];
+    const int sxa = sm.xs[bi], sxb = sm.xs[bi + 1];
+    acc0 += (float)(c0 - 8 * sxa) * (f16_bits_to_float((uint16_t)(d0 & 0xFFFFu)) * dxa);
+    acc0 += (float)(c1 - 8 * sxb) * (f16_bits_to_float((uint16_t)(d0 >> 16)) * dxb);
+    acc1 += (float)(c2 - 8 * sxa) * (f16_bits_to_float((uint16_t)(d1 & 0xFFFFu)) * dxa);
+    acc1 += (float)(c3 - 8 * sxb) * (f16_bits_to_float((uint16_t)(d1 >> 16)) * dxb);
+  }
+}
+
 // One CTA: warps 0..NC-1 consume, warp NC produces. Tasks blockIdx.x, + gridDim.x, ... in order.
-template <int NC, int WT>
+template <int NC, int WT, bool MMA = false>
 __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int stages) {
-  constexpr int RPW = kTaskRows / NC;  // rows per consumer warp
+  static_assert(!MMA || (WT == kQ4_0 && (NC == 8 || NC == 16)), "tensor-core consumers: Q4_0, 8 or 16 warps");
+  constexpr int RPW = kTaskRows / NC;  // rows per consumer warp (dp4a)
+  constexpr int NG = NC / 2, BPW = kPageBlocks / NG;  // MMA: column groups, blocks per warp and page
   extern __shared__ __align__(128) uint8_t smem_raw[];
   const Dims d = p.dims;
   const Smem sm = carve(smem_raw, stages, d.ffn);
@@ -205,6 +268,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     float acc[2][RPW];
 #pragma unroll
     for (int r = 0; r < RPW; ++r) acc[0][r] = acc[1][r] = 0.f;
+    float mg0 = 0.f, mg1 = 0.f, mu0 = 0.f, mu1 = 0.f;  // MMA: rows g, g + 8 of the gate (or only) matrix, of up
     const bool glu = k.mat == kGlu;
     for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
       const int s = c.slot;
@@ -216,6 +280,22 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
         stage((int64_t)kc * kPageCols, kPageCols);
         consumers_sync(n_cons);
         staged = kc;
+      }
+      if constexpr (MMA) {
+        bulk::wait_barrier(&sm.full[s], c.parity);
+        const uint8_t* page = sm.ring + (size_t)s * kPageBytes;
+        float p0 = 0.f, p1 = 0.f;  // this page's share (registers, not an array indexed by `which`)
+        mma_page<BPW>(page, sm, kc, warp & 1, warp >> 1, lane, p0, p1);
+        if (which == 0) {
+          mg0 += p0;
+          mg1 += p1;
+        } else {
+          mu0 += p0;
+          mu1 += p1;
+        }
+        __syncwarp();
+        if (lane == 0) arrive(&sm.empty[s]);
+        continue;
       }
       const int b = kc * kPageBlocks + lane;
       const uint4 xa = *reinterpret_cast<const uint4*>(sm.xq + b * 32);
@@ -239,8 +319,33 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       }
     }
     const int out = out_slot(k.layer, k.mat);
+    if constexpr (MMA) {
+      // Each row's 4 lanes (t) summed, then the column groups' partials in group order by warp 0.
 #pragma unroll
-    for (int r = 0; r < RPW; ++r) {
+      for (int wh = 0; wh < 2; ++wh)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float v = wh == 0 ? (h == 0 ? mg0 : mg1) : (h == 0 ? mu0 : mu1);
+          v += __shfl_xor_sync(0xffffffffu, v, 1);
+          v += __shfl_xor_sync(0xffffffffu, v, 2);
+          if ((lane & 3) == 0 && (wh == 0 || glu))
+            sm.yp[(wh * kMaxGroups + (warp >> 1)) * kTaskRows + (warp & 1) * 16 + (lane >> 2) + 8 * h] = v;
+        }
+      consumers_sync(n_cons);
+      if (warp == 0) {
+        float gs = 0.f, us = 0.f;
+        for (int q = 0; q < NG; ++q) {
+          gs += sm.yp[q * kTaskRows + lane];
+          if (glu) us += sm.yp[(kMaxGroups + q) * kTaskRows + lane];
+        }
+        const float y = glu ? gs / (1.f + expf(-gs)) * us : gs;
+        sm.ys[lane] = y;
+        p.y[(int64_t)out * F + k.row_block * kTaskRows + lane] = y;
+      }
+      __syncwarp();
+    }
+#pragma unroll
+    for (int r = 0; r < RPW && !MMA; ++r) {
       const float g = warp_sum_f32(acc[0][r]);
       float y = g;
       if (glu) y = g / (1.f + expf(-g)) * warp_sum_f32(acc[1][r]);
@@ -250,7 +355,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
         p.y[(int64_t)out * F + k.row_block * kTaskRows + row] = y;
       }
     }
-    consumers_sync(n_cons);
+    if constexpr (!MMA) consumers_sync(n_cons);
     if (warp == 0) {  // the task's 32 outputs are one q8 block of the next matrix's input
       const float y = sm.ys[lane];
       const float amax = warp_max_f32(fabsf(y));
@@ -273,7 +378,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
   }
 }
 
-template <int NC, int WT>
+template <int NC, int WT, bool MMA = false>
 cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
   int dev = 0, smem_sm = 0, reserved = 0;
   cudaError_t e = cudaGetDevice(&dev);
@@ -289,10 +394,10 @@ cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, 
   for (; stages >= 2; --stages) {
     g.smem = (size_t)stages * per_stage + fixed;
     if (g.smem > limit) continue;
-    e = cudaFuncSetAttribute(chain_kernel<NC, WT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+    e = cudaFuncSetAttribute(chain_kernel<NC, WT, MMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
     if (e != cudaSuccess) return e;
     int nb = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, chain_kernel<NC, WT>, g.threads, g.smem);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, chain_kernel<NC, WT, MMA>, g.threads, g.smem);
     if (e != cudaSuccess) return e;
     if (nb >= p.ctas_per_sm) break;
     if (p.stages > 0) return cudaErrorInvalidConfiguration;  // the asked ring does not fit
@@ -315,6 +420,12 @@ cudaError_t chain_geometry(const ChainParams& p, int sm, size_t optin, ChainGeom
     return cudaErrorInvalidValue;
   const bool k = p.wtype == kQ4_K;
   if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
+  if (p.mma) {  // the tensor-core consumers: Q4_0 pages, 8 or 16 warps
+    if (k) return cudaErrorNotSupported;
+    if (p.consumers == 8) return geometry_for<8, kQ4_0, true>(p, sm, optin, g);
+    if (p.consumers == 16) return geometry_for<16, kQ4_0, true>(p, sm, optin, g);
+    return cudaErrorNotSupported;
+  }
   switch (p.consumers) {
     case 4: return k ? geometry_for<4, kQ4_K>(p, sm, optin, g) : geometry_for<4, kQ4_0>(p, sm, optin, g);
     case 8: return k ? geometry_for<8, kQ4_K>(p, sm, optin, g) : geometry_for<8, kQ4_0>(p, sm, optin, g);
@@ -329,6 +440,14 @@ cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStrea
     return cudaErrorInvalidValue;
   const bool k = p.wtype == kQ4_K;
   if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
+  if (p.mma) {
+    if (k || (p.consumers != 8 && p.consumers != 16)) return cudaErrorNotSupported;
+    if (p.consumers == 8)
+      chain_kernel<8, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages);
+    else
+      chain_kernel<16, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages);
+    return cudaGetLastError();
+  }
   switch (p.consumers * 2 + (k ? 1 : 0)) {
     case 8: chain_kernel<4, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
     case 9: chain_kernel<4, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;

@@ -119,8 +119,14 @@ MEMRA_CHAIN_HD Task task_at(const Dims& d, int64_t t) {
   return k;
 }
 
+// Q4_0 pages: row r's quants are 32 slots of 16 bytes (one block each), block b in slot b ^ (r % 8):
+// the 8 rows r, r + 1, ... of one block sit in 8 different 16-byte bank groups of shared memory, so
+// the tensor-core consumer (rows g = 0..7 of an MMA fragment reading one block) has no bank
+// conflicts; the dp4a consumer's 32 lanes still read one row's 32 slots (a permutation).
+MEMRA_CHAIN_HD int64_t q4_0_slot(int64_t row_in_task, int64_t blk_in_page) { return blk_in_page ^ (row_in_task & 7); }
+
 // Byte offset (in the chain's weight buffer) of the 16 quant bytes of block `blk` of row `row` of
-// weight matrix `wm` of `layer`; its f16 scale is at + scale_delta(row, blk).
+// weight matrix `wm` of `layer`; its f16 scale: block_d_offset.
 MEMRA_CHAIN_HD uint64_t block_qs_offset(const Dims& d, int layer, int wm, int64_t row, int64_t blk) {
   const int mat = wm <= kWO ? wm : wm == kWDown ? kDown : kGlu;
   uint64_t off = (uint64_t)layer * layer_bytes(d);
@@ -128,11 +134,12 @@ MEMRA_CHAIN_HD uint64_t block_qs_offset(const Dims& d, int layer, int wm, int64_
   const int64_t rb = row / kTaskRows, kc = blk / kPageBlocks;
   const int64_t page = mat == kGlu ? 2 * kc + (wm == kWUp ? 1 : 0) : kc;
   off += ((uint64_t)rb * (uint64_t)mat_pages(d, mat) + (uint64_t)page) * kPageBytes;
-  return off + (uint64_t)(row % kTaskRows) * (kPageCols / 2) + (uint64_t)(blk % kPageBlocks) * 16;
+  return off + (uint64_t)(row % kTaskRows) * (kPageCols / 2) + (uint64_t)q4_0_slot(row % kTaskRows, blk % kPageBlocks) * 16;
 }
 MEMRA_CHAIN_HD uint64_t block_d_offset(const Dims& d, int layer, int wm, int64_t row, int64_t blk) {
   const uint64_t qs = block_qs_offset(d, layer, wm, row, blk);
-  const uint64_t page = qs - (uint64_t)(row % kTaskRows) * (kPageCols / 2) - (uint64_t)(blk % kPageBlocks) * 16;
+  const uint64_t page = qs - (uint64_t)(row % kTaskRows) * (kPageCols / 2) -
+                        (uint64_t)q4_0_slot(row % kTaskRows, blk % kPageBlocks) * 16;
   return page + kPageQsBytes + (uint64_t)((row % kTaskRows) * kPageBlocks + blk % kPageBlocks) * 2;
 }
 
@@ -308,7 +315,13 @@ struct ChainParams {
   uint32_t* error = nullptr;     // set to 1 when a dependency wait ran past spin_limit
   int mode = memra::chain::kFull;
   int wtype = memra::chain::kQ4_0;  // the pages' format (memra::chain::WType)
-  int consumers = 8;        // consumer warps per CTA: 4, 8 or 16
+  int consumers = 8;        // consumer warps per CTA: 4, 8 or 16 (mma: 8 or 16)
+  // The consumers' form: false = dp4a (lane l: block l of a page, every row of the warp's share);
+  // true = int8 tensor cores (Q4_0 only): a warp takes 16 rows x 32 / (consumers / 2) blocks of a
+  // page, one mma.m16n8k32 per block with the block's activation in B column i (the other columns
+  // zero), so after a page's MMAs C holds 16 rows x 8 blocks of exact integer dots spread over all
+  // 32 lanes, which scale them as q4_0_term does (the same per-block terms, another summation order).
+  bool mma = false;
   int ctas_per_sm = 1;      // 1 or 2: every CTA must be resident at once (checked)
   int stages = 0;           // ring pages per CTA; 0 = as many as fit
   long long spin_limit = 2000000000ll;  // clock cycles (~1 s) a dependency wait may take before it gives up

@@ -113,7 +113,7 @@ TEST(ChainLayout, TasksAreContiguousRunsOfTheirOwnPages) {
           const int64_t kc = b / kPageBlocks;
           ASSERT_EQ(page, (uint64_t)(k.mat == kGlu ? 2 * kc + i : kc));
           ASSERT_EQ(q - k.w_off - page * kPageBytes,
-                    (uint64_t)((r % kTaskRows) * (kPageCols / 2) + (b % kPageBlocks) * 16));
+                    (uint64_t)((r % kTaskRows) * (kPageCols / 2) + ((b % kPageBlocks) ^ (r % 8)) * 16));
         }
   }
   EXPECT_EQ(next, (uint64_t)d.n_layers * layer_bytes(d));
