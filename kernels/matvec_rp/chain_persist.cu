@@ -171,16 +171,15 @@ __device__ __forceinline__ void mma_page(const uint8_t* page, const Smem& sm, in
     xb0 = xw[t];
     xb1 = xw[4 + t];
   }
-  const uint8_t* q0 = page + r0 * (kPageCols / 2);
-  const uint8_t* q1 = page + r1 * (kPageCols / 2);
   int c0 = 0, c1 = 0, c2 = 0, c3 = 0;
 #pragma unroll
   for (int i = 0; i < BPW; ++i) {
     const int blk = qq * BPW + i;
-    const uint32_t w0 = reinterpret_cast<const uint32_t*>(q0 + q4_0_slot(r0, blk) * 16)[t];
-    const uint32_t w1 = reinterpret_cast<const uint32_t*>(q1 + q4_0_slot(r1, blk) * 16)[t];
-    mma_s8(c0, c1, c2, c3, w0 & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu, g == i ? xb0 : 0u,
-           g == i ? xb1 : 0u);
+    uint32_t a[4], b[2];
+    mma_a_words(*reinterpret_cast<const uint32_t*>(page + q4_0_word_offset(r0, blk, t)),
+                *reinterpret_cast<const uint32_t*>(page + q4_0_word_offset(r1, blk, t)), a);
+    mma_b_words(g, i, xb0, xb1, b);
+    mma_s8(c0, c1, c2, c3, a[0], a[1], a[2], a[3], b[0], b[1]);
   }
   if (2 * t < BPW) {
     const int j = qq * BPW + 2 * t;  // page block of c0 and c2; j + 1: c1, c3
@@ -189,10 +188,10 @@ __device__ __forceinline__ void mma_page(const uint8_t* page, const Smem& sm, in
     const int bi = kc * kPageBlocks + j;
     const float dxa = sm.xd[bi], dxb = sm.xd[bi + 1];
     const int sxa = sm.xs[bi], sxb = sm.xs[bi + 1];
-    acc0 += (float)(c0 - 8 * sxa) * (f16_bits_to_float((uint16_t)(d0 & 0xFFFFu)) * dxa);
-    acc0 += (float)(c1 - 8 * sxb) * (f16_bits_to_float((uint16_t)(d0 >> 16)) * dxb);
-    acc1 += (float)(c2 - 8 * sxa) * (f16_bits_to_float((uint16_t)(d1 & 0xFFFFu)) * dxa);
-    acc1 += (float)(c3 - 8 * sxb) * (f16_bits_to_float((uint16_t)(d1 >> 16)) * dxb);
+    acc0 += q4_0_scaled(c0, (uint16_t)(d0 & 0xFFFFu), dxa, sxa);
+    acc0 += q4_0_scaled(c1, (uint16_t)(d0 >> 16), dxb, sxb);
+    acc1 += q4_0_scaled(c2, (uint16_t)(d1 & 0xFFFFu), dxa, sxa);
+    acc1 += q4_0_scaled(c3, (uint16_t)(d1 >> 16), dxb, sxb);
   }
 }
 

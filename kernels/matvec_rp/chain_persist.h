@@ -233,6 +233,32 @@ MEMRA_CHAIN_HD int dp4a_hd(int a, int b, int c) {
 #endif
 }
 
+// The tensor-core consumer's operands (ChainParams::mma; mma.m16n8k32 .s8, lane = 4 g + t, PTX's
+// fragment roles: A rows g and g + 8 at k 4t..4t+3 in a0 / a1 and at k 16 + 4t.. in a2 / a3, B column g
+// at k 4t.. in b0 and 16 + 4t.. in b1, C rows g and g + 8 at columns 2t, 2t + 1).
+// Byte offset in a Q4_0 page of word t (bytes 4t..4t+3) of block blk of row r.
+MEMRA_CHAIN_HD uint32_t q4_0_word_offset(int r, int blk, int t) {
+  return (uint32_t)(r * (kPageCols / 2) + q4_0_slot(r, blk) * 16 + 4 * t);
+}
+// A from word t of rows g (w0) and g + 8 (w1) of one block: k 4t.. are the bytes' low nibbles (GGUF's
+// weight j in byte j), k 16 + 4t.. their high nibbles (weight j + 16), as s8 values 0..15.
+MEMRA_CHAIN_HD void mma_a_words(uint32_t w0, uint32_t w1, uint32_t a[4]) {
+  a[0] = w0 & 0x0F0F0F0Fu;
+  a[1] = w1 & 0x0F0F0F0Fu;
+  a[2] = (w0 >> 4) & 0x0F0F0F0Fu;
+  a[3] = (w1 >> 4) & 0x0F0F0F0Fu;
+}
+// B of the share's MMA i: column i holds block i's activation quants (x_lo: its word t, x_hi: word
+// 4 + t, loaded by the lanes of column g = i), every other column zero.
+MEMRA_CHAIN_HD void mma_b_words(int g, int i, uint32_t x_lo, uint32_t x_hi, uint32_t b[2]) {
+  b[0] = g == i ? x_lo : 0u;
+  b[1] = g == i ? x_hi : 0u;
+}
+// A Q4_0 block's term from its exact integer dot s: (s - 8 sx) (d dx), q4_0_term's expression.
+MEMRA_CHAIN_HD float q4_0_scaled(int s, uint16_t dbits, float dx, int sx) {
+  return (float)(s - 8 * sx) * (f16_bits_to_float(dbits) * dx);
+}
+
 // One lane's term of a row for one 32-column block, as the kernel computes it (the CPU tests run
 // these same functions against the project's GGUF decoders). x: the activation block's 32 quants
 // as 8 words, dx its scale, sx the sum of its quants.
@@ -242,7 +268,7 @@ MEMRA_CHAIN_HD float q4_0_term(const uint32_t w[4], uint16_t dbits, const uint32
   int s = 0;
   for (int k = 0; k < 4; ++k) s = dp4a_hd((int)(w[k] & 0x0F0F0F0Fu), (int)x[k], s);
   for (int k = 0; k < 4; ++k) s = dp4a_hd((int)((w[k] >> 4) & 0x0F0F0F0Fu), (int)x[4 + k], s);
-  return (float)(s - 8 * sx) * (f16_bits_to_float(dbits) * dx);
+  return q4_0_scaled(s, dbits, dx, sx);
 }
 // Q4_K sub-block j (0..7) of a super-block: its 6-bit scale and min from the 12 bytes sc[0..2].
 MEMRA_CHAIN_HD void q4k_scale_min(const uint32_t sc[3], int j, int& scale, int& min) {

@@ -208,6 +208,85 @@ TEST(ChainRef, LaneTermsAreTheDecodersDots) {
   }
 }
 
+// The tensor-core consumers' operands (ChainParams::mma): one Q4_0 page in its swizzled layout, every
+// warp share (2 row groups x 32 / BPW column groups), each lane's A and B words as the kernel forms them
+// (q4_0_word_offset, mma_a_words, mma_b_words), put through mma.m16n8k32 as PTX defines its fragments
+// (emulated here), must leave in lane (g, t) the exact integer dots of rows g and g + 8 with blocks 2t
+// and 2t + 1 of the share, computed from the project's Q4_0 decoder; a swapped nibble half, word or row
+// of the operands fails it.
+TEST(ChainRef, MmaFragmentsGiveEachLaneItsBlockDots) {
+  std::mt19937_64 rng(29);
+  std::uniform_int_distribution<int> q8(-127, 127);
+  const int64_t cols = 4096;
+  std::vector<uint8_t> page(kPageQsBytes);
+  std::vector<uint64_t> hash(kTaskRows * kPageBlocks);
+  for (int r = 0; r < kTaskRows; ++r)
+    for (int b = 0; b < kPageBlocks; ++b) {
+      const uint64_t h = hash[(size_t)(r * kPageBlocks + b)] = block_hash(rng(), 0, 0, r, b);
+      for (int t = 0; t < 4; ++t) {
+        const uint32_t w = block_word(h, t);
+        std::memcpy(&page[q4_0_word_offset(r, b, t)], &w, 4);
+      }
+    }
+  int8_t xq[kPageCols];
+  for (auto& v : xq) v = (int8_t)q8(rng);
+  // The exact dot of row r's block b (its decoded weights / d + 8: the nibbles) with the activation.
+  const auto want_dot = [&](int r, int b) {
+    const uint64_t h = hash[(size_t)(r * kPageBlocks + b)];
+    const auto wf = decoded_q4_0(h, cols);
+    const float d = fp16_to_f32(block_scale_bits(h, cols));
+    int s = 0;
+    for (int j = 0; j < 32; ++j) s += ((int)std::lround(wf[(size_t)j] / d) + 8) * xq[32 * b + j];
+    return s;
+  };
+  const auto byte_of = [](uint32_t w, int j) { return (int)(int8_t)(uint8_t)(w >> (8 * j)); };
+  for (const int bpw : {8, 4})
+    for (int rg = 0; rg < 2; ++rg)
+      for (int qq = 0; qq < kPageBlocks / bpw; ++qq) {
+        int64_t c[32][4] = {};
+        for (int i = 0; i < bpw; ++i) {
+          // The operands of MMA i from every lane, then A (16 x 32), B (32 x 8) by PTX's fragment roles.
+          int a_m[16][32] = {}, b_m[32][8] = {};
+          for (int lane = 0; lane < 32; ++lane) {
+            const int g = lane >> 2, t = lane & 3, r0 = rg * 16 + g, blk = qq * bpw + i;
+            uint32_t w0, w1, a[4], b[2], xlo = 0, xhi = 0;
+            std::memcpy(&w0, &page[q4_0_word_offset(r0, blk, t)], 4);
+            std::memcpy(&w1, &page[q4_0_word_offset(r0 + 8, blk, t)], 4);
+            mma_a_words(w0, w1, a);
+            if (g < bpw) {  // the kernel's lanes of column g load block qq * bpw + g's words t and 4 + t
+              std::memcpy(&xlo, xq + 32 * (qq * bpw + g) + 4 * t, 4);
+              std::memcpy(&xhi, xq + 32 * (qq * bpw + g) + 16 + 4 * t, 4);
+            }
+            mma_b_words(g, i, xlo, xhi, b);
+            for (int j = 0; j < 4; ++j) {
+              a_m[g][4 * t + j] = byte_of(a[0], j);
+              a_m[g + 8][4 * t + j] = byte_of(a[1], j);
+              a_m[g][16 + 4 * t + j] = byte_of(a[2], j);
+              a_m[g + 8][16 + 4 * t + j] = byte_of(a[3], j);
+              b_m[4 * t + j][g] = byte_of(b[0], j);
+              b_m[16 + 4 * t + j][g] = byte_of(b[1], j);
+            }
+          }
+          for (int lane = 0; lane < 32; ++lane) {
+            const int g = lane >> 2, t = lane & 3;
+            for (int e = 0; e < 4; ++e) {
+              const int row = g + 8 * (e / 2), col = 2 * t + (e % 2);
+              for (int k = 0; k < 32; ++k) c[lane][e] += (int64_t)a_m[row][k] * b_m[k][col];
+            }
+          }
+        }
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane >> 2, t = lane & 3;
+          if (2 * t >= bpw) continue;  // (columns past the share: zero, unused)
+          for (int e = 0; e < 4; ++e) {
+            const int r = rg * 16 + g + 8 * (e / 2), b = qq * bpw + 2 * t + (e % 2);
+            ASSERT_EQ(c[lane][e], want_dot(r, b)) << "bpw " << bpw << " rows " << rg << " group " << qq << " lane " << lane
+                                                  << " c" << e;
+          }
+        }
+      }
+}
+
 TEST(ChainRef, ScalesStayNormalAndNearTheirBase) {
   for (uint64_t i = 0; i < 100000; ++i) {
     const uint64_t h = mix64(i);
