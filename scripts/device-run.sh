@@ -52,7 +52,9 @@
 # Ran in the forty-seventh session on an H100 (receipts/h100/*-{w47,rc46}-afb11c0-20261206*): w47
 # (kernels.mmvs_rp_one_cap8, the downs' one-task pairs at 8 CTAs per SM: one wave, kernel level 0.95x /
 # 0.97x / 1.12x Q4_K / Q8_0 / Q6_K, tg128 0.986x q8_0 (A/A 0.984x), 1.004x q4_k_m, 0.964x with Q6_K:
-# removed) and rc46 (kernels.moe_combine_residual 1.044x on qwen3-30b-a3b q8_0, gates green: on).
+# removed) and rc46 (kernels.moe_combine_residual 1.044x on qwen3-30b-a3b q8_0, gates green: on); moe43's
+# suite at the new defaults on an H100 (60/60; receipts/h100/logs/*-moe43-57a3ae5-20261206*; its H200 rows
+# still queued).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
