@@ -477,11 +477,13 @@ case "$phase" in
     # consumers, 8 and 16 warps, 2 CTAs per SM (the best dp4a form of chain45 / s45); every form checked (layers 0, 35 against
     # f64, every q8 block the rule's bytes, every counter) and timed in its four modes. The question:
     # do consumers that issue ~2x fewer instructions per weight byte lift the no-deps mode from 0.81
-    # (H200) toward the stream's 0.975, and the full mode with it? A "slim" pack. Any sm_90 card (the
-    # H200 is where the dp4a consumers fell short). ~1-2 minutes.
+    # (H200) toward the stream's 0.975, and the full mode with it? Since the forty-eighth session also
+    # Q4_K pages (split into a swizzled quant plane and a header plane, so both consumer forms changed
+    # their reads) with tensor-core consumers (mma_page_q4k). A "slim" pack. Any sm_90 card (the H200 is
+    # where the dp4a consumers fell short). ~2-4 minutes.
     gpu_info
-    timeout 200 "$bin/rp-q4-probe" --chain-only --chain-types q4_0 --chain-forms dp4a,mma --chain-consumers 8,16 \
-      --chain-ctas-per-sm 2 --chain-check-layers 0,35 --receipt "$out/rp-q4-probe.jsonl" | tail -n 10
+    timeout 420 "$bin/rp-q4-probe" --chain-only --chain-types q4_0,q4_k --chain-forms dp4a,mma --chain-consumers 8,16 \
+      --chain-ctas-per-sm 2 --chain-check-layers 0,35 --receipt "$out/rp-q4-probe.jsonl" | tail -n 40
     ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and

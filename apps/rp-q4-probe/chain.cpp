@@ -155,7 +155,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
       for (int cps : o.ctas_per_sm) {
         MEMRA_CHECK(cf == "dp4a" || cf == "mma", "--chain-forms: '{}' is not dp4a or mma", cf);
         const bool mma = cf == "mma";
-        if (mma && (wt != kQ4_0 || (nc != 8 && nc != 16))) continue;  // (the tensor-core consumers' forms)
+        if (mma && nc != 8 && nc != 16) continue;  // (the tensor-core consumers' forms)
         cc::ChainParams p;
         p.dims = d;
         p.w = w.as<uint8_t>();

@@ -355,7 +355,7 @@ int main(int argc, char** argv) {
         ->delimiter(',')
         ->capture_default_str();
     cli.add_option("--chain-forms", o.ch.forms,
-                   "the consumers' form, one set of forms each: dp4a, or mma (int8 tensor cores, Q4_0 pages at 8 or 16 "
+                   "the consumers' form, one set of forms each: dp4a, or mma (int8 tensor cores, at 8 or 16 "
                    "consumer warps; other combinations are skipped)")
         ->check(CLI::IsMember({"dp4a", "mma"}))
         ->delimiter(',')

@@ -19,11 +19,13 @@ __global__ void fill_chain_kernel(Dims d, int wtype, uint64_t seed, int layer, i
   if (i >= rows * units_per_row) return;
   const int64_t row = i / units_per_row, u = i % units_per_row;
   const uint64_t h = block_hash(seed, layer, wm, row, u);
-  if (wtype == kQ4_K) {  // one 144-byte super-block: 9 aligned 16-byte stores
-    uint4* dst = reinterpret_cast<uint4*>(w + superblock_offset(d, layer, wm, row, u));
+  if (wtype == kQ4_K) {  // one 144-byte super-block: its header and 8 quant units, 16-byte stores
+    uint8_t* page = w + superblock_page_offset(d, layer, wm, row, u);
+    const int r = (int)(row % kTaskRows), sb = (int)(u % (kPageCols / 256));
     for (int v = 0; v < kQ4KBytes / 16; ++v)
-      dst[v] = make_uint4(superblock_word(h, 4 * v), superblock_word(h, 4 * v + 1), superblock_word(h, 4 * v + 2),
-                          superblock_word(h, 4 * v + 3));
+      *reinterpret_cast<uint4*>(page + (v == 0 ? q4k_header_page_offset(r, sb) : q4k_unit_page_offset(r, sb, v - 1))) =
+          make_uint4(superblock_word(h, 4 * v), superblock_word(h, 4 * v + 1), superblock_word(h, 4 * v + 2),
+                     superblock_word(h, 4 * v + 3));
     return;
   }
   const int64_t cols = units_per_row * 32;
@@ -124,14 +126,13 @@ template <int WT>
 __device__ __forceinline__ float page_term(const uint8_t* page, int row, int lane, const uint32_t x[8], float dx,
                                            int sx) {
   if constexpr (WT == kQ4_K) {
-    const uint8_t* sb = page + row * (4 * kQ4KBytes) + (lane >> 3) * kQ4KBytes;
-    const int j = lane & 7;
-    const uint4 q0 = *reinterpret_cast<const uint4*>(sb + 16 + 32 * (j >> 1));
-    const uint4 q1 = *reinterpret_cast<const uint4*>(sb + 32 + 32 * (j >> 1));
-    const uint32_t* hdr = reinterpret_cast<const uint32_t*>(sb);
+    const int sb = lane >> 3, j = lane & 7;
+    const uint4 q0 = *reinterpret_cast<const uint4*>(page + q4k_unit_page_offset(row, sb, 2 * (j >> 1)));
+    const uint4 q1 = *reinterpret_cast<const uint4*>(page + q4k_unit_page_offset(row, sb, 2 * (j >> 1) + 1));
+    const uint4 hd = *reinterpret_cast<const uint4*>(page + q4k_header_page_offset(row, sb));
     const uint32_t q[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
-    const uint32_t sc[3] = {hdr[1], hdr[2], hdr[3]};
-    return q4_k_term(q, j, hdr[0], sc, x, dx, sx);
+    const uint32_t sc[3] = {hd.y, hd.z, hd.w};
+    return q4_k_term(q, j, hd.x, sc, x, dx, sx);
   } else {
     const uint4 wv = *reinterpret_cast<const uint4*>(page + row * (kPageCols / 2) + q4_0_slot(row, lane) * 16);
     const uint16_t dh = *reinterpret_cast<const uint16_t*>(page + kPageQsBytes + (row * kPageBlocks + lane) * 2);
@@ -195,10 +196,59 @@ __device__ __forceinline__ void mma_page(const uint8_t* page, const Smem& sm, in
   }
 }
 
+// The same share of a Q4_K page: block = 32-weight sub-block (the share's blocks qq * BPW .. lie in one
+// super-block sb, chunks c: units 2c, 2c + 1). MMAs 2m and 2m + 1 take chunk m's low and high nibbles
+// from the same four words per lane (word t of both units, rows g and g + 8); lane (g, t) then scales
+// sub-blocks 2t and 2t + 1 of the share (one chunk) with their rows' headers, as q4_k_term does.
+template <int BPW>
+__device__ __forceinline__ void mma_page_q4k(const uint8_t* page, const Smem& sm, int kc, int rg, int qq, int lane,
+                                             float& acc0, float& acc1) {
+  static_assert(BPW == 4 || BPW == 8, "4 or 8 sub-blocks per warp and page (16 or 8 consumer warps)");
+  const int g = lane >> 2, t = lane & 3;
+  const int r0 = rg * 16 + g, r1 = r0 + 8;
+  const int blk0 = qq * BPW, sb = blk0 >> 3;  // the share's first sub-block of the page, its super-block
+  const int in0 = kc * kPageBlocks + blk0;
+  uint32_t xb0 = 0, xb1 = 0;
+  if (g < BPW) {
+    const uint32_t* xw = reinterpret_cast<const uint32_t*>(sm.xq + (in0 + g) * 32);
+    xb0 = xw[t];
+    xb1 = xw[4 + t];
+  }
+  const auto word = [&](int r, int unit) {
+    return *reinterpret_cast<const uint32_t*>(page + q4k_unit_page_offset(r, sb, unit) + 4 * t);
+  };
+  int c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+#pragma unroll
+  for (int m = 0; m < BPW / 2; ++m) {
+    const int cu = 2 * ((blk0 & 7) / 2 + m);  // the chunk's first unit in the super-block
+    const uint32_t lo0 = word(r0, cu), lo1 = word(r1, cu), hi0 = word(r0, cu + 1), hi1 = word(r1, cu + 1);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      uint32_t a[4], b[2];
+      mma_a_words_q4k(lo0, lo1, hi0, hi1, h, a);
+      mma_b_words(g, 2 * m + h, xb0, xb1, b);
+      mma_s8(c0, c1, c2, c3, a[0], a[1], a[2], a[3], b[0], b[1]);
+    }
+  }
+  if (2 * t < BPW) {
+    const int j = (blk0 & 7) + 2 * t;  // sub-block of c0 and c2 in the super-block; j + 1: c1, c3
+    const uint4 h0 = *reinterpret_cast<const uint4*>(page + q4k_header_page_offset(r0, sb));
+    const uint4 h1 = *reinterpret_cast<const uint4*>(page + q4k_header_page_offset(r1, sb));
+    const uint32_t sc0[3] = {h0.y, h0.z, h0.w}, sc1[3] = {h1.y, h1.z, h1.w};
+    const int bi = in0 + 2 * t;
+    const float dxa = sm.xd[bi], dxb = sm.xd[bi + 1];
+    const int sxa = sm.xs[bi], sxb = sm.xs[bi + 1];
+    acc0 += q4_k_scaled(c0, j, h0.x, sc0, dxa, sxa);
+    acc0 += q4_k_scaled(c1, j + 1, h0.x, sc0, dxb, sxb);
+    acc1 += q4_k_scaled(c2, j, h1.x, sc1, dxa, sxa);
+    acc1 += q4_k_scaled(c3, j + 1, h1.x, sc1, dxb, sxb);
+  }
+}
+
 // One CTA: warps 0..NC-1 consume, warp NC produces. Tasks blockIdx.x, + gridDim.x, ... in order.
 template <int NC, int WT, bool MMA = false>
 __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int stages) {
-  static_assert(!MMA || (WT == kQ4_0 && (NC == 8 || NC == 16)), "tensor-core consumers: Q4_0, 8 or 16 warps");
+  static_assert(!MMA || NC == 8 || NC == 16, "tensor-core consumers: 8 or 16 warps");
   constexpr int RPW = kTaskRows / NC;  // rows per consumer warp (dp4a)
   constexpr int NG = NC / 2, BPW = kPageBlocks / NG;  // MMA: column groups, blocks per warp and page
   extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -284,7 +334,10 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
         bulk::wait_barrier(&sm.full[s], c.parity);
         const uint8_t* page = sm.ring + (size_t)s * kPageBytes;
         float p0 = 0.f, p1 = 0.f;  // this page's share (registers, not an array indexed by `which`)
-        mma_page<BPW>(page, sm, kc, warp & 1, warp >> 1, lane, p0, p1);
+        if constexpr (WT == kQ4_K)
+          mma_page_q4k<BPW>(page, sm, kc, warp & 1, warp >> 1, lane, p0, p1);
+        else
+          mma_page<BPW>(page, sm, kc, warp & 1, warp >> 1, lane, p0, p1);
         if (which == 0) {
           mg0 += p0;
           mg1 += p1;
@@ -419,10 +472,10 @@ cudaError_t chain_geometry(const ChainParams& p, int sm, size_t optin, ChainGeom
     return cudaErrorInvalidValue;
   const bool k = p.wtype == kQ4_K;
   if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
-  if (p.mma) {  // the tensor-core consumers: Q4_0 pages, 8 or 16 warps
-    if (k) return cudaErrorNotSupported;
-    if (p.consumers == 8) return geometry_for<8, kQ4_0, true>(p, sm, optin, g);
-    if (p.consumers == 16) return geometry_for<16, kQ4_0, true>(p, sm, optin, g);
+  if (p.mma) {  // the tensor-core consumers: 8 or 16 warps
+    if (p.consumers == 8) return k ? geometry_for<8, kQ4_K, true>(p, sm, optin, g) : geometry_for<8, kQ4_0, true>(p, sm, optin, g);
+    if (p.consumers == 16)
+      return k ? geometry_for<16, kQ4_K, true>(p, sm, optin, g) : geometry_for<16, kQ4_0, true>(p, sm, optin, g);
     return cudaErrorNotSupported;
   }
   switch (p.consumers) {
@@ -440,11 +493,13 @@ cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStrea
   const bool k = p.wtype == kQ4_K;
   if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
   if (p.mma) {
-    if (k || (p.consumers != 8 && p.consumers != 16)) return cudaErrorNotSupported;
-    if (p.consumers == 8)
-      chain_kernel<8, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages);
-    else
-      chain_kernel<16, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages);
+    switch (p.consumers * 2 + (k ? 1 : 0)) {
+      case 16: chain_kernel<8, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+      case 17: chain_kernel<8, kQ4_K, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+      case 32: chain_kernel<16, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+      case 33: chain_kernel<16, kQ4_K, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
+      default: return cudaErrorNotSupported;
+    }
     return cudaGetLastError();
   }
   switch (p.consumers * 2 + (k ? 1 : 0)) {

@@ -30,9 +30,10 @@
 namespace memra::chain {
 
 // Weight formats of the pages. Both are 4.5 bits per weight, so a page (32 rows x 1024 columns) is
-// 18432 bytes either way: Q4_0 as [quants: 32 rows x 512 bytes][f16 scales: 32 rows x 32], Q4_K as 32
-// rows x 576 bytes, each row 4 GGUF super-blocks of 144 bytes (f16 d and dmin, 12 bytes of 6-bit
-// scales and mins, 128 quant bytes) unchanged.
+// 18432 bytes either way: Q4_0 as [quants: 32 rows x 512 bytes][f16 scales: 32 rows x 32], Q4_K as
+// [quants: 32 rows x 512 bytes][headers: 32 rows x 4 super-blocks x 16 bytes] (GGUF's 144-byte
+// super-blocks split into their 16-byte header, f16 d and dmin and 12 bytes of 6-bit scales and mins,
+// and their 128 quant bytes; see q4k_unit_page_offset).
 enum WType : int { kQ4_0 = 0, kQ4_K = 1 };
 constexpr int kQ4KBytes = 144;  // one super-block: 256 weights
 
@@ -143,15 +144,28 @@ MEMRA_CHAIN_HD uint64_t block_d_offset(const Dims& d, int layer, int wm, int64_t
   return page + kPageQsBytes + (uint64_t)((row % kTaskRows) * kPageBlocks + blk % kPageBlocks) * 2;
 }
 
-// Q4_K: byte offset of super-block `sb` (256 columns) of row `row`: 144 contiguous bytes.
-MEMRA_CHAIN_HD uint64_t superblock_offset(const Dims& d, int layer, int wm, int64_t row, int64_t sb) {
+// Q4_K pages have the Q4_0 pages' two planes: row r's 128 quant bytes of super-block s (GGUF's bytes
+// 16..143: chunk c = units 2c, 2c + 1, sub-blocks 2c in the low nibbles and 2c + 1 in the high ones) are
+// 16-byte units 8 s .. 8 s + 7 of the row's 512 quant bytes, unit u in slot u ^ (r % 8) as Q4_0's
+// blocks (the tensor-core consumer's rows g = 0..7 read one unit: no bank conflicts), and its 16-byte
+// header (f16 d, dmin, the 12 scale and min bytes: GGUF's bytes 0..15) is header slot 4 r + s of the
+// page's last 2048 bytes.
+constexpr int kQ4KHeaderBytes = 16;
+MEMRA_CHAIN_HD uint32_t q4k_unit_page_offset(int r, int sb_in_page, int unit) {
+  return (uint32_t)(r * (kPageCols / 2) + ((8 * sb_in_page + unit) ^ (r & 7)) * 16);
+}
+MEMRA_CHAIN_HD uint32_t q4k_header_page_offset(int r, int sb_in_page) {
+  return kPageQsBytes + (uint32_t)(r * (kPageCols / 256) + sb_in_page) * kQ4KHeaderBytes;
+}
+// Byte offset (in the chain's weight buffer) of the page holding super-block `sb` (256 columns) of row
+// `row`; the super-block is then q4k_unit_page_offset / q4k_header_page_offset(row % 32, sb % 4) in it.
+MEMRA_CHAIN_HD uint64_t superblock_page_offset(const Dims& d, int layer, int wm, int64_t row, int64_t sb) {
   const int mat = wm <= kWO ? wm : wm == kWDown ? kDown : kGlu;
   uint64_t off = (uint64_t)layer * layer_bytes(d);
   for (int m = 0; m < mat; ++m) off += mat_bytes(d, m);
   const int64_t rb = row / kTaskRows, kc = sb / (kPageCols / 256);
   const int64_t page = mat == kGlu ? 2 * kc + (wm == kWUp ? 1 : 0) : kc;
-  off += ((uint64_t)rb * (uint64_t)mat_pages(d, mat) + (uint64_t)page) * kPageBytes;
-  return off + (uint64_t)(row % kTaskRows) * (4 * kQ4KBytes) + (uint64_t)(sb % (kPageCols / 256)) * kQ4KBytes;
+  return off + ((uint64_t)rb * (uint64_t)mat_pages(d, mat) + (uint64_t)page) * kPageBytes;
 }
 
 // ---- the generated weights (the same bits on the CPU and the GPU)
@@ -285,6 +299,14 @@ MEMRA_CHAIN_HD void q4k_scale_min(const uint32_t sc[3], int j, int& scale, int& 
     min = (byte(j + 4) >> 4) | ((byte(j) >> 6) << 4);
   }
 }
+// Q4_K sub-block j's term from its exact integer dot s (the nibbles 0..15 against the activation
+// quants): dx (s d scale - sx dmin min), dd = header word 0 (d, dmin), sc = header words 1..3.
+MEMRA_CHAIN_HD float q4_k_scaled(int s, int j, uint32_t dd, const uint32_t sc[3], float dx, int sx) {
+  int scale = 0, min = 0;
+  q4k_scale_min(sc, j, scale, min);
+  const float d = f16_bits_to_float((uint16_t)(dd & 0xFFFFu)), dmin = f16_bits_to_float((uint16_t)(dd >> 16));
+  return dx * ((float)s * (d * (float)scale) - (float)sx * (dmin * (float)min));
+}
 // Q4_K: q = the 32 quant bytes of sub-block j's 64-weight chunk (j / 2; sub-block j takes their low
 // nibbles when j is even, the high ones when odd), dd = word 0 (d, dmin), sc = words 1..3.
 // Weight value d * scale * q - dmin * min.
@@ -293,10 +315,17 @@ MEMRA_CHAIN_HD float q4_k_term(const uint32_t q[8], int j, uint32_t dd, const ui
   int s = 0;
   const int shift = 4 * (j & 1);
   for (int k = 0; k < 8; ++k) s = dp4a_hd((int)((q[k] >> shift) & 0x0F0F0F0Fu), (int)x[k], s);
-  int scale = 0, min = 0;
-  q4k_scale_min(sc, j, scale, min);
-  const float d = f16_bits_to_float((uint16_t)(dd & 0xFFFFu)), dmin = f16_bits_to_float((uint16_t)(dd >> 16));
-  return dx * ((float)s * (d * (float)scale) - (float)sx * (dmin * (float)min));
+  return q4_k_scaled(s, j, dd, sc, dx, sx);
+}
+// The tensor-core consumer's A for Q4_K sub-block 2c + hi of a chunk c (32 bytes: units 2c, 2c + 1 of
+// the super-block): lo0 / lo1 = word t of unit 2c of rows g / g + 8 (the sub-block's weights 4t..4t+3
+// in their low or high nibbles), hi0 / hi1 = word t of unit 2c + 1 (weights 16 + 4t..); as s8 0..15.
+MEMRA_CHAIN_HD void mma_a_words_q4k(uint32_t lo0, uint32_t lo1, uint32_t hi0, uint32_t hi1, int hi, uint32_t a[4]) {
+  const int sh = 4 * hi;
+  a[0] = (lo0 >> sh) & 0x0F0F0F0Fu;
+  a[1] = (lo1 >> sh) & 0x0F0F0F0Fu;
+  a[2] = (hi0 >> sh) & 0x0F0F0F0Fu;
+  a[3] = (hi1 >> sh) & 0x0F0F0F0Fu;
 }
 
 // The chain's q8 rule for 32 outputs y: amax = max |y|; q = rint(y * (127 / amax)) (0 when amax is
@@ -343,10 +372,11 @@ struct ChainParams {
   int wtype = memra::chain::kQ4_0;  // the pages' format (memra::chain::WType)
   int consumers = 8;        // consumer warps per CTA: 4, 8 or 16 (mma: 8 or 16)
   // The consumers' form: false = dp4a (lane l: block l of a page, every row of the warp's share);
-  // true = int8 tensor cores (Q4_0 only): a warp takes 16 rows x 32 / (consumers / 2) blocks of a
-  // page, one mma.m16n8k32 per block with the block's activation in B column i (the other columns
-  // zero), so after a page's MMAs C holds 16 rows x 8 blocks of exact integer dots spread over all
-  // 32 lanes, which scale them as q4_0_term does (the same per-block terms, another summation order).
+  // true = int8 tensor cores: a warp takes 16 rows x 32 / (consumers / 2) blocks of a page (Q4_K: 32-
+  // weight sub-blocks), one mma.m16n8k32 per block with the block's activation in B column i (the
+  // other columns zero), so after a page's MMAs C holds 16 rows x 8 blocks of exact integer dots spread
+  // over all 32 lanes, which scale them as q4_0_term / q4_k_term do (the same per-block terms, another
+  // summation order).
   bool mma = false;
   int ctas_per_sm = 1;      // 1 or 2: every CTA must be resident at once (checked)
   int stages = 0;           // ring pages per CTA; 0 = as many as fit

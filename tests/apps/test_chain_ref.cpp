@@ -78,18 +78,40 @@ TEST(ChainLayout, EveryQ4KSuperBlockHasOnePlace) {
   const Dims d = small_dims();
   int64_t misplaced = 0;
   expect_one_place_each(d, 256, [&](int layer, int wm, int mat, int64_t r, int64_t u) {
-    const uint64_t o = superblock_offset(d, layer, wm, r, u);
-    // 16-byte aligned, in the task's page where the kernel reads it: row r % 32, lanes 8 (u % 4) .. + 7.
+    const uint64_t pg = superblock_page_offset(d, layer, wm, r, u);
+    // In the task's page where the kernel reads it (page u / 4; the GLU's gate and up alternate).
     int64_t t = (int64_t)layer * layer_tasks(d) + r / kTaskRows;
     for (int m = 0; m < mat; ++m) t += mat_tasks(d, m);
     const Task k = task_at(d, t);
-    const uint64_t page = (o - k.w_off) / kPageBytes;
-    misplaced += o % 16 != 0 || k.mat != mat ||
-                 page != (uint64_t)(mat == kGlu ? 2 * (u / 4) + (wm == kWUp ? 1 : 0) : u / 4) ||
-                 o - k.w_off - page * kPageBytes != (uint64_t)((r % kTaskRows) * 4 * kQ4KBytes + (u % 4) * kQ4KBytes);
-    return Ranges{{o, (uint64_t)kQ4KBytes}};
+    misplaced += k.mat != mat || pg < k.w_off ||
+                 (pg - k.w_off) != (uint64_t)(mat == kGlu ? 2 * (u / 4) + (wm == kWUp ? 1 : 0) : u / 4) * kPageBytes;
+    const int rr = (int)(r % kTaskRows), sb = (int)(u % 4);
+    Ranges out{{pg + q4k_header_page_offset(rr, sb), (uint64_t)kQ4KHeaderBytes}};
+    for (int v = 0; v < 8; ++v) {
+      const uint32_t o = q4k_unit_page_offset(rr, sb, v);
+      // The quants in the row's 512 bytes, 16-byte units, the 8 units of a super-block in its own 128 bytes.
+      misplaced += o % 16 != 0 || o / (kPageCols / 2) != (uint32_t)rr || o % (kPageCols / 2) / 128 != (uint32_t)sb;
+      out.push_back({pg + o, 16});
+    }
+    return out;
   });
   EXPECT_EQ(misplaced, 0);
+}
+
+// The fragment loads of the tensor-core consumers: lanes (g, t) read word t of one block (Q4_0) or
+// quant unit (Q4_K) of rows g = 0..7 of a row group; the 32 words must fall in 32 different banks.
+TEST(ChainLayout, MmaFragmentLoadsHitEveryBankOnce) {
+  for (int rg = 0; rg < 4; ++rg)
+    for (int unit = 0; unit < kPageBlocks; ++unit) {
+      uint32_t q40 = 0, q4k = 0;  // bank masks
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, t = lane & 3, r = 8 * rg + g;
+        q40 |= 1u << (q4_0_word_offset(r, unit, t) / 4 % 32);
+        q4k |= 1u << ((q4k_unit_page_offset(r, unit / 8, unit % 8) + 4 * t) / 4 % 32);
+      }
+      ASSERT_EQ(q40, 0xFFFFFFFFu) << "Q4_0 rows " << 8 * rg << ".. block " << unit;
+      ASSERT_EQ(q4k, 0xFFFFFFFFu) << "Q4_K rows " << 8 * rg << ".. unit " << unit;
+    }
 }
 
 TEST(ChainLayout, TasksAreContiguousRunsOfTheirOwnPages) {
@@ -208,6 +230,32 @@ TEST(ChainRef, LaneTermsAreTheDecodersDots) {
   }
 }
 
+// mma.m16n8k32 .s8 as PTX defines its fragments (lane = 4 g + t: A rows g and g + 8 at k 4t..4t+3 in
+// a0 / a1 and 16 + 4t.. in a2 / a3, B column g at k 4t.. in b0 and 16 + 4t.. in b1, C rows g and g + 8 at
+// columns 2t, 2t + 1): every lane's operand words in, c += A B in every lane's C.
+void emulate_mma_s8(const uint32_t a[32][4], const uint32_t b[32][2], int64_t c[32][4]) {
+  const auto byte_of = [](uint32_t w, int j) { return (int)(int8_t)(uint8_t)(w >> (8 * j)); };
+  int a_m[16][32] = {}, b_m[32][8] = {};
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane >> 2, t = lane & 3;
+    for (int j = 0; j < 4; ++j) {
+      a_m[g][4 * t + j] = byte_of(a[lane][0], j);
+      a_m[g + 8][4 * t + j] = byte_of(a[lane][1], j);
+      a_m[g][16 + 4 * t + j] = byte_of(a[lane][2], j);
+      a_m[g + 8][16 + 4 * t + j] = byte_of(a[lane][3], j);
+      b_m[4 * t + j][g] = byte_of(b[lane][0], j);
+      b_m[16 + 4 * t + j][g] = byte_of(b[lane][1], j);
+    }
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane >> 2, t = lane & 3;
+    for (int e = 0; e < 4; ++e) {
+      const int row = g + 8 * (e / 2), col = 2 * t + (e % 2);
+      for (int k = 0; k < 32; ++k) c[lane][e] += (int64_t)a_m[row][k] * b_m[k][col];
+    }
+  }
+}
+
 // The tensor-core consumers' operands (ChainParams::mma): one Q4_0 page in its swizzled layout, every
 // warp share (2 row groups x 32 / BPW column groups), each lane's A and B words as the kernel forms them
 // (q4_0_word_offset, mma_a_words, mma_b_words), put through mma.m16n8k32 as PTX defines its fragments
@@ -239,41 +287,25 @@ TEST(ChainRef, MmaFragmentsGiveEachLaneItsBlockDots) {
     for (int j = 0; j < 32; ++j) s += ((int)std::lround(wf[(size_t)j] / d) + 8) * xq[32 * b + j];
     return s;
   };
-  const auto byte_of = [](uint32_t w, int j) { return (int)(int8_t)(uint8_t)(w >> (8 * j)); };
   for (const int bpw : {8, 4})
     for (int rg = 0; rg < 2; ++rg)
       for (int qq = 0; qq < kPageBlocks / bpw; ++qq) {
         int64_t c[32][4] = {};
         for (int i = 0; i < bpw; ++i) {
-          // The operands of MMA i from every lane, then A (16 x 32), B (32 x 8) by PTX's fragment roles.
-          int a_m[16][32] = {}, b_m[32][8] = {};
+          uint32_t a[32][4], b[32][2];  // the operands of MMA i from every lane
           for (int lane = 0; lane < 32; ++lane) {
             const int g = lane >> 2, t = lane & 3, r0 = rg * 16 + g, blk = qq * bpw + i;
-            uint32_t w0, w1, a[4], b[2], xlo = 0, xhi = 0;
+            uint32_t w0, w1, xlo = 0, xhi = 0;
             std::memcpy(&w0, &page[q4_0_word_offset(r0, blk, t)], 4);
             std::memcpy(&w1, &page[q4_0_word_offset(r0 + 8, blk, t)], 4);
-            mma_a_words(w0, w1, a);
+            mma_a_words(w0, w1, a[lane]);
             if (g < bpw) {  // the kernel's lanes of column g load block qq * bpw + g's words t and 4 + t
               std::memcpy(&xlo, xq + 32 * (qq * bpw + g) + 4 * t, 4);
               std::memcpy(&xhi, xq + 32 * (qq * bpw + g) + 16 + 4 * t, 4);
             }
-            mma_b_words(g, i, xlo, xhi, b);
-            for (int j = 0; j < 4; ++j) {
-              a_m[g][4 * t + j] = byte_of(a[0], j);
-              a_m[g + 8][4 * t + j] = byte_of(a[1], j);
-              a_m[g][16 + 4 * t + j] = byte_of(a[2], j);
-              a_m[g + 8][16 + 4 * t + j] = byte_of(a[3], j);
-              b_m[4 * t + j][g] = byte_of(b[0], j);
-              b_m[16 + 4 * t + j][g] = byte_of(b[1], j);
-            }
+            mma_b_words(g, i, xlo, xhi, b[lane]);
           }
-          for (int lane = 0; lane < 32; ++lane) {
-            const int g = lane >> 2, t = lane & 3;
-            for (int e = 0; e < 4; ++e) {
-              const int row = g + 8 * (e / 2), col = 2 * t + (e % 2);
-              for (int k = 0; k < 32; ++k) c[lane][e] += (int64_t)a_m[row][k] * b_m[k][col];
-            }
-          }
+          emulate_mma_s8(a, b, c);
         }
         for (int lane = 0; lane < 32; ++lane) {
           const int g = lane >> 2, t = lane & 3;
@@ -282,6 +314,86 @@ TEST(ChainRef, MmaFragmentsGiveEachLaneItsBlockDots) {
             const int r = rg * 16 + g + 8 * (e / 2), b = qq * bpw + 2 * t + (e % 2);
             ASSERT_EQ(c[lane][e], want_dot(r, b)) << "bpw " << bpw << " rows " << rg << " group " << qq << " lane " << lane
                                                   << " c" << e;
+          }
+        }
+      }
+}
+
+// The same for a Q4_K page (split planes, swizzled units): each lane's A words as the kernel's
+// mma_page_q4k forms them (two MMAs per chunk from the same four words), B as for Q4_0, through the
+// emulated MMA, then each lane's scaling of its two sub-blocks of rows g and g + 8 (q4_k_scaled with the
+// rows' headers read from the page) must equal the f64 dot of the project's Q4_K decoder's weights with
+// the activation block (d scale q - dmin min against dx q8).
+TEST(ChainRef, MmaQ4KFragmentsGiveEachLaneItsSubBlockTerms) {
+  std::mt19937_64 rng(31);
+  std::uniform_int_distribution<int> q8(-127, 127);
+  constexpr int kSbs = kPageCols / 256;
+  std::vector<uint8_t> page(kPageBytes);
+  std::vector<std::array<float, 256>> wf(kTaskRows * kSbs);
+  for (int r = 0; r < kTaskRows; ++r)
+    for (int sb = 0; sb < kSbs; ++sb) {
+      // Random GGUF bytes (not the chain's generator, whose mins equal their scales) with normal f16 d, dmin.
+      uint8_t gguf[kQ4KBytes];
+      for (auto& v : gguf) v = (uint8_t)rng();
+      const uint16_t dm[2] = {exact_f16_bits(std::ldexp(1.f + (float)(rng() % 64) / 64, -13 + (int)(rng() % 3))),
+                              exact_f16_bits(std::ldexp(1.f + (float)(rng() % 64) / 64, -12 + (int)(rng() % 3)))};
+      std::memcpy(gguf, dm, 4);
+      dequantize_row(QType::Q4_K, gguf, wf[(size_t)(r * kSbs + sb)].data(), 256);
+      std::memcpy(&page[q4k_header_page_offset(r, sb)], gguf, kQ4KHeaderBytes);
+      for (int v = 0; v < 8; ++v) std::memcpy(&page[q4k_unit_page_offset(r, sb, v)], gguf + 16 + 16 * v, 16);
+    }
+  int8_t xq[kPageCols];
+  for (auto& v : xq) v = (int8_t)q8(rng);
+  float xd[kPageBlocks];
+  int xs[kPageBlocks];
+  for (int b = 0; b < kPageBlocks; ++b) {
+    xd[b] = std::ldexp(1.f + (float)(b % 7) / 8, -9 + b % 5);
+    xs[b] = 0;
+    for (int j = 0; j < 32; ++j) xs[b] += xq[32 * b + j];
+  }
+  const auto word_at = [&](int r, int sb, int unit, int t) {
+    uint32_t w;
+    std::memcpy(&w, &page[q4k_unit_page_offset(r, sb, unit) + 4 * t], 4);
+    return w;
+  };
+  for (const int bpw : {8, 4})
+    for (int rg = 0; rg < 2; ++rg)
+      for (int qq = 0; qq < kPageBlocks / bpw; ++qq) {
+        const int blk0 = qq * bpw, sb = blk0 / 8;
+        int64_t c[32][4] = {};
+        for (int m = 0; m < bpw / 2; ++m)
+          for (int h = 0; h < 2; ++h) {
+            uint32_t a[32][4], b[32][2];
+            for (int lane = 0; lane < 32; ++lane) {
+              const int g = lane >> 2, t = lane & 3, r0 = rg * 16 + g, cu = 2 * ((blk0 & 7) / 2 + m);
+              mma_a_words_q4k(word_at(r0, sb, cu, t), word_at(r0 + 8, sb, cu, t), word_at(r0, sb, cu + 1, t),
+                              word_at(r0 + 8, sb, cu + 1, t), h, a[lane]);
+              uint32_t xlo = 0, xhi = 0;
+              if (g < bpw) {
+                std::memcpy(&xlo, xq + 32 * (blk0 + g) + 4 * t, 4);
+                std::memcpy(&xhi, xq + 32 * (blk0 + g) + 16 + 4 * t, 4);
+              }
+              mma_b_words(g, 2 * m + h, xlo, xhi, b[lane]);
+            }
+            emulate_mma_s8(a, b, c);
+          }
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane >> 2, t = lane & 3;
+          if (2 * t >= bpw) continue;
+          for (int e = 0; e < 4; ++e) {
+            const int r = rg * 16 + g + 8 * (e / 2), bi = blk0 + 2 * t + (e % 2), j = bi % 8;
+            uint32_t hd[4];
+            std::memcpy(hd, &page[q4k_header_page_offset(r, sb)], 16);
+            const uint32_t sc[3] = {hd[1], hd[2], hd[3]};
+            const float got = q4_k_scaled((int)c[lane][e], j, hd[0], sc, xd[bi], xs[bi]);
+            double want = 0, mag = 0;
+            for (int k = 0; k < 32; ++k) {
+              const double v = (double)wf[(size_t)(r * kSbs + sb)][(size_t)(32 * j + k)] * xq[32 * bi + k] * xd[bi];
+              want += v;
+              mag += std::fabs(v);
+            }
+            ASSERT_NEAR(got, want, 2e-6 * mag + 1e-30)
+                << "bpw " << bpw << " rows " << rg << " group " << qq << " lane " << lane << " c" << e;
           }
         }
       }
