@@ -143,9 +143,9 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
               "%.1f MB of weights (4.5 bits per weight)\n",
               d.n_layers, (long long)d.qkv, (long long)H, (long long)H, (long long)H, (long long)F, (long long)H,
               (long long)H, (long long)F, bytes / 1e6);
-  std::printf("%-15s %5s %6s %7s | %10s %7s | %10s %7s | %10s %7s | %10s %7s | %s\n", "form", "grid", "stages",
-              "smem KB", "full us", "of 4.8", "chunks us", "of 4.8", "no-deps us", "of 4.8", "stream us", "of 4.8",
-              "check");
+  std::printf("%-15s %5s %6s %7s | %10s %7s | %10s %7s | %10s %7s | %10s %7s | %10s %7s | %s\n", "form", "grid",
+              "stages", "smem KB", "full us", "of 4.8", "chunks us", "of 4.8", "no-deps us", "of 4.8", "pages us",
+              "of 4.8", "stream us", "of 4.8", "check");
   for (const std::string& tname : o.types) {
     MEMRA_CHECK(tname == "q4_0" || tname == "q4_k", "--chain-types: '{}' is not q4_0 or q4_k", tname);
     const int wt = tname == "q4_k" ? kQ4_K : kQ4_0;
@@ -234,8 +234,8 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         }
 
         // Timed runs: the modes interleaved rep by rep.
-        constexpr int kModes = 4;
-        const int modes[kModes] = {kFull, kNoDeps, kStreamOnly, kFullChunk};
+        constexpr int kModes = 5;
+        const int modes[kModes] = {kFull, kNoDeps, kStreamOnly, kFullChunk, kPagesOnly};
         std::vector<double> samples[kModes];
         bool timed_flag = false;
         for (int i = 0; i < o.warmup + o.reps; ++i)
@@ -247,7 +247,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
           }
         pass = pass && !timed_flag;
         f["timed_runs_dependency_wait_gave_up"] = timed_flag;
-        const char* names[kModes] = {"full", "no_deps", "stream_only", "full_chunk_deps"};
+        const char* names[kModes] = {"full", "no_deps", "stream_only", "full_chunk_deps", "pages_only"};
         double med[kModes] = {}, frac[kModes] = {};
         for (int k = 0; k < kModes; ++k) {
           const SampleStats s = summarize(samples[k]);
@@ -270,11 +270,15 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
                          {"no_deps_frac_of_4_8_tbps", frac[1]},
                          {"stream_only_us", med[2]},
                          {"stream_only_frac_of_4_8_tbps", frac[2]},
+                         {"pages_only_us", med[4]},
+                         {"pages_only_frac_of_4_8_tbps", frac[4]},
                          {"stages", g.stages},
                          {"pass", pass}};
-        std::printf("%-15s %5d %6d %7.1f | %10.1f %6.1f%% | %10.1f %6.1f%% | %10.1f %6.1f%% | %10.1f %6.1f%% | %s\n",
-                    form.c_str(), g.grid, g.stages, g.smem / 1024.0, med[0], 100 * frac[0], med[3], 100 * frac[3],
-                    med[1], 100 * frac[1], med[2], 100 * frac[2], pass ? "ok" : "FAIL");
+        std::printf(
+            "%-15s %5d %6d %7.1f | %10.1f %6.1f%% | %10.1f %6.1f%% | %10.1f %6.1f%% | %10.1f %6.1f%% | %10.1f %6.1f%% | "
+            "%s\n",
+            form.c_str(), g.grid, g.stages, g.smem / 1024.0, med[0], 100 * frac[0], med[3], 100 * frac[3], med[1],
+            100 * frac[1], med[4], 100 * frac[4], med[2], 100 * frac[2], pass ? "ok" : "FAIL");
         std::fflush(stdout);
         forms.push_back(std::move(f));
       }

@@ -298,6 +298,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     // memory. kFullChunk: the same per 1024-input chunk, before the first page that reads it.
     const int in = in_slot(k.layer, k.mat);
     const bool by_chunk = p.mode == kFullChunk && k.dep >= 0;
+    const bool pages_only = p.mode == kPagesOnly;
     const auto stage = [&](int64_t b0, int64_t n) {  // inputs [b0, b0 + n) (multiples of 32)
       const uint4* gq = reinterpret_cast<const uint4*>(p.act_q + (int64_t)in * F + b0);
       for (int64_t i = threadIdx.x; i < n / 16; i += n_cons) reinterpret_cast<uint4*>(sm.xq + b0)[i] = __ldcg(gq + i);
@@ -306,7 +307,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
         sm.xs[b0 / 32 + i] = __ldcg(p.act_s + (int64_t)in * (F / 32) + b0 / 32 + i);
       }
     };
-    if (!by_chunk) {
+    if (!by_chunk && !pages_only) {
       if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) wait_count(p, p.counters + k.dep, k.dep_count);
       consumers_sync(n_cons);
       stage(0, k.cols);
@@ -369,6 +370,13 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
         else
           acc[1][r] += part[r];
       }
+    }
+    if (pages_only) {  // keep the sums (one shared store per lane, no barrier), nothing else
+      float v = mg0 + mg1 + mu0 + mu1;
+#pragma unroll
+      for (int r = 0; r < RPW; ++r) v += acc[0][r] + acc[1][r];
+      sm.yp[warp * 32 + lane] = v;
+      continue;
     }
     const int out = out_slot(k.layer, k.mat);
     if constexpr (MMA) {

@@ -341,8 +341,10 @@ MEMRA_CHAIN_HD bool unit_scale_output(int mat) { return mat == kDown; }
 // skipped (the streaming and compute ceiling: outputs are not checked); the pages streamed and
 // released without any compute (the copy ceiling); the full chain with per-chunk waits (a task
 // waits, page by page, only for the 32 tasks that wrote the 1024 inputs of that page, so a matrix's
-// first tasks start while the previous matrix's last ones finish).
-enum Mode : int { kFull = 0, kNoDeps = 1, kStreamOnly = 2, kFullChunk = 3 };
+// first tasks start while the previous matrix's last ones finish); the pages consumed alone (no_deps
+// without a task's fixed work: no input staged, no output reduced, stored or fenced; what no_deps
+// adds to it is that per-task work).
+enum Mode : int { kFull = 0, kNoDeps = 1, kStreamOnly = 2, kFullChunk = 3, kPagesOnly = 4 };
 
 // Counters: 4 * n_layers matrix counters (tasks done), then 16 chunk counters per matrix (tasks done
 // among the 32 that write outputs [1024 c, 1024 c + 1024)).
