@@ -37,8 +37,8 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): mma47 (the chain probe's tensor-core consumers; any sm_90 card, an H200 best),
-# moe43 (the suite at the defaults, then on an H200 the MoE README row at the
+# at its case label): chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
+# best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
 # defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
 # an H200 (the launch comparison beside the chain; s45 ran the chain alone there), md41 on an H200 for
 # its times beside the H200 anchors.
@@ -55,6 +55,9 @@
 # removed) and rc46 (kernels.moe_combine_residual 1.044x on qwen3-30b-a3b q8_0, gates green: on); moe43's
 # suite at the new defaults on an H100 (60/60; receipts/h100/logs/*-moe43-57a3ae5-20261206*; its H200 rows
 # still queued).
+# Ran in the forty-eighth session on an H200 (receipts/h200/*-mma47-35ad82e-20261206*): mma47 (the chain
+# probe's tensor-core consumers: Q4_0 no-deps 0.816 vs dp4a 0.815, full 0.559 vs 0.592; Q4_K no-deps 0.708
+# vs 0.625, full 0.485 vs 0.428; the persistent step stays shelved).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
