@@ -473,21 +473,6 @@ case "$phase" in
     traces_at 16384 0
     rm -f "$f"
     ;;
-  mma47)
-    # The chain probe's tensor-core consumers (built in the forty-seventh session: ChainParams::mma,
-    # bench/notes/decode-chain-probe.md): Q4_0 pages consumed by mma.m16n8k32 (block i of a warp's share
-    # in B column i, so C holds 16 rows x 8 blocks of dots across all 32 lanes) beside the dp4a
-    # consumers, 8 and 16 warps, 2 CTAs per SM (the best dp4a form of chain45 / s45); every form checked (layers 0, 35 against
-    # f64, every q8 block the rule's bytes, every counter) and timed in its four modes. The question:
-    # do consumers that issue ~2x fewer instructions per weight byte lift the no-deps mode from 0.81
-    # (H200) toward the stream's 0.975, and the full mode with it? Since the forty-eighth session also
-    # Q4_K pages (split into a swizzled quant plane and a header plane, so both consumer forms changed
-    # their reads) with tensor-core consumers (mma_page_q4k). A "slim" pack. Any sm_90 card (the H200 is
-    # where the dp4a consumers fell short). ~2-4 minutes.
-    gpu_info
-    timeout 420 "$bin/rp-q4-probe" --chain-only --chain-types q4_0,q4_k --chain-forms dp4a,mma --chain-consumers 8,16 \
-      --chain-ctas-per-sm 2 --chain-check-layers 0,35 --receipt "$out/rp-q4-probe.jsonl" | tail -n 40
-    ;;
   chain48)
     # What holds the chain's no-deps mode at ~0.81 on the H200 when tensor-core consumers (half the
     # instructions per weight) change nothing for Q4_0 (mma47: 998.0 vs 998.2 us)? The pages_only mode
