@@ -153,6 +153,16 @@ __device__ __forceinline__ void mma_s8(int& c0, int& c1, int& c2, int& c3, uint3
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// B's words for the lanes of column g < bpw: words t and 4 + t of input block in0 + g (staged quants).
+__device__ __forceinline__ void share_x_words(const Smem& sm, int in0, int bpw, int g, int t, uint32_t& xb0,
+                                              uint32_t& xb1) {
+  if (g < bpw) {
+    const uint32_t* xw = reinterpret_cast<const uint32_t*>(sm.xq + (in0 + g) * 32);
+    xb0 = xw[t];
+    xb1 = xw[4 + t];
+  }
+}
+
 // The tensor-core consumer's share of one Q4_0 page (ChainParams::mma): rows rg * 16 + g and + 8, the
 // BPW blocks qq * BPW .. of the page (input chunk kc). MMA i takes block i of the share as A (the
 // nibbles as s8 0..15: k 4t.. the low nibbles of the block's word t, k 16 + 4t.. its high nibbles, as
@@ -167,11 +177,7 @@ __device__ __forceinline__ void mma_page(const uint8_t* page, const Smem& sm, in
   const int r0 = rg * 16 + g, r1 = r0 + 8;
   const int in0 = kc * kPageBlocks + qq * BPW;  // the share's first block as an input block index
   uint32_t xb0 = 0, xb1 = 0;
-  if (g < BPW) {
-    const uint32_t* xw = reinterpret_cast<const uint32_t*>(sm.xq + (in0 + g) * 32);
-    xb0 = xw[t];
-    xb1 = xw[4 + t];
-  }
+  share_x_words(sm, in0, BPW, g, t, xb0, xb1);
   int c0 = 0, c1 = 0, c2 = 0, c3 = 0;
 #pragma unroll
   for (int i = 0; i < BPW; ++i) {
@@ -209,11 +215,7 @@ __device__ __forceinline__ void mma_page_q4k(const uint8_t* page, const Smem& sm
   const int blk0 = qq * BPW, sb = blk0 >> 3;  // the share's first sub-block of the page, its super-block
   const int in0 = kc * kPageBlocks + blk0;
   uint32_t xb0 = 0, xb1 = 0;
-  if (g < BPW) {
-    const uint32_t* xw = reinterpret_cast<const uint32_t*>(sm.xq + (in0 + g) * 32);
-    xb0 = xw[t];
-    xb1 = xw[4 + t];
-  }
+  share_x_words(sm, in0, BPW, g, t, xb0, xb1);
   const auto word = [&](int r, int unit) {
     return *reinterpret_cast<const uint32_t*>(page + q4k_unit_page_offset(r, sb, unit) + 4 * t);
   };
