@@ -474,19 +474,20 @@ case "$phase" in
     rm -f "$f"
     ;;
   chain48)
-    # What holds the chain's no-deps mode at ~0.81 on the H200 when tensor-core consumers (half the
-    # instructions per weight) change nothing for Q4_0 (mma47: 998.0 vs 998.2 us)? The pages_only mode
-    # (built in the forty-eighth session: the pages consumed without a task's staging, reduction,
-    # stores and fence) against no_deps gives the per-task work's cost; rings of 3 and 4 pages beside
-    # the 5 that fit at 2 CTAs per SM, and 1 CTA per SM, show whether the ring's cover is what that work
-    # outlasts. A "slim" pack, any sm_90 card (an H200 best). ~1 minute.
+    # What holds the chain on the H200. (1) pages_only (built in the forty-eighth session: the pages
+    # consumed without a task's staging, reduction, stores and fence) against no_deps: the per-task work
+    # (H100: consumers' page work free, per-task work 6-15%, boundaries ~30%). (2) The split schedule
+    # (ChainParams::split, built in the forty-eighth session): every CTA an equal share of every matrix's pages instead
+    # of whole 32-row tasks dealt round robin, whose matrices of 128-384 tasks leave CTAs idle at every
+    # boundary (a model of that alone predicts full / stream 1.35-1.6, the measured ratio). Both
+    # schedules, dp4a and mma, 8 warps, 2 CTAs per SM, rings of 5 and 3 pages. A "slim" pack, any sm_90
+    # card (an H200 best). ~1 minute.
     gpu_info
-    for st in 0 3 4; do
-      timeout 150 "$bin/rp-q4-probe" --chain-only --chain-types q4_0,q4_k --chain-forms dp4a,mma --chain-consumers 8 \
-        --chain-ctas-per-sm 2 --chain-stages $st --chain-check-layers 0 --receipt "$out/rp-q4-probe.jsonl" | grep -E "^(form|q4)"
+    for st in 0 3; do
+      timeout 200 "$bin/rp-q4-probe" --chain-only --chain-types q4_0,q4_k --chain-forms dp4a,mma --chain-consumers 8 \
+        --chain-ctas-per-sm 2 --chain-stages $st --chain-schedules tasks,split --chain-check-layers 0,35 \
+        --receipt "$out/rp-q4-probe.jsonl" | grep -E "^(form|q4)"
     done
-    timeout 150 "$bin/rp-q4-probe" --chain-only --chain-types q4_0,q4_k --chain-forms dp4a,mma --chain-consumers 8,16 \
-      --chain-ctas-per-sm 1 --chain-check-layers 0 --receipt "$out/rp-q4-probe.jsonl" | grep -E "^(form|q4)"
     ;;
   moe43)
     # The MoE defaults flipped in the forty-third session (kernels.moe_device_route_prefill and

@@ -93,7 +93,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
   const int64_t F = d.ffn, H = d.hidden;
   const int slots = n_slots(d);
   const uint64_t wbytes = (uint64_t)d.n_layers * layer_bytes(d);
-  const size_t act_bytes = (size_t)slots * (size_t)F * (1 + 4) + (size_t)slots * (size_t)(F / 32) * 8;
+  const size_t act_bytes = (size_t)slots * (size_t)F * (1 + 4 + 8) + (size_t)slots * (size_t)(F / 32) * 8;
   ctx.require_free(wbytes + act_bytes + (1u << 20), "rp-q4-probe --chain buffers");
   cuda::DeviceBuffer w(ctx.pool(), wbytes, "chain weight pages");
   cuda::DeviceBuffer aq(ctx.pool(), (size_t)slots * F, "chain activation quants");
@@ -101,6 +101,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
   cuda::DeviceBuffer as(ctx.pool(), (size_t)slots * (F / 32) * 4, "chain activation sums");
   cuda::DeviceBuffer ay(ctx.pool(), (size_t)slots * F * 4, "chain f32 outputs");
   cuda::DeviceBuffer cnt(ctx.pool(), (size_t)n_counters(d) * 4, "chain counters");
+  cuda::DeviceBuffer acc(ctx.pool(), 2 * (size_t)slots * F * 4, "chain split row sums");
   cuda::DeviceBuffer err(ctx.pool(), 4, "chain error flag");
 
   // The chain's input (slot 0): H values ~ N(0, 1) as q8 blocks at unit scale (as a down output).
@@ -150,10 +151,13 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
     MEMRA_CHECK(tname == "q4_0" || tname == "q4_k", "--chain-types: '{}' is not q4_0 or q4_k", tname);
     const int wt = tname == "q4_k" ? kQ4_K : kQ4_0;
     cuda::check_status(cc::fill_chain_weights(d, wt, o.seed, w.as<uint8_t>(), st), "fill_chain_weights");
+    for (const std::string& sched : o.schedules)
     for (const std::string& cf : o.forms)
     for (int nc : o.consumers)
       for (int cps : o.ctas_per_sm) {
         MEMRA_CHECK(cf == "dp4a" || cf == "mma", "--chain-forms: '{}' is not dp4a or mma", cf);
+        MEMRA_CHECK(sched == "tasks" || sched == "split", "--chain-schedules: '{}' is not tasks or split", sched);
+        const bool split = sched == "split";
         const bool mma = cf == "mma";
         if (mma && nc != 8 && nc != 16) continue;  // (the tensor-core consumers' forms)
         cc::ChainParams p;
@@ -170,10 +174,13 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         p.stages = o.stages;
         p.wtype = wt;
         p.mma = mma;
+        p.split = split;
+        p.acc = acc.as<float>();
         cc::ChainGeometry g;
-        const std::string form = tname + "_c" + std::to_string(nc) + "_x" + std::to_string(cps) + (mma ? "_mma" : "");
+        const std::string form =
+            tname + "_c" + std::to_string(nc) + "_x" + std::to_string(cps) + (mma ? "_mma" : "") + (split ? "_split" : "");
         nlohmann::json f = {{"form", form},        {"weight_type", tname}, {"consumer_warps", nc},
-                            {"ctas_per_sm", cps}, {"consumers", cf}};
+                            {"ctas_per_sm", cps}, {"consumers", cf},      {"schedule", sched}};
         const cudaError_t ge = cc::chain_geometry(p, di.sm_count, di.smem_per_block_optin, g);
         if (ge != cudaSuccess) {
           // A form that cannot be resident is reported, not run (every CTA must be resident at once).
@@ -200,6 +207,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         uint32_t flag = 0;
         bool pass = true;
         for (const int mode : {(int)kFull, (int)kFullChunk}) {
+          if (split && mode == kFullChunk) continue;  // (per-chunk waits: the tasks schedule only)
           const size_t slot0 = (size_t)F, blk0 = (size_t)(F / 32);
           cuda::fill_bytes(aq.as<uint8_t>() + slot0, 0x7F, (size_t)(slots - 1) * F, st);
           cuda::fill_bytes(ad.as<uint8_t>() + 4 * blk0, 0xFF, (size_t)(slots - 1) * (F / 32) * 4, st);
@@ -214,6 +222,8 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
           std::vector<uint32_t> counters((size_t)n_counters(d));
           cuda::copy_d2h(counters.data(), cnt.get(), counters.size() * 4, st);
           int64_t counters_wrong = 0;
+          for (int64_t t = 0; t < (int64_t)d.n_layers * layer_tasks(d); ++t)  // split: every row block's pages
+            counters_wrong += counters[(size_t)arrival_counter(d, t)] == (split ? (uint32_t)task_at(d, t).pages : 0u) ? 0 : 1;
           for (int l = 0; l < d.n_layers; ++l)
             for (int m = 0; m < kMats; ++m) {
               counters_wrong += counters[(size_t)(4 * l + m)] == (uint32_t)mat_tasks(d, m) ? 0 : 1;
@@ -241,6 +251,7 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         for (int i = 0; i < o.warmup + o.reps; ++i)
           for (int k = 0; k < kModes; ++k) {
             p.mode = modes[(k + i) % kModes];
+            if (split && p.mode == kFullChunk) continue;
             cuda::check_status(cc::time_chain(p, g, st, ms, flag), "chain (timed run)");
             if ((p.mode == kFull || p.mode == kFullChunk) && flag != 0) timed_flag = true;
             if (i >= o.warmup) samples[(k + i) % kModes].push_back(1e3 * ms);
@@ -250,6 +261,11 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         const char* names[kModes] = {"full", "no_deps", "stream_only", "full_chunk_deps", "pages_only"};
         double med[kModes] = {}, frac[kModes] = {};
         for (int k = 0; k < kModes; ++k) {
+          if (samples[k].empty()) {  // (not run in this schedule)
+            f[names[k]] = nullptr;
+            med[k] = frac[k] = std::nan("");
+            continue;
+          }
           const SampleStats s = summarize(samples[k]);
           f[names[k]] = app::probe_timing_json(s, samples[k], bytes);
           med[k] = s.median;

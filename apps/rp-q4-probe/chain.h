@@ -18,6 +18,7 @@ struct ChainOptions {
   std::vector<std::string> types = {"q4_0", "q4_k"};  // the pages' weight format, one set of forms each
   std::vector<int> consumers = {8, 16};  // consumer warps per CTA (4, 8, 16)
   std::vector<std::string> forms = {"dp4a"};  // the consumers' form: dp4a, mma (ChainParams::mma)
+  std::vector<std::string> schedules = {"tasks"};  // tasks, split (ChainParams::split), one set of forms each
   std::vector<int> ctas_per_sm = {1, 2};
   int stages = 0;  // 0: as many ring pages as fit
   int reps = 10;

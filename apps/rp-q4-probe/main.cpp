@@ -360,6 +360,13 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"dp4a", "mma"}))
         ->delimiter(',')
         ->capture_default_str();
+    cli.add_option("--chain-schedules", o.ch.schedules,
+                   "how the matrices' work is dealt to the CTAs, one set of forms each: tasks (whole 32-row blocks, "
+                   "round robin), split (every CTA an equal share of every matrix's pages, row blocks cut and "
+                   "their partial sums added)")
+        ->check(CLI::IsMember({"tasks", "split"}))
+        ->delimiter(',')
+        ->capture_default_str();
     cli.add_option("--chain-ctas-per-sm", o.ch.ctas_per_sm, "resident CTAs per SM, one form each (1, 2)")
         ->check(CLI::IsMember({1, 2}))
         ->delimiter(',')

@@ -247,8 +247,8 @@ __device__ __forceinline__ void mma_page_q4k(const uint8_t* page, const Smem& sm
   }
 }
 
-// One CTA: warps 0..NC-1 consume, warp NC produces. Tasks blockIdx.x, + gridDim.x, ... in order.
-template <int NC, int WT, bool MMA = false>
+// One CTA: warps 0..NC-1 consume, warp NC produces, over this CTA's items (ItemIter).
+template <int NC, int WT, bool MMA, bool SPLIT>
 __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int stages) {
   static_assert(!MMA || NC == 8 || NC == 16, "tensor-core consumers: 8 or 16 warps");
   constexpr int RPW = kTaskRows / NC;  // rows per consumer warp (dp4a)
@@ -265,31 +265,34 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  const int64_t n_tasks = (int64_t)d.n_layers * layer_tasks(d);
 
-  if (warp == NC) {  // producer: every page of this CTA's tasks, as soon as a slot is free
+  if (warp == NC) {  // producer: every page of this CTA's items, as soon as a slot is free
     if (lane == 0) {
       Cursor c;
-      for (int64_t t = blockIdx.x; t < n_tasks; t += gridDim.x) {
-        const Task k = task_at(d, t);
-        for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
+      ItemIter items(blockIdx.x);
+      Item it;
+      while (items.next(d, SPLIT, blockIdx.x, gridDim.x, it))
+        for (int pg = it.pg0; pg < it.pg1; ++pg, c.next(stages)) {
           // Round r of a slot waits for the consumers' release of round r - 1 (parity of r - 1).
           if (c.wrapped) bulk::wait_barrier(&sm.empty[c.slot], c.parity ^ 1u);
-          copy_page(sm.ring + (size_t)c.slot * kPageBytes, p.w + k.w_off + (uint64_t)pg * kPageBytes,
+          copy_page(sm.ring + (size_t)c.slot * kPageBytes, p.w + it.k.w_off + (uint64_t)pg * kPageBytes,
                     &sm.full[c.slot]);
         }
-      }
     }
     return;
   }
 
   const int n_cons = NC * 32;
   const int64_t F = d.ffn;
+  const int64_t acc_plane = (int64_t)n_slots(d) * F;  // split: the up sums' plane in p.acc
   Cursor c;
-  for (int64_t t = blockIdx.x; t < n_tasks; t += gridDim.x) {
-    const Task k = task_at(d, t);
+  int cur = -1;  // split: the matrix (4 * layer + mat) whose input is staged
+  ItemIter items(blockIdx.x);
+  Item it;
+  while (items.next(d, SPLIT, blockIdx.x, gridDim.x, it)) {
+    const Task k = it.k;
     if (p.mode == kStreamOnly) {
-      for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
+      for (int pg = it.pg0; pg < it.pg1; ++pg, c.next(stages)) {
         bulk::wait_barrier(&sm.full[c.slot], c.parity);
         __syncwarp();
         if (lane == 0) arrive(&sm.empty[c.slot]);
@@ -297,9 +300,11 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       continue;
     }
     // kFull: wait for the whole previous matrix, then stage its output (this task's input) in shared
-    // memory. kFullChunk: the same per 1024-input chunk, before the first page that reads it.
+    // memory (split: once per matrix; a barrier before every item all the same, so that warp 0 has
+    // finished the last item's outputs). kFullChunk (tasks only): the same per 1024-input chunk,
+    // before the first page that reads it.
     const int in = in_slot(k.layer, k.mat);
-    const bool by_chunk = p.mode == kFullChunk && k.dep >= 0;
+    const bool by_chunk = p.mode == kFullChunk && k.dep >= 0 && !SPLIT;
     const bool pages_only = p.mode == kPagesOnly;
     const auto stage = [&](int64_t b0, int64_t n) {  // inputs [b0, b0 + n) (multiples of 32)
       const uint4* gq = reinterpret_cast<const uint4*>(p.act_q + (int64_t)in * F + b0);
@@ -310,9 +315,13 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       }
     };
     if (!by_chunk && !pages_only) {
-      if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) wait_count(p, p.counters + k.dep, k.dep_count);
-      consumers_sync(n_cons);
-      stage(0, k.cols);
+      const int m = 4 * k.layer + k.mat;
+      if (!SPLIT || m != cur) {
+        if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) wait_count(p, p.counters + k.dep, k.dep_count);
+        consumers_sync(n_cons);
+        stage(0, k.cols);
+        cur = m;
+      }
       consumers_sync(n_cons);
     }
     int staged = -1;  // kFullChunk: the last input chunk staged
@@ -322,7 +331,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     for (int r = 0; r < RPW; ++r) acc[0][r] = acc[1][r] = 0.f;
     float mg0 = 0.f, mg1 = 0.f, mu0 = 0.f, mu1 = 0.f;  // MMA: rows g, g + 8 of the gate (or only) matrix, of up
     const bool glu = k.mat == kGlu;
-    for (int pg = 0; pg < k.pages; ++pg, c.next(stages)) {
+    for (int pg = it.pg0; pg < it.pg1; ++pg, c.next(stages)) {
       const int s = c.slot;
       const int kc = glu ? pg >> 1 : pg;
       const int which = glu ? pg & 1 : 0;
@@ -380,7 +389,7 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       sm.yp[warp * 32 + lane] = v;
       continue;
     }
-    const int out = out_slot(k.layer, k.mat);
+    // The item's row sums (gate / only matrix, up) into sm.ys[0..31] / sm.ys[32..63].
     if constexpr (MMA) {
       // Each row's 4 lanes (t) summed, then the column groups' partials in group order by warp 0.
 #pragma unroll
@@ -400,48 +409,86 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
           gs += sm.yp[q * kTaskRows + lane];
           if (glu) us += sm.yp[(kMaxGroups + q) * kTaskRows + lane];
         }
-        const float y = glu ? gs / (1.f + expf(-gs)) * us : gs;
-        sm.ys[lane] = y;
-        p.y[(int64_t)out * F + k.row_block * kTaskRows + lane] = y;
+        sm.ys[lane] = gs;
+        sm.ys[32 + lane] = us;
       }
       __syncwarp();
-    }
+    } else {
 #pragma unroll
-    for (int r = 0; r < RPW && !MMA; ++r) {
-      const float g = warp_sum_f32(acc[0][r]);
-      float y = g;
-      if (glu) y = g / (1.f + expf(-g)) * warp_sum_f32(acc[1][r]);
-      const int row = warp * RPW + r;
-      if (lane == 0) {
-        sm.ys[row] = y;
-        p.y[(int64_t)out * F + k.row_block * kTaskRows + row] = y;
+      for (int r = 0; r < RPW; ++r) {
+        const float g = warp_sum_f32(acc[0][r]);
+        const float u = glu ? warp_sum_f32(acc[1][r]) : 0.f;
+        if (lane == 0) {
+          sm.ys[warp * RPW + r] = g;
+          sm.ys[32 + warp * RPW + r] = u;
+        }
       }
+      consumers_sync(n_cons);
     }
-    if constexpr (!MMA) consumers_sync(n_cons);
-    if (warp == 0) {  // the task's 32 outputs are one q8 block of the next matrix's input
-      const float y = sm.ys[lane];
-      const float amax = warp_max_f32(fabsf(y));
-      const int q = amax > 0.f ? __float2int_rn(y * q8_inv_scale(amax)) : 0;
-      int qs = q;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) qs += __shfl_xor_sync(0xffffffffu, qs, o);
-      p.act_q[(int64_t)out * F + k.row_block * kTaskRows + lane] = (int8_t)q;
-      if (lane == 0) {
-        p.act_d[(int64_t)out * (F / 32) + k.row_block] = q8_stored_scale(amax, unit_scale_output(k.mat));
-        p.act_s[(int64_t)out * (F / 32) + k.row_block] = qs;
-      }
+    if (warp != 0) continue;
+    // Warp 0, lane = row: the task's 32 outputs are one q8 block of the next matrix's input. A split
+    // row block's sums go to p.acc first; the item that completes its pages finishes it.
+    const int out = out_slot(k.layer, k.mat);
+    const int64_t row = (int64_t)out * F + k.row_block * kTaskRows + lane;
+    float g = sm.ys[lane], u = sm.ys[32 + lane];
+    if (it.pg1 - it.pg0 != k.pages) {
+      atomicAdd(p.acc + row, g);
+      if (glu) atomicAdd(p.acc + acc_plane + row, u);
       __threadfence();
       __syncwarp();
-      if (lane == 0 && (p.mode == kFull || p.mode == kFullChunk)) {
-        atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
-        atomicAdd(p.counters + chunk_counter(d, 4 * k.layer + k.mat, (int)(k.row_block / kTaskRows)), 1u);
-      }
+      uint32_t before = 0;
+      if (lane == 0) before = atomicAdd(p.counters + arrival_counter(d, it.t), (uint32_t)(it.pg1 - it.pg0));
+      before = __shfl_sync(0xffffffffu, before, 0);
+      if (before + (uint32_t)(it.pg1 - it.pg0) != (uint32_t)k.pages) continue;  // another CTA finishes the block
+      __threadfence();
+      g = __ldcg(p.acc + row);
+      if (glu) u = __ldcg(p.acc + acc_plane + row);
+    }
+    const float y = glu ? g / (1.f + expf(-g)) * u : g;
+    p.y[row] = y;
+    const float amax = warp_max_f32(fabsf(y));
+    const int q = amax > 0.f ? __float2int_rn(y * q8_inv_scale(amax)) : 0;
+    int qs = q;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) qs += __shfl_xor_sync(0xffffffffu, qs, o);
+    p.act_q[row] = (int8_t)q;
+    if (lane == 0) {
+      p.act_d[(int64_t)out * (F / 32) + k.row_block] = q8_stored_scale(amax, unit_scale_output(k.mat));
+      p.act_s[(int64_t)out * (F / 32) + k.row_block] = qs;
+    }
+    __threadfence();
+    __syncwarp();
+    if (lane == 0 && (p.mode == kFull || p.mode == kFullChunk)) {
+      atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
+      atomicAdd(p.counters + chunk_counter(d, 4 * k.layer + k.mat, (int)(k.row_block / kTaskRows)), 1u);
     }
   }
 }
 
-template <int NC, int WT, bool MMA = false>
-cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
+using ChainFn = void (*)(ChainParams, int);
+
+// The kernel instance of a form (nullptr: none). Split schedules: 8 consumer warps only.
+ChainFn kernel_for(const ChainParams& p) {
+  const bool k = p.wtype == kQ4_K;
+  if (p.split) {
+    if (p.consumers != 8) return nullptr;
+    if (p.mma) return k ? chain_kernel<8, kQ4_K, true, true> : chain_kernel<8, kQ4_0, true, true>;
+    return k ? chain_kernel<8, kQ4_K, false, true> : chain_kernel<8, kQ4_0, false, true>;
+  }
+  if (p.mma) {
+    if (p.consumers == 8) return k ? chain_kernel<8, kQ4_K, true, false> : chain_kernel<8, kQ4_0, true, false>;
+    if (p.consumers == 16) return k ? chain_kernel<16, kQ4_K, true, false> : chain_kernel<16, kQ4_0, true, false>;
+    return nullptr;
+  }
+  switch (p.consumers) {
+    case 4: return k ? chain_kernel<4, kQ4_K, false, false> : chain_kernel<4, kQ4_0, false, false>;
+    case 8: return k ? chain_kernel<8, kQ4_K, false, false> : chain_kernel<8, kQ4_0, false, false>;
+    case 16: return k ? chain_kernel<16, kQ4_K, false, false> : chain_kernel<16, kQ4_0, false, false>;
+    default: return nullptr;
+  }
+}
+
+cudaError_t geometry_for(ChainFn fn, const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g) {
   int dev = 0, smem_sm = 0, reserved = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
@@ -452,14 +499,14 @@ cudaError_t geometry_for(const ChainParams& p, int sm_count, size_t smem_optin, 
   const size_t limit = std::min(smem_optin, (size_t)smem_sm / (size_t)p.ctas_per_sm - (size_t)reserved);
   if (limit < fixed + 2 * per_stage) return cudaErrorInvalidValue;
   int stages = p.stages > 0 ? p.stages : (int)((limit - fixed) / per_stage);
-  g.threads = 32 * (NC + 1);
+  g.threads = 32 * (p.consumers + 1);
   for (; stages >= 2; --stages) {
     g.smem = (size_t)stages * per_stage + fixed;
     if (g.smem > limit) continue;
-    e = cudaFuncSetAttribute(chain_kernel<NC, WT, MMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
+    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem);
     if (e != cudaSuccess) return e;
     int nb = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, chain_kernel<NC, WT, MMA>, g.threads, g.smem);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, g.threads, g.smem);
     if (e != cudaSuccess) return e;
     if (nb >= p.ctas_per_sm) break;
     if (p.stages > 0) return cudaErrorInvalidConfiguration;  // the asked ring does not fit
@@ -478,49 +525,21 @@ bool dims_ok(const Dims& d) {
 }  // namespace
 
 cudaError_t chain_geometry(const ChainParams& p, int sm, size_t optin, ChainGeometry& g) {
-  if (!dims_ok(p.dims) || (p.ctas_per_sm != 1 && p.ctas_per_sm != 2) || sm < 1)
+  if (!dims_ok(p.dims) || (p.ctas_per_sm != 1 && p.ctas_per_sm != 2) || sm < 1 ||
+      (p.wtype != kQ4_0 && p.wtype != kQ4_K))
     return cudaErrorInvalidValue;
-  const bool k = p.wtype == kQ4_K;
-  if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
-  if (p.mma) {  // the tensor-core consumers: 8 or 16 warps
-    if (p.consumers == 8) return k ? geometry_for<8, kQ4_K, true>(p, sm, optin, g) : geometry_for<8, kQ4_0, true>(p, sm, optin, g);
-    if (p.consumers == 16)
-      return k ? geometry_for<16, kQ4_K, true>(p, sm, optin, g) : geometry_for<16, kQ4_0, true>(p, sm, optin, g);
-    return cudaErrorNotSupported;
-  }
-  switch (p.consumers) {
-    case 4: return k ? geometry_for<4, kQ4_K>(p, sm, optin, g) : geometry_for<4, kQ4_0>(p, sm, optin, g);
-    case 8: return k ? geometry_for<8, kQ4_K>(p, sm, optin, g) : geometry_for<8, kQ4_0>(p, sm, optin, g);
-    case 16: return k ? geometry_for<16, kQ4_K>(p, sm, optin, g) : geometry_for<16, kQ4_0>(p, sm, optin, g);
-    default: return cudaErrorInvalidValue;
-  }
+  const ChainFn fn = kernel_for(p);
+  return fn ? geometry_for(fn, p, sm, optin, g) : cudaErrorNotSupported;
 }
 
 cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream) {
   if (!dims_ok(p.dims) || g.grid < 1 || g.stages < 2 || !p.w || !p.act_q || !p.act_d || !p.act_s || !p.y ||
-      !p.counters || !p.error)
+      !p.counters || !p.error || (p.split && (!p.acc || p.mode == kFullChunk)) ||
+      (p.wtype != kQ4_0 && p.wtype != kQ4_K))
     return cudaErrorInvalidValue;
-  const bool k = p.wtype == kQ4_K;
-  if (!k && p.wtype != kQ4_0) return cudaErrorInvalidValue;
-  if (p.mma) {
-    switch (p.consumers * 2 + (k ? 1 : 0)) {
-      case 16: chain_kernel<8, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-      case 17: chain_kernel<8, kQ4_K, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-      case 32: chain_kernel<16, kQ4_0, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-      case 33: chain_kernel<16, kQ4_K, true><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-      default: return cudaErrorNotSupported;
-    }
-    return cudaGetLastError();
-  }
-  switch (p.consumers * 2 + (k ? 1 : 0)) {
-    case 8: chain_kernel<4, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 9: chain_kernel<4, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 16: chain_kernel<8, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 17: chain_kernel<8, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 32: chain_kernel<16, kQ4_0><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    case 33: chain_kernel<16, kQ4_K><<<g.grid, g.threads, g.smem, stream>>>(p, g.stages); break;
-    default: return cudaErrorInvalidValue;
-  }
+  const ChainFn fn = kernel_for(p);
+  if (!fn) return cudaErrorNotSupported;
+  fn<<<g.grid, g.threads, g.smem, stream>>>(p, g.stages);
   return cudaGetLastError();
 }
 
@@ -531,6 +550,8 @@ cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_
   if (e == cudaSuccess)
     e = cudaMemsetAsync(p.counters, 0, sizeof(uint32_t) * (size_t)n_counters(p.dims), stream);
   if (e == cudaSuccess) e = cudaMemsetAsync(p.error, 0, sizeof(uint32_t), stream);
+  if (e == cudaSuccess && p.split)
+    e = cudaMemsetAsync(p.acc, 0, sizeof(float) * 2 * (size_t)n_slots(p.dims) * (size_t)p.dims.ffn, stream);
   if (e == cudaSuccess) e = cudaEventRecord(a, stream);
   if (e == cudaSuccess) e = launch_chain(p, g, stream);
   if (e == cudaSuccess) e = cudaEventRecord(b, stream);

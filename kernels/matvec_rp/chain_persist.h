@@ -120,6 +120,52 @@ MEMRA_CHAIN_HD Task task_at(const Dims& d, int64_t t) {
   return k;
 }
 
+// One unit of a CTA's work: pages [pg0, pg1) of task k (row block k.row_block of matrix k.mat of
+// k.layer); task index t (its arrival counter when split).
+struct Item {
+  Task k;
+  int64_t t = 0;
+  int pg0 = 0, pg1 = 0;
+};
+
+// This CTA's items in order (next() until false); the producer and the consumers walk the same sequence.
+// Tasks (ChainParams::split false): tasks cta, cta + grid, ..., every page of each. Split: of every
+// matrix in turn, the CTA's share of its pages, [P cta / grid, P (cta + 1) / grid) of its P pages in
+// row-block order (contiguous bytes), one item per row block the share touches.
+struct ItemIter {
+  int64_t t, p = 0, p1 = 0, t0 = 0;  // tasks: the next task; split: the page cursor, the share's end, the matrix's first task
+  int layer = 0, mat = -1;
+  MEMRA_CHAIN_HD explicit ItemIter(int cta) : t(cta) {}
+  MEMRA_CHAIN_HD bool next(const Dims& d, bool split, int cta, int grid, Item& it) {
+    if (!split) {
+      if (t >= (int64_t)d.n_layers * layer_tasks(d)) return false;
+      it.k = task_at(d, t);
+      it.t = t;
+      it.pg0 = 0;
+      it.pg1 = it.k.pages;
+      t += grid;
+      return true;
+    }
+    while (p >= p1) {  // the next matrix with a non-empty share
+      if (mat >= 0) t0 += mat_tasks(d, mat);
+      if (++mat == kMats) {
+        mat = 0;
+        if (++layer == d.n_layers) return false;
+      }
+      const int64_t P = mat_tasks(d, mat) * mat_pages(d, mat);
+      p = P * cta / grid;
+      p1 = P * (cta + 1) / grid;
+    }
+    const int64_t pp = mat_pages(d, mat), rb = p / pp, pe = p1 < (rb + 1) * pp ? p1 : (rb + 1) * pp;
+    it.t = t0 + rb;
+    it.k = task_at(d, it.t);
+    it.pg0 = (int)(p - rb * pp);
+    it.pg1 = (int)(pe - rb * pp);
+    p = pe;
+    return true;
+  }
+};
+
 // Q4_0 pages: row r's quants are 32 slots of 16 bytes (one block each), block b in slot b ^ (r % 8):
 // the 8 rows r, r + 1, ... of one block sit in 8 different 16-byte bank groups of shared memory, so
 // the tensor-core consumer (rows g = 0..7 of an MMA fragment reading one block) has no bank
@@ -347,12 +393,16 @@ MEMRA_CHAIN_HD bool unit_scale_output(int mat) { return mat == kDown; }
 enum Mode : int { kFull = 0, kNoDeps = 1, kStreamOnly = 2, kFullChunk = 3, kPagesOnly = 4 };
 
 // Counters: 4 * n_layers matrix counters (tasks done), then 16 chunk counters per matrix (tasks done
-// among the 32 that write outputs [1024 c, 1024 c + 1024)).
+// among the 32 that write outputs [1024 c, 1024 c + 1024)), then one arrival counter per task (split
+// schedule: the pages of that row block summed so far).
 constexpr int kMaxChunks = 16;
-MEMRA_CHAIN_HD int n_counters(const Dims& d) { return 4 * d.n_layers * (1 + kMaxChunks); }
+MEMRA_CHAIN_HD int n_counters(const Dims& d) {
+  return 4 * d.n_layers * (1 + kMaxChunks) + d.n_layers * (int)layer_tasks(d);
+}
 MEMRA_CHAIN_HD int chunk_counter(const Dims& d, int mat_counter, int chunk) {
   return 4 * d.n_layers + mat_counter * kMaxChunks + chunk;
 }
+MEMRA_CHAIN_HD int arrival_counter(const Dims& d, int64_t task) { return 4 * d.n_layers * (1 + kMaxChunks) + (int)task; }
 
 }  // namespace memra::chain
 
@@ -380,6 +430,13 @@ struct ChainParams {
   // over all 32 lanes, which scale them as q4_0_term / q4_k_term do (the same per-block terms, another
   // summation order).
   bool mma = false;
+  // The schedule: false = tasks (a CTA takes tasks blockIdx.x, + grid, ...: whole row blocks, so a
+  // matrix with fewer tasks than CTAs, or not a multiple of them, leaves CTAs idle at its end); true =
+  // split (every CTA takes an equal share of every matrix's pages, cutting row blocks: each item's
+  // row sums are added to `acc`, and the item that completes a row block's pages (its arrival
+  // counter) finishes it). kFullChunk is tasks only.
+  bool split = false;
+  float* acc = nullptr;     // split: 2 x n_slots x ffn row sums (gate / only matrix, then up), zero before the launch
   int ctas_per_sm = 1;      // 1 or 2: every CTA must be resident at once (checked)
   int stages = 0;           // ring pages per CTA; 0 = as many as fit
   long long spin_limit = 2000000000ll;  // clock cycles (~1 s) a dependency wait may take before it gives up
@@ -391,8 +448,9 @@ struct ChainGeometry {
 };
 cudaError_t chain_geometry(const ChainParams& p, int sm_count, size_t smem_optin, ChainGeometry& g);
 cudaError_t launch_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream);
-// One timed run: counters and the error flag zeroed, CUDA events around the launch alone; waits
-// for it. ms: the kernel; error: the flag after the run (1 = a dependency wait gave up).
+// One timed run: counters, the error flag and (split) the row sums zeroed, CUDA events around the
+// launch alone; waits for it. ms: the kernel; error: the flag after the run (1 = a dependency wait
+// gave up).
 cudaError_t time_chain(const ChainParams& p, const ChainGeometry& g, cudaStream_t stream, float& ms, uint32_t& error);
 // Writes every weight block of the chain (the pages) from the hash: one launch per weight matrix.
 cudaError_t fill_chain_weights(const memra::chain::Dims& d, int wtype, uint64_t seed, uint8_t* w, cudaStream_t stream);

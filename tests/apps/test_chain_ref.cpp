@@ -141,6 +141,54 @@ TEST(ChainLayout, TasksAreContiguousRunsOfTheirOwnPages) {
   EXPECT_EQ(next, (uint64_t)d.n_layers * layer_bytes(d));
 }
 
+// Both schedules (ChainParams::split) as the kernel walks them (ItemIter, the kernel's own code): every
+// page of every task exactly once over the grid, an item inside one task, a CTA's items in chain order;
+// split: every CTA's share of a matrix within one page of every other's, and its pages contiguous bytes.
+TEST(ChainLayout, ScheduleItemsCoverEveryPageOnce) {
+  Dims real;  // qwen3-8b's shapes
+  real.n_layers = 2;
+  for (const Dims& d : {small_dims(), real})
+    for (const bool split : {false, true})
+      for (const int grid : {1, 3, 7, 264}) {
+        const int64_t n_tasks = (int64_t)d.n_layers * layer_tasks(d);
+        std::vector<std::vector<uint8_t>> seen((size_t)n_tasks);
+        for (int64_t t = 0; t < n_tasks; ++t) seen[(size_t)t].assign((size_t)task_at(d, t).pages, 0);
+        std::vector<int64_t> share_min(4 * d.n_layers, INT64_MAX), share_max(4 * d.n_layers, 0);
+        for (int cta = 0; cta < grid; ++cta) {
+          ItemIter items(cta);
+          Item it;
+          int last = -1;
+          std::vector<int64_t> share(4 * d.n_layers, 0);
+          uint64_t next_byte = 0;
+          while (items.next(d, split, cta, grid, it)) {
+            ASSERT_GE(it.t, 0);
+            ASSERT_LT(it.t, n_tasks);
+            const Task k = task_at(d, it.t);
+            ASSERT_EQ(it.k.w_off, k.w_off);
+            ASSERT_TRUE(0 <= it.pg0 && it.pg0 < it.pg1 && it.pg1 <= k.pages) << it.pg0 << ".." << it.pg1;
+            const int m = 4 * k.layer + k.mat;
+            ASSERT_GE(m, last) << "items out of chain order";
+            if (split && m == last) {
+              ASSERT_EQ(k.w_off + (uint64_t)it.pg0 * kPageBytes, next_byte) << "a share's pages are contiguous";
+            }
+            next_byte = k.w_off + (uint64_t)it.pg1 * kPageBytes;
+            last = m;
+            share[(size_t)m] += it.pg1 - it.pg0;
+            for (int pg = it.pg0; pg < it.pg1; ++pg) ++seen[(size_t)it.t][(size_t)pg];
+          }
+          for (size_t m = 0; m < share.size(); ++m) {
+            share_min[m] = std::min(share_min[m], share[m]);
+            share_max[m] = std::max(share_max[m], share[m]);
+          }
+        }
+        for (int64_t t = 0; t < n_tasks; ++t)
+          for (uint8_t v : seen[(size_t)t]) ASSERT_EQ(v, 1) << "task " << t << " split " << split << " grid " << grid;
+        if (split) {
+          for (size_t m = 0; m < share_min.size(); ++m) EXPECT_LE(share_max[m] - share_min[m], 1) << "matrix " << m;
+        }
+      }
+}
+
 TEST(ChainLayout, EveryTaskWaitsForTheMatrixItReads) {
   const Dims d = small_dims();
   for (int64_t t = 0; t < (int64_t)d.n_layers * layer_tasks(d); ++t) {
