@@ -477,11 +477,11 @@ case "$phase" in
     # What holds the chain on the H200. (1) pages_only (built in the forty-eighth session: the pages
     # consumed without a task's staging, reduction, stores and fence) against no_deps: the per-task work
     # (H100: consumers' page work free, per-task work 6-15%, boundaries ~30%). (2) The split schedule
-    # (ChainParams::split, built in the forty-eighth session): every CTA an equal share of every matrix's pages instead
-    # of whole 32-row tasks dealt round robin, whose matrices of 128-384 tasks leave CTAs idle at every
-    # boundary (a model of that alone predicts full / stream 1.35-1.6, the measured ratio). Both
-    # schedules, dp4a and mma, 8 warps, 2 CTAs per SM, rings of 5 and 3 pages. A "slim" pack, any sm_90
-    # card (an H200 best). ~1 minute.
+    # (ChainParams::split, built in the forty-eighth session): every CTA an equal share of every
+    # matrix's pages instead of whole 32-row tasks dealt round robin, whose matrices of 128-384 tasks
+    # leave CTAs idle at every boundary (a model of that alone predicts full / stream 1.35-1.6, the
+    # measured ratio). Both schedules, dp4a and mma, 8 warps, 2 CTAs per SM, rings of 5 and 3 pages.
+    # A "slim" pack, any sm_90 card (an H200 best). ~1 minute.
     gpu_info
     for st in 0 3; do
       timeout 200 "$bin/rp-q4-probe" --chain-only --chain-types q4_0,q4_k --chain-forms dp4a,mma --chain-consumers 8 \
