@@ -201,6 +201,16 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
         f["smem_bytes"] = g.smem;
         f["ring_bytes_per_sm"] = (double)g.stages * kPageBytes * cps;
 
+        // The row blocks the schedule cuts (their items add to the arrival counters; whole ones do not).
+        const int64_t n_tasks = (int64_t)d.n_layers * layer_tasks(d);
+        std::vector<uint8_t> cut((size_t)n_tasks, 0);
+        for (int cta = 0; cta < g.grid; ++cta) {
+          ItemIter items(cta);
+          Item it;
+          while (items.next(d, split, cta, g.grid, it)) cut[(size_t)it.t] |= it.pg1 - it.pg0 != it.k.pages ? 1 : 0;
+        }
+        f["row_blocks_cut"] = std::count(cut.begin(), cut.end(), (uint8_t)1);
+
         // Checked runs, one per full mode: every output slot poisoned first (y NaN, quants 0x7F, scales
         // NaN, sums -1), then every matrix checked and every counter complete.
         float ms = 0;
@@ -222,8 +232,8 @@ bool run_chain(cuda::Context& ctx, const ChainOptions& o, nlohmann::json& out, n
           std::vector<uint32_t> counters((size_t)n_counters(d));
           cuda::copy_d2h(counters.data(), cnt.get(), counters.size() * 4, st);
           int64_t counters_wrong = 0;
-          for (int64_t t = 0; t < (int64_t)d.n_layers * layer_tasks(d); ++t)  // split: every row block's pages
-            counters_wrong += counters[(size_t)arrival_counter(d, t)] == (split ? (uint32_t)task_at(d, t).pages : 0u) ? 0 : 1;
+          for (int64_t t = 0; t < n_tasks; ++t)  // every row block the schedule cut: all its pages arrived
+            counters_wrong += counters[(size_t)arrival_counter(d, t)] == (cut[(size_t)t] ? (uint32_t)task_at(d, t).pages : 0u) ? 0 : 1;
           for (int l = 0; l < d.n_layers; ++l)
             for (int m = 0; m < kMats; ++m) {
               counters_wrong += counters[(size_t)(4 * l + m)] == (uint32_t)mat_tasks(d, m) ? 0 : 1;

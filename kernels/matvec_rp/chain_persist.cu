@@ -99,13 +99,18 @@ struct Smem {
   int8_t* xq;
   float* xd;
   int32_t* xs;
-  float* ys;
-  float* yp;  // the tensor-core consumers' row partials: [gate / up][column group][32 rows]
+  uint64_t* sums;  // split: the row-sum buffers' mbarriers: full[0], full[1], empty[0], empty[1]
+  float* ys;       // row sums [gate / only matrix: 32][up: 32]; split: buffer e at ys + e * kSumsFloats
+  float* yp;       // the tensor-core consumers' row partials: [gate / up][column group][32 rows]
 };
 
 constexpr int kMaxGroups = 8;  // column groups of the tensor-core consumers (16 warps: 8)
+// Split (8 consumer warps, 4 column groups): two buffers of [ys: 64][yp: 2 x 4 x 32]; the tasks kernels
+// use the region as one [ys: 64][yp: 2 x kMaxGroups x 32] (576 floats).
+constexpr int kSumsFloats = 64 + 2 * 4 * kTaskRows;
+static_assert(2 * kSumsFloats >= 64 + 2 * kMaxGroups * kTaskRows, "the tasks kernels' row sums fit the region");
 __host__ __device__ inline size_t act_smem_bytes(int64_t ffn) {
-  return (size_t)ffn + (size_t)ffn / 32 * 8 + 64 * 4 + 2 * kMaxGroups * kTaskRows * 4;
+  return (size_t)ffn + (size_t)ffn / 32 * 8 + 2 * kSumsFloats * 4 + 4 * 8;
 }
 
 __device__ Smem carve(uint8_t* base, int stages, int64_t ffn) {
@@ -113,7 +118,8 @@ __device__ Smem carve(uint8_t* base, int stages, int64_t ffn) {
   s.ring = base;
   s.full = reinterpret_cast<uint64_t*>(base + (size_t)stages * kPageBytes);
   s.empty = s.full + stages;
-  s.xq = reinterpret_cast<int8_t*>(s.empty + stages);  // 16-byte aligned: 2 * stages * 8 bytes
+  s.sums = s.empty + stages;
+  s.xq = reinterpret_cast<int8_t*>(s.sums + 4);  // 16-byte aligned: (2 * stages + 4) * 8 bytes
   s.xd = reinterpret_cast<float*>(s.xq + ffn);
   s.xs = reinterpret_cast<int32_t*>(s.xd + ffn / 32);
   s.ys = reinterpret_cast<float*>(s.xs + ffn / 32);
@@ -247,9 +253,59 @@ __device__ __forceinline__ void mma_page_q4k(const uint8_t* page, const Smem& sm
   }
 }
 
-// One CTA: warps 0..NC-1 consume, warp NC produces, over this CTA's items (ItemIter).
+// One warp, lane = row: item `it`'s 32 row sums (g: gate or the only matrix, u: up) become one q8 block
+// of the next matrix's input. A split row block's sums go to p.acc first; the item that completes its
+// pages (the arrival counter) reads them back and finishes the block.
+__device__ __forceinline__ void finish_item(const ChainParams& p, const Item& it, float g, float u, int lane) {
+  const Dims& d = p.dims;
+  const Task& k = it.k;
+  const int64_t F = d.ffn;
+  const bool glu = k.mat == kGlu;
+  const int out = out_slot(k.layer, k.mat);
+  const int64_t row = (int64_t)out * F + k.row_block * kTaskRows + lane;
+  if (it.pg1 - it.pg0 != k.pages) {
+    const int64_t up = (int64_t)n_slots(d) * F;  // the up sums' plane
+    atomicAdd(p.acc + row, g);
+    if (glu) atomicAdd(p.acc + up + row, u);
+    __threadfence();
+    __syncwarp();
+    uint32_t before = 0;
+    if (lane == 0) before = atomicAdd(p.counters + arrival_counter(d, it.t), (uint32_t)(it.pg1 - it.pg0));
+    before = __shfl_sync(0xffffffffu, before, 0);
+    if (before + (uint32_t)(it.pg1 - it.pg0) != (uint32_t)k.pages) return;  // another CTA finishes the block
+    __threadfence();
+    g = __ldcg(p.acc + row);
+    if (glu) u = __ldcg(p.acc + up + row);
+  }
+  const float y = glu ? g / (1.f + expf(-g)) * u : g;
+  p.y[row] = y;
+  const float amax = warp_max_f32(fabsf(y));
+  const int q = amax > 0.f ? __float2int_rn(y * q8_inv_scale(amax)) : 0;
+  int qs = q;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) qs += __shfl_xor_sync(0xffffffffu, qs, o);
+  p.act_q[row] = (int8_t)q;
+  if (lane == 0) {
+    p.act_d[(int64_t)out * (F / 32) + k.row_block] = q8_stored_scale(amax, unit_scale_output(k.mat));
+    p.act_s[(int64_t)out * (F / 32) + k.row_block] = qs;
+  }
+  __threadfence();
+  __syncwarp();
+  if (lane == 0 && (p.mode == kFull || p.mode == kFullChunk)) {
+    atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
+    atomicAdd(p.counters + chunk_counter(d, 4 * k.layer + k.mat, (int)(k.row_block / kTaskRows)), 1u);
+  }
+}
+
+// Threads of a CTA: NC consumer warps, the producer warp, and (split) two finishing warps.
+constexpr int chain_threads(int nc, bool split) { return 32 * (nc + 1 + (split ? 2 : 0)); }
+
+// One CTA: warps 0..NC-1 consume, warp NC produces, over this CTA's items (ItemIter). Tasks: warp 0
+// finishes each item after the consumers' barrier. Split: warps NC + 1 and NC + 2 finish the even and
+// odd items from the two row-sum buffers, so that the consumers never wait on a finish's round trips
+// to memory (its atomics, fences and the arrival counter).
 template <int NC, int WT, bool MMA, bool SPLIT>
-__global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int stages) {
+__global__ void __launch_bounds__(chain_threads(NC, SPLIT), NC <= 8 ? 2 : 1) chain_kernel(const __grid_constant__ ChainParams p, int stages) {
   static_assert(!MMA || NC == 8 || NC == 16, "tensor-core consumers: 8 or 16 warps");
   constexpr int RPW = kTaskRows / NC;  // rows per consumer warp (dp4a)
   constexpr int NG = NC / 2, BPW = kPageBlocks / NG;  // MMA: column groups, blocks per warp and page
@@ -262,6 +318,11 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       init_bar(&sm.full[s], 1);
       init_bar(&sm.empty[s], NC);
     }
+    if (SPLIT)
+      for (int e = 0; e < 2; ++e) {
+        init_bar(&sm.sums[e], NC);
+        init_bar(&sm.sums[2 + e], 1);
+      }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
@@ -281,11 +342,37 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
     }
     return;
   }
+  if (SPLIT && warp > NC) {  // finishing warp e: items e, e + 2, ... from row-sum buffer e
+    if (p.mode == kStreamOnly || p.mode == kPagesOnly) return;  // (no sums in these modes)
+    const int e = warp - NC - 1;
+    ItemIter items(blockIdx.x);
+    Item it;
+    for (int i = 0; items.next(d, true, blockIdx.x, gridDim.x, it); ++i) {
+      if ((i & 1) != e) continue;
+      bulk::wait_barrier(&sm.sums[e], (uint32_t)(i >> 1) & 1u);
+      const float* ys = sm.ys + e * kSumsFloats;
+      const bool glu = it.k.mat == kGlu;
+      float g = 0.f, u = 0.f;
+      if constexpr (MMA) {
+        for (int q = 0; q < NC / 2; ++q) {
+          g += ys[64 + q * kTaskRows + lane];
+          if (glu) u += ys[64 + (NC / 2 + q) * kTaskRows + lane];
+        }
+      } else {
+        g = ys[lane];
+        if (glu) u = ys[32 + lane];
+      }
+      __syncwarp();
+      if (lane == 0) arrive(&sm.sums[2 + e]);
+      finish_item(p, it, g, u, lane);
+    }
+    return;
+  }
 
   const int n_cons = NC * 32;
   const int64_t F = d.ffn;
-  const int64_t acc_plane = (int64_t)n_slots(d) * F;  // split: the up sums' plane in p.acc
   Cursor c;
+  int n_items = 0;  // split: items whose sums went to a buffer
   int cur = -1;  // split: the matrix (4 * layer + mat) whose input is staged
   ItemIter items(blockIdx.x);
   Item it;
@@ -300,9 +387,8 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       continue;
     }
     // kFull: wait for the whole previous matrix, then stage its output (this task's input) in shared
-    // memory (split: once per matrix; a barrier before every item all the same, so that warp 0 has
-    // finished the last item's outputs). kFullChunk (tasks only): the same per 1024-input chunk,
-    // before the first page that reads it.
+    // memory (split: once per matrix). kFullChunk (tasks only): the same per 1024-input chunk, before
+    // the first page that reads it.
     const int in = in_slot(k.layer, k.mat);
     const bool by_chunk = p.mode == kFullChunk && k.dep >= 0 && !SPLIT;
     const bool pages_only = p.mode == kPagesOnly;
@@ -314,15 +400,12 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
         sm.xs[b0 / 32 + i] = __ldcg(p.act_s + (int64_t)in * (F / 32) + b0 / 32 + i);
       }
     };
-    if (!by_chunk && !pages_only) {
-      const int m = 4 * k.layer + k.mat;
-      if (!SPLIT || m != cur) {
-        if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) wait_count(p, p.counters + k.dep, k.dep_count);
-        consumers_sync(n_cons);
-        stage(0, k.cols);
-        cur = m;
-      }
+    if (!by_chunk && !pages_only && (!SPLIT || 4 * k.layer + k.mat != cur)) {
+      if (p.mode == kFull && k.dep >= 0 && threadIdx.x == 0) wait_count(p, p.counters + k.dep, k.dep_count);
       consumers_sync(n_cons);
+      stage(0, k.cols);
+      consumers_sync(n_cons);
+      cur = 4 * k.layer + k.mat;
     }
     int staged = -1;  // kFullChunk: the last input chunk staged
 
@@ -389,6 +472,37 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       sm.yp[warp * 32 + lane] = v;
       continue;
     }
+    if constexpr (SPLIT) {  // this warp's partial row sums into buffer n_items & 1, for a finishing warp
+      const int e = n_items & 1;
+      if (n_items >= 2) bulk::wait_barrier(&sm.sums[2 + e], (uint32_t)((n_items >> 1) - 1) & 1u);
+      ++n_items;
+      float* ys = sm.ys + e * kSumsFloats;
+      if constexpr (MMA) {
+#pragma unroll
+        for (int wh = 0; wh < 2; ++wh)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float v = wh == 0 ? (h == 0 ? mg0 : mg1) : (h == 0 ? mu0 : mu1);
+            v += __shfl_xor_sync(0xffffffffu, v, 1);
+            v += __shfl_xor_sync(0xffffffffu, v, 2);
+            if ((lane & 3) == 0 && (wh == 0 || glu))
+              ys[64 + (wh * NG + (warp >> 1)) * kTaskRows + (warp & 1) * 16 + (lane >> 2) + 8 * h] = v;
+          }
+      } else {
+#pragma unroll
+        for (int r = 0; r < RPW; ++r) {
+          const float g = warp_sum_f32(acc[0][r]);
+          const float u = glu ? warp_sum_f32(acc[1][r]) : 0.f;
+          if (lane == 0) {
+            ys[warp * RPW + r] = g;
+            ys[32 + warp * RPW + r] = u;
+          }
+        }
+      }
+      __syncwarp();
+      if (lane == 0) arrive(&sm.sums[e]);
+      continue;
+    }
     // The item's row sums (gate / only matrix, up) into sm.ys[0..31] / sm.ys[32..63].
     if constexpr (MMA) {
       // Each row's 4 lanes (t) summed, then the column groups' partials in group order by warp 0.
@@ -425,47 +539,11 @@ __global__ void __launch_bounds__(32 * (NC + 1)) chain_kernel(ChainParams p, int
       }
       consumers_sync(n_cons);
     }
-    if (warp != 0) continue;
-    // Warp 0, lane = row: the task's 32 outputs are one q8 block of the next matrix's input. A split
-    // row block's sums go to p.acc first; the item that completes its pages finishes it.
-    const int out = out_slot(k.layer, k.mat);
-    const int64_t row = (int64_t)out * F + k.row_block * kTaskRows + lane;
-    float g = sm.ys[lane], u = sm.ys[32 + lane];
-    if (it.pg1 - it.pg0 != k.pages) {
-      atomicAdd(p.acc + row, g);
-      if (glu) atomicAdd(p.acc + acc_plane + row, u);
-      __threadfence();
-      __syncwarp();
-      uint32_t before = 0;
-      if (lane == 0) before = atomicAdd(p.counters + arrival_counter(d, it.t), (uint32_t)(it.pg1 - it.pg0));
-      before = __shfl_sync(0xffffffffu, before, 0);
-      if (before + (uint32_t)(it.pg1 - it.pg0) != (uint32_t)k.pages) continue;  // another CTA finishes the block
-      __threadfence();
-      g = __ldcg(p.acc + row);
-      if (glu) u = __ldcg(p.acc + acc_plane + row);
-    }
-    const float y = glu ? g / (1.f + expf(-g)) * u : g;
-    p.y[row] = y;
-    const float amax = warp_max_f32(fabsf(y));
-    const int q = amax > 0.f ? __float2int_rn(y * q8_inv_scale(amax)) : 0;
-    int qs = q;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) qs += __shfl_xor_sync(0xffffffffu, qs, o);
-    p.act_q[row] = (int8_t)q;
-    if (lane == 0) {
-      p.act_d[(int64_t)out * (F / 32) + k.row_block] = q8_stored_scale(amax, unit_scale_output(k.mat));
-      p.act_s[(int64_t)out * (F / 32) + k.row_block] = qs;
-    }
-    __threadfence();
-    __syncwarp();
-    if (lane == 0 && (p.mode == kFull || p.mode == kFullChunk)) {
-      atomicAdd(p.counters + 4 * k.layer + k.mat, 1u);
-      atomicAdd(p.counters + chunk_counter(d, 4 * k.layer + k.mat, (int)(k.row_block / kTaskRows)), 1u);
-    }
+    if (warp == 0) finish_item(p, it, sm.ys[lane], sm.ys[32 + lane], lane);
   }
 }
 
-using ChainFn = void (*)(ChainParams, int);
+using ChainFn = void (*)(const ChainParams, int);
 
 // The kernel instance of a form (nullptr: none). Split schedules: 8 consumer warps only.
 ChainFn kernel_for(const ChainParams& p) {
@@ -499,7 +577,7 @@ cudaError_t geometry_for(ChainFn fn, const ChainParams& p, int sm_count, size_t 
   const size_t limit = std::min(smem_optin, (size_t)smem_sm / (size_t)p.ctas_per_sm - (size_t)reserved);
   if (limit < fixed + 2 * per_stage) return cudaErrorInvalidValue;
   int stages = p.stages > 0 ? p.stages : (int)((limit - fixed) / per_stage);
-  g.threads = 32 * (p.consumers + 1);
+  g.threads = chain_threads(p.consumers, p.split);
   for (; stages >= 2; --stages) {
     g.smem = (size_t)stages * per_stage + fixed;
     if (g.smem > limit) continue;
