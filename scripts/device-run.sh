@@ -57,7 +57,10 @@
 # still queued).
 # Ran in the forty-eighth session on an H200 (receipts/h200/*-mma47-35ad82e-20261206*): mma47 (the chain
 # probe's tensor-core consumers: Q4_0 no-deps 0.816 vs dp4a 0.815, full 0.559 vs 0.592; Q4_K no-deps 0.708
-# vs 0.625, full 0.485 vs 0.428; the persistent step stays shelved).
+# vs 0.625, full 0.485 vs 0.428; the persistent step stays shelved); on H100s (receipts/h100/*-chain48*-2026
+# 1206*): chain48 three times as it grew (pages_only: the consumers' page work is free there, per-task work
+# 6-15%; the split schedule: passes, loses 0.86x, the same ~395 us of boundaries as the tasks schedule).
+# chain48 stays queued for an H200 (its no-deps gap there, both schedules).
 # nd33 only if the 32B loss of the deferred norm is understood.
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
