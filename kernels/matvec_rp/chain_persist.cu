@@ -472,11 +472,9 @@ __global__ void __launch_bounds__(chain_threads(NC, SPLIT), NC <= 8 ? 2 : 1) cha
       sm.yp[warp * 32 + lane] = v;
       continue;
     }
-    if constexpr (SPLIT) {  // this warp's partial row sums into buffer n_items & 1, for a finishing warp
-      const int e = n_items & 1;
-      if (n_items >= 2) bulk::wait_barrier(&sm.sums[2 + e], (uint32_t)((n_items >> 1) - 1) & 1u);
-      ++n_items;
-      float* ys = sm.ys + e * kSumsFloats;
+    // This warp's partial row sums: MMA, each row's 4 lanes (t) summed into yp[(gate / up * groups +
+    // column group) * 32 + row]; dp4a, lane 0's rows into ys[row] (gate or the only matrix) / ys[32 + row].
+    const auto put_partials = [&](float* ys, float* yp, int groups) {
       if constexpr (MMA) {
 #pragma unroll
         for (int wh = 0; wh < 2; ++wh)
@@ -486,7 +484,7 @@ __global__ void __launch_bounds__(chain_threads(NC, SPLIT), NC <= 8 ? 2 : 1) cha
             v += __shfl_xor_sync(0xffffffffu, v, 1);
             v += __shfl_xor_sync(0xffffffffu, v, 2);
             if ((lane & 3) == 0 && (wh == 0 || glu))
-              ys[64 + (wh * NG + (warp >> 1)) * kTaskRows + (warp & 1) * 16 + (lane >> 2) + 8 * h] = v;
+              yp[(wh * groups + (warp >> 1)) * kTaskRows + (warp & 1) * 16 + (lane >> 2) + 8 * h] = v;
           }
       } else {
 #pragma unroll
@@ -499,47 +497,31 @@ __global__ void __launch_bounds__(chain_threads(NC, SPLIT), NC <= 8 ? 2 : 1) cha
           }
         }
       }
+    };
+    if constexpr (SPLIT) {  // into buffer n_items & 1, for a finishing warp
+      const int e = n_items & 1;
+      if (n_items >= 2) bulk::wait_barrier(&sm.sums[2 + e], (uint32_t)((n_items >> 1) - 1) & 1u);
+      ++n_items;
+      float* ys = sm.ys + e * kSumsFloats;
+      put_partials(ys, ys + 64, NG);
       __syncwarp();
       if (lane == 0) arrive(&sm.sums[e]);
       continue;
     }
-    // The item's row sums (gate / only matrix, up) into sm.ys[0..31] / sm.ys[32..63].
+    // The item's row sums (gate / only matrix, up) into sm.ys[0..31] / sm.ys[32..63]: MMA, the column
+    // groups' partials summed in group order by warp 0.
+    put_partials(sm.ys, sm.yp, kMaxGroups);
+    consumers_sync(n_cons);
+    if (warp != 0) continue;
+    float g = sm.ys[lane], u = sm.ys[32 + lane];
     if constexpr (MMA) {
-      // Each row's 4 lanes (t) summed, then the column groups' partials in group order by warp 0.
-#pragma unroll
-      for (int wh = 0; wh < 2; ++wh)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float v = wh == 0 ? (h == 0 ? mg0 : mg1) : (h == 0 ? mu0 : mu1);
-          v += __shfl_xor_sync(0xffffffffu, v, 1);
-          v += __shfl_xor_sync(0xffffffffu, v, 2);
-          if ((lane & 3) == 0 && (wh == 0 || glu))
-            sm.yp[(wh * kMaxGroups + (warp >> 1)) * kTaskRows + (warp & 1) * 16 + (lane >> 2) + 8 * h] = v;
-        }
-      consumers_sync(n_cons);
-      if (warp == 0) {
-        float gs = 0.f, us = 0.f;
-        for (int q = 0; q < NG; ++q) {
-          gs += sm.yp[q * kTaskRows + lane];
-          if (glu) us += sm.yp[(kMaxGroups + q) * kTaskRows + lane];
-        }
-        sm.ys[lane] = gs;
-        sm.ys[32 + lane] = us;
+      g = u = 0.f;
+      for (int q = 0; q < NG; ++q) {
+        g += sm.yp[q * kTaskRows + lane];
+        if (glu) u += sm.yp[(kMaxGroups + q) * kTaskRows + lane];
       }
-      __syncwarp();
-    } else {
-#pragma unroll
-      for (int r = 0; r < RPW; ++r) {
-        const float g = warp_sum_f32(acc[0][r]);
-        const float u = glu ? warp_sum_f32(acc[1][r]) : 0.f;
-        if (lane == 0) {
-          sm.ys[warp * RPW + r] = g;
-          sm.ys[32 + warp * RPW + r] = u;
-        }
-      }
-      consumers_sync(n_cons);
     }
-    if (warp == 0) finish_item(p, it, sm.ys[lane], sm.ys[32 + lane], lane);
+    finish_item(p, it, g, u, lane);
   }
 }
 
