@@ -363,7 +363,7 @@ int main(int argc, char** argv) {
     cli.add_option("--chain-schedules", o.ch.schedules,
                    "how the matrices' work is dealt to the CTAs, one set of forms each: tasks (whole 32-row blocks, "
                    "round robin), split (every CTA an equal share of every matrix's pages, row blocks cut and "
-                   "their partial sums added)")
+                   "their partial sums added; 8 consumer warps only, other forms are skipped)")
         ->check(CLI::IsMember({"tasks", "split"}))
         ->delimiter(',')
         ->capture_default_str();
