@@ -2,8 +2,8 @@
 // kernels.norm_defer) and the matvec side of it (MmvsParams::norm_ss).
 // - norm_defer/<cols>/split<S>[/no_w]: the q8s planes of u = x * w byte-identical to the CPU q8_1
 //   quantizer of the same products (put in the interleaved order, the poisoned unused bytes kept),
-//   and the partials' sum (in the consumer's order) against the f64 sum of squares (1e-5 relative);
-//   split 9 refused.
+//   the partials (one per 32-element block) byte-identical to the host's float replay of
+//   defer_block_ss, and their sum against the f64 sum of squares (1e-5 relative); split 9 refused.
 // - mmvs_norm_ss/<type>/<n>x<k>/<form>/cap<c>: the one-token matvec with the scale s = 1 / sqrt(sum
 //   of the partials / k + eps) applied to its dot products, against the f64 product of s and the
 //   dequantized weights and activation (the mmvs tolerance, cases_mmvs.cu); forms: plain, the SiLU
@@ -39,17 +39,45 @@ double partials_sum(const std::vector<float>& p) {
   return s;
 }
 
-// The scale a consumer computes from n partials, in float as the GPU does: lane l holds p[l] (0 past
-// n), v_l += v_(l ^ o) for o = 16 .. 1 (every add correctly rounded), then 1 / sqrtf(v_0 / cols + eps).
+// The scale a consumer computes from n partials, in float as the GPU does (norm_math.cuh
+// defer_lane_sum): lane l sums p[l], p[l + 32], ... from 0, v_l += v_(l ^ o) for o = 16 .. 1 (every
+// add correctly rounded), then 1 / sqrtf(v_0 / cols + eps).
 float scale_of_partials(const float* p, int n, int64_t cols, float eps) {
   float v[32];
-  for (int l = 0; l < 32; ++l) v[l] = l < n ? p[l] : 0.0f;
+  for (int l = 0; l < 32; ++l) {
+    v[l] = 0.0f;
+    for (int i = l; i < n; i += 32) v[l] += p[i];
+  }
   for (int o = 16; o > 0; o >>= 1) {
     float t[32];
     for (int l = 0; l < 32; ++l) t[l] = v[l] + v[l ^ o];
     std::copy(t, t + 32, v);
   }
   return 1.0f / std::sqrt(v[0] / (float)cols + eps);
+}
+
+// The deferred norm's partial of each 32-element block of a row (norm_math.cuh defer_block_ss), in
+// float as the GPU does: lane k of the block's 8 sums the squares of elements 4k .. 4k + 3 in order
+// from 0, then v_k += v_(k ^ o) for o = 1, 2, 4.
+std::vector<float> block_partials(const float* x, int64_t cols) {
+  std::vector<float> out((size_t)(cols / 32));
+  for (int64_t b = 0; b < cols / 32; ++b) {
+    float v[8];
+    for (int k = 0; k < 8; ++k) {
+      v[k] = 0.0f;
+      for (int e = 0; e < 4; ++e) {
+        const float u = x[32 * b + 4 * k + e];
+        v[k] += u * u;
+      }
+    }
+    for (int o = 1; o < 8; o <<= 1) {
+      float t[8];
+      for (int k = 0; k < 8; ++k) t[k] = v[k] + v[k ^ o];
+      std::copy(t, t + 8, v);
+    }
+    out[(size_t)b] = v[0];
+  }
+  return out;
 }
 
 class NormDeferCase : public Case {
@@ -66,7 +94,7 @@ class NormDeferCase : public Case {
     dw_ = env.upload(w_);
     dxq_ = env.alloc_output<int8_t>(xq_bytes());
     dxds_ = env.alloc_output<float>((size_t)(rows_ * cols_) / 16);
-    n_part_ = cuda::rms_norm_defer_partials(split_);
+    n_part_ = cuda::rms_norm_defer_partials(cols_);
     dpart_ = env.alloc_output<float>((size_t)(rows_ * n_part_));
     if (scale_) {
       dscale_ = env.alloc_output<float>((size_t)rows_);
@@ -130,6 +158,11 @@ class NormDeferCase : public Case {
     }
     ss_.assign((size_t)rows_, 0.0);
     for (size_t i = 0; i < x_.size(); ++i) ss_[i / (size_t)cols_] += (double)x_[i] * (double)x_[i];
+    part_.clear();
+    for (int r = 0; r < rows_; ++r) {
+      const auto pr = block_partials(x_.data() + (size_t)r * cols_, cols_);
+      part_.insert(part_.end(), pr.begin(), pr.end());
+    }
   }
   Verdict compare(Env& env) override {
     if (!refused_) return ref::fail(ref::cat("split ", cuda::kMaxNormSplit + 1, " (or both / neither of partials and scale) was not refused"));
@@ -138,6 +171,10 @@ class NormDeferCase : public Case {
     const auto part = env.download(dpart_, (size_t)(rows_ * n_part_));
     Verdict v = ref::all_of({{"quants", compare_bytes(q.data(), xq_.data(), q.size())},
                              {"scales and sums", compare_bytes(ds.data(), xds_.data(), ds.size() * 4)}});
+    if (v.pass) {
+      const Verdict vp = compare_bytes(part.data(), part_.data(), part.size() * 4);
+      if (!vp.pass) return ref::fail("partials vs the host's per-block rule: " + vp.detail);
+    }
     double worst = 0.0;
     for (int r = 0; r < rows_; ++r) {
       const std::vector<float> pr(part.begin() + (ptrdiff_t)r * n_part_, part.begin() + (ptrdiff_t)(r + 1) * n_part_);
@@ -166,7 +203,7 @@ class NormDeferCase : public Case {
   bool has_w_, scale_;
   bool refused_ = false;
   int n_part_ = 0;
-  std::vector<float> x_, w_, xds_;
+  std::vector<float> x_, w_, xds_, part_;
   std::vector<int8_t> xq_;
   std::vector<double> ss_;
   float *dx_ = nullptr, *dw_ = nullptr, *dxds_ = nullptr, *dpart_ = nullptr, *dscale_ = nullptr, *dxds2_ = nullptr;
@@ -211,7 +248,7 @@ class MmvsNormSsCase : public Case {
   cuda::MmvsParams params() const { return params(final_); }
   cudaError_t launch(Env& env) override {
     cuda::MmvsParams bad = params();
-    bad.norm_ss_n = 33;
+    bad.norm_ss_n = cuda::kNormDeferMaxPartials + 1;
     refusals_ = cuda::launch_mmvs(bad, env.stream()) == cudaErrorInvalidValue;
     if (final_) {
       bad = params();
@@ -250,7 +287,7 @@ class MmvsNormSsCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refusals_) return ref::fail("a residual, 33 partials, cap 8 (or a final scale with 2) with norm_ss was not refused");
+    if (!refusals_) return ref::fail("a residual, 257 partials, cap 8 (or a final scale with 2) with norm_ss was not refused");
     const auto got = env.download(dy_, (size_t)n_);
     if (!final_) return ref::norm(got, ref_, mmvs_cases::kTol);
     return ref::all_of({{"vs the launch from the partials, bytes", compare_bytes(got.data(), from_partials_.data(), got.size() * 4)},

@@ -7,8 +7,10 @@
 #include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
+#include "matvec/mmvs_dispatch.h"
 #include "matvec/mmvs_task.cuh"
 #include "matvec/split_layout.h"
+#include "norm/norm_kernels.h"
 #include "norm/norm_math.cuh"
 #include "norm/q8_1_emit.cuh"
 
@@ -142,7 +144,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   // MmvsParams::norm_ss: this lane's partial of the deferred norm, requested now, summed at the
   // epilogue (m = 1; the m > 1 instances load row j's partials there).
   float nss0 = 0.0f;
-  if constexpr (NS && MM == 1) nss0 = a.nsf ? a.nss[0] : lane < a.n_nss ? a.nss[lane] : 0.0f;
+  if constexpr (NS && MM == 1) nss0 = a.nsf ? a.nss[0] : defer_lane_sum(a.nss, a.n_nss, lane);
   float resv[MM] = {}, resv2[MM] = {};
   if ((GLU == 0 || kPairs) && a.res && live && sub == 0 && lane == 0) {
 #pragma unroll
@@ -235,7 +237,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       if (a.nsf) {
         ns[j] = j < a.m ? a.nss[j] : 1.0f;
       } else {
-        const float pj = j < a.m && lane < a.n_nss ? a.nss[j * a.n_nss + lane] : 0.0f;
+        const float pj = j < a.m ? defer_lane_sum(a.nss + j * a.n_nss, a.n_nss, lane) : 0.0f;
         ns[j] = norm_scale(warp_sum_f32(pj), (int)a.k, a.nss_eps);
       }
     }
@@ -401,20 +403,7 @@ cudaError_t launch_q6k(const Args& a, int min_blocks, cudaStream_t s) {
   return min_blocks == 0 ? launch_q6k_m<1>(a, s) : cudaErrorNotSupported;
 }
 
-// f(std::integral_constant<QType, T>{}) for the six mmvs weight types T, else `other`: the one
-// place the host code turns a runtime type into a template argument.
-template <class F>
-cudaError_t by_type(QType t, cudaError_t other, F&& f) {
-  switch (t) {
-    case QType::Q4_K: return f(std::integral_constant<QType, QType::Q4_K>{});
-    case QType::Q6_K: return f(std::integral_constant<QType, QType::Q6_K>{});
-    case QType::Q8_0: return f(std::integral_constant<QType, QType::Q8_0>{});
-    case QType::Q4_0: return f(std::integral_constant<QType, QType::Q4_0>{});
-    case QType::Q5_K: return f(std::integral_constant<QType, QType::Q5_K>{});
-    case QType::IQ4_XS: return f(std::integral_constant<QType, QType::IQ4_XS>{});
-    default: return other;
-  }
-}
+using mmvs::by_type;
 
 template <QType T>
 cudaError_t launch_t(const Args& a, int glu, int min_blocks, cudaStream_t s) {
@@ -609,7 +598,7 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   a.n_nss = p.norm_ss_n;
   a.nss_eps = p.norm_eps;
   a.nsf = p.norm_ss_final;
-  if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > 32 ||
+  if (p.norm_ss && ((p.m == 1 && (!p.act_il || p.act_il_q6k)) || p.residual || p.norm_ss_n < 1 || p.norm_ss_n > kNormDeferMaxPartials ||
                     (p.norm_ss_final && p.norm_ss_n != 1)))
     return cudaErrorInvalidValue;
   // Row pairs: one-token launches of one matrix, of up to three matrices of one type (q/k/v: each

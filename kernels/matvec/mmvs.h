@@ -130,13 +130,13 @@ struct MmvsParams {
   bool row_pair_one_task2 = false;  // the w_type2 rows' form in a paired mixed launch (see row_pairs)
   // The deferred norm's input (RmsNormDeferParams, kernels.norm_defer): the activation planes are
   // those of u = x * w_norm, and the product wanted is the one of s * u with s = 1 / sqrtf(sum /
-  // n_cols + eps), sum the norm_ss_n partials (lane l of every warp holds partial l, then the xor
-  // tree: one order, so every row gets the same s). Each row's dot products are multiplied by s
+  // n_cols + eps), sum the norm_ss_n partials (norm_math.cuh defer_lane_sum: lane l sums partials
+  // l, l + 32, ..., then the xor tree: one order, so every row gets the same s). Each row's dot products are multiplied by s
   // (IEEE) before the epilogue, the GLU's activation and the row pairs included. At m > 1 (verify
   // batches: the plain order, uncapped) activation row j has its own norm_ss_n partials at norm_ss +
   // j * norm_ss_n, loaded at the epilogue, and each row gets the bits of the m = 1 launch (decode ==
   // verify). m = 1 needs act_il (not act_il_q6k) and min_blocks (of the launch's kind) 0, 5 or 6; no
-  // residual; 1 <= norm_ss_n <= 32; else cudaErrorInvalidValue / cudaErrorNotSupported. Null: no
+  // residual; 1 <= norm_ss_n <= kNormDeferMaxPartials (256); else cudaErrorInvalidValue / cudaErrorNotSupported. Null: no
   // scale, and the instances without the scale's code.
   const float* norm_ss = nullptr;
   int norm_ss_n = 0;
@@ -182,6 +182,28 @@ cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, boo
 // at min_blocks (0, 5 or 6).
 cudaError_t mmvs_glu_one_task_cap_spills(QType t, int glu, int min_blocks, bool* spills);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
+
+// The one-token residual launch that also takes the next deferred norm (kernels.mmvs_emit_norm,
+// mmvs_emit.cu): y = residual + W x as launch_mmvs computes it with MmvsParams::residual (each
+// row the bits of that launch: mmvs::warps_per_row's task partition, the lanes' order, the trees,
+// the add), then from the updated rows the outputs of launch_rms_norm_defer on y (norm_kernels.h):
+// the q8s planes of y * norm_w and one partial sum of squares per 32 rows, the same bytes. A CTA of
+// `warps` warps owns 32 consecutive rows, one q8s block of the output, so the norm needs no other
+// CTA and no launch of its own. mv: m = 1, act_il (act_il_q6k for Q6_K rows as launch_mmvs takes
+// it), a residual (y itself for the stream updated in place), no GLU, extra segments or norm_ss; the row pairs, caps and
+// one-task forms of mv are ignored (they never change a row's bits). n_rows a multiple of 32, at
+// most 32 * kNormDeferMaxPartials. The output planes must not overlap the input's (the launch
+// reads every input block while its CTAs write). Else cudaErrorInvalidValue / NotSupported.
+struct MmvsEmitNormParams {
+  MmvsParams mv;
+  const float* norm_w = nullptr;  // n_rows weights of the next norm, or null (none)
+  int8_t* out_xq = nullptr;       // the next launch's q8s planes: one row of n_rows quants
+  void* out_xds = nullptr;        // n_rows / 32 float2, 16-byte aligned
+  bool out_il = true;             // out_xq in the interleaved order (q8s_order.h), else plain
+  float* partials = nullptr;      // n_rows / 32 floats (norm_math.cuh defer_block_ss)
+  int warps = 16;                 // warps per CTA: 8 (four rows each), 16 (two) or 32 (one)
+};
+cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stream);
 
 // f32 rows -> q8s (xq, xds as above); quants and scale identical to launch_quantize_q8_1.
 struct QuantizeQ8sParams {

@@ -192,8 +192,9 @@ constexpr int kDeferThreads = 128;
 constexpr int kDeferMaxBlock = kDeferThreads * kMaxNormSplit;  // RmsNormDeferParams::scale's block at split 8
 // RmsNormDeferParams: block `slice` of S takes the chunks t + T * j with j % S == slice (as the
 // split norm's emit); the weights of its first chunk are requested before the dependency wait.
+// Each q8s block's partial sum of squares (defer_block_ss) goes to partials[r][block].
 // SCALE (RmsNormDeferParams::scale): one block per row, its thread slice * T + t doing block slice's
-// thread t's work; warp w's partial is partial w, and warp 0 sums them as the matvecs would.
+// thread t's work; the partials go to shared memory and warp 0 sums them as the matvecs would.
 struct DeferArgs {
   const float* x;
   int64_t ld_x;
@@ -214,37 +215,28 @@ __global__ void __launch_bounds__(SCALE ? kDeferMaxBlock : kNormMaxThreads) rms_
   const int slice = SCALE ? (int)threadIdx.x / T : (int)blockIdx.x, t = (int)threadIdx.x % T, lane = t & 31;
   const int64_t r = blockIdx.y;  // the row (rows > 1: the plain order, row r's planes at r * cols)
   const float* x = a.x + r * a.ld_x;
-  const int n_chunks = a.cols / 4, n_j = (n_chunks + T - 1) / T;
+  const int n_chunks = a.cols / 4, n_j = (n_chunks + T - 1) / T, n_part = a.cols / 32;
   const bool has_w = a.w != nullptr;
   const float4 ones = make_float4(1.f, 1.f, 1.f, 1.f);
   const float4 w0 = has_w && slice < n_j ? load4(a.w, t + T * slice, a.cols, a.vec) : ones;
+  [[maybe_unused]] __shared__ float part[SCALE ? kNormDeferMaxPartials : 1];
+  float* const out_part = SCALE ? part : a.partials + r * n_part;
   pdl_wait();
-  float ss = 0.0f;
   for (int j = slice; j < n_j; j += S) {  // warp-uniform: the emit's shuffles see every lane
     const int c = t + T * j;
     const bool valid = c < n_chunks;
-    const float4 u = valid ? load4(x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 v = valid ? load4(x, c, a.cols, a.vec) : make_float4(0.f, 0.f, 0.f, 0.f);
     const float4 wb = j == slice ? w0 : has_w ? load4(a.w, c, a.cols, a.vec) : ones;
-    ss += __fmul_rn(u.x, u.x);
-    ss += __fmul_rn(u.y, u.y);
-    ss += __fmul_rn(u.z, u.z);
-    ss += __fmul_rn(u.w, u.w);
-    const float y[4] = {has_w ? __fmul_rn(u.x, wb.x) : u.x, has_w ? __fmul_rn(u.y, wb.y) : u.y,
-                        has_w ? __fmul_rn(u.z, wb.z) : u.z, has_w ? __fmul_rn(u.w, wb.w) : u.w};
+    const float u[4] = {v.x, v.y, v.z, v.w};
+    const float y[4] = {has_w ? __fmul_rn(u[0], wb.x) : u[0], has_w ? __fmul_rn(u[1], wb.y) : u[1],
+                        has_w ? __fmul_rn(u[2], wb.z) : u[2], has_w ? __fmul_rn(u[3], wb.w) : u[3]};
     emit_q8s_block8(y, lane, valid, a.xq + r * a.cols, 4 * (int64_t)c, a.il, a.xds + (r * a.cols) / 32 + c / 8);
+    const float ss = defer_block_ss(u);  // (cols % 32 == 0: a block's 8 lanes are all valid or none)
+    if (valid && (lane & 7) == 0) out_part[c / 8] = ss;
   }
-  ss = warp_sum_f32(ss);
   if constexpr (SCALE) {
-    __shared__ float part[kDeferMaxBlock / 32];
-    const int warp = (int)threadIdx.x >> 5, n_warps = (int)blockDim.x >> 5;
-    if (lane == 0) part[warp] = ss;
     __syncthreads();
-    if (warp == 0) {
-      const float total = warp_sum_f32(lane < n_warps ? part[lane] : 0.0f);
-      if (lane == 0) a.scale[r] = norm_scale(total, a.cols, a.eps);
-    }
-  } else {
-    if (lane == 0) a.partials[r * (S * (T / 32)) + slice * (T / 32) + (t >> 5)] = ss;
+    if (threadIdx.x < 32) a.scale[r] = norm_scale(warp_sum_f32(defer_lane_sum(part, n_part, lane)), a.cols, a.eps);
   }
 }
 
@@ -324,12 +316,12 @@ cudaError_t launch_rms_norm(const RmsNormParams& p, cudaStream_t s) {
   return launch_kernel(rms_norm_kernel<0, 0>, grid, block, smem, s, a);
 }
 
-int rms_norm_defer_partials(int split) { return split * (kDeferThreads / 32); }
+int rms_norm_defer_partials(int cols) { return cols / 32; }
 
 cudaError_t launch_rms_norm_defer(const RmsNormDeferParams& p, cudaStream_t s) {
   const int64_t ld_x = p.ld_x ? p.ld_x : p.cols;
   if (!p.x || !p.q8s_xq || !p.q8s_xds || !p.partials == !p.scale || p.cols <= 0 || p.cols % 32 || p.split < 1 ||
-      p.split > kMaxNormSplit || rms_norm_defer_partials(p.split) > kNormDeferMaxPartials || p.rows < 1 ||
+      p.split > kMaxNormSplit || rms_norm_defer_partials(p.cols) > kNormDeferMaxPartials || p.rows < 1 ||
       p.rows > 65535 || ld_x < p.cols || (p.q8s_il && p.rows != 1))
     return cudaErrorInvalidValue;
   const DeferArgs a{p.x, ld_x, p.w, p.cols, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il,

@@ -67,18 +67,18 @@ struct RmsNormDeferParams {
   int8_t* q8s_xq = nullptr;  // row r's quants at r * cols (the plain order), or one row interleaved
   void* q8s_xds = nullptr;
   bool q8s_il = true;        // the interleaved order (q8s_order.h, rows = 1 only), as RmsNormParams::q8s_il
-  float* partials = nullptr;  // rows x rms_norm_defer_partials(split) floats, row-major
+  float* partials = nullptr;  // rows x rms_norm_defer_partials(cols) floats, row-major
   // Instead of partials (exactly one of the two): one block per row of split x 128 threads does the
-  // same work, sums the same partials in the consumer's order (lane l holds partial l, the xor tree)
+  // same work, sums the same partials in the consumer's order (norm_math.cuh defer_lane_sum, the xor tree)
   // and writes the row's scale 1 / sqrt(sum / cols + eps) to scale[r] (norm_scale, the formula a
   // matvec applies to partials: the same bits; MmvsParams::norm_ss_final).
   float* scale = nullptr;
   float eps = 0.0f;
 };
-// How many partials launch_rms_norm_defer writes for split blocks: 4 warps per block (128
-// threads at every cols), so 4 * split, at most kNormDeferMaxPartials (one per lane of the consumer).
-int rms_norm_defer_partials(int split);
-inline constexpr int kNormDeferMaxPartials = 32;  // 4 warps per block, 8 blocks at most
+// How many partials launch_rms_norm_defer writes per row: one per 32-element block (norm_math.cuh
+// defer_block_ss), at most kNormDeferMaxPartials (cols <= 8192; wider rows are refused).
+int rms_norm_defer_partials(int cols);
+inline constexpr int kNormDeferMaxPartials = 256;
 cudaError_t launch_rms_norm_defer(const RmsNormDeferParams& p, cudaStream_t stream);
 
 // residual_out = residual + delta, then out = rms_norm(residual_out) * w. residual_out may alias

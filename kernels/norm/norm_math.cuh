@@ -34,6 +34,29 @@ __device__ __forceinline__ float norm_scale(float sumsq, int cols, float eps) {
   return 1.0f / sqrtf(sumsq / (float)cols + eps);
 }
 
+// kernels.norm_defer's partial sums of squares: one per 32-element block of a row, so that a
+// producer owning one q8s block (the residual matvec that takes the next norm, mmvs_emit.cu) writes
+// the partial the deferred norm kernel writes. Each of the block's 8 consecutive lanes holds 4
+// consecutive elements (lane k of the group: elements 4k .. 4k + 3, the q8s emit's layout) and sums
+// their squares in element order from 0; then the group's xor tree at distances 1, 2, 4. Every lane
+// of the warp calls it (the 4 groups at once); each group's lanes end with its block's partial.
+__device__ __forceinline__ float defer_block_ss(const float (&u)[4]) {
+  float ss = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) ss = __fadd_rn(ss, __fmul_rn(u[e], u[e]));
+#pragma unroll
+  for (int o = 1; o < 8; o <<= 1) ss = __fadd_rn(ss, __shfl_xor_sync(0xffffffffu, ss, o));
+  return ss;
+}
+// A consumer's share of a row's n partials: lane l sums partials l, l + 32, ... in that order
+// (from 0); the row's sum is then warp_sum_f32 of the lanes' shares (one order everywhere, so the
+// matvecs and the norm that writes the scale agree bit for bit).
+__device__ __forceinline__ float defer_lane_sum(const float* p, int n, int lane) {
+  float s = 0.0f;
+  for (int i = lane; i < n; i += 32) s = __fadd_rn(s, p[i]);
+  return s;
+}
+
 // x * inv, then times the weight wi when there is one.
 __device__ __forceinline__ float normed_by(float x, float inv, bool has_w, float wi) {
   const float v = __fmul_rn(x, inv);

@@ -321,6 +321,12 @@ class Backend {
   // (the default throws). The CUDA decode path: the add in the matvec's epilogue, so the next
   // norm reads the residual alone.
   virtual void matmul_residual(const Weight& w, View x, View residual);
+  // A hint before a sublayer: its last op will be matmul_residual into the residual stream and the
+  // caller's next op rms_norm_into_matvecs(that stream, w, eps, out). A backend may compute that
+  // norm inside the product's launch (the CUDA decode path, kernels.mmvs_emit_norm); the norm call
+  // then finds its output made and does nothing. Results are those of the two ops either way. The
+  // hint is dropped by the next matmul_residual or norm whether taken or not. Default: ignored.
+  virtual void expect_norm_after_residual(const Weight* w, float eps, View out) {}
   // out = x / rms(x) * w (w may be null = ones). out may alias x.
   virtual void rms_norm(View x, const Weight* w, float eps, View out) = 0;
   // rms_norm where out is read afterwards only as the input x of matmul / matmul_n / matmul_glu /

@@ -104,9 +104,15 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
   };
   bool d_added = true;  // layer 0: the embedding alone
   backend::View d = s.d;
+  // The norm that follows a sublayer whose output the backend may add to the stream itself (its
+  // next op then is norm(true, ...)): a hint, so that the backend may fold it into that launch.
+  const auto expect_norm = [&](const backend::Weight* w) {
+    if (may_add) be.expect_norm_after_residual(w, hp_.rms_eps, s.h);
+  };
   for (int l = 0; l < hp_.n_layer; ++l) {
     const Layer& L = layers_[(size_t)l];
     norm(d_added, d, L.attn.norm);
+    if (!L.is_moe) expect_norm(L.ffn.norm);
     const bool o_added = attention_forward(be, kv, hp_, L.attn, L.al, l, pos0, s, may_add);
     if (L.is_moe && o_added) {  // the FFN norm reads the stream alone: the backend may fuse it with the router
       d_added = moe_forward_normed(be, L.moe, moe_, s, L.moe.norm, hp_.rms_eps, may_add);
@@ -116,6 +122,7 @@ void DecoderModel::forward(backend::Backend& be, backend::KvStore& kv, std::span
       d_added = false;
     } else {
       norm(o_added, o_added ? s.o : post(s.o, L.post_attn_norm), L.ffn.norm);
+      if (!L.out_scale) expect_norm(l + 1 < hp_.n_layer ? layers_[(size_t)l + 1].attn.norm : out_norm_);
       d_added = ffn_forward(be, L.ffn, spec_.act, s, may_add);
     }
     d = d_added ? s.d : post(s.d, L.post_ffn_norm);

@@ -328,7 +328,8 @@ void CudaBackend::note(const std::string& op, const std::string& variant) {
 void* CudaBackend::workspace(Slot slot, size_t bytes) {
   static const char* names[kNumSlots] = {"q8_1 activations", "GEMM scratch",      "attention workspace",
                                          "ids",              "q8s activations",   "GEMM input (f16)",
-                                         "norm partial sums", "DeltaNet conv output", "MoE scratch"};
+                                         "norm partial sums", "DeltaNet conv output", "MoE scratch",
+                                         "q8s activations (second)"};
   auto& b = ws_[slot];
   if (b.bytes() < bytes) {
     MEMRA_CHECK(!capturing_, "internal: {} grows during graph capture", names[slot]);

@@ -17,6 +17,10 @@
 #include "config/config.h"
 #include "rope/rope_kernels.h"
 
+namespace memra::cuda {
+struct MmvsParams;  // matvec/mmvs.h
+}  // namespace memra::cuda
+
 namespace memra::backend::cuda_impl {
 
 // What outlives the backend object: Buffers and Weights handed to callers free into this pool
@@ -89,6 +93,10 @@ class CudaBackend final : public Backend {
   void matmul(const Weight& w, View x, View y, const Weight* bias) override;
   bool fuses_residual(const Weight& w, View x, const Weight* bias) override;
   void matmul_residual(const Weight& w, View x, View residual) override;
+  void expect_norm_after_residual(const Weight* w, float eps, View out) override {
+    norm_hint_ = {w, eps, out};
+    norm_emitted_ = false;
+  }
   void rms_norm(View x, const Weight* w, float eps, View out) override;
   void rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) override;
   void add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) override;
@@ -120,7 +128,7 @@ class CudaBackend final : public Backend {
 
  private:
   friend class DeviceTokenSampler;  // cuda_sample_ops.cpp: the stream, the pool, settle_deferred_norm
-  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kDeltaNet, kMoe, kNumSlots };
+  enum Slot { kQ8Act, kGemm, kAttn, kAdhocIds, kQ8s, kX16, kNormSs, kDeltaNet, kMoe, kQ8s2, kNumSlots };
   cuda::Context& ctx() const { return *sh_->ctx; }
   cudaStream_t stream() const { return sh_->ctx->compute_stream(); }
   // Backend-owned scratch that only grows; the outgrown buffer is retired (kept alive) while a
@@ -161,6 +169,17 @@ class CudaBackend final : public Backend {
     bool live = false;
     bool final = false;  // ss holds the rows' scales (kernels.norm_defer_scale = "norm")
   };
+  // Whether rms_norm_into_matvecs(x, ., ., out) takes the deferred form (kernels.norm_defer).
+  bool defers_norm(View x, View out) const;
+  // kernels.mmvs_emit_norm: the one-token residual launch p (y: the stream it adds to) with the
+  // hinted norm of y in the same launch (cuda::launch_mmvs_emit_norm), leaving the state
+  // rms_norm_into_matvecs(y, hint) would; false (nothing launched) where it does not apply.
+  struct NormHint {
+    const Weight* w = nullptr;
+    float eps = 0.0f;
+    View out{};
+  };
+  bool launch_emit_norm(const cuda::MmvsParams& p, View y, const NormHint& h);
   // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
   // computed in full (out and its planes written); one given up is an internal error.
   void settle_deferred_norm(View x);
@@ -181,9 +200,10 @@ class CudaBackend final : public Backend {
   // interleaved order when the planes are quantized here (planes that a producer emitted keep
   // their order; planes in the Q6_K variant are not reused for another consumer).
   Q8s q8s_input(View x, bool q6k = false);
-  // Where the q8s planes of an m x k input live in the kQ8s slot (grown as needed); q6k: in the
-  // Q6_K variant where the order is interleaved.
-  Q8s q8s_planes(int64_t m, int64_t k, bool q6k = false);
+  // Where the q8s planes of an m x k input live in the current planes slot (kQ8s or kQ8s2, grown
+  // as needed); q6k: in the Q6_K variant where the order is interleaved. other: in the other slot
+  // (a launch that reads the current planes while it writes the next ones: launch_emit_norm).
+  Q8s q8s_planes(int64_t m, int64_t k, bool q6k = false, bool other = false);
   // The kQ8s slot now holds the planes of src (q6k: in the Q6_K variant of the order).
   void hold_q8s(View src, bool q6k = false) {
     q8s_src_ = src;
@@ -265,8 +285,10 @@ class CudaBackend final : public Backend {
   // its launch (w2 / glu: the fused GLU pair; residual: y += the product).
   bool mmvf2_applies(const Weight& w, View x);
   void launch_mmvf2(const Weight& w, const Weight* w2, int glu, View x, View y, bool residual = false);
+  // next_norm (residual launches only): the norm the caller takes of y next (launch_emit_norm).
   void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                           std::span<const MatmulOut> extra = {}, bool residual = false);
+                           std::span<const MatmulOut> extra = {}, bool residual = false,
+                           const NormHint* next_norm = nullptr);
 
   // The weight types with mmvs kernels, in mmvs_type_index order (kMmvsTypeList).
   static constexpr int kMmvsTypes = 6;
@@ -345,6 +367,9 @@ class CudaBackend final : public Backend {
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
   bool x16_bf16_ = false;
   DeferredNorm defer_;
+  int q8s_slot_ = kQ8s;  // the slot holding the current q8s planes (kQ8s or kQ8s2)
+  NormHint norm_hint_;   // Backend::expect_norm_after_residual (out.data == nullptr: none)
+  bool norm_emitted_ = false;  // the hinted norm was made by the residual launch (launch_emit_norm)
 };
 
 }  // namespace memra::backend::cuda_impl

@@ -1,6 +1,9 @@
 // The CUDA backend's RMSNorm ops (split from cuda_ops.cpp): the decode norms emitting the next
 // matvec's q8s planes, the deferred form (kernels.norm_defer, Backend::rms_norm_into_matvecs) and
 // its settling, the fused residual add, the per-head norm.
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "backend/cuda/cuda_check.h"
@@ -26,6 +29,8 @@ void set_planes(P& p, const Q& q) {
 }  // namespace
 
 void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
+  norm_hint_ = {};
+  norm_emitted_ = false;
   forget_q8s();
   defer_ = {};
   check_same_shape("rms_norm", x, out);
@@ -58,16 +63,26 @@ void CudaBackend::rms_norm(View x, const Weight* w, float eps, View out) {
                     : f16 ? "rms+f16" : "rms");
 }
 
-void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) {
-  // kernels.norm_defer: decode rows (one token in the interleaved order, or a verify batch of up to
-  // kMmvsMaxM rows in the plain order) whose consumers are mmvs launches get the planes of x * w and
-  // the partial sums of squares; each launch applies the scale.
+bool CudaBackend::defers_norm(View x, View out) const {
+  // Decode rows (one token in the interleaved order, or a verify batch of up to kMmvsMaxM rows in
+  // the plain order) whose consumers are mmvs launches; rows of at most kNormDeferMaxPartials blocks.
   const int64_t max_cols = cfg_.kernels.norm_defer_max_cols;
-  const bool defer = cfg_.kernels.norm_defer && (max_cols == 0 || x.cols <= max_cols) && emit_q8s_for(out) &&
-                     x.rows >= 1 && x.rows == out.rows &&
-                     (x.rows > 1 || cfg_.kernels.mmvs_act_il) && x.cols == out.cols && x.cols % 32 == 0 &&
-                     x.cols <= (1 << 24) && !overlaps(x, out);
-  if (!defer) return rms_norm(x, w, eps, out);
+  return cfg_.kernels.norm_defer && (max_cols == 0 || x.cols <= max_cols) && emit_q8s_for(out) && x.rows >= 1 &&
+         x.rows == out.rows && (x.rows > 1 || cfg_.kernels.mmvs_act_il) && x.cols == out.cols && x.cols % 32 == 0 &&
+         x.cols <= 32 * (int64_t)cuda::kNormDeferMaxPartials && !overlaps(x, out);
+}
+
+void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View out) {
+  norm_hint_ = {};
+  // The residual launch before made this norm's output already (launch_emit_norm).
+  if (std::exchange(norm_emitted_, false) && defer_.live && defer_.x.data == x.data && defer_.out.data == out.data &&
+      defer_.w == w && defer_.eps == eps && q8s_src_.data == out.data) {
+    note("norm", "emitted_by_residual_launch");
+    return;
+  }
+  // kernels.norm_defer: the planes of x * w and the partial sums of squares; each consuming launch
+  // applies the scale.
+  if (!defers_norm(x, out)) return rms_norm(x, w, eps, out);
   forget_q8s();
   defer_ = {};
   cuda::RmsNormDeferParams p;
@@ -80,7 +95,7 @@ void CudaBackend::rms_norm_into_matvecs(View x, const Weight* w, float eps, View
   p.split = cfg_.kernels.norm_split;
   // kernels.norm_defer_scale = "norm": one block per row sums the partials and writes the scale.
   const bool final = cfg_.kernels.norm_defer_scale == "norm";
-  const int n_ss = final ? 1 : cuda::rms_norm_defer_partials(p.split);
+  const int n_ss = final ? 1 : cuda::rms_norm_defer_partials(p.cols);
   float* ss = static_cast<float*>(workspace(kNormSs, (size_t)x.rows * (size_t)n_ss * sizeof(float)));
   (final ? p.scale : p.partials) = ss;
   p.eps = eps;
@@ -99,7 +114,41 @@ void CudaBackend::settle_deferred_norm(View x) {
   note("norm_defer", "settled");
 }
 
+bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const NormHint& h) {
+  const auto& k = cfg_.kernels;
+  if (!k.mmvs_emit_norm || p.m != 1 || !p.act_il || p.residual != y.data || y.rows != 1 || h.out.cols != y.cols ||
+      y.cols % 32 != 0 || k.norm_defer_scale == "norm" || !defers_norm(y, h.out))
+    return false;
+  MEMRA_CHECK(k.mmvs_emit_norm_warps == 8 || k.mmvs_emit_norm_warps == 16 || k.mmvs_emit_norm_warps == 32,
+              "kernels.mmvs_emit_norm_warps must be 8, 16 or 32, not {}", k.mmvs_emit_norm_warps);
+  // The next planes go to the other slot: this launch reads its input's planes while it writes.
+  const Q8s q = q8s_planes(1, y.cols, false, /*other=*/true);
+  const int n_ss = cuda::rms_norm_defer_partials((int)y.cols);
+  float* ss = static_cast<float*>(workspace(kNormSs, (size_t)n_ss * sizeof(float)));
+  cuda::MmvsEmitNormParams e;
+  e.mv = p;
+  e.norm_w = f32_vector(h.w, y.cols, "rms_norm");
+  e.out_xq = const_cast<int8_t*>(q.xq);
+  e.out_xds = const_cast<void*>(q.xds);
+  e.out_il = q.il;
+  e.partials = ss;
+  e.warps = k.mmvs_emit_norm_warps;
+  const cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
+  if (err == cudaErrorNotSupported) return false;  // (nothing launched)
+  cuda::check_status(err, "launch_mmvs_emit_norm");
+  q8s_slot_ = q8s_slot_ == kQ8s ? kQ8s2 : kQ8s;
+  forget_q8s();
+  hold_q8s(h.out);
+  defer_ = {y, h.out, h.w, h.eps, ss, n_ss, true, false};
+  norm_emitted_ = true;
+  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}", qtype_name(p.w_type), e.warps, p.act_il_q6k ? "_q6k" : "",
+                              p.preload ? "" : "_nopreload"));
+  return true;
+}
+
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
+  norm_hint_ = {};
+  norm_emitted_ = false;
   forget_q8s();
   defer_ = {};
   check_same_shape("add_rms_norm", residual, delta);

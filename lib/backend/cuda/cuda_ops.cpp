@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "act/act_kernels.h"
 #include "attn/attn_kernels.h"
@@ -201,13 +202,14 @@ const void* CudaBackend::gemm_x_input(View x, bool bf16) {
   return buf;
 }
 
-CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, bool q6k) {
+CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, bool q6k, bool other) {
   // One-token rows in the interleaved order with kernels.mmvs_act_il (every producer and the mmvs
   // launch ask here, so they agree); verify batches (m > 1) keep the plain order.
   const bool il = cfg_.kernels.mmvs_act_il && m == 1;
   const size_t xq_bytes = il ? (size_t)cuda::q8s::il_row_bytes(k) : ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
-  auto* base = static_cast<uint8_t*>(workspace(kQ8s, bytes));
+  const int slot = other ? (q8s_slot_ == kQ8s ? kQ8s2 : kQ8s) : q8s_slot_;
+  auto* base = static_cast<uint8_t*>(workspace((Slot)slot, bytes));
   return {reinterpret_cast<const int8_t*>(base), base + xq_bytes, il, il && q6k};
 }
 
@@ -256,7 +258,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
 }
 
 void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
-                                      std::span<const MatmulOut> extra, bool residual) {
+                                      std::span<const MatmulOut> extra, bool residual, const NormHint* next_norm) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
   // A launch of Q6_K rows only may read the Q6_K variant of the interleaved order.
@@ -382,6 +384,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
       settle_deferred_norm(x);
     }
   }
+  if (next_norm && launch_emit_norm(p, y, *next_norm)) return;
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
@@ -469,6 +472,7 @@ bool CudaBackend::fuses_residual(const Weight& w, View x, const Weight* bias) {
 }
 
 void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
+  norm_emitted_ = false;
   MEMRA_CHECK(fuses_residual(w, x, nullptr), "internal: matmul_residual('{}') where the add is not fused", w.name);
   MEMRA_CHECK(residual.rows == x.rows && residual.cols == w.n_rows(),
               "matmul_residual '{}': residual [{} x {}] must be [{} x {}]", w.name, residual.rows, residual.cols,
@@ -478,7 +482,12 @@ void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
     forget_q8s_if_overlaps(residual);
     return;
   }
-  launch_split_matvec(w, nullptr, 0, x, residual, {}, /*residual=*/true);
+  const NormHint hint = std::exchange(norm_hint_, {});
+  launch_split_matvec(w, nullptr, 0, x, residual, {}, /*residual=*/true, hint.out.data ? &hint : nullptr);
+  if (norm_emitted_) {  // the stream and the hinted norm's planes are written (launch_emit_norm)
+    note("matvec", fmt::format("mmvs+residual+norm.{}", qtype_name(w.type)));
+    return;
+  }
   forget_q8s_if_overlaps(residual);
   note("matvec", fmt::format("mmvs+residual.{}", qtype_name(w.type)));
 }
