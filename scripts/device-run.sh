@@ -37,7 +37,7 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): en49 (the forty-ninth session's emit of the norm by the residual launches; first),
+# at its case label): en49 and en49g (the forty-ninth session's emit of the norm by the residual launches; first),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
 # defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
@@ -479,28 +479,33 @@ case "$phase" in
     ;;
   en49)
     # kernels.mmvs_emit_norm (built in the forty-ninth session: the o and down launches take the next
-    # deferred norm, CTAs of 32 rows; the deferred norm's partials now one per 32-element block). Gates:
-    # kernel-check mmvs_id (the emit cases, the deferred norm and its consumers at the new partials),
-    # the CUDA-vs-CPU suite at the defaults and with the emit as its base; kernel times of the emit against the two
-    # launches it replaces; then tg128 at depth 0 of qwen3-8b q8_0 / q4_k_m / q4_0, arms base, emit at 8, 16
-    # and 32 warps, interleaved with an A/A copy. A "slim" pack, any sm_90 card (an H200 for the rows
-    # beside the targets). ~6 minutes.
+    # deferred norm, CTAs of 32 rows; the deferred norm's partials now one per 32-element block). The
+    # rows first: tg128 at depth 0 of qwen3-8b q8_0 / q4_k_m / q4_0, arms base, emit at 8, 16 and 32
+    # warps, interleaved with an A/A copy; then kernel times of the emit against the two launches it
+    # replaces. Its gates are en49g. A "slim" pack, any sm_90 card (an H200 for the rows beside the
+    # targets). ~6 minutes.
     gpu_info
-    kc mmvs_id mmvs_emit_norm 20264900 150
-    kc mmvs_id norm_defer 20264901 120
-    kc mmvs_id mmvs_norm_ss 20264902 240
-    cuda_vs_cpu "" 10
-    suite_with emit --config configs/arm-mmvs-emit-norm.toml
-    for flt in mmvs_emit_norm/Q8_0/4096x12288/w mmvs_emit_norm/Q4_K/4096x4096/w mmvs_residual/Q8_0/4096x12288/m1/ \
-      mmvs_residual/Q4_K/4096x4096/m1/ norm_defer/4096/split8/bytes; do
-      timeout 60 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E "us|FAIL" | tail -n 3
-    done
     for mix in q8_0 q4_k_m q4_0; do
       synth qwen3-8b $mix
       tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-w8.toml --arm configs/arm-mmvs-emit-norm.toml \
         --arm configs/arm-mmvs-emit-norm-w32.toml
       rm -f "$f" "$f.done"
     done
+    for flt in mmvs_emit_norm/Q8_0/4096x12288/w mmvs_emit_norm/Q4_K/4096x4096/w mmvs_residual/Q8_0/4096x12288/m1/ \
+      mmvs_residual/Q4_K/4096x4096/m1/ norm_defer/4096/split8/bytes; do
+      timeout 60 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E "us|FAIL" | tail -n 3
+    done
+    ;;
+  en49g)
+    # en49's gates: kernel-check mmvs_id (the emit cases, the deferred norm and its consumers at the new
+    # partials), the CUDA-vs-CPU suite at the defaults and with the emit (16 warps) as its base. Any
+    # sm_90 card, a "slim" pack. ~6 minutes.
+    gpu_info
+    kc mmvs_id mmvs_emit_norm 20264900 150
+    kc mmvs_id norm_defer 20264901 120
+    kc mmvs_id mmvs_norm_ss 20264902 240
+    cuda_vs_cpu "" 10
+    suite_with emit --config configs/arm-mmvs-emit-norm.toml
     ;;
   chain48)
     # What holds the chain on the H200. (1) pages_only (built in the forty-eighth session: the pages
