@@ -496,6 +496,14 @@ case "$phase" in
       timeout 60 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E "us|FAIL" | tail -n 3
     done
     ;;
+  en49b)
+    # en49's q8_0 row where five resident q8_0 arms do not fit (an H100: 80 GB): base and the emit at 16
+    # warps, interleaved with an A/A copy. A "slim" pack. ~2 minutes.
+    gpu_info
+    synth qwen3-8b q8_0
+    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm.toml
+    rm -f "$f" "$f.done"
+    ;;
   en49g)
     # en49's gates: kernel-check mmvs_id (the emit cases, the deferred norm and its consumers at the new
     # partials), the CUDA-vs-CPU suite at the defaults and with the emit (16 warps) as its base. Any
