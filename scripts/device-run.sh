@@ -37,7 +37,8 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): en49 and en49g (the forty-ninth session's emit of the norm by the residual launches; first),
+# at its case label): en49h (the whole suite at the forty-ninth session's flip of kernels.mmvs_emit_norm,
+# then on an H200 the README decode rows; first),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
 # defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
@@ -476,6 +477,24 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
+    ;;
+  en49h)
+    # After kernels.mmvs_emit_norm's flip (on at 16 warps): the whole CUDA-vs-CPU suite at the new
+    # defaults, then qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys at the defaults beside the reversed
+    # arm (A/A copy); on an H200 also q4_0 and q8_0 tg128 (the README rows: take them with
+    # scripts/readme-rows.py --arm configs/arm-base.toml; the 32B's 5120-column norms stay full, its row
+    # is untouched). A "slim" pack. ~6 minutes.
+    gpu_info
+    cuda_vs_cpu "" 10
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-off.toml
+    rm -f "$f" "$f.done"
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "en49h: not an H200, no README rows"; exit 0; }
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-off.toml
+      rm -f "$f" "$f.done"
+    done
     ;;
   en49)
     # kernels.mmvs_emit_norm (built in the forty-ninth session: the o and down launches take the next

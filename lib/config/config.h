@@ -116,7 +116,7 @@ struct KernelsSection {
   bool norm_defer = true;         // decode RMSNorm before matvecs: planes of x * w, the scale applied by the matvecs
   int64_t norm_defer_max_cols = 4096;  // with norm_defer: only rows of at most this many columns (0: any width)
   std::string norm_defer_scale = "matvecs";  // with norm_defer: who sums the partials and takes the root ("matvecs" or "norm")
-  bool mmvs_emit_norm = false;    // decode: the residual launch before a deferred norm computes that norm itself
+  bool mmvs_emit_norm = true;     // decode: the residual launch before a deferred norm computes that norm itself
   int mmvs_emit_norm_warps = 16;  // with mmvs_emit_norm: warps per 32-row CTA (8, 16 or 32)
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM

@@ -492,6 +492,9 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     c[0].kernels.mmvs_row_pairs.clear();
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};
     for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_one_task.clear();
+    // The plain residual launches (o, down) are the paired ones checked below; with
+    // kernels.mmvs_emit_norm they are the emitting launch (its own row grouping, no pairs).
+    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_emit_norm = false;
     c[2].kernels.mmvs_min_blocks_rp = c[5].kernels.mmvs_min_blocks_rp = 5;
     c[3].kernels.mmvs_min_blocks_rp = 6;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
