@@ -38,7 +38,8 @@
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): en49h (the whole suite at the forty-ninth session's flip of kernels.mmvs_emit_norm,
-# then on an H200 the README decode rows; first),
+# then on an H200 the README decode rows; first), nd49 (the 32B with the deferred norm at every width,
+# so that the emit takes its norms),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
 # defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
@@ -495,6 +496,18 @@ case "$phase" in
       tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-off.toml
       rm -f "$f" "$f.done"
     done
+    ;;
+  nd49)
+    # qwen3-32b q4_k_m tg128 at 0 keys: the defaults (its 5120-column norms full: kernels.norm_defer_max_cols
+    # = 4096, so kernels.mmvs_emit_norm does not apply) against the deferred norm at every width (the
+    # emit then takes its norms), one arm resident at a time (a 32B file three times does not fit an
+    # H100). The deferred form alone lost 0.977-0.990x there (nd31b / nd32b); with the norm launch gone
+    # the balance may differ. A "slim" pack, any sm_90 card. ~5 minutes.
+    gpu_info
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-norm-defer-any-width.toml --arm configs/arm-base.toml \
+      --set bench.interleave=false
+    rm -f "$f" "$f.done"
     ;;
   en49)
     # kernels.mmvs_emit_norm (built in the forty-ninth session: the o and down launches take the next
