@@ -116,8 +116,10 @@ void CudaBackend::settle_deferred_norm(View x) {
 
 bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const NormHint& h) {
   const auto& k = cfg_.kernels;
+  // One CTA per 32 rows, at most one per SM (a second wave of them runs alone: qwen3-32b's 160 CTAs on
+  // 132 SMs lost 0.927x with the deferred norm at every width, nd49).
   if (!k.mmvs_emit_norm || p.m != 1 || !p.act_il || p.residual != y.data || y.rows != 1 || h.out.cols != y.cols ||
-      y.cols % 32 != 0 || k.norm_defer_scale == "norm" || !defers_norm(y, h.out))
+      y.cols % 32 != 0 || y.cols / 32 > ctx().info().sm_count || k.norm_defer_scale == "norm" || !defers_norm(y, h.out))
     return false;
   MEMRA_CHECK(k.mmvs_emit_norm_warps == 8 || k.mmvs_emit_norm_warps == 16 || k.mmvs_emit_norm_warps == 32,
               "kernels.mmvs_emit_norm_warps must be 8, 16 or 32, not {}", k.mmvs_emit_norm_warps);
