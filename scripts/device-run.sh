@@ -38,7 +38,7 @@
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): en49h (the whole suite at the forty-ninth session's flip of kernels.mmvs_emit_norm,
-# then on an H200 the README decode rows; first), nd49 (the 32B with the deferred norm at every width,
+# then on an H200 the README decode rows; first), ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
 # so that the emit takes its norms),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
@@ -478,6 +478,28 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
+    ;;
+  ge49)
+    # kernels.mmvs_glu_emit (built in the forty-ninth session: the gate + up launch in 32-row CTAs writes
+    # the down's q8s planes, no quantize launch). Gates: kernel-check mmvs_id mmvs_glu_emit/* and the
+    # emit tests (CudaModels.EmitNormSameBytes with the key in run 3); kernel times against the GLU
+    # launch alone; then tg128 at depth 0 of qwen3-8b q8_0 / q4_k_m / q4_0 at the defaults against the
+    # key's arm, interleaved with an A/A copy (two arms: q8_0 fits an H100 so). A "slim" pack, any
+    # sm_90 card. ~5 minutes.
+    gpu_info
+    kc mmvs_id mmvs_glu_emit 20264903 150
+    gpu_tests ge "CudaModels.EmitNorm*:CudaModels.NormDefer*" 120
+    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q8_0/12288x4096/silu/ns; do
+      timeout 60 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E "us|FAIL" | tail -n 2
+    done
+    for flt in mmvs_ail_glu_cap5/Q4_K/12288x4096/m1 mmvs_ail_glu/Q8_0/12288x4096/m1; do
+      timeout 60 "$bin/kernel-check" --section mmvs --filter "$flt" --perf --reps 50 | grep -E "us|FAIL" | tail -n 2
+    done
+    for mix in q8_0 q4_k_m q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit.toml
+      rm -f "$f" "$f.done"
+    done
     ;;
   en49h)
     # After kernels.mmvs_emit_norm's flip (on at 16 warps): the whole CUDA-vs-CPU suite at the new

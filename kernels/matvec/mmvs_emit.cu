@@ -15,6 +15,12 @@
 // row's bits are those of launch_mmvs with MmvsParams::residual at every m (decode == verify holds
 // with the verify batches' unfused launch + norm). The norm's part is rms_norm_defer_kernel's
 // (norm.cu): emit_q8s_block8 on y * w with the 8-lane layout, defer_block_ss.
+//
+// The GLU form (launch_mmvs_glu_emit, kernels.mmvs_glu_emit): the one-token gate + up + activation
+// launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
+// the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
+// included), one task group per row and matrix in flight per lane.
+#include "act/act_math.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_dispatch.h"
@@ -32,17 +38,23 @@ using mmvs::Task;
 
 struct EmitArgs {
   Src w;
+  Src w2;  // the GLU form's up matrix
   Geo g;
   int n_tasks;  // per row
+  int64_t k;
   bool preload;
   const int8_t* xq;  // the input's planes (interleaved order, or its Q6_K variant: AO)
   const float2* xds;
   const float* res;  // the residual (MmvsParams::residual; may be y: the stream updated in place)
   float* y;
   const float* nw;
+  const float* nss;  // the GLU form: MmvsParams::norm_ss (null: none)
+  int n_nss;
+  float nss_eps;
+  bool nsf;
   int8_t* oq;
   float2* ods;
-  bool oil;
+  q8s::Order order;  // of oq
   float* part;
 };
 
@@ -51,13 +63,14 @@ struct EmitArgs {
 // flight per lane (mmvs' kDepth), one with 8 warps (four rows per warp: the same four tasks per lane),
 // the first ones requested before the PDL wait (a.preload). The CTA count is n_rows / 32 (128 for a
 // 4096-row stream: one per SM), so NW sets how much of the SM's registers it leaves to the next
-// launch's CTAs, which request their weights while this one runs.
-template <QType T, int AO, int NW, int WPR>
+// launch's CTAs, which request their weights while this one runs. GLU 0: the residual launch with the
+// next deferred norm; 1 / 2: the SiLU / GELU-tanh GLU (gate w, up w2) with its output's q8s block.
+template <QType T, int AO, int NW, int WPR, int GLU = 0>
 __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  constexpr int R = 32 / NW, D = NW == 8 ? 1 : 2;
+  constexpr int R = 32 / NW, D = (NW == 8 || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
   const int64_t row0 = (int64_t)blockIdx.x * 32;
   const int n_tasks = a.n_tasks, n_groups = (n_tasks + 31) / 32;
@@ -67,34 +80,42 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
     else
       return mmvs::GXI{a.xq, a.xds};
   }();
-  float acc[R][WPR];
+  float acc[M][R][WPR];
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+  for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-    for (int s = 0; s < WPR; ++s) acc[r][s] = 0.0f;
-  Task<T> tk[R][D];
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
+  Task<T> tk[M][R][D];
   const auto issue = [&](int g0) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int t = 32 * (g0 + d) + lane;
       if (t < n_tasks)
 #pragma unroll
-        for (int r = 0; r < R; ++r) tk[r][d].load(a.w, row0 + warp + NW * r, t, a.g);
+        for (int mt = 0; mt < M; ++mt)
+#pragma unroll
+          for (int r = 0; r < R; ++r) tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
     }
   };
   // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
   // the block), constant during a step: requested before the wait.
   float wv[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-  if (warp == 0 && a.nw) {
+  if (GLU == 0 && warp == 0 && a.nw) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
   }
   if (a.preload) issue(0);
   pdl_wait();
   float resv[R] = {};
-  if (lane == 0)
+  if (GLU == 0 && lane == 0)
 #pragma unroll
     for (int r = 0; r < R; ++r) resv[r] = a.res[row0 + warp + NW * r];
+  // The GLU form's deferred-norm scale: this lane's share of the partials now, the root at the end
+  // (mmvs_body's m = 1 order).
+  float nss0 = 0.0f;
+  if (GLU != 0 && a.nss) nss0 = a.nsf ? a.nss[0] : defer_lane_sum(a.nss, a.n_nss, lane);
   // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
   // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
   constexpr int STEP = D > WPR ? D : WPR;
@@ -109,41 +130,59 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
           const int t = 32 * (g0 + d) + lane;
           if (t < n_tasks)
 #pragma unroll
-            for (int r = 0; r < R; ++r) acc[r][(h + d) % WPR] = __fadd_rn(acc[r][(h + d) % WPR], tk[r][d].dot(t, x));
+            for (int mt = 0; mt < M; ++mt)
+#pragma unroll
+              for (int r = 0; r < R; ++r)
+                acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
         }
       }
     }
   }
+  float ns = 1.0f;
+  if (GLU != 0 && a.nss) ns = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
   __shared__ float ys[32];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    float v = 0.0f;
+    float v[M];
 #pragma unroll
-    for (int s = 0; s < WPR; ++s) {
-      float p = acc[r][s];
+    for (int mt = 0; mt < M; ++mt) {
+      v[mt] = 0.0f;
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, o));
-      v = s == 0 ? p : __fadd_rn(v, p);
+      for (int s = 0; s < WPR; ++s) {
+        float p = acc[mt][r][s];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, o));
+        v[mt] = s == 0 ? p : __fadd_rn(v[mt], p);
+      }
     }
     if (lane == 0) {
-      const float y = __fadd_rn(resv[r], v);
+      float y;
+      if constexpr (GLU == 0) {
+        y = __fadd_rn(resv[r], v[0]);
+      } else {
+        // As mmvs_body's epilogue: the scale (when the input is a deferred norm's), then act(gate) * up.
+        const float gs = a.nss ? __fmul_rn(v[0], ns) : v[0], us = a.nss ? __fmul_rn(v[M - 1], ns) : v[M - 1];
+        y = __fmul_rn(act<GLU == 1 ? ActKind::Silu : ActKind::GeluTanh>(gs), us);
+      }
       a.y[row0 + warp + NW * r] = y;
       ys[warp + NW * r] = y;
     }
   }
   __syncthreads();
   if (warp != 0) return;
-  // The norm's block: lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
-  const int k = lane & 7;
+  // The block: lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
+  const int kk = lane & 7;
   float u[4], yw[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    u[e] = ys[4 * k + e];
-    yw[e] = a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
+    u[e] = ys[4 * kk + e];
+    yw[e] = GLU == 0 && a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
   }
-  emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * k, a.oil, a.ods + blockIdx.x);
-  const float ss = defer_block_ss(u);
-  if (lane == 0) a.part[blockIdx.x] = ss;
+  emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * kk, a.order, a.ods + blockIdx.x);
+  if constexpr (GLU == 0) {
+    const float ss = defer_block_ss(u);
+    if (lane == 0) a.part[blockIdx.x] = ss;
+  }
 }
 
 template <QType T, int AO, int NW>
@@ -161,45 +200,92 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, cuda
 #endif
   return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, s) : cudaErrorNotSupported;
 }
+// The GLU form: 16 warps, the interleaved input order.
+template <QType T, int GLU>
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
+  const dim3 block(32 * 16);
+  if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 1, GLU>, dim3(grid), block, 0, s, a);
+  if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 2, GLU>, dim3(grid), block, 0, s, a);
+  return launch_kernel(mmvs_emit_kernel<T, 1, 16, 4, GLU>, dim3(grid), block, 0, s, a);
+}
 
 bool aligned(const void* p, uintptr_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; }
+
+// The arguments common to both forms from the launch's MmvsParams (m = 1, act_il; the rest is
+// each launcher's); false where the matrix planes or the input are not as the kernels need them.
+bool common_args(const MmvsParams& m, EmitArgs& a, int& wpr) {
+  if (!m.w || !m.y || !m.xq || !m.xds || m.m != 1 || !m.act_il || m.n_extra != 0 || m.n_rows <= 0 || m.n_rows % 32 ||
+      !aligned(m.xq, 16) || !aligned(m.xds, 16) || (m.split_max_warps != 2 && m.split_max_warps != 4) ||
+      m.split_min_tasks < 65 || (m.act_il_q6k && m.w_type != QType::Q6_K))
+    return false;
+  const sp::Layout L = sp::layout(m.w_type, m.interleaved);
+  const auto planes_ok = [&](const void* w, const void* d, const void* aux) {
+    return w && aligned(w, 16) && (L.d_src < 0 || (d && aligned(d, 4))) && (L.aux_src < 0 || (aux && aligned(aux, 16)));
+  };
+  if (!planes_ok(m.w, m.w_d, m.w_aux) || (m.w2 && !planes_ok(m.w2, m.w2_d, m.w2_aux))) return false;
+  const sp::Plan pl = sp::plan(m.w_type, m.n_rows, m.n_cols, m.interleaved);
+  const auto src = [](const void* w, const void* d, const void* aux) {
+    return Src{static_cast<const uint8_t*>(w), static_cast<const uint8_t*>(d), static_cast<const uint8_t*>(aux)};
+  };
+  a = EmitArgs{};
+  a.w = src(m.w, m.w_d, m.w_aux);
+  a.w2 = src(m.w2, m.w2_d, m.w2_aux);
+  a.g = {pl.body_row_bytes, pl.blocks_per_row, m.n_cols / 64, m.interleaved};
+  a.n_tasks = (int)(m.n_cols / 64);
+  a.k = m.n_cols;
+  a.preload = m.preload;
+  a.xq = m.xq;
+  a.xds = static_cast<const float2*>(m.xds);
+  a.y = m.y;
+  wpr = mmvs::warps_per_row(m.w_type, a.n_tasks, m.split_k, m.split_max_warps, m.split_min_tasks);
+  return true;
+}
 
 }  // namespace
 
 cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stream) {
   const MmvsParams& m = p.mv;
-  if (!m.w || !m.y || !m.xq || !m.xds || !m.residual || m.m != 1 || !m.act_il || m.glu != 0 || m.w2 ||
-      m.n_extra != 0 || m.norm_ss || m.n_rows <= 0 || m.n_rows % 32 || m.n_rows / 32 > kNormDeferMaxPartials ||
-      !p.out_xq || !p.out_xds || !p.partials || (p.warps != 8 && p.warps != 16 && p.warps != 32) || !aligned(m.xq, 16) ||
-      !aligned(m.xds, 16) || !aligned(p.out_xds, 8) || (m.split_max_warps != 2 && m.split_max_warps != 4) ||
-      m.split_min_tasks < 65 || (m.act_il_q6k && m.w_type != QType::Q6_K))
+  EmitArgs a;
+  int wpr = 1;
+  if (!common_args(m, a, wpr) || !m.residual || m.glu != 0 || m.w2 || m.norm_ss || m.n_rows / 32 > kNormDeferMaxPartials ||
+      !p.out_xq || !p.out_xds || !p.partials || (p.warps != 8 && p.warps != 16 && p.warps != 32) || !aligned(p.out_xds, 8))
     return cudaErrorInvalidValue;
   if (!mmvs_supported(m.w_type, m.n_cols)) return cudaErrorNotSupported;
-  const sp::Layout L = sp::layout(m.w_type, m.interleaved);
-  if (!aligned(m.w, 16) || (L.d_src >= 0 && (!m.w_d || !aligned(m.w_d, 4))) || (L.aux_src >= 0 && (!m.w_aux || !aligned(m.w_aux, 16))))
-    return cudaErrorInvalidValue;
-  const sp::Plan pl = sp::plan(m.w_type, m.n_rows, m.n_cols, m.interleaved);
-  EmitArgs a;
-  a.w = {static_cast<const uint8_t*>(m.w), static_cast<const uint8_t*>(m.w_d), static_cast<const uint8_t*>(m.w_aux)};
-  a.g = {pl.body_row_bytes, pl.blocks_per_row, m.n_cols / 64, m.interleaved};
-  a.n_tasks = (int)(m.n_cols / 64);
-  a.preload = m.preload;
-  a.xq = m.xq;
-  a.xds = static_cast<const float2*>(m.xds);
   a.res = m.residual;
-  a.y = m.y;
   a.nw = p.norm_w;
   a.oq = p.out_xq;
   a.ods = static_cast<float2*>(p.out_xds);
-  a.oil = p.out_il;
+  a.order = p.out_il ? q8s::Order::il : q8s::Order::plain;
   a.part = p.partials;
-  const int wpr = mmvs::warps_per_row(m.w_type, a.n_tasks, m.split_k, m.split_max_warps, m.split_min_tasks);
   const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
     constexpr QType t = T.value;
     if constexpr (t == QType::Q6_K)
       if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, grid, stream);
     return launch_ao<t, 1>(a, wpr, p.warps, grid, stream);
+  });
+}
+
+cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream) {
+  const MmvsParams& m = p.mv;
+  EmitArgs a;
+  int wpr = 1;
+  if (!common_args(m, a, wpr) || (m.glu != 1 && m.glu != 2) || !m.w2 || m.residual || m.act_il_q6k || !p.out_xq ||
+      !p.out_xds || !aligned(p.out_xds, 8) || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
+      (m.norm_ss && (m.norm_ss_n < 1 || m.norm_ss_n > kNormDeferMaxPartials || (m.norm_ss_final && m.norm_ss_n != 1))))
+    return cudaErrorInvalidValue;
+  if (!mmvs_supported(m.w_type, m.n_cols)) return cudaErrorNotSupported;
+  a.nss = m.norm_ss;
+  a.n_nss = m.norm_ss_n;
+  a.nss_eps = m.norm_eps;
+  a.nsf = m.norm_ss_final;
+  a.oq = p.out_xq;
+  a.ods = static_cast<float2*>(p.out_xds);
+  a.order = p.out_order;
+  const unsigned grid = (unsigned)(m.n_rows / 32);
+  return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, grid, stream);
   });
 }
 

@@ -101,15 +101,21 @@ __device__ __forceinline__ void store_quants4(int8_t* quants, int k, const int8_
 // (q8s_order.h: the 4 quants stay together, 4-byte aligned when xq_row is); ds: the block's
 // {d, sum}.
 __device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq_row, int64_t e,
+                                                q8s::Order order, float2* ds);
+__device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq_row, int64_t e,
                                                 bool il, float2* ds) {
+  emit_q8s_block8(v, lane, valid, xq_row, e, il ? q8s::Order::il : q8s::Order::plain, ds);
+}
+// The same in any order of q8s_order.h (the 4 quants stay together in every order).
+__device__ __forceinline__ void emit_q8s_block8(const float (&v)[4], int lane, bool valid, int8_t* xq_row, int64_t e,
+                                                q8s::Order order, float2* ds) {
   int8_t q[4];
   float d;
   int sum;
   quantize_block8(v, q, d, sum);
   if (!valid) return;
-  const int k = lane & 7;
-  store_quants4(xq_row + q8s::byte_of(e, il), 0, q);
-  if (k == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
+  store_quants4(xq_row + q8s::byte_of(e, order), 0, q);
+  if ((lane & 7) == 0) *ds = make_float2(__half2float(__float2half_rn(d)), (float)sum);
 }
 // blk: the 36-byte q8_1 block.
 __device__ __forceinline__ void emit_q8_1_block8(const float (&v)[4], int lane, bool valid, uint8_t* blk) {

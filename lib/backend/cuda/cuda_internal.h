@@ -180,6 +180,10 @@ class CudaBackend final : public Backend {
     View out{};
   };
   bool launch_emit_norm(const cuda::MmvsParams& p, View y, const NormHint& h);
+  // kernels.mmvs_glu_emit: the one-token GLU launch p with the q8s planes of its output y (the next
+  // matvec's input) in the same launch (cuda::launch_mmvs_glu_emit); false (nothing launched) where
+  // it does not apply.
+  bool launch_glu_emit(const cuda::MmvsParams& p, View y);
   // Before a read of x that is not a launch taking the deferred planes: a live deferred norm of x is
   // computed in full (out and its planes written); one given up is an internal error.
   void settle_deferred_norm(View x);
@@ -286,7 +290,9 @@ class CudaBackend final : public Backend {
   bool mmvf2_applies(const Weight& w, View x);
   void launch_mmvf2(const Weight& w, const Weight* w2, int glu, View x, View y, bool residual = false);
   // next_norm (residual launches only): the norm the caller takes of y next (launch_emit_norm).
-  void launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
+  // True where the launch also wrote the q8s planes of y (launch_emit_norm, launch_glu_emit): they
+  // are held.
+  bool launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                            std::span<const MatmulOut> extra = {}, bool residual = false,
                            const NormHint* next_norm = nullptr);
 

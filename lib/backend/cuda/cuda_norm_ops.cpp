@@ -148,6 +148,27 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   return true;
 }
 
+bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
+  if (!cfg_.kernels.mmvs_glu_emit || p.m != 1 || !p.act_il || p.act_il_q6k || p.glu == 0 || y.rows != 1 ||
+      y.cols % 32 != 0 || !emit_q8s_for(y))
+    return false;
+  // The planes go to the other slot: this launch reads its input's planes while it writes.
+  const Q8s q = q8s_planes(1, y.cols, false, /*other=*/true);
+  cuda::MmvsGluEmitParams e;
+  e.mv = p;
+  e.out_xq = const_cast<int8_t*>(q.xq);
+  e.out_xds = const_cast<void*>(q.xds);
+  e.out_order = q.il ? cuda::q8s::Order::il : cuda::q8s::Order::plain;
+  const cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
+  if (err == cudaErrorNotSupported) return false;  // (nothing launched)
+  cuda::check_status(err, "launch_mmvs_glu_emit");
+  q8s_slot_ = q8s_slot_ == kQ8s ? kQ8s2 : kQ8s;
+  forget_q8s();
+  hold_q8s(y);
+  note("mmvs_m1", fmt::format("{}_glu_emit{}{}", qtype_name(p.w_type), p.norm_ss ? "_ns" : "", p.preload ? "" : "_nopreload"));
+  return true;
+}
+
 void CudaBackend::add_rms_norm(View residual, View delta, const Weight* w, float eps, View out) {
   norm_hint_ = {};
   norm_emitted_ = false;

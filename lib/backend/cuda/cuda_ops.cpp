@@ -257,7 +257,7 @@ CudaBackend::Q8s CudaBackend::q8s_input(View x, bool q6k) {
   return q;
 }
 
-void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
+bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu, View x, View y,
                                       std::span<const MatmulOut> extra, bool residual, const NormHint* next_norm) {
   const int64_t k = w.ne[0];
   MEMRA_CHECK(k % 64 == 0, "matmul '{}': k={} is not a multiple of 64 (mmvs)", w.name, k);
@@ -384,7 +384,8 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
       settle_deferred_norm(x);
     }
   }
-  if (next_norm && launch_emit_norm(p, y, *next_norm)) return;
+  if (next_norm && launch_emit_norm(p, y, *next_norm)) return true;
+  if (glu != 0 && extra.empty() && launch_glu_emit(p, y)) return true;
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
@@ -394,6 +395,7 @@ void CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     note("mmvs_mn", fmt::format("{}{}{}{}_m{}{}", qtype_name(w.type), mixed ? "+" : "", mixed ? qtype_name(p.w_type2) : "",
                                 glu ? "_glu" : "", p.m, p.row_pairs ? (p.n_extra ? "_rp_qkv" : "_rp") : ""));
   cuda::check_status(cuda::launch_mmvs(p, stream()), "launch_mmvs");
+  return false;
 }
 
 void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
@@ -457,8 +459,8 @@ void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activ
                        matmul_variant(gate, m).kind == cuda::MatmulKind::kMatvecSplit &&
                        matmul_variant(up, m).kind == cuda::MatmulKind::kMatvecSplit;
   if (!fusable) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
-  launch_split_matvec(gate, &up, glu_code(act), x, out);
-  forget_q8s();  // out may be the memory the planes came from (it is not, in the models; cheap)
+  // (forget_q8s: out may be the memory the planes came from; it is not, in the models; cheap)
+  if (!launch_split_matvec(gate, &up, glu_code(act), x, out)) forget_q8s();
   note("matvec", fmt::format("mmvs_glu.{}", qtype_name(gate.type)));
   note("glu", act == Activation::Silu ? "fused_swiglu" : "fused_geglu");
 }
