@@ -484,7 +484,8 @@ case "$phase" in
     # the down's q8s planes, no quantize launch). Gates: kernel-check mmvs_id mmvs_glu_emit/* and the
     # emit tests (CudaModels.EmitNormSameBytes with the key in run 3); kernel times against the GLU
     # launch alone; then tg128 at depth 0 of qwen3-8b q8_0 / q4_k_m / q4_0 at the defaults against the
-    # key's arm, interleaved with an A/A copy (two arms: q8_0 fits an H100 so). A "slim" pack, any
+    # key's arm for every type (ran as a boolean key, the arm then "mmvs_glu_emit = true"; now the type
+    # list's -all arm), interleaved with an A/A copy (two arms: q8_0 fits an H100 so). A "slim" pack, any
     # sm_90 card. ~5 minutes.
     gpu_info
     kc mmvs_id mmvs_glu_emit 20264903 150
@@ -497,9 +498,23 @@ case "$phase" in
     done
     for mix in q8_0 q4_k_m q4_0; do
       synth qwen3-8b $mix
-      tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit.toml
+      tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-all.toml
       rm -f "$f" "$f.done"
     done
+    ;;
+  ge49b)
+    # ge49's confirmation with kernels.mmvs_glu_emit as a type list: the Q4_K and Q4_0 gate + up
+    # launches (configs/arm-mmvs-glu-emit.toml; ge49 measured every type: q4_k_m 1.023x, q4_0 1.014x,
+    # q8_0 0.987x): qwen3-8b q4_k_m tg128 at 0 and 4096 keys, q4_0 at 0, against the defaults with an
+    # A/A copy; the emit tests again. A "slim" pack, any sm_90 card. ~4 minutes.
+    gpu_info
+    gpu_tests ge "CudaModels.EmitNorm*" 120
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit.toml
+    rm -f "$f" "$f.done"
     ;;
   en49h)
     # After kernels.mmvs_emit_norm's flip (on at 16 warps): the whole CUDA-vs-CPU suite at the new

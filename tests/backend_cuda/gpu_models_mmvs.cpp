@@ -203,7 +203,8 @@ TEST(CudaModels, EmitNormSameBytes) {
     c[1].kernels.mmvs_emit_norm = c[2].kernels.mmvs_emit_norm = c[3].kernels.mmvs_emit_norm = true;
     c[1].kernels.mmvs_emit_norm_warps = c[3].kernels.mmvs_emit_norm_warps = 16;
     c[2].kernels.mmvs_emit_norm_warps = 32;
-    for (int r = 0; r < 4; ++r) c[r].kernels.mmvs_glu_emit = r == 3;
+    for (int r = 0; r < 4; ++r) c[r].kernels.mmvs_glu_emit.clear();
+    c[3].kernels.mmvs_glu_emit = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 23);
     const int32_t three[3] = {5, 9, 26};

@@ -235,6 +235,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     for (const std::string& name : cfg_.kernels.mmvs_row_pairs_one_task)
       mmvs_rp_one_[type_index("kernels.mmvs_row_pairs_one_task", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_pairs) mmvs_glu_pairs_[type_index("kernels.mmvs_glu_pairs", name)] = true;
+    for (const std::string& name : cfg_.kernels.mmvs_glu_emit) mmvs_glu_emit_[type_index("kernels.mmvs_glu_emit", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_one_task)
       mmvs_glu_one_[type_index("kernels.mmvs_glu_one_task", name)] = true;
     for (int ti = 0; ti < kMmvsTypes; ++ti)
