@@ -37,8 +37,8 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): en49h (the whole suite at the forty-ninth session's flip of kernels.mmvs_emit_norm,
-# then on an H200 the README decode rows; first), ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
+# at its case label): s49 (the whole suite at the forty-ninth session's flips, then on an H200 the
+# README decode rows; first), ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
 # so that the emit takes its norms),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
@@ -478,6 +478,25 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
+    ;;
+  s49)
+    # After the forty-ninth session's flips (kernels.mmvs_emit_norm on at 16 warps, kernels.mmvs_glu_emit
+    # for q4_k and q4_0): the whole CUDA-vs-CPU suite at the defaults; then on an H200 only the README
+    # decode rows at the defaults beside the two reversed arms (A/A copy): qwen3-8b q4_k_m tg128 at 0 /
+    # 4096 / 16384 keys, q4_0 and q8_0 tg128 (take them with scripts/readme-rows.py --arm
+    # configs/arm-base.toml). A "slim" pack. ~6 minutes on an H200.
+    gpu_info
+    cuda_vs_cpu "" 10
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "s49: not an H200, no README rows"; exit 0; }
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-off.toml \
+      --arm configs/arm-mmvs-glu-emit-off.toml
+    rm -f "$f" "$f.done"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-off.toml
+      rm -f "$f" "$f.done"
+    done
     ;;
   ge49)
     # kernels.mmvs_glu_emit (built in the forty-ninth session: the gate + up launch in 32-row CTAs writes
