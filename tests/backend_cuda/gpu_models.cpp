@@ -366,8 +366,12 @@ TEST(CudaModels, SmallKernelBulkLoadSameBytes) {
     c[1].kernels.quantize_bulk_load = false;
     c[2].kernels.norm_bulk_load = true;
     c[2].kernels.quantize_bulk_load = true;
-    // (the bulk load is the full norm's: with the deferred norm default on, test the full one)
-    for (Config& x : c) x.kernels.norm_defer = false;
+    // (the bulk load is the full norm's: with the deferred norm default on, test the full one; the
+    // quantizer's is the one before the down projection, which kernels.mmvs_glu_emit removes)
+    for (Config& x : c) {
+      x.kernels.norm_defer = false;
+      x.kernels.mmvs_glu_emit.clear();
+    }
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 31, 5, 11);
     for (int r = 0; r < 3; ++r) {
@@ -436,8 +440,12 @@ TEST(CudaModels, MmvsActIlSameBytes) {
     Config c[kRuns] = {gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true), gpu_config(true)};
     c[0].kernels.mmvs_act_il = false;
     for (int r = 1; r < kRuns; ++r) c[r].kernels.mmvs_act_il = true;
-    // (the deferred norm needs act_il at one token: its bits are NormDefer*'s to check)
-    for (int r = 0; r < kRuns; ++r) c[r].kernels.norm_defer = false;
+    // (the deferred norm needs act_il at one token: its bits are NormDefer*'s to check; the GLU
+    // launches checked here are the plain ones, not the emitting ones of kernels.mmvs_glu_emit)
+    for (int r = 0; r < kRuns; ++r) {
+      c[r].kernels.norm_defer = false;
+      c[r].kernels.mmvs_glu_emit.clear();
+    }
     c[2].kernels.mmvs_min_blocks = c[2].kernels.mmvs_min_blocks_glu = 0;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 12;
     c[4].kernels.mmvs_act_il_q6k = c[5].kernels.mmvs_act_il_q6k = true;
@@ -494,7 +502,10 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_one_task.clear();
     // The plain residual launches (o, down) are the paired ones checked below; with
     // kernels.mmvs_emit_norm they are the emitting launch (its own row grouping, no pairs).
-    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_emit_norm = false;
+    for (int r = 0; r < kRuns; ++r) {
+      c[r].kernels.mmvs_emit_norm = false;
+      c[r].kernels.mmvs_glu_emit.clear();  // (and the GLU launches: kernels.mmvs_glu_emit's own)
+    }
     c[2].kernels.mmvs_min_blocks_rp = c[5].kernels.mmvs_min_blocks_rp = 5;
     c[3].kernels.mmvs_min_blocks_rp = 6;
     c[3].kernels.mmvs_min_blocks = c[3].kernels.mmvs_min_blocks_glu = 0;
@@ -617,6 +628,8 @@ TEST(CudaModels, MmvsCapSameBytesAndSpillRule) {
   // The deferred norm's scaled instances are uncapped or at 5 / 6 only: at 12 its norm is settled
   // in full, other bits by design (NormDefer*'s to check), so these runs take the full norm.
   for (Config* c : {&none, &def, &all12, &ruled, &rows1, &fb5}) c->kernels.norm_defer = false;
+  // The capped GLU launches, not the emitting ones (kernels.mmvs_glu_emit: one instance, no caps).
+  for (Config* c : {&none, &def, &all12, &ruled, &rows1, &fb5}) c->kernels.mmvs_glu_emit.clear();
   ModelRun runs[6] = {open_run(backend::make_cuda_backend(none), path, ko), open_run(backend::make_cuda_backend(def), path, ko),
                       open_run(backend::make_cuda_backend(all12), path, ko), open_run(backend::make_cuda_backend(ruled), path, ko),
                       open_run(backend::make_cuda_backend(rows1), path, ko), open_run(backend::make_cuda_backend(fb5), path, ko)};

@@ -138,7 +138,10 @@ TEST(CudaModels, MmvsGluOneTaskSameBytes) {
   for (const char* file : {"qwen3-q8_0.gguf", "qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
     SCOPED_TRACE(file);
     std::vector<Config> c(3, gpu_config(true));
-    for (auto& ci : c) ci.kernels.mmvs_glu_pairs.clear();  // (the GLU pairs take precedence)
+    for (auto& ci : c) {
+      ci.kernels.mmvs_glu_pairs.clear();  // (the GLU pairs take precedence)
+      ci.kernels.mmvs_glu_emit.clear();   // (as the emitting GLU launch does)
+    }
     c[0].kernels.mmvs_glu_one_task.clear();  // (the default takes it for Q8_0)
     c[1].kernels.mmvs_glu_one_task = c[2].kernels.mmvs_glu_one_task = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
     c[2].kernels.mmvs_min_blocks_glu = 0;
