@@ -37,8 +37,8 @@
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): s49 (the whole suite at the forty-ninth session's flips, then on an H200 the
-# README decode rows; first), ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
+# at its case label): r49 (the README decode rows at the forty-ninth session's defaults, H200 only;
+# first), s49 (the same with the whole suite first, and the depth rows), ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
 # so that the emit takes its norms),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
@@ -478,6 +478,19 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     traces_at 16384 0
     rm -f "$f"
+    ;;
+  r49)
+    # The README decode rows at the forty-ninth session's defaults, on an H200 only (the suite at these
+    # defaults: s49 on an H100, 61/61): qwen3-8b q8_0, q4_k_m and q4_0 tg128 at 0 keys beside the emit's
+    # reversed arm (A/A copy). Take them with scripts/readme-rows.py --arm configs/arm-base.toml. A
+    # "slim" pack. ~4 minutes.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "r49: not an H200, no rows"; exit 0; }
+    for mix in q8_0 q4_k_m q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-emit-norm-off.toml
+      rm -f "$f" "$f.done"
+    done
     ;;
   s49)
     # After the forty-ninth session's flips (kernels.mmvs_emit_norm on at 16 warps, kernels.mmvs_glu_emit
