@@ -36,9 +36,14 @@
 # (the device sampler: 1.08-1.09x, flipped on to top_k 512), moe44 (the MoE gate + up launch: 1.04x,
 # flipped on), moe44t (the MoE step's first timeline), q5k44 (Q5_K row pairs with one task: 1.026x,
 # flipped on; IQ4_XS left out).
+# Ran in the forty-ninth session on H100s (receipts/h100/*-{en49*,nd49,ge49*,s49}-*-20261206*): en49 /
+# en49b / en49g (kernels.mmvs_emit_norm: 1.023-1.058x, gates green: on), en49h (its depth rows), nd49
+# (the 32B with the deferred norm at every width: 0.927x, the emit's one-wave rule), ge49 / ge49b
+# (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
+# with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
+# 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): r49 (the README decode rows at the forty-ninth session's defaults, H200 only;
-# first), s49 (the same with the whole suite first, and the depth rows), ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
+# at its case label): ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
 # so that the emit takes its norms),
 # chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
 # best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
