@@ -43,13 +43,11 @@
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
 # The queued measurements, in the order the next session should take them (each describes itself
-# at its case label): ge49 (the gate + up launch writing the down's planes), nd49 (the 32B with the deferred norm at every width,
-# so that the emit takes its norms),
-# chain48 (the chain probe's per-task work and ring depth; any sm_90 card, an H200
-# best), moe43 (the suite at the defaults, then on an H200 the MoE README row at the
-# defaults, now with the gate + up launch, the fused router and the combine into the stream), chain45 on
-# an H200 (the launch comparison beside the chain; s45 ran the chain alone there), md41 on an H200 for
-# its times beside the H200 anchors.
+# at its case label): moe43 (the suite at the defaults, then on an H200 the MoE README row at the
+# defaults, now with the gate + up launch, the fused router and the combine into the stream), s49's
+# depth rows and q4_0 beside the reversed arms on an H200 (r49 took the defaults' rows only), chain48
+# (the chain probe's per-task work and ring depth; an H200), chain45 on an H200 (the launch comparison
+# beside the chain; s45 ran the chain alone there), md41 on an H200 for its times beside the H200 anchors.
 # Also ran in the forty-fifth session: s45 on an H200 (the suite at the new defaults 58/58, the device
 # sampler 1.135x, the chain probe: shelved) and glu43 on an H200 (the Q4_K GLU is not issue-bound: 43% of
 # the issue slots, 28% occupancy; rb43 and its branch dropped).
