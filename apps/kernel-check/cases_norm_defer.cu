@@ -8,7 +8,8 @@
 //   of the partials / k + eps) applied to its dot products, against the f64 product of s and the
 //   dequantized weights and activation (the mmvs tolerance, cases_mmvs.cu); forms: plain, the SiLU
 //   GLU (s inside the activation), the row pairs (two tasks and one), the GLU pairs. The refusals
-//   (a residual, 33 partials, a cap without scaled instances) are checked in every case.
+//   (a residual, kNormDeferMaxPartials + 1 partials, a cap without scaled instances) are checked in
+//   every case.
 // - mmvs_norm_ss_qkv/<types>/<k>/cap<c>: q, k, v in one launch with the scale (three matrices of one
 //   type; the mixed Q4_K + Q6_K pair) byte-identical to each matrix launched alone with it.
 // - norm_defer/3x<cols>/...: a verify batch's rows (the plain order, per-row partials), and
@@ -31,7 +32,7 @@ namespace {
 
 using mmvs_cases::DeviceWeight;
 
-// The consumer's sum of the partials: lane l holds partial l, then the xor tree (f64 here: the
+// The consumer's sum of the partials: lane l sums partials l, l + 32, ..., then the xor tree (f64 here: the
 // comparison is against the f64 sum of squares with a tolerance).
 double partials_sum(const std::vector<float>& p) {
   double s = 0.0;
