@@ -213,6 +213,14 @@ class CudaBackend final : public Backend {
     q8s_src_ = src;
     q8s_src_q6k_ = q6k;
   }
+  // A launch wrote src's planes into the other slot (q8s_planes(..., other = true)) while it read the
+  // current one: the other slot becomes the current one, holding them (nothing else is held).
+  Slot other_q8s_slot() const { return q8s_slot_ == kQ8s ? kQ8s2 : kQ8s; }
+  void hold_emitted_q8s(View src) {
+    q8s_slot_ = other_q8s_slot();
+    forget_q8s();
+    hold_q8s(src);
+  }
   // Whether an op producing `out` should also emit its q8s planes for the next mmvs matvec.
   bool emit_q8s_for(View out) const;
   // kernels.attn_head_split_keys / attn_head_pair_keys: the query heads per attention block of a
@@ -374,7 +382,7 @@ class CudaBackend final : public Backend {
   View x16_src_{};  // the view the kX16 slot holds rounded (data == nullptr: none)
   bool x16_bf16_ = false;
   DeferredNorm defer_;
-  int q8s_slot_ = kQ8s;  // the slot holding the current q8s planes (kQ8s or kQ8s2)
+  Slot q8s_slot_ = kQ8s;  // the slot holding the current q8s planes (kQ8s or kQ8s2)
   NormHint norm_hint_;   // Backend::expect_norm_after_residual (out.data == nullptr: none)
   bool norm_emitted_ = false;  // the hinted norm was made by the residual launch (launch_emit_norm)
 };

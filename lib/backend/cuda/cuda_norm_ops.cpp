@@ -138,9 +138,7 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   const cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_emit_norm");
-  q8s_slot_ = q8s_slot_ == kQ8s ? kQ8s2 : kQ8s;
-  forget_q8s();
-  hold_q8s(h.out);
+  hold_emitted_q8s(h.out);
   defer_ = {y, h.out, h.w, h.eps, ss, n_ss, true, false};
   norm_emitted_ = true;
   note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}", qtype_name(p.w_type), e.warps, p.act_il_q6k ? "_q6k" : "",
@@ -165,9 +163,7 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   const cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_glu_emit");
-  q8s_slot_ = q8s_slot_ == kQ8s ? kQ8s2 : kQ8s;
-  forget_q8s();
-  hold_q8s(y);
+  hold_emitted_q8s(y);
   note("mmvs_m1", fmt::format("{}_glu_emit{}{}", qtype_name(p.w_type), p.norm_ss ? "_ns" : "", p.preload ? "" : "_nopreload"));
   return true;
 }

@@ -208,8 +208,7 @@ CudaBackend::Q8s CudaBackend::q8s_planes(int64_t m, int64_t k, bool q6k, bool ot
   const bool il = cfg_.kernels.mmvs_act_il && m == 1;
   const size_t xq_bytes = il ? (size_t)cuda::q8s::il_row_bytes(k) : ((size_t)m * (size_t)k + 255) / 256 * 256;
   const size_t bytes = xq_bytes + (size_t)m * (size_t)(k / 32) * 8;
-  const int slot = other ? (q8s_slot_ == kQ8s ? kQ8s2 : kQ8s) : q8s_slot_;
-  auto* base = static_cast<uint8_t*>(workspace((Slot)slot, bytes));
+  auto* base = static_cast<uint8_t*>(workspace(other ? other_q8s_slot() : q8s_slot_, bytes));
   return {reinterpret_cast<const int8_t*>(base), base + xq_bytes, il, il && q6k};
 }
 
