@@ -474,6 +474,40 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
+  gr50)
+    # kernels.mmvs_glu_emit_resident (built in the fiftieth session: the emitting GLU as one resident
+    # 16-warp CTA per SM looping over the 32-row blocks, the next block's first weights requested before
+    # the current block's epilogue). Gates: kernel-check mmvs_id mmvs_glu_emit/* (the resident cases:
+    # 132 CTAs over 384 / 800 blocks, 7 CTAs, more CTAs than blocks) and CudaModels.EmitNormSameBytes
+    # (run 4); kernel times of both forms; then tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0 at 0
+    # against the resident arm, q8_0 against every type's resident GLU emit (the one-per-block form lost
+    # there, ge49), interleaved with an A/A copy. A "slim" pack, any sm_90 card. ~6 minutes.
+    gpu_info
+    kc mmvs_id mmvs_glu_emit 20265001 200
+    gpu_tests gr "CudaModels.EmitNorm*" 120
+    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns mmvs_glu_emit/Q8_0/12288x4096/silu/ns; do
+      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q8_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident-all.toml
+    rm -f "$f" "$f.done"
+    ;;
+  t50)
+    # The step at the fiftieth session's start (4daf0ae: both emits on) as CUPTI timelines: qwen3-8b
+    # q4_k_m at 0 and 16384 keys, q4_0 and q8_0 at 0 keys (where each row's time goes now). Any sm_90
+    # card (the note says which). A "trace" pack. ~3 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    traces_at 0 16384 -- q4km
+    rm -f "$f"
+    for mix in q4_0 q8_0; do synth qwen3-8b $mix; traces_at 0 -- $mix; rm -f "$f"; done
+    ;;
   t43)
     # The step at 16384 keys on the H200 at today's defaults (qwen3-8b q4_k_m): the timeline at 16384
     # and 0 keys (what the depth attention costs per layer against its cache bytes). A "trace" pack. ~2 minutes.
