@@ -79,6 +79,23 @@ MEMRA_HD int dot4(uint4 w, int4 x, int acc) {
   acc = wq::dp4a((int)w.z, x.z, acc);
   return wq::dp4a((int)w.w, x.w, acc);
 }
+// dot4 with the weight bytes unsigned (0 .. 255) and the activation bytes signed: dp4a.u32.s32.
+MEMRA_HD int dp4a_us(uint32_t a, int b, int c) {
+#ifdef __CUDA_ARCH__
+  int d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else
+  for (int i = 0; i < 4; ++i) c += (int)(uint8_t)(a >> (8 * i)) * (int)(int8_t)(b >> (8 * i));
+  return c;
+#endif
+}
+MEMRA_HD int dot4_us(uint4 w, int4 x, int acc) {
+  acc = dp4a_us(w.x, x.x, acc);
+  acc = dp4a_us(w.y, x.y, acc);
+  acc = dp4a_us(w.z, x.z, acc);
+  return dp4a_us(w.w, x.w, acc);
+}
 MEMRA_HD uint4 mask4(uint4 v, int shift, uint32_t m) {
   return make_uint4((v.x >> shift) & m, (v.y >> shift) & m, (v.z >> shift) & m, (v.w >> shift) & m);
 }
@@ -177,7 +194,10 @@ struct Task;
 // the task (0 or 4). q0 = qs bytes 32 j .. 32 j + 15: low nibbles elements 0..15, high 32..47;
 // q1: 16..31 / 48..63. y = d sc q - dmin m (ggml dequantize_row_q4_K / q5_K): the exact integer sums
 // per sub-block, then the scale and min products against the activation's d and quant sum.
-template <class X, class Vals>
+// HI16 (Q4_K): the high-nibble sum sb from the nibbles left in place (q & 0xF0 per byte, 16 q: unsigned
+// bytes, dp4a.u32.s32) and shifted down once, sb = (sum of 16 q x) >> 4: the same integer (exact: |16 sb|
+// < 2^20), without the four shifts per granule; vals is then only asked for the low nibbles.
+template <bool HI16 = false, class X, class Vals>
 MEMRA_HD float k_quant_dot(const uint4& h, const uint4& q0, const uint4& q1, int t, const X& x, Vals vals) {
   const int j = t & 3;
   // 6-bit scales/mins of sub-blocks 2j, 2j+1 (ggml get_scale_min_k4), four per word.
@@ -192,7 +212,11 @@ MEMRA_HD float k_quant_dot(const uint4& h, const uint4& q0, const uint4& q1, int
   const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
   const float4 ds = x.ds4(2 * t);
   const int sa = dot4(vals(q1, 0, 4), x1, dot4(vals(q0, 0, 0), x0, 0));
-  const int sb = dot4(vals(q1, 4, 4), x3, dot4(vals(q0, 4, 0), x2, 0));
+  int sb;
+  if constexpr (HI16)
+    sb = dot4_us(mask4(q1, 0, 0xF0F0F0F0u), x3, dot4_us(mask4(q0, 0, 0xF0F0F0F0u), x2, 0)) >> 4;
+  else
+    sb = dot4(vals(q1, 4, 4), x3, dot4(vals(q0, 4, 0), x2, 0));
   const float ra = fmul_rn(ds.x, fsub_rn(fmul_rn(dsa, (float)sa), fmul_rn(dma, ds.y)));
   const float rb = fmul_rn(ds.z, fsub_rn(fmul_rn(dsb, (float)sb), fmul_rn(dmb, ds.w)));
   return fadd_rn(ra, rb);
@@ -218,7 +242,7 @@ struct Task<QType::Q4_K> {
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
   MEMRA_HD float dot(int t, const X& x) const {
-    return k_quant_dot(h, q0, q1, t, x, [](uint4 q, int shift, int) { return mask4(q, shift, 0x0F0F0F0Fu); });
+    return k_quant_dot<true>(h, q0, q1, t, x, [](uint4 q, int shift, int) { return mask4(q, shift, 0x0F0F0F0Fu); });
   }
 };
 

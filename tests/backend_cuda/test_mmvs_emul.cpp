@@ -124,6 +124,36 @@ TEST(MmvsReplay, Q4_K) {
   replay<QType::Q4_K>(2, 12288, 9);  // 4 warps per row
   replay<QType::Q8_0>(2, 8192, 11);   // 2
 }
+// Task<Q4_K>::dot takes the high nibbles' integer sum in place (k_quant_dot<true>: q & 0xF0 per byte,
+// unsigned dp4a, one shift of the sum) instead of shifting each word first (k_quant_dot<false>, the
+// form every earlier receipt ran): the same float bits on every task position, for random headers
+// (finite d, dmin), every nibble and activation byte value (extremes included).
+TEST(MmvsReplay, Q4kHighNibblesInPlaceSameBits) {
+  std::mt19937_64 rng(77);
+  std::uniform_int_distribution<uint32_t> u32;
+  std::normal_distribution<float> nd(0.f, 1.f);
+  const auto shifted = [](uint4 q, int shift, int) { return mm::mask4(q, shift, 0x0F0F0F0Fu); };
+  int64_t mismatches = 0, checked = 0;
+  for (int it = 0; it < 20000; ++it) {
+    const int t = it & 255;  // task position: j = t & 3 picks the header's scale words
+    uint4 h{0, u32(rng), u32(rng), u32(rng)};
+    h.x = (uint32_t)memra::f32_to_fp16(0.01f * nd(rng)) | ((uint32_t)memra::f32_to_fp16(0.01f * nd(rng)) << 16);
+    uint4 q0{u32(rng), u32(rng), u32(rng), u32(rng)}, q1{u32(rng), u32(rng), u32(rng), u32(rng)};
+    if (it % 7 == 0) q0 = q1 = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};  // every nibble 15
+    std::vector<int8_t> xq((size_t)(64 * (t + 1)));
+    for (auto& v : xq) v = (int8_t)(u32(rng) & 0xFF);
+    if (it % 5 == 0) std::fill(xq.begin(), xq.end(), (int8_t)-128);
+    std::vector<float> xds((size_t)(4 * (t + 1)));
+    for (auto& v : xds) v = nd(rng);
+    const mm::GX x{xq.data(), reinterpret_cast<const float2*>(xds.data())};
+    const float a = mm::k_quant_dot<true>(h, q0, q1, t, x, shifted);
+    const float b = mm::k_quant_dot<false>(h, q0, q1, t, x, shifted);
+    mismatches += std::memcmp(&a, &b, 4) != 0;
+    ++checked;
+  }
+  EXPECT_EQ(mismatches, 0) << "of " << checked;
+}
+
 TEST(MmvsReplay, WarpsPerRow) {
   EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 64, true), 1);   // 4096 weights
   EXPECT_EQ(mm::warps_per_row(QType::Q4_K, 80, true), 2);   // 5120
