@@ -474,6 +474,47 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
+  gr50b)
+    # The fiftieth session's two changes (6a6944e): the Q4_K task's high-nibble sum in place (no key:
+    # every Q4_K matvec) and the GLU emit's resident form without a barrier (kernels.mmvs_glu_emit_resident,
+    # off). Gates: kernel-check mmvs (Q4_K cases against the f64 product) and mmvs_id in full (every
+    # instance's byte identities, the resident cases), the CUDA-vs-CPU suite at the defaults; kernel times
+    # of the GLU emit both ways; tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0 at 0 against the
+    # resident arm (A/A copy). A "slim" pack, any sm_90 card. ~7 minutes.
+    gpu_info
+    kc mmvs Q4_K 20265002 200
+    kc mmvs_id "" 20265003 240
+    cuda_vs_cpu "" 12
+    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
+      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
+    rm -f "$f" "$f.done"
+    ;;
+  hn50)
+    # The Q4_K high-nibble change (6a6944e, no key) timed against the build before it (dbb6c8e in
+    # .device/old: device-prepare.sh's fourth argument): kernel times of the Q4_K matvecs (GLU, plain
+    # down shape, the GLU emit) in both builds, then qwen3-8b q4_k_m tg128 at 0 keys, the two builds'
+    # processes alternating, each twice (the second run of each is its A/A). A "trace" pack with the
+    # old build. ~5 minutes.
+    gpu_info
+    "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
+    for b in "$bin" .device/old/bin; do
+      for c in "mmvs mmvs_ail_glu_cap5/Q4_K/12288x4096/m1" "mmvs mmvs_ail_cap6/Q4_K/4096x12288/m1" "mmvs_id mmvs_glu_emit/Q4_K/12288x4096/silu/ns"; do
+        timeout 90 "$b/kernel-check" --section ${c%% *} --filter "${c#* }" --perf --reps 50 | grep -E " us|FAIL" | tail -n 2 | sed "s|^|$b |"
+      done
+    done
+    synth qwen3-8b q4_k_m
+    for b in "$bin" .device/old/bin "$bin" .device/old/bin; do
+      timeout 100 "$b/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp" | sed "s|^|$b |"
+    done
+    rm -f "$f" "$f.done"
+    ;;
   gr50)
     # kernels.mmvs_glu_emit_resident (built in the fiftieth session: the emitting GLU as one resident
     # 16-warp CTA per SM looping over the 32-row blocks, the next block's first weights requested before
