@@ -219,10 +219,6 @@ struct MmvsGluEmitParams {
   int8_t* out_xq = nullptr;
   void* out_xds = nullptr;  // n_rows / 32 float2, 8-byte aligned
   q8s::Order out_order = q8s::Order::il;
-  // 0: one CTA per 32-row block. > 0: that many CTAs (at least n_blocks / 8), each looping over
-  // blocks with no barrier (the resident form: the last of a block's warps to finish quantizes it);
-  // the same bytes either way.
-  int ctas = 0;
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

@@ -19,15 +19,7 @@
 // The GLU form (launch_mmvs_glu_emit, kernels.mmvs_glu_emit): the one-token gate + up + activation
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
-// included), one task group per row and matrix in flight per lane. Its resident form
-// (MmvsGluEmitParams::ctas, kernels.mmvs_glu_emit_resident): fewer CTAs than blocks, each taking
-// blocks blockIdx.x, blockIdx.x + gridDim.x, ..., with no barrier: a warp requests its next block's
-// first task group after its last dot of the current one, adds its rows' arrival to the block's
-// shared counter, and the warp that arrives last quantizes the block. So an SM's 16 warps stream
-// out of step with each other, as in the long-row downs, instead of starting and ending each block
-// together (one 16-warp CTA per SM; the qwen3-8b GLU is ~2.9 blocks per SM). Same rows, same bits.
-#include <algorithm>
-
+// included), one task group per row and matrix in flight per lane.
 #include "act/act_math.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
@@ -64,11 +56,7 @@ struct EmitArgs {
   float2* ods;
   q8s::Order order;  // of oq
   float* part;
-  int64_t n_blocks;  // n_rows / 32; the grid may be smaller in the GLU form (resident CTAs)
-  bool resident;     // the GLU form's CTAs loop over blocks without a barrier (MmvsGluEmitParams::ctas)
 };
-// The most blocks one resident CTA takes (its rounds' shared slots).
-constexpr int kEmitMaxRounds = 8;
 
 // NW warps, 32 / NW rows each (rows row0 + warp + NW r); WPR: mmvs::warps_per_row of the row
 // length; AO: the input's order (1 interleaved, 2 its Q6_K variant); per row two task groups in
@@ -84,6 +72,7 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   constexpr int R = 32 / NW, D = (NW == 8 || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
+  const int64_t row0 = (int64_t)blockIdx.x * 32;
   const int n_tasks = a.n_tasks, n_groups = (n_tasks + 31) / 32;
   const auto x = [&] {
     if constexpr (AO == 2)
@@ -91,8 +80,15 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
     else
       return mmvs::GXI{a.xq, a.xds};
   }();
+  float acc[M][R][WPR];
+#pragma unroll
+  for (int mt = 0; mt < M; ++mt)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
   Task<T> tk[M][R][D];
-  const auto issue = [&](int64_t row0, int g0) {
+  const auto issue = [&](int g0) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int t = 32 * (g0 + d) + lane;
@@ -103,138 +99,89 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
           for (int r = 0; r < R; ++r) tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
     }
   };
-  // Block blk = rows 32 blk .. 32 blk + 31: blockIdx.x, then (the resident form, gridDim.x < n_blocks)
-  // blockIdx.x + gridDim.x, ... Every block's rows are computed as in the one-block form.
-  int64_t blk = blockIdx.x;
-  int64_t row0 = blk * 32;
   // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
   // the block), constant during a step: requested before the wait.
   float wv[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-  const auto load_wv = [&] {
-    if (GLU == 0 && warp == 0 && a.nw) {
+  if (GLU == 0 && warp == 0 && a.nw) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
-    }
-  };
-  load_wv();
-  if (a.preload) issue(row0, 0);
+    for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
+  }
+  if (a.preload) issue(0);
   pdl_wait();
+  float resv[R] = {};
+  if (GLU == 0 && lane == 0)
+#pragma unroll
+    for (int r = 0; r < R; ++r) resv[r] = a.res[row0 + warp + NW * r];
   // The GLU form's deferred-norm scale: this lane's share of the partials now, the root at the end
   // (mmvs_body's m = 1 order).
   float nss0 = 0.0f;
   if (GLU != 0 && a.nss) nss0 = a.nsf ? a.nss[0] : defer_lane_sum(a.nss, a.n_nss, lane);
-  // Each block's 32 outputs for its emit, one slot per round of the CTA (the one-block form: round 0).
-  // The resident form has no barrier: each warp adds its rows' arrival to its round's counter and the
-  // warp that arrives last quantizes the block (kEmitMaxRounds bounds a CTA's rounds: the launcher
-  // keeps the grid at n_blocks / kEmitMaxRounds or more); warps run on to their next block at once.
-  __shared__ float ys[kEmitMaxRounds][32];
-  __shared__ int arrivals[kEmitMaxRounds];
-  if (GLU != 0 && a.resident) {
-    if (threadIdx.x < kEmitMaxRounds) arrivals[threadIdx.x] = 0;
-    __syncthreads();
+  // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
+  // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
+  constexpr int STEP = D > WPR ? D : WPR;
+  for (int gb = 0; gb < n_groups; gb += STEP) {
+#pragma unroll
+    for (int h = 0; h < STEP; h += D) {
+      const int g0 = gb + h;
+      if (g0 < n_groups) {
+        if (g0 != 0 || !a.preload) issue(g0);
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+          const int t = 32 * (g0 + d) + lane;
+          if (t < n_tasks)
+#pragma unroll
+            for (int mt = 0; mt < M; ++mt)
+#pragma unroll
+              for (int r = 0; r < R; ++r)
+                acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
+        }
+      }
+    }
   }
-  for (int buf = 0;; ++buf) {
-    float resv[R] = {};
-    if (GLU == 0 && lane == 0)
+  float ns = 1.0f;
+  if (GLU != 0 && a.nss) ns = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
+  __shared__ float ys[32];
 #pragma unroll
-      for (int r = 0; r < R; ++r) resv[r] = a.res[row0 + warp + NW * r];
-    float acc[M][R][WPR];
+  for (int r = 0; r < R; ++r) {
+    float v[M];
 #pragma unroll
-    for (int mt = 0; mt < M; ++mt)
+    for (int mt = 0; mt < M; ++mt) {
+      v[mt] = 0.0f;
 #pragma unroll
-      for (int r = 0; r < R; ++r)
+      for (int s = 0; s < WPR; ++s) {
+        float p = acc[mt][r][s];
 #pragma unroll
-        for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
-    // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
-    // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
-    constexpr int STEP = D > WPR ? D : WPR;
-    for (int gb = 0; gb < n_groups; gb += STEP) {
-#pragma unroll
-      for (int h = 0; h < STEP; h += D) {
-        const int g0 = gb + h;
-        if (g0 < n_groups) {
-          if (g0 != 0 || !a.preload) issue(row0, g0);
-#pragma unroll
-          for (int d = 0; d < D; ++d) {
-            const int t = 32 * (g0 + d) + lane;
-            if (t < n_tasks)
-#pragma unroll
-              for (int mt = 0; mt < M; ++mt)
-#pragma unroll
-                for (int r = 0; r < R; ++r)
-                  acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
-          }
-        }
+        for (int o = 16; o > 0; o >>= 1) p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, o));
+        v[mt] = s == 0 ? p : __fadd_rn(v[mt], p);
       }
     }
-    // The resident form (the GLU launch only; the residual one is one block per CTA): the next
-    // block's first group requested now, before this block's epilogue.
-    const int64_t next = GLU != 0 ? blk + gridDim.x : a.n_blocks;
-    if (GLU != 0 && next < a.n_blocks && a.preload) issue(next * 32, 0);
-    float ns = 1.0f;
-    if (GLU != 0 && a.nss) ns = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      float v[M];
-#pragma unroll
-      for (int mt = 0; mt < M; ++mt) {
-        v[mt] = 0.0f;
-#pragma unroll
-        for (int s = 0; s < WPR; ++s) {
-          float p = acc[mt][r][s];
-#pragma unroll
-          for (int o = 16; o > 0; o >>= 1) p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, o));
-          v[mt] = s == 0 ? p : __fadd_rn(v[mt], p);
-        }
-      }
-      if (lane == 0) {
-        float y;
-        if constexpr (GLU == 0) {
-          y = __fadd_rn(resv[r], v[0]);
-        } else {
-          // As mmvs_body's epilogue: the scale (when the input is a deferred norm's), then act(gate) * up.
-          const float gs = a.nss ? __fmul_rn(v[0], ns) : v[0], us = a.nss ? __fmul_rn(v[M - 1], ns) : v[M - 1];
-          y = __fmul_rn(act<GLU == 1 ? ActKind::Silu : ActKind::GeluTanh>(gs), us);
-        }
-        a.y[row0 + warp + NW * r] = y;
-        ys[buf][warp + NW * r] = y;
-      }
-    }
-    // The block's emit (one warp): lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and
-    // store nothing.
-    const auto emit_block = [&](const float* yb) {
-      const int kk = lane & 7;
-      float u[4], yw[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        u[e] = yb[4 * kk + e];
-        yw[e] = GLU == 0 && a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
-      }
-      emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * kk, a.order, a.ods + blk);
+    if (lane == 0) {
+      float y;
       if constexpr (GLU == 0) {
-        const float ss = defer_block_ss(u);
-        if (lane == 0) a.part[blk] = ss;
+        y = __fadd_rn(resv[r], v[0]);
+      } else {
+        // As mmvs_body's epilogue: the scale (when the input is a deferred norm's), then act(gate) * up.
+        const float gs = a.nss ? __fmul_rn(v[0], ns) : v[0], us = a.nss ? __fmul_rn(v[M - 1], ns) : v[M - 1];
+        y = __fmul_rn(act<GLU == 1 ? ActKind::Silu : ActKind::GeluTanh>(gs), us);
       }
-    };
-    if (GLU != 0 && a.resident) {
-      int last = 0;
-      if (lane == 0) {
-        __threadfence_block();  // this warp's ys stores before its arrival
-        last = atomicAdd(&arrivals[buf], 1) == NW - 1;
-        if (last) __threadfence_block();  // every other warp's stores before this warp's reads
-      }
-      if (__shfl_sync(0xffffffffu, last, 0)) {
-        __syncwarp();
-        emit_block(ys[buf]);
-      }
-    } else {
-      __syncthreads();
-      if (warp == 0) emit_block(ys[buf]);
+      a.y[row0 + warp + NW * r] = y;
+      ys[warp + NW * r] = y;
     }
-    if (next >= a.n_blocks) return;
-    blk = next;
-    row0 = blk * 32;
-    load_wv();
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  // The block: lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
+  const int kk = lane & 7;
+  float u[4], yw[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    u[e] = ys[4 * kk + e];
+    yw[e] = GLU == 0 && a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
+  }
+  emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * kk, a.order, a.ods + blockIdx.x);
+  if constexpr (GLU == 0) {
+    const float ss = defer_block_ss(u);
+    if (lane == 0) a.part[blockIdx.x] = ss;
   }
 }
 
@@ -310,8 +257,7 @@ cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stre
   a.ods = static_cast<float2*>(p.out_xds);
   a.order = p.out_il ? q8s::Order::il : q8s::Order::plain;
   a.part = p.partials;
-  a.n_blocks = m.n_rows / 32;
-  const unsigned grid = (unsigned)a.n_blocks;
+  const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
     constexpr QType t = T.value;
     if constexpr (t == QType::Q6_K)
@@ -325,7 +271,7 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   EmitArgs a;
   int wpr = 1;
   if (!common_args(m, a, wpr) || (m.glu != 1 && m.glu != 2) || !m.w2 || m.residual || m.act_il_q6k || !p.out_xq ||
-      !p.out_xds || !aligned(p.out_xds, 8) || p.ctas < 0 || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
+      !p.out_xds || !aligned(p.out_xds, 8) || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
       (m.norm_ss && (m.norm_ss_n < 1 || m.norm_ss_n > kNormDeferMaxPartials || (m.norm_ss_final && m.norm_ss_n != 1))))
     return cudaErrorInvalidValue;
   if (!mmvs_supported(m.w_type, m.n_cols)) return cudaErrorNotSupported;
@@ -336,15 +282,10 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.oq = p.out_xq;
   a.ods = static_cast<float2*>(p.out_xds);
   a.order = p.out_order;
-  a.n_blocks = m.n_rows / 32;
-  int64_t grid = a.n_blocks;
-  if (p.ctas > 0 && p.ctas < a.n_blocks) {
-    grid = std::max<int64_t>(p.ctas, (a.n_blocks + kEmitMaxRounds - 1) / kEmitMaxRounds);
-    a.resident = grid < a.n_blocks;
-  }
+  const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, (unsigned)grid, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, (unsigned)grid, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, grid, stream);
   });
 }
 
