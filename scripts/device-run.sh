@@ -474,6 +474,22 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
+  r50)
+    # The README rows at the fiftieth session's HEAD on an H200 only (the Q4_K high nibbles in place;
+    # otherwise the defaults of r49): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at
+    # 0, then moe43's MoE row (qwen3-30b-a3b q8_0 tg128 + pp512 at the defaults). Take them with
+    # scripts/readme-rows.py. A "slim" pack. ~8 minutes.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "r50: not an H200, no rows"; exit 0; }
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 150
+    rm -f "$f" "$f.done"
+    for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
+    synth qwen3-30b-a3b q8_0 300
+    timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+      --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f" "$f.done"
+    ;;
   gr50b)
     # The fiftieth session's two changes (6a6944e): the Q4_K task's high-nibble sum in place (no key:
     # every Q4_K matvec) and the GLU emit's resident form without a barrier (kernels.mmvs_glu_emit_resident,
