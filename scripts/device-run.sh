@@ -68,6 +68,10 @@
 # 6-15%; the split schedule: passes, loses 0.86x, the same ~395 us of boundaries as the tasks schedule).
 # chain48 stays queued for an H200 (its no-deps gap there, both schedules).
 # nd33 only if the 32B loss of the deferred norm is understood.
+# Ran in the fiftieth session on H100s (receipts/h100/*-{t50,gr50,gr50b,hn50}-*-20261206*): t50 (the step's
+# timelines at 4daf0ae), gr50 / gr50b (the GLU emit's resident form with and without a barrier: 0.993x /
+# 0.998x q4_k_m, removed; the phases with them, git show 6a6944e:scripts/device-run.sh), hn50 (the Q4_K
+# high nibbles in place against the build before, two calls on one warm machine: 1.001x, kept).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -509,27 +513,6 @@ case "$phase" in
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f" "$f.done"
     ;;
-  gr50b)
-    # The fiftieth session's two changes (6a6944e): the Q4_K task's high-nibble sum in place (no key:
-    # every Q4_K matvec) and the GLU emit's resident form without a barrier (kernels.mmvs_glu_emit_resident,
-    # off). Gates: kernel-check mmvs (Q4_K cases against the f64 product) and mmvs_id in full (every
-    # instance's byte identities, the resident cases), the CUDA-vs-CPU suite at the defaults; kernel times
-    # of the GLU emit both ways; tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0 at 0 against the
-    # resident arm (A/A copy). A "slim" pack, any sm_90 card. ~7 minutes.
-    gpu_info
-    kc mmvs Q4_K 20265002 200
-    kc mmvs_id "" 20265003 240
-    cuda_vs_cpu "" 12
-    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
-      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
-    rm -f "$f" "$f.done"
-    ;;
   hn50)
     # The Q4_K high-nibble change (6a6944e, no key) timed against the build before it (dbb6c8e in
     # .device/old: device-prepare.sh's fourth argument): kernel times of the Q4_K matvecs (GLU, plain
@@ -548,30 +531,6 @@ case "$phase" in
       timeout 100 "$b/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
         --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp" | sed "s|^|$b |"
     done
-    rm -f "$f" "$f.done"
-    ;;
-  gr50)
-    # kernels.mmvs_glu_emit_resident (built in the fiftieth session: the emitting GLU as one resident
-    # 16-warp CTA per SM looping over the 32-row blocks, the next block's first weights requested before
-    # the current block's epilogue). Gates: kernel-check mmvs_id mmvs_glu_emit/* (the resident cases:
-    # 132 CTAs over 384 / 800 blocks, 7 CTAs, more CTAs than blocks) and CudaModels.EmitNormSameBytes
-    # (run 4); kernel times of both forms; then tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0 at 0
-    # against the resident arm, q8_0 against every type's resident GLU emit (the one-per-block form lost
-    # there, ge49), interleaved with an A/A copy. A "slim" pack, any sm_90 card. ~6 minutes.
-    gpu_info
-    kc mmvs_id mmvs_glu_emit 20265001 200
-    gpu_tests gr "CudaModels.EmitNorm*" 120
-    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns mmvs_glu_emit/Q8_0/12288x4096/silu/ns; do
-      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q8_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-resident-all.toml
     rm -f "$f" "$f.done"
     ;;
   t50)
