@@ -71,7 +71,8 @@
 # Ran in the fiftieth session on H100s (receipts/h100/*-{t50,gr50,gr50b,hn50}-*-20261206*): t50 (the step's
 # timelines at 4daf0ae), gr50 / gr50b (the GLU emit's resident form with and without a barrier: 0.993x /
 # 0.998x q4_k_m, removed; the phases with them, git show 6a6944e:scripts/device-run.sh), hn50 (the Q4_K
-# high nibbles in place against the build before, two calls on one warm machine: 1.001x, kept).
+# high nibbles in place against the build before, two calls on one warm machine: 1.001x, kept), gw50
+# (the GLU emit in 32-warp CTAs: kernel level 1.015-1.022x, tg128 0.982x q4_k_m: removed with its phase).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -477,25 +478,6 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
-    ;;
-  gw50)
-    # kernels.mmvs_glu_emit_warps = 32 (the emitting GLU in CTAs of 32 warps of one row each: 64
-    # registers, twice the warps per SM, the same bytes in flight). Gates: kernel-check mmvs_id
-    # mmvs_glu_emit/* (the w32 cases), CudaModels.EmitNormSameBytes (run 4); kernel times of both forms;
-    # tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0 at 0 against the w32 arm (A/A copy). A "slim"
-    # pack, any sm_90 card. ~5 minutes.
-    gpu_info
-    kc mmvs_id mmvs_glu_emit 20265004 200
-    gpu_tests gw "CudaModels.EmitNorm*" 120
-    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
-      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-w32.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-w32.toml
-    rm -f "$f" "$f.done"
     ;;
   r50)
     # The README rows at the fiftieth session's HEAD on an H200 only (the Q4_K high nibbles in place;

@@ -153,12 +153,12 @@ class MmvsEmitNormCase : public Case {
 // replaces on the same inputs: launch_mmvs's GLU (the deferred norm's scale from partials, from a
 // final scale, or none) then launch_quantize_q8s of its output in the same order. y, the quants (in
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
-// products (the mmvs tolerance). warps: the CTA's (16 or 32).
+// products (the mmvs tolerance).
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
-  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, int warps = 16)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps) {}
+  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -211,7 +211,6 @@ class MmvsGluEmitCase : public Case {
     e.out_xq = dq_;
     e.out_xds = dds_;
     e.out_order = order_;
-    e.warps = warps_;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -223,9 +222,6 @@ class MmvsGluEmitCase : public Case {
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
     bad = params();
     bad.mv.glu = 0;
-    refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-    bad = params();
-    bad.warps = 8;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
   }
@@ -258,7 +254,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU or 8 warps was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual or no GLU was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -278,7 +274,6 @@ class MmvsGluEmitCase : public Case {
   int64_t n_, k_;
   int glu_, ns_;
   cuda::q8s::Order order_;
-  int warps_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -300,14 +295,7 @@ void add_emit_norm_cases(Registry& r) {
             [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il); });
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il); });
-    // 32 warps of one row each (kernels.mmvs_glu_emit_warps = 32)
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
-      r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/", n, "x", k, "/silu/ns/w32"),
-            [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il, 32); });
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final/w32"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il, 32); });
   }
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order/w32", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k, 32); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k); });
   r.add("mmvs_id", "mmvs_glu_emit/Q8_0/1056x4096/silu/ns/plain_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q8_0, 1056, 4096, 1, 1, Ord::plain); });

@@ -209,8 +209,8 @@ cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stre
 // The one-token gate + up + activation launch (glu 1 SiLU or 2 GELU-tanh, w2 the up matrix, the
 // deferred norm's scale when norm_ss is set) that also writes the q8s planes of its output in
 // out_order, the bytes launch_quantize_q8s writes from that output (kernels.mmvs_glu_emit, the down
-// projection's input without a quantize launch): CTAs of 16 (or 32) warps own 32 consecutive rows,
-// two (one) per warp, one task group per row and matrix in flight per lane; each row's bits are launch_mmvs'.
+// projection's input without a quantize launch): CTAs of 16 warps own 32 consecutive rows, two per
+// warp, one task group per row and matrix in flight per lane; each row's bits are launch_mmvs'.
 // mv: m = 1, act_il (not act_il_q6k), no residual or extra segments; n_rows a multiple of 32 (of 256
 // for the Q6_K order); the caps, row pairs and one-task forms are ignored. The output planes must
 // not overlap the input's.
@@ -219,7 +219,6 @@ struct MmvsGluEmitParams {
   int8_t* out_xq = nullptr;
   void* out_xds = nullptr;  // n_rows / 32 float2, 8-byte aligned
   q8s::Order out_order = q8s::Order::il;
-  int warps = 16;  // warps per 32-row CTA: 16 (two rows each) or 32 (one row each; not in the reduced CI build)
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

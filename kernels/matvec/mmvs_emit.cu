@@ -19,8 +19,7 @@
 // The GLU form (launch_mmvs_glu_emit, kernels.mmvs_glu_emit): the one-token gate + up + activation
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
-// included), one task group per row and matrix in flight per lane; 16 warps of two rows each or
-// 32 of one (MmvsGluEmitParams::warps, kernels.mmvs_glu_emit_warps).
+// included), one task group per row and matrix in flight per lane.
 #include "act/act_math.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
@@ -201,20 +200,13 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, cuda
 #endif
   return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, s) : cudaErrorNotSupported;
 }
-// The GLU form: 16 warps (two rows each) or 32 (one row each), the interleaved input order.
-template <QType T, int GLU, int NW>
-cudaError_t launch_glu_w(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
-  const dim3 block(32 * NW);
-  if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, NW, 1, GLU>, dim3(grid), block, 0, s, a);
-  if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, 1, NW, 2, GLU>, dim3(grid), block, 0, s, a);
-  return launch_kernel(mmvs_emit_kernel<T, 1, NW, 4, GLU>, dim3(grid), block, 0, s, a);
-}
+// The GLU form: 16 warps, the interleaved input order.
 template <QType T, int GLU>
-cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, unsigned grid, cudaStream_t s) {
-#ifndef MEMRA_REDUCED_INSTANCES
-  if (warps == 32) return launch_glu_w<T, GLU, 32>(a, wpr, grid, s);
-#endif
-  return warps == 16 ? launch_glu_w<T, GLU, 16>(a, wpr, grid, s) : cudaErrorNotSupported;
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
+  const dim3 block(32 * 16);
+  if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 1, GLU>, dim3(grid), block, 0, s, a);
+  if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 2, GLU>, dim3(grid), block, 0, s, a);
+  return launch_kernel(mmvs_emit_kernel<T, 1, 16, 4, GLU>, dim3(grid), block, 0, s, a);
 }
 
 bool aligned(const void* p, uintptr_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; }
@@ -279,7 +271,7 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   EmitArgs a;
   int wpr = 1;
   if (!common_args(m, a, wpr) || (m.glu != 1 && m.glu != 2) || !m.w2 || m.residual || m.act_il_q6k || !p.out_xq ||
-      !p.out_xds || !aligned(p.out_xds, 8) || (p.warps != 16 && p.warps != 32) || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
+      !p.out_xds || !aligned(p.out_xds, 8) || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
       (m.norm_ss && (m.norm_ss_n < 1 || m.norm_ss_n > kNormDeferMaxPartials || (m.norm_ss_final && m.norm_ss_n != 1))))
     return cudaErrorInvalidValue;
   if (!mmvs_supported(m.w_type, m.n_cols)) return cudaErrorNotSupported;
@@ -292,8 +284,8 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.order = p.out_order;
   const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, p.warps, grid, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, p.warps, grid, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, grid, stream);
   });
 }
 
