@@ -479,6 +479,15 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
+  t50b)
+    # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows
+    # take neither emit nor the deferred norm: where its 0.62 of the roofline goes). Any sm_90 card. A
+    # "trace" pack. ~4 minutes.
+    gpu_info
+    synth qwen3-32b q4_k_m 300
+    traces_at 0 -- 32b
+    rm -f "$f" "$f.done"
+    ;;
   r50)
     # The README rows at the fiftieth session's HEAD on an H200 only (the Q4_K high nibbles in place;
     # otherwise the defaults of r49): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at
