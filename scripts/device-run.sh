@@ -72,7 +72,9 @@
 # timelines at 4daf0ae), gr50 / gr50b (the GLU emit's resident form with and without a barrier: 0.993x /
 # 0.998x q4_k_m, removed; the phases with them, git show 6a6944e:scripts/device-run.sh), hn50 (the Q4_K
 # high nibbles in place against the build before, two calls on one warm machine: 1.001x, kept), gw50
-# (the GLU emit in 32-warp CTAs: kernel level 1.015-1.022x, tg128 0.982x q4_k_m: removed with its phase).
+# (the GLU emit in 32-warp CTAs: kernel level 1.015-1.022x, tg128 0.982x q4_k_m: removed with its phase),
+# t50b (the qwen3-32b q4_k_m step's timeline), qw50 (the q/k/v launches in one wave: kernel level
+# 1.06-1.21x, tg128 0.989x q4_k_m, 0.969x q8_0: removed with its phase; git show 6ac5722).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -478,26 +480,6 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
-    ;;
-  qw50)
-    # kernels.mmvs_qkv_one_wave (built in the fiftieth session: the paired q/k/v launches one task per row
-    # at 6 CTAs per SM, 80 registers, no spill: 768 CTAs in one wave on 132 SMs instead of 1.45). Gates:
-    # kernel-check mmvs_id mmvs_rp_x3 / mmvs_pair_rp (the one_cap6 cases against the unpaired launches'
-    # bytes, the refusals), mmvs rp1 cap6 against f64 with their times beside the defaults' forms, the
-    # model test; then tg128 of qwen3-8b q4_k_m and q8_0 at 0 keys against the arm (A/A copy). A "slim"
-    # pack, any sm_90 card. ~4 minutes.
-    gpu_info
-    kc mmvs_id mmvs_rp_x3 20265005 100
-    kc mmvs_id mmvs_pair_rp 20265006 100
-    gpu_tests qw "CudaModels.MmvsQkvOneWave*" 100
-    for flt in mmvs_rp1_x3_cap6/Q4_K/4096 mmvs_rp_x3_cap0/Q4_K/4096 mmvs_pair_rp1_cap6/Q4_K+Q6_K/4096 mmvs_pair_rp/Q4_K+Q6_K/4096+ mmvs_rp1_x3_cap6/Q8_0/4096 mmvs_rp_x3_cap0/Q8_0/4096; do
-      timeout 60 "$bin/kernel-check" --section mmvs --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 1
-    done
-    for mix in q4_k_m q8_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-mmvs-qkv-one-wave.toml
-      rm -f "$f" "$f.done"
-    done
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows

@@ -192,10 +192,9 @@ class MmvsPairCase : public Case {
   // tasks per row in flight and Q6_K rows one; then an odd row count is NotSupported and a Q6_K half
   // not starting a CTA (r1 - 2 rows of k) InvalidValue.
   // t1 / t2: the pair's types (q and k / v), one of mmvs_pair_ok's pairs.
-  // one (with pairs, cap 6): the Q4_K rows one task per row in flight too (kernels.mmvs_qkv_one_wave).
   MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, int min_tasks = 65,
-               bool pairs = false, QType t1 = QType::Q4_K, QType t2 = QType::Q6_K, bool one = false)
-      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs), t1_(t1), t2_(t2), one_(one) {}
+               bool pairs = false, QType t1 = QType::Q4_K, QType t2 = QType::Q6_K)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs), t1_(t1), t2_(t2) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
@@ -212,7 +211,6 @@ class MmvsPairCase : public Case {
       p.xq = dxq_il_;
     }
     p.row_pairs = p.row_pair_one_task2 = pairs_;
-    p.row_pair_one_task = pairs_ && one_;
     return p;
   }
   void reference(Env& env) override {
@@ -297,7 +295,6 @@ class MmvsPairCase : public Case {
   int min_tasks_;
   bool pairs_;
   QType t1_, t2_;
-  bool one_ = false;
   cudaError_t off_status_ = cudaSuccess;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
@@ -675,12 +672,7 @@ void add_mmvs_cases(Registry& r) {
   for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
     r.add("mmvs_id", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/1032+264+258x", k, "/vs_plain_order_launches_bytes"),
           [=] { return std::make_unique<MmvsPairCase>(k, 1032, 264, 258, 0, true, 65, true); });
-  for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})  // kernels.mmvs_qkv_one_wave
-    r.add("mmvs_id", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/1032+264+258x", k, "/one_cap6/vs_plain_order_launches_bytes"),
-          [=] { return std::make_unique<MmvsPairCase>(k, 1032, 264, 258, 6, true, 65, true, QType::Q4_K, QType::Q6_K, true); });
   for (auto [q, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {8192, 5120}}) {
-    r.add("mmvs", ref::cat("mmvs_pair_rp1_cap6/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),
-          [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 6, true, 65, true, QType::Q4_K, QType::Q6_K, true); });
     r.add("mmvs", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),
           [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 0, true, 65, true); });
     r.add("mmvs", ref::cat("mmvs_pair_ail_cap6/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),

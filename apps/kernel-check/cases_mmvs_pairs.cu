@@ -165,7 +165,7 @@ class MmvsRowPairsX3Case : public Case {
     mixed.extra[1].type2 = true;
     mixed.w_type2 = t_ == QType::Q4_K ? QType::Q6_K : QType::Q4_K;
     auto capped = params(dplain_, true);
-    capped.min_blocks = one_ ? 5 : 6;  // (one task per row at 6: kernels.mmvs_qkv_one_wave's instances)
+    capped.min_blocks = 6;
     // The mixed launch built here keeps the first type's planes in its second-type segment, after
     // 1286 rows (not a multiple of a CTA's rows at one warp per row): the launcher may reject those
     // planes or that split as invalid before it reaches the row-pair rule (H200, s36d: every type
@@ -389,13 +389,7 @@ void add_mmvs_pair_cases(Registry& r) {
       for (bool one : {false, true})
         r.add("mmvs_id", ref::cat("mmvs_rp_x3/", tn, "/1030+256+258x", k, one ? "/one" : "", "/vs_x3_bytes"),
               [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, 1030, 256, 258, 0, one, false); });
-    // kernels.mmvs_qkv_one_wave: one task per row at 6 CTAs per SM against the unpaired launch at 6.
-    for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
-      r.add("mmvs_id", ref::cat("mmvs_rp_x3/", tn, "/1030+256+258x", k, "/one/cap6/vs_x3_bytes"),
-            [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, 1030, 256, 258, 6, true, false); });
     for (auto [q, kv, k] : {std::tuple<int64_t, int64_t, int64_t>{4096, 1024, 4096}, {8192, 1024, 5120}}) {
-      r.add("mmvs", ref::cat("mmvs_rp1_x3_cap6/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
-            [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 6, true, true); });
       r.add("mmvs", ref::cat("mmvs_rp_x3_cap0/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 0, false, true); });
       r.add("mmvs", ref::cat("mmvs_rp1_x3_cap0/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),

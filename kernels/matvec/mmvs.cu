@@ -297,16 +297,6 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_pair_rp_kernel(const Args a)
     mmvs_body<T, 1, 5, 1, D1, NS>(a);
 }
 
-// The same at one task per row of either type and at least 6 CTAs per SM (80 registers): the one-wave
-// q/k/v launch (kernels.mmvs_qkv_one_wave: qwen3-8b's 768 CTAs of 4 warps fit 6 per SM on 132 SMs).
-template <QType T, QType T2, bool NS = false>
-__global__ void __launch_bounds__(32 * kWarps, 6) mmvs_pair_rp1_cap6_kernel(const Args a) {
-  if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
-    mmvs_body<T2, 1, 5, 1, 1, NS>(a);
-  else
-    mmvs_body<T, 1, 5, 1, 1, NS>(a);
-}
-
 template <QType T, QType T2, int MINB, bool AIL = false, bool NS = false>
 __global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_kernel(const Args a) {
   if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
@@ -354,14 +344,11 @@ cudaError_t launch_ail_ns(const Args& a, int glu, cudaStream_t s) {
     }
     return cudaErrorNotSupported;
   }
-  if (glu == 5) {  // row pairs over a q/k/v launch's segments: uncapped (two or one task per row), or
-                   // one task per row at 6 CTAs per SM (kernels.mmvs_qkv_one_wave)
+  if (glu == 5) {  // row pairs over a q/k/v launch's segments: uncapped only, two or one task per row
     if constexpr (MINB == 1) {
       if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, 1, NS>, grid, block, 0, s, a);
       return launch_kernel(mmvs_ail_kernel<T, 5, 1, 1, kDepth, NS>, grid, block, 0, s, a);
     }
-    if constexpr (MINB == 6)
-      if (a.pair_one) return launch_kernel(mmvs_ail_kernel<T, 5, 6, 1, 1, NS>, grid, block, 0, s, a);
     return cudaErrorNotSupported;
   }
   if (glu == kGluSiluD1 || glu == kGluGeluD1) {  // MmvsParams::glu_one_task: uncapped and at 5 and 6
@@ -664,17 +651,11 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
     if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps, p.split_min_tasks))
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     if (p.row_pairs) {  // each matrix paired within itself; the type-2 rows start a CTA of the halves
-      // (Q4_K rows two tasks and Q6_K rows one, uncapped; or both one task at 6 CTAs per SM)
-      const bool one_wave = p.row_pair_one_task && p.row_pair_one_task2 && mb_pairs == 6;
-      if (!one_wave && (p.row_pair_one_task || !p.row_pair_one_task2 || mb_pairs != 0)) return cudaErrorNotSupported;
+      if (p.row_pair_one_task || !p.row_pair_one_task2 || mb_pairs != 0) return cudaErrorNotSupported;
       if (p.w_type != QType::Q4_K || p.w_type2 != QType::Q6_K) return cudaErrorNotSupported;  // the one paired pair
       a.t2_begin = pair_halves(a, p);
       if (a.t2_begin % (kWarps / a.wpr)) return cudaErrorInvalidValue;
       const dim3 g((unsigned)((a.n_rows + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
-      if (one_wave) {
-        if (a.nss) return launch_kernel(mmvs_pair_rp1_cap6_kernel<QType::Q4_K, QType::Q6_K, true>, g, b, 0, stream, a);
-        return launch_kernel(mmvs_pair_rp1_cap6_kernel<QType::Q4_K, QType::Q6_K>, g, b, 0, stream, a);
-      }
       if (a.nss) return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1, true>, g, b, 0, stream, a);
       return launch_kernel(mmvs_pair_rp_kernel<QType::Q4_K, QType::Q6_K, kDepth, 1>, g, b, 0, stream, a);
     }

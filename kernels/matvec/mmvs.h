@@ -112,11 +112,10 @@ struct MmvsParams {
   // epilogue): the same bits. Plain m = 1 launches with act_il (not act_il_q6k), an even n_rows,
   // min_blocks 0, 5 or 6; else cudaErrorNotSupported. With extra segments of the same type (not
   // w_type2; q/k/v, kernels.mmvs_row_pairs_qkv) each matrix is paired within itself (rows r and
-  // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (or 6 with row_pair_one_task:
-  // kernels.mmvs_qkv_one_wave); with w_type2 segments (the mixed q/k/v launch) only Q4_K rows two
-  // tasks per row in flight and Q6_K rows one (row_pair_one_task false, row_pair_one_task2 true), or
-  // both one at min_blocks 6 (both flags true), the type-2 rows' first half starting a CTA (else
-  // cudaErrorInvalidValue). Verify rows (m = 2..8, kernels.mmvs_row_pairs_verify):
+  // r + its n_rows / 2), every segment's n_rows even, min_blocks 0 (the only instances); with
+  // w_type2 segments (the mixed q/k/v launch) only Q4_K rows two tasks per row in flight and Q6_K
+  // rows one (row_pair_one_task false, row_pair_one_task2 true), the type-2 rows' first half
+  // starting a CTA (else cudaErrorInvalidValue). Verify rows (m = 2..8, kernels.mmvs_row_pairs_verify):
   // plain launches of one matrix or of q/k/v segments of one type, the plain activation order (not
   // act_il), min_blocks 0, two tasks per row (not row_pair_one_task), no GLU; each row the m launch's
   // bits (its per-lane task order and trees per activation row).

@@ -222,39 +222,3 @@ TEST(CudaModels, EmitNormSameBytes) {
     }
   }
 }
-
-// kernels.mmvs_qkv_one_wave: the paired q/k/v launches with one task per row at 6 CTAs per SM (the one
-// type and the mixed Q4_K + Q6_K forms) change no byte of the decode or verify logits; the receipts'
-// launch kinds show them in the run with the key only.
-TEST(CudaModels, MmvsQkvOneWaveSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  MEMRA_REQUIRE_FIXTURES();
-  for (const char* file : {"qwen3-q4_k_m.gguf", "llama-q8_0.gguf"}) {
-    SCOPED_TRACE(file);
-    std::vector<Config> c(2, gpu_config(true));
-    c[1].kernels.mmvs_qkv_one_wave = true;
-    auto runs = open_synth_runs(file, c);
-    expect_same_decode_bytes(runs, 37, 4, 21);
-    const int32_t three[3] = {4, 8, 15};
-    expect_same_batch_bytes(runs, three);
-    const bool q4km = std::string(file).find("q4_k_m") != std::string::npos;
-    for (int r = 0; r < 2; ++r) {
-      const auto& v = runs[(size_t)r].be->variants();
-      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
-      const std::string& s = v.at("mmvs_m1");
-      bool one_wave = false, mixed_one_wave = false;  // a "..._min_blocks6_..._rp1_qkv[_ns]" launch kind
-      for (size_t at = 0; (at = s.find("_min_blocks6", at)) != std::string::npos; ++at) {
-        const size_t b = s.rfind(',', at), e = s.find(',', at);
-        const std::string kind = s.substr(b == std::string::npos ? 0 : b + 1, e == std::string::npos ? std::string::npos : e - b - 1);
-        const bool rp1_qkv = kind.find("_rp1_qkv") != std::string::npos;
-        one_wave = one_wave || rp1_qkv;
-        mixed_one_wave = mixed_one_wave || (rp1_qkv && kind.find("Q4_K+Q6_K") != std::string::npos);
-      }
-      EXPECT_EQ(one_wave, r == 1) << "run " << r << ": " << s;
-      if (q4km) {
-        EXPECT_EQ(mixed_one_wave, r == 1) << "run " << r << ": " << s;
-      }
-      EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
-    }
-  }
-}

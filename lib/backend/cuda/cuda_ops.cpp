@@ -331,12 +331,8 @@ bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     const int t2 = mmvs_type_index(p.w_type2);
     int64_t t1_rows = w.n_rows();
     for (const auto& o : extra) t1_rows += o.w->type == w.type ? o.w->n_rows() : 0;
-    const bool pair_types = w.type == QType::Q4_K && p.w_type2 == QType::Q6_K && ti >= 0 && t2 >= 0 && mmvs_rp_[ti] &&
-                            mmvs_rp_[t2] && (t1_rows / 2) % 4 == 0;
-    if (pair_types && cfg_.kernels.mmvs_qkv_one_wave) {  // one task per row of both types, 6 CTAs per SM
-      p.row_pairs = p.row_pair_one_task = p.row_pair_one_task2 = true;
-      p.min_blocks = 6;
-    } else if (pair_types && !one_task_of(ti) && one_task_of(t2) && mmvs_rp_cap_[ti][0] == 0 && mmvs_rp_cap_[t2][1] == 0) {
+    if (w.type == QType::Q4_K && p.w_type2 == QType::Q6_K && ti >= 0 && t2 >= 0 && mmvs_rp_[ti] && mmvs_rp_[t2] &&
+        !one_task_of(ti) && one_task_of(t2) && mmvs_rp_cap_[ti][0] == 0 && mmvs_rp_cap_[t2][1] == 0 && (t1_rows / 2) % 4 == 0) {
       p.row_pairs = p.row_pair_one_task2 = true;
       p.min_blocks = 0;
     }
@@ -346,10 +342,7 @@ bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
     const bool one_task = one_task_of(ti);
     const int one = one_task ? 1 : 0;
     const int cap = max_rows > 0 && w.n_rows() > max_rows ? mmvs_rp_head_cap_[ti][one] : mmvs_rp_cap_[ti][one];
-    if (!extra.empty() && cfg_.kernels.mmvs_qkv_one_wave) {  // the q/k/v pairs: one task per row, 6 CTAs per SM
-      p.row_pairs = p.row_pair_one_task = true;
-      p.min_blocks = 6;
-    } else if (extra.empty() || cap == 0) {  // else the q/k/v pairs have uncapped instances only
+    if (extra.empty() || cap == 0) {  // the q/k/v pairs have uncapped instances only
       p.row_pairs = true;
       p.row_pair_one_task = one_task;
       p.min_blocks = cap;
