@@ -42,6 +42,9 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
+# Queued after the fiftieth session (no H200 came in its eight calls): r50 first (the README rows at
+# its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then, from
+# before:
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): moe43 (the suite at the defaults, then on an H200 the MoE README row at the
 # defaults, now with the gate + up launch, the fused router and the combine into the stream), s49's
@@ -510,8 +513,10 @@ case "$phase" in
     # The Q4_K high-nibble change (6a6944e, no key) timed against the build before it (dbb6c8e in
     # .device/old: device-prepare.sh's fourth argument): kernel times of the Q4_K matvecs (GLU, plain
     # down shape, the GLU emit) in both builds, then qwen3-8b q4_k_m tg128 at 0 keys, the two builds'
-    # processes alternating, each twice (the second run of each is its A/A). A "trace" pack with the
-    # old build. ~5 minutes.
+    # processes alternating, each twice (the second run of each is its A/A). The new build's pack and
+    # the old build do not fit one carry (66 MiB): ran as a call with a "slim" pack, then at once on the
+    # same warm machine (.device kept) a call carrying only the old build (pp-bench, kernel-check,
+    # libmemra.so stripped, as .device/old/... in an xz tar: 26 MiB) and unpacking it. ~2 minutes.
     gpu_info
     "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
     for b in "$bin" .device/old/bin; do
