@@ -516,7 +516,9 @@ case "$phase" in
     # processes alternating, each twice (the second run of each is its A/A). The new build's pack and
     # the old build do not fit one carry (66 MiB): ran as a call with a "slim" pack, then at once on the
     # same warm machine (.device kept) a call carrying only the old build (pp-bench, kernel-check,
-    # libmemra.so stripped, as .device/old/... in an xz tar: 26 MiB) and unpacking it. ~2 minutes.
+    # libmemra.so stripped, as .device/old/... in an xz tar: 26 MiB) and unpacking it. The old build:
+    # `git worktree add ../old dbb6c8e`, then cmake --preset release and the three targets there (ccache
+    # makes it minutes). ~2 minutes.
     gpu_info
     "$bin/pp-bench" --version; .device/old/bin/pp-bench --version
     for b in "$bin" .device/old/bin; do
