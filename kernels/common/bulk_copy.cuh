@@ -33,6 +33,22 @@ __device__ __forceinline__ void copy_to_shared(void* dst, const void* src, uint3
 #endif
 }
 
+// Several copies on one barrier: one thread expects their total (one arrival), then any threads of the
+// CTA request them (no arrival each). Constant global memory (weights) needs no proxy fence.
+__device__ __forceinline__ void expect_bytes(uint64_t* bar, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void copy_async(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+#endif
+}
+
 // Every thread: wait until the copy of phase `parity` has landed.
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
