@@ -225,6 +225,11 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.mv.glu = 0;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
+    if (bulk_ && (t_ == QType::Q4_K || t_ == QType::Q4_0)) {  // the bulk form reads the interleaved order only
+      bad = params();
+      bad.mv.interleaved = false;
+      refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) != cudaSuccess;
+    }
     if (bulk_ && t_ != QType::Q4_K && t_ != QType::Q4_0)  // the bulk form's types only: nothing launched
       return cuda::launch_mmvs_glu_emit(params(), env.stream()) == cudaErrorNotSupported ? launch_plain(env) : cudaErrorUnknown;
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
@@ -263,7 +268,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("rows not a multiple of 32, a residual or no GLU was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU or (bulk) the blocked order was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);

@@ -282,7 +282,8 @@ cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, bool bulk, c
       // (whole groups of four tasks: every copy a multiple of 16 bytes at 16-byte aligned rows)
       const uint8_t* side1 = T == QType::Q4_K ? a.w.aux : a.w.d;
       const uint8_t* side2 = T == QType::Q4_K ? a.w2.aux : a.w2.d;
-      if (a.n_tasks % 4 != 0 || (a.n_tasks + 31) / 32 > kBulkMaxGroups || smem > kBulkMaxSmem || a.g.body_row_bytes % 16 ||
+      // (and the interleaved body order: the image's tasks are read in it)
+      if (!a.g.il || a.n_tasks % 4 != 0 || (a.n_tasks + 31) / 32 > kBulkMaxGroups || smem > kBulkMaxSmem || a.g.body_row_bytes % 16 ||
           !aligned(side1, 16) || !aligned(side2, 16))
         return cudaErrorNotSupported;
       if (wpr == 1) return launch_bulk_w<T, 1, GLU>(a, grid, smem, s);
