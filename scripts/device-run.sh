@@ -43,7 +43,8 @@
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
 # Queued after the fiftieth session (no H200 came in its calls): gb51 first (the GLU emit's bulk form,
-# built without a device: its gates, then its rows; any card, an H200 preferred), r50 (the README rows
+# built without a device: its gates, then its rows; any card, an H200 preferred), nd50 (the 32B's norms
+# deferred at every width with the scale taken by the norm; any card), r50 (the README rows
 # at its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then,
 # from before:
 # The queued measurements, in the order the next session should take them (each describes itself
@@ -484,6 +485,19 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
+    ;;
+  nd50)
+    # qwen3-32b q4_k_m tg128 at 0 keys: the defaults (its 5120-column norms in full: 129 launches, 559 us
+    # of its 7846 us step on an H100, t50b) against the deferred norm at every width with the scale taken
+    # by the norm (the consumers only multiply: the per-wave partial sums that lost nd31b / nd32b are
+    # gone; the emit stays off there by the one-wave rule), and the deferred norm at every width with the
+    # scale by the matvecs (nd31b's form, again beside it). One arm resident at a time (a 32B file three
+    # times does not fit an H100), the base again last. A "slim" pack, any sm_90 card. ~6 minutes.
+    gpu_info
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 360 --arm configs/arm-base.toml --arm configs/arm-norm-defer-any-width-scale-norm.toml \
+      --arm configs/arm-norm-defer-any-width.toml --arm configs/arm-base.toml --set bench.interleave=false
+    rm -f "$f" "$f.done"
     ;;
   gb51)
     # kernels.mmvs_glu_emit_bulk (built in the fiftieth session without a device: the emitting Q4_K / Q4_0
