@@ -33,8 +33,9 @@ for b in $bins; do
 done
 cp -L "$build"/lib/libmemra.so .device/lib/
 # CUPTI for pp-bench --trace (scripts/bootstrap.sh installs it; the H200 machine's own copy is not
-# on the run path).
-[ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != slim ] && [ "$lean" != f32 ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+# on the run path): in the full, "slim" (~1.5 MiB of the carry, so a gate phase can trace its arms)
+# and "trace" packs.
+[ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != f32 ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 if [ -n "$old_build" ]; then
   mkdir -p .device/old/bin .device/old/lib

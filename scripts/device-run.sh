@@ -158,7 +158,7 @@ traces_at() {  # depths... [-- tag pp-bench args...]: tg128 decode timelines of 
   while (($#)) && [[ $1 != -- ]]; do depths+=("$1"); shift; done
   if (($#)); then shift; tag="-$1"; shift; fi
   for d in "${depths[@]}"; do
-    timeout 60 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
+    timeout 120 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $d -r 2 --set receipt.hash_model=false \
       --set kernels.prefill_f16_weights=false "$@" --trace "$out/trace$tag-d$d.jsonl" \
       --receipt "$out/pp-bench-trace.jsonl" 2>&1 | grep -E "^trace" | head -n 2
     gzip -f "$out/trace$tag-d$d.jsonl"
@@ -505,8 +505,9 @@ case "$phase" in
     # shared memory, before the PDL wait, the tasks reading them there). Gates: kernel-check mmvs_id
     # mmvs_glu_emit/* (the bulk cases' bytes against the GLU launch + quantizer, the other types'
     # refusal), CudaModels.EmitNormSameBytes (run 4); kernel times of both forms; tg128 of qwen3-8b
-    # q4_k_m at 0 / 4096 keys and q4_0 at 0 against the arm (A/A copy). A "slim" pack, any sm_90 card
-    # (an H200 preferred: glu43 put the H200's GLU furthest from its floor). ~5 minutes.
+    # q4_k_m at 0 / 4096 keys and q4_0 at 0 against the arm (A/A copy), and both arms' q4_k_m timelines.
+    # A "slim" pack (with CUPTI), any sm_90 card (an H200 preferred: glu43 put the H200's GLU furthest
+    # from its floor). ~6 minutes.
     gpu_info
     kc mmvs_id mmvs_glu_emit 20265101 200
     gpu_tests gb "CudaModels.EmitNorm*" 120
@@ -515,6 +516,9 @@ case "$phase" in
     done
     synth qwen3-8b q4_k_m
     tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-bulk.toml
+    # both arms' step timelines at 0 keys (scripts/trace-exposed.py --compare: each launch's exposed
+    # time in the step, arm beside arm)
+    traces_at 0 -- gb --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-bulk.toml
     rm -f "$f" "$f.done"
     synth qwen3-8b q4_0
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-bulk.toml
