@@ -74,14 +74,15 @@ constexpr int kBulkMaxGroups = 4;
 // BULK (the GLU form, Q4_K / Q4_0, kernels.mmvs_glu_emit_bulk): the CTA's 32 rows of both matrices are
 // requested at its start, before the PDL wait, by the copy engine (cp.async.bulk: per row, matrix and
 // task group its body bytes and its aux / d bytes, into a shared-memory image of the rows with the
-// global layout's offsets; one mbarrier per task group), and the tasks load from that image right
-// before their dots. Same bytes, same tasks, same order: the same bits.
+// global layout's offsets; one mbarrier per task group and warp), and the tasks load from that image
+// right before their dots. Same bytes, same tasks, same order: the same bits.
 template <QType T, int AO, int NW, int WPR, int GLU = 0, bool BULK = false>
 __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  static_assert(!BULK || (GLU != 0 && AO == 1 && (T == QType::Q4_K || T == QType::Q4_0)), "the bulk form: Q4_K / Q4_0 GLU");
+  static_assert(!BULK || (GLU != 0 && AO == 1 && NW == 16 && (T == QType::Q4_K || T == QType::Q4_0)),
+                "the bulk form: Q4_K / Q4_0 GLU, 16 warps");
   constexpr int R = 32 / NW, D = (NW == 8 || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
   const int64_t row0 = (int64_t)blockIdx.x * 32;
@@ -101,12 +102,14 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
       for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
   Task<T> tk[M][R][D];
   // BULK: the image's planes (matrix m: body rows, then aux / d rows of k / 16 bytes each: Q4_K's 16 bytes
-  // per 256 weights, Q4_0's 2 per 32) and the group barriers.
+  // per 256 weights, Q4_0's 2 per 32) and a barrier per task group and warp (bars[16 g + w]: warp w's
+  // rows w and w + 16 of both matrices), so a warp starts on its rows when their bytes land, not the
+  // block's (~5 KB against ~74 KB per group: the CTAs that start after the PDL wait has resolved).
   Src ws[2] = {a.w, a.w2};
   uint64_t* bars = nullptr;
   if constexpr (BULK) {
     extern __shared__ __align__(128) uint8_t wsm[];
-    __shared__ __align__(8) uint64_t bar_s[kBulkMaxGroups];
+    __shared__ __align__(8) uint64_t bar_s[kBulkMaxGroups * 16];
     bars = bar_s;
     const size_t brb = a.g.body_row_bytes, srb = (size_t)a.k / 16;
 #pragma unroll
@@ -115,15 +118,14 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
       uint8_t* side = wsm + 64 * brb + (size_t)m * 32 * srb;
       ws[m] = T == QType::Q4_K ? Src{body, nullptr, side} : Src{body, side, nullptr};
     }
-    if (threadIdx.x == 0)
-      for (int g = 0; g < n_groups; ++g) bulk::init_barrier(&bars[g]);
+    if ((int)threadIdx.x < 16 * n_groups) bulk::init_barrier(&bars[threadIdx.x]);
     __syncthreads();
     if (warp == 0) {
       // group g of a row: body bytes [1024 g, 1024 g + 32 n) (two 16-byte chunks per task), aux / d
-      // bytes [128 g, 128 g + 4 n) (n tasks in the group)
+      // bytes [128 g, 128 g + 4 n) (n tasks in the group); lane l copies row l (warp l % 16's)
       const auto n_of = [&](int g) { return n_tasks - 32 * g < 32 ? n_tasks - 32 * g : 32; };
-      if (lane == 0)
-        for (int g = 0; g < n_groups; ++g) bulk::expect_bytes(&bars[g], (uint32_t)(64 * 36 * n_of(g)));
+      if (lane < 16)
+        for (int g = 0; g < n_groups; ++g) bulk::expect_bytes(&bars[16 * g + lane], (uint32_t)(4 * 36 * n_of(g)));
       __syncwarp();
       const int64_t row = blockIdx.x * (int64_t)32 + lane;
       for (int g = 0; g < n_groups; ++g)
@@ -133,15 +135,16 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
           const uint8_t* gside = T == QType::Q4_K ? src.aux : src.d;
           const uint8_t* iside = T == QType::Q4_K ? ws[m].aux : ws[m].d;
           const uint32_t n = (uint32_t)n_of(g);
+          uint64_t* bar = &bars[16 * g + (lane & 15)];
           bulk::copy_async(const_cast<uint8_t*>(ws[m].w) + (size_t)lane * brb + 1024 * (size_t)g,
-                           src.w + (size_t)row * brb + 1024 * (size_t)g, 32 * n, &bars[g]);
+                           src.w + (size_t)row * brb + 1024 * (size_t)g, 32 * n, bar);
           bulk::copy_async(const_cast<uint8_t*>(iside) + (size_t)lane * srb + 128 * (size_t)g,
-                           gside + (size_t)row * srb + 128 * (size_t)g, 4 * n, &bars[g]);
+                           gside + (size_t)row * srb + 128 * (size_t)g, 4 * n, bar);
         }
     }
   }
   const auto issue = [&](int g0) {
-    if constexpr (BULK) bulk::wait_barrier(&bars[g0], 0);
+    if constexpr (BULK) bulk::wait_barrier(&bars[16 * g0 + warp], 0);
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int t = 32 * (g0 + d) + lane;
