@@ -19,20 +19,6 @@ __device__ __forceinline__ void init_barrier(uint64_t* bar) {
 #endif
 }
 
-// One thread: expect `bytes` on bar and request them (src and dst 16-byte aligned, bytes a
-// multiple of 16). Global memory written by earlier kernels: ordered for the copy engine's
-// (async proxy) reads by the fence.
-__device__ __forceinline__ void copy_to_shared(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_addr(dst)),
-               "l"(src), "r"(bytes), "r"(smem_addr(bar))
-               : "memory");
-#endif
-}
-
 // Several copies on one barrier: one thread expects their total (one arrival), then any threads of the
 // CTA request them (no arrival each). Constant global memory (weights) needs no proxy fence.
 __device__ __forceinline__ void expect_bytes(uint64_t* bar, uint32_t bytes) {
@@ -47,6 +33,17 @@ __device__ __forceinline__ void copy_async(void* dst, const void* src, uint32_t 
                "l"(src), "r"(bytes), "r"(smem_addr(bar))
                : "memory");
 #endif
+}
+
+// One thread: expect `bytes` on bar and request them (src and dst 16-byte aligned, bytes a
+// multiple of 16). Global memory written by earlier kernels: ordered for the copy engine's
+// (async proxy) reads by the fence.
+__device__ __forceinline__ void copy_to_shared(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+#endif
+  expect_bytes(bar, bytes);
+  copy_async(dst, src, bytes, bar);
 }
 
 // Every thread: wait until the copy of phase `parity` has landed.

@@ -70,12 +70,8 @@ __device__ __forceinline__ void arrive(uint64_t* bar) {
 // The weights were written before the launch (a kernel boundary orders them for the copy engine):
 // no proxy fence per page.
 __device__ __forceinline__ void copy_page(void* dst, const void* src, uint64_t* bar) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bulk::smem_addr(bar)), "r"(kPageBytes)
-               : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   bulk::smem_addr(dst)),
-               "l"(src), "r"(kPageBytes), "r"(bulk::smem_addr(bar))
-               : "memory");
+  bulk::expect_bytes(bar, kPageBytes);
+  bulk::copy_async(dst, src, kPageBytes, bar);
 }
 
 // Position in the page ring: slot and the parity of its current round (no divisions per page).
