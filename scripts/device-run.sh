@@ -42,9 +42,8 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Queued after the fiftieth session (no H200 came in its calls): gb51 first (the GLU emit's bulk form,
-# built without a device: its gates, then its rows; any card, an H200 preferred), nd50 (the 32B's norms
-# deferred at every width with the scale taken by the norm; any card), r50 (the README rows
+# Queued after the fiftieth session (no H200 came in its calls; gb51 and nd50 ran in the fifty-first on an
+# H100, see below): r50 (the README rows
 # at its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then,
 # from before:
 # The queued measurements, in the order the next session should take them (each describes itself
@@ -80,6 +79,11 @@
 # (the GLU emit in 32-warp CTAs: kernel level 1.015-1.022x, tg128 0.982x q4_k_m: removed with its phase),
 # t50b (the qwen3-32b q4_k_m step's timeline), qw50 (the q/k/v launches in one wave: kernel level
 # 1.06-1.21x, tg128 0.989x q4_k_m, 0.969x q8_0: removed with its phase; git show 6ac5722).
+# Ran in the fifty-first session on an H100 (receipts/h100/*-{gb51,nd50}-f82b439-20261206*): gb51 (the GLU
+# emit's bulk form: kernel level 0.73x / 0.70x Q4_K / Q4_0, tg128 0.80x / 0.82x q4_k_m d0 / d4096, 0.81x
+# q4_0: removed with its phase; git show f82b439), nd50 (qwen3-32b with the norms deferred at every width,
+# the scale by the norm 1.003x, by the matvecs 1.000x against two base runs: the defaults stay; its phase
+# and arm removed, git show f82b439).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -485,44 +489,6 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
-    ;;
-  nd50)
-    # qwen3-32b q4_k_m tg128 at 0 keys: the defaults (its 5120-column norms in full: 129 launches, 559 us
-    # of its 7846 us step on an H100, t50b) against the deferred norm at every width with the scale taken
-    # by the norm (the consumers only multiply: the per-wave partial sums that lost nd31b / nd32b are
-    # gone; the emit stays off there by the one-wave rule), and the deferred norm at every width with the
-    # scale by the matvecs (nd31b's form, again beside it). One arm resident at a time (a 32B file three
-    # times does not fit an H100), the base again last. A "slim" pack, any sm_90 card. ~6 minutes.
-    gpu_info
-    synth qwen3-32b q4_k_m 200
-    tg_on 0 5 360 --arm configs/arm-base.toml --arm configs/arm-norm-defer-any-width-scale-norm.toml \
-      --arm configs/arm-norm-defer-any-width.toml --arm configs/arm-base.toml --set bench.interleave=false
-    rm -f "$f" "$f.done"
-    ;;
-  gb51)
-    # kernels.mmvs_glu_emit_bulk (built in the fiftieth session without a device: the emitting Q4_K / Q4_0
-    # GLU's CTAs request their 32 rows of both matrices at their start through the copy engine into
-    # shared memory, before the PDL wait, the tasks reading them there). Gates: kernel-check mmvs_id
-    # mmvs_glu_emit/* (the bulk cases' bytes against the GLU launch + quantizer, the other types'
-    # refusal), CudaModels.EmitNormSameBytes (run 4); kernel times of both forms; tg128 of qwen3-8b
-    # q4_k_m at 0 / 4096 keys and q4_0 at 0 against the arm (A/A copy), and both arms' q4_k_m timelines.
-    # A "slim" pack (with CUPTI), any sm_90 card (an H200 preferred: glu43 put the H200's GLU furthest
-    # from its floor). ~6 minutes.
-    gpu_info
-    kc mmvs_id mmvs_glu_emit 20265101 200
-    gpu_tests gb "CudaModels.EmitNorm*" 120
-    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
-      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-bulk.toml
-    # both arms' step timelines at 0 keys (scripts/trace-exposed.py --compare: each launch's exposed
-    # time in the step, arm beside arm)
-    traces_at 0 -- gb --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-bulk.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-bulk.toml
-    rm -f "$f" "$f.done"
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows

@@ -153,13 +153,12 @@ class MmvsEmitNormCase : public Case {
 // replaces on the same inputs: launch_mmvs's GLU (the deferred norm's scale from partials, from a
 // final scale, or none) then launch_quantize_q8s of its output in the same order. y, the quants (in
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
-// products (the mmvs tolerance). bulk: the copy-engine variant (MmvsGluEmitParams::bulk; Q4_K / Q4_0,
-// and for another type the refusal).
+// products (the mmvs tolerance).
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
-  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, bool bulk = false)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), bulk_(bulk) {}
+  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -212,7 +211,6 @@ class MmvsGluEmitCase : public Case {
     e.out_xq = dq_;
     e.out_xds = dds_;
     e.out_order = order_;
-    e.bulk = bulk_;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -225,19 +223,7 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.mv.glu = 0;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-    if (bulk_ && (t_ == QType::Q4_K || t_ == QType::Q4_0)) {  // the bulk form reads the interleaved order only
-      bad = params();
-      bad.mv.interleaved = false;
-      refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) != cudaSuccess;
-    }
-    if (bulk_ && t_ != QType::Q4_K && t_ != QType::Q4_0)  // the bulk form's types only: nothing launched
-      return cuda::launch_mmvs_glu_emit(params(), env.stream()) == cudaErrorNotSupported ? launch_plain(env) : cudaErrorUnknown;
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
-  }
-  cudaError_t launch_plain(Env& env) {
-    cuda::MmvsGluEmitParams e = params();
-    e.bulk = false;
-    return cuda::launch_mmvs_glu_emit(e, env.stream());
   }
   void reference(Env& env) override {
     float* y = env.alloc<float>((size_t)n_);
@@ -268,7 +254,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU or (bulk) the blocked order was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual or no GLU was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -288,7 +274,6 @@ class MmvsGluEmitCase : public Case {
   int64_t n_, k_;
   int glu_, ns_;
   cuda::q8s::Order order_;
-  bool bulk_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -310,16 +295,7 @@ void add_emit_norm_cases(Registry& r) {
             [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il); });
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il); });
-    // the bulk variant (kernels.mmvs_glu_emit_bulk): Q4_K and Q4_0 (three task groups at 5120), the
-    // other types' refusal (then the register form, so the case still checks its bytes)
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
-      r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/", n, "x", k, "/silu/ns/bulk"),
-            [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il, true); });
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final/bulk"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il, true); });
   }
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order/bulk", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k, true); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_0/1056x2304/silu/ns/bulk", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_0, 1056, 2304, 1, 1, Ord::il, true); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k); });
   r.add("mmvs_id", "mmvs_glu_emit/Q8_0/1056x4096/silu/ns/plain_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q8_0, 1056, 4096, 1, 1, Ord::plain); });

@@ -219,10 +219,6 @@ struct MmvsGluEmitParams {
   int8_t* out_xq = nullptr;
   void* out_xds = nullptr;  // n_rows / 32 float2, 8-byte aligned
   q8s::Order out_order = q8s::Order::il;
-  // Q4_K / Q4_0 in the interleaved body order (else cudaErrorNotSupported), rows of a multiple of 256
-  // weights, at most 8192 and at most ~227 KB of the CTA's rows: every CTA requests its 32 rows of both matrices at its start (before
-  // the PDL wait) into shared memory through the copy engine; the same bytes.
-  bool bulk = false;
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

@@ -19,11 +19,8 @@
 // The GLU form (launch_mmvs_glu_emit, kernels.mmvs_glu_emit): the one-token gate + up + activation
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
-// included), one task group per row and matrix in flight per lane. Its bulk variant
-// (MmvsGluEmitParams::bulk, kernels.mmvs_glu_emit_bulk; Q4_K, Q4_0): the CTA's whole block of weights
-// requested by the copy engine at the CTA's start, the tasks read from shared memory.
+// included), one task group per row and matrix in flight per lane.
 #include "act/act_math.cuh"
-#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_dispatch.h"
@@ -68,21 +65,11 @@ struct EmitArgs {
 // 4096-row stream: one per SM), so NW sets how much of the SM's registers it leaves to the next
 // launch's CTAs, which request their weights while this one runs. GLU 0: the residual launch with the
 // next deferred norm; 1 / 2: the SiLU / GELU-tanh GLU (gate w, up w2) with its output's q8s block.
-// The most task groups per row of the GLU form's bulk variant (rows of up to 8192 weights).
-constexpr int kBulkMaxGroups = 4;
-
-// BULK (the GLU form, Q4_K / Q4_0, kernels.mmvs_glu_emit_bulk): the CTA's 32 rows of both matrices are
-// requested at its start, before the PDL wait, by the copy engine (cp.async.bulk: per row, matrix and
-// task group its body bytes and its aux / d bytes, into a shared-memory image of the rows with the
-// global layout's offsets; one mbarrier per task group and warp), and the tasks load from that image
-// right before their dots. Same bytes, same tasks, same order: the same bits.
-template <QType T, int AO, int NW, int WPR, int GLU = 0, bool BULK = false>
+template <QType T, int AO, int NW, int WPR, int GLU = 0>
 __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  static_assert(!BULK || (GLU != 0 && AO == 1 && NW == 16 && (T == QType::Q4_K || T == QType::Q4_0)),
-                "the bulk form: Q4_K / Q4_0 GLU, 16 warps");
   constexpr int R = 32 / NW, D = (NW == 8 || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
   const int64_t row0 = (int64_t)blockIdx.x * 32;
@@ -101,50 +88,7 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
 #pragma unroll
       for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
   Task<T> tk[M][R][D];
-  // BULK: the image's planes (matrix m: body rows, then aux / d rows of k / 16 bytes each: Q4_K's 16 bytes
-  // per 256 weights, Q4_0's 2 per 32) and a barrier per task group and warp (bars[16 g + w]: warp w's
-  // rows w and w + 16 of both matrices), so a warp starts on its rows when their bytes land, not the
-  // block's (~5 KB against ~74 KB per group: the CTAs that start after the PDL wait has resolved).
-  Src ws[2] = {a.w, a.w2};
-  uint64_t* bars = nullptr;
-  if constexpr (BULK) {
-    extern __shared__ __align__(128) uint8_t wsm[];
-    __shared__ __align__(8) uint64_t bar_s[kBulkMaxGroups * 16];
-    bars = bar_s;
-    const size_t brb = a.g.body_row_bytes, srb = (size_t)a.k / 16;
-#pragma unroll
-    for (int m = 0; m < 2; ++m) {
-      uint8_t* body = wsm + (size_t)m * 32 * brb;
-      uint8_t* side = wsm + 64 * brb + (size_t)m * 32 * srb;
-      ws[m] = T == QType::Q4_K ? Src{body, nullptr, side} : Src{body, side, nullptr};
-    }
-    if ((int)threadIdx.x < 16 * n_groups) bulk::init_barrier(&bars[threadIdx.x]);
-    __syncthreads();
-    if (warp == 0) {
-      // group g of a row: body bytes [1024 g, 1024 g + 32 n) (two 16-byte chunks per task), aux / d
-      // bytes [128 g, 128 g + 4 n) (n tasks in the group); lane l copies row l (warp l % 16's)
-      const auto n_of = [&](int g) { return n_tasks - 32 * g < 32 ? n_tasks - 32 * g : 32; };
-      if (lane < 16)
-        for (int g = 0; g < n_groups; ++g) bulk::expect_bytes(&bars[16 * g + lane], (uint32_t)(4 * 36 * n_of(g)));
-      __syncwarp();
-      const int64_t row = blockIdx.x * (int64_t)32 + lane;
-      for (int g = 0; g < n_groups; ++g)
-#pragma unroll
-        for (int m = 0; m < 2; ++m) {
-          const Src& src = m ? a.w2 : a.w;
-          const uint8_t* gside = T == QType::Q4_K ? src.aux : src.d;
-          const uint8_t* iside = T == QType::Q4_K ? ws[m].aux : ws[m].d;
-          const uint32_t n = (uint32_t)n_of(g);
-          uint64_t* bar = &bars[16 * g + (lane & 15)];
-          bulk::copy_async(const_cast<uint8_t*>(ws[m].w) + (size_t)lane * brb + 1024 * (size_t)g,
-                           src.w + (size_t)row * brb + 1024 * (size_t)g, 32 * n, bar);
-          bulk::copy_async(const_cast<uint8_t*>(iside) + (size_t)lane * srb + 128 * (size_t)g,
-                           gside + (size_t)row * srb + 128 * (size_t)g, 4 * n, bar);
-        }
-    }
-  }
   const auto issue = [&](int g0) {
-    if constexpr (BULK) bulk::wait_barrier(&bars[16 * g0 + warp], 0);
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int t = 32 * (g0 + d) + lane;
@@ -152,12 +96,7 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
 #pragma unroll
         for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-          for (int r = 0; r < R; ++r) {
-            if constexpr (BULK)
-              tk[mt][r][d].template load<true>(ws[mt], warp + NW * r, t, a.g);
-            else
-              tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
-          }
+          for (int r = 0; r < R; ++r) tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
     }
   };
   // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
@@ -167,7 +106,7 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
 #pragma unroll
     for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
   }
-  if (a.preload && !BULK) issue(0);
+  if (a.preload) issue(0);
   pdl_wait();
   float resv[R] = {};
   if (GLU == 0 && lane == 0)
@@ -185,7 +124,7 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
     for (int h = 0; h < STEP; h += D) {
       const int g0 = gb + h;
       if (g0 < n_groups) {
-        if (BULK || g0 != 0 || !a.preload) issue(g0);
+        if (g0 != 0 || !a.preload) issue(g0);
 #pragma unroll
         for (int d = 0; d < D; ++d) {
           const int t = 32 * (g0 + d) + lane;
@@ -261,46 +200,16 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, cuda
 #endif
   return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, s) : cudaErrorNotSupported;
 }
-bool aligned(const void* p, uintptr_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; }
-
-// The bulk variant's shared memory: both matrices' 32 rows, body and aux / d planes (k / 16 bytes per
-// row), up to the opt-in limit less the static part.
-constexpr size_t kBulkMaxSmem = 227 * 1024 - 1024;
-size_t bulk_smem(size_t body_row_bytes, int64_t k) { return 64 * (body_row_bytes + (size_t)k / 16); }
-template <QType T, int WPR, int GLU>
-cudaError_t launch_bulk_w(const EmitArgs& a, unsigned grid, size_t smem, cudaStream_t s) {
-  // (a host call made once per instance, not at every decode step or inside graph capture)
-  static const cudaError_t attr = cudaFuncSetAttribute(mmvs_emit_kernel<T, 1, 16, WPR, GLU, true>,
-                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kBulkMaxSmem);
-  if (attr != cudaSuccess) return attr;
-  return launch_kernel(mmvs_emit_kernel<T, 1, 16, WPR, GLU, true>, dim3(grid), dim3(32 * 16), smem, s, a);
-}
-// The GLU form: 16 warps, the interleaved input order; bulk: the variant above (Q4_K / Q4_0).
+// The GLU form: 16 warps, the interleaved input order.
 template <QType T, int GLU>
-cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, bool bulk, cudaStream_t s) {
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
   const dim3 block(32 * 16);
-  if (bulk) {
-    if constexpr (T == QType::Q4_K || T == QType::Q4_0) {
-      const size_t smem = bulk_smem(a.g.body_row_bytes, a.k);
-      // (whole groups of four tasks: every copy a multiple of 16 bytes at 16-byte aligned rows)
-      const uint8_t* side1 = T == QType::Q4_K ? a.w.aux : a.w.d;
-      const uint8_t* side2 = T == QType::Q4_K ? a.w2.aux : a.w2.d;
-      // (and the interleaved body order: the image's tasks are read in it)
-      if (!a.g.il || a.n_tasks % 4 != 0 || (a.n_tasks + 31) / 32 > kBulkMaxGroups || smem > kBulkMaxSmem || a.g.body_row_bytes % 16 ||
-          !aligned(side1, 16) || !aligned(side2, 16))
-        return cudaErrorNotSupported;
-      if (wpr == 1) return launch_bulk_w<T, 1, GLU>(a, grid, smem, s);
-      if (wpr == 2) return launch_bulk_w<T, 2, GLU>(a, grid, smem, s);
-      return launch_bulk_w<T, 4, GLU>(a, grid, smem, s);
-    } else {
-      return cudaErrorNotSupported;
-    }
-  }
   if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 1, GLU>, dim3(grid), block, 0, s, a);
   if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 2, GLU>, dim3(grid), block, 0, s, a);
   return launch_kernel(mmvs_emit_kernel<T, 1, 16, 4, GLU>, dim3(grid), block, 0, s, a);
 }
 
+bool aligned(const void* p, uintptr_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; }
 
 // The arguments common to both forms from the launch's MmvsParams (m = 1, act_il; the rest is
 // each launcher's); false where the matrix planes or the input are not as the kernels need them.
@@ -375,8 +284,8 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.order = p.out_order;
   const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, p.bulk, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, grid, p.bulk, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, grid, stream);
   });
 }
 

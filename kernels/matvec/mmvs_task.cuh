@@ -45,19 +45,6 @@ MEMRA_HD uint32_t ldw2(const void* p) {
   return r;
 }
 MEMRA_HD int4 ldx16(const int8_t* p) { return __ldg(reinterpret_cast<const int4*>(p)); }
-// The same weight bytes from a shared-memory image of the rows (the GLU emit's bulk form).
-MEMRA_HD uint4 lds16(const uint8_t* p) {
-  uint4 r;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-               : "r"((uint32_t)__cvta_generic_to_shared(p)));
-  return r;
-}
-MEMRA_HD uint32_t lds4(const void* p) {
-  uint32_t r;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"((uint32_t)__cvta_generic_to_shared(p)));
-  return r;
-}
 MEMRA_HD float4 ldds16(const float2* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
 #else
 // The CPU replay (tests/backend_cuda/test_mmvs_emul.cpp): the same values through memcpy.
@@ -72,8 +59,6 @@ inline uint2 ldw8(const uint8_t* p) { return ld_host<uint2>(p); }
 inline uint32_t ldw4(const void* p) { return ld_host<uint32_t>(p); }
 inline uint32_t ldw2(const void* p) { return ld_host<uint16_t>(p); }
 inline int4 ldx16(const int8_t* p) { return ld_host<int4>(p); }
-inline uint4 lds16(const uint8_t* p) { return ld_host<uint4>(p); }
-inline uint32_t lds4(const void* p) { return ld_host<uint32_t>(p); }
 inline float4 ldds16(const float2* p) { return ld_host<float4>(p); }
 #endif
 MEMRA_HD float half_lo(uint32_t v) { return wq::ld_half_bits((uint16_t)(v & 0xFFFFu)); }
@@ -237,23 +222,15 @@ MEMRA_HD float k_quant_dot(const uint4& h, const uint4& q0, const uint4& q1, int
   return fadd_rn(ra, rb);
 }
 
-// load<true>: the planes are a shared-memory image of the rows (the interleaved order only).
 template <>
 struct Task<QType::Q4_K> {
   uint4 h, q0, q1;
-  template <bool SH = false>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
-    const auto ld = [](const uint8_t* p) {
-      if constexpr (SH)
-        return lds16(p);
-      else
-        return ldw16(p);
-    };
-    if (SH || g.il) {
+    if (g.il) {
       const IlAt at = il_at<2>(s, row, t, g);
-      h = ld(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
-      q0 = ld(at.c0);
-      q1 = ld(at.c0 + at.step);
+      h = ldw16(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* sb = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
@@ -444,17 +421,8 @@ template <>
 struct Task<QType::Q4_0> {
   uint4 q0, q1;
   uint32_t d;
-  template <bool SH = false>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
-    const uint8_t* dp = s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2;
-    if constexpr (SH) {
-      const IlAt at = il_at<2>(s, row, t, g);
-      d = lds4(dp);
-      q0 = lds16(at.c0);
-      q1 = lds16(at.c0 + at.step);
-      return;
-    }
-    d = ldw4(dp);
+    d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
       const IlAt at = il_at<2>(s, row, t, g);
       q0 = ldw16(at.c0);
