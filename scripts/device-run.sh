@@ -42,8 +42,9 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Queued after the fiftieth session (no H200 came in its calls; gb51 and nd50 ran in the fifty-first on an
-# H100, see below): r50 (the README rows
+# Queued in the fifty-first session: gs51 first (the GLU emit's staged form; any card). Queued after the
+# fiftieth session (no H200 came in its calls; gb51 and nd50 ran in the fifty-first on an H100, see
+# below): r50 (the README rows
 # at its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then,
 # from before:
 # The queued measurements, in the order the next session should take them (each describes itself
@@ -489,6 +490,28 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
+    ;;
+  gs51)
+    # kernels.mmvs_glu_emit_stage (fifty-first session): the emitting Q4_K / Q4_0 gate + up launch's lanes
+    # request their second task group with the first, by cp.async into their own shared-memory slots.
+    # Gates: kernel-check mmvs_id mmvs_glu_emit/* (the stage cases' bytes against the GLU launch +
+    # quantizer, the refusals), CudaModels.GluEmitStageSameBytes (4096-wide q4_k_m and q4_0 models) and
+    # EmitNormSameBytes; kernel times of both forms; tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0
+    # at 0 against the arm (A/A copy), and both arms' q4_k_m timelines. A "slim" pack, any sm_90 card.
+    # ~6 minutes.
+    gpu_info
+    kc mmvs_id mmvs_glu_emit 20265111 200
+    gpu_tests gs "CudaModels.GluEmitStage*:CudaModels.EmitNorm*" 200
+    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
+      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
+    traces_at 0 -- gs --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
+    rm -f "$f" "$f.done"
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows

@@ -11,6 +11,7 @@
 #include "attn/attn_mma_scores.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
+#include "common/cp_async.cuh"
 #include "common/launch.cuh"
 #include "norm/q8_1_emit.cuh"
 #include "kv/kv_quant.cuh"
@@ -220,17 +221,12 @@ __device__ __forceinline__ void score_key(const uint8_t* krow, int hk, QType typ
 // 96-byte head slices, 6 cp.async chunks of 16 bytes each).
 using attn::kVsSlice;
 using attn::pv_tile_mma;
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 // A warp's copies of the V head slices (kv head hk) of keys base .. base + nk - 1 into its tile
 // (6 cp.async chunks of 16 bytes per key, consecutive lanes on consecutive chunks); not committed.
 __device__ __forceinline__ void stage_v_tile(uint8_t (&vt)[32][kVsSlice], const attn::Args& a, int base, int nk, int hk) {
   for (int c = threadIdx.x & 31; c < nk * (kVsSlice / 16); c += 32) {
     const int r = c / (kVsSlice / 16), part = c % (kVsSlice / 16);
-    cp_async16(&vt[r][part * 16], a.v + (int64_t)(base + r) * a.v_row_bytes + hk * kVsSlice + part * 16);
+    cpa::copy16(&vt[r][part * 16], a.v + (int64_t)(base + r) * a.v_row_bytes + hk * kVsSlice + part * 16);
   }
 }
 
@@ -238,13 +234,6 @@ __device__ __forceinline__ void stage_v_tile(uint8_t (&vt)[32][kVsSlice], const 
 // int8 scores with V staged only.
 // PF (RF with PV only; AttnParams::RopeFold::prefetch): each warp's first tile requested before
 // the dependency wait.
-__device__ __forceinline__ void cp_async8(void* smem, const void* gmem) {
-  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
-}
-// Waits until at most N of this thread's most recent cp.async groups are pending.
-template <int N>
-__device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 // A warp's copies of the q8_0 K head slices (kv head hk, KS bytes each) of keys base .. base + nk - 1
 // into its tile (8-byte cp.async chunks, consecutive lanes on consecutive chunks: a load instruction
 // of the warp touches ~3 lines instead of one line per lane); not committed.
@@ -252,7 +241,7 @@ template <int KS>
 __device__ __forceinline__ void stage_k_tile(uint8_t (&kt)[32][KS], const attn::Args& a, int base, int nk, int hk) {
   for (int c = threadIdx.x & 31; c < nk * (KS / 8); c += 32) {
     const int r = c / (KS / 8), part = c % (KS / 8);
-    cp_async8(&kt[r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * KS + part * 8);
+    cpa::copy8(&kt[r][part * 8], a.k + (int64_t)(base + r) * a.k_row_bytes + (int64_t)hk * KS + part * 8);
   }
 }
 // SI (AttnParams::RopeFold::softmax_interleave, with KS): each tile's online softmax steps the G
@@ -323,7 +312,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       const int base = b + warp * 32, nk = min(32, e - base);
       stage_v_tile(vt[warp], a, base, nk, hk);
       stage_k_tile(kt[warp], a, base, nk, hk);
-      asm volatile("cp.async.commit_group;" ::: "memory");
+      cpa::commit();
     }
   }
   pdl_wait();
@@ -449,7 +438,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     if constexpr (VS) {  // this tile's V slices -> shared memory, in flight during the scores
       if (!first_pre) {
         stage_v_tile(vt[warp], a, base, min(32, e - base), hk);
-        asm volatile("cp.async.commit_group;" ::: "memory");
+        cpa::commit();
       }
     }
     float dot[G];
@@ -457,10 +446,10 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     for (int g = 0; g < G; ++g) dot[g] = 0.0f;
     if constexpr (PF) {
       if (first_pre) {  // the K slices (and the V slices, requested together) have landed
-        cp_async_wait_all();
+        cpa::wait_all();
         __syncwarp();
       } else if constexpr (KS) {  // this tile's K (requested during the previous tile) has landed; its V may not
-        cp_async_wait_group<1>();
+        cpa::wait_group<1>();
         __syncwarp();
       }
     }
@@ -484,7 +473,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         __syncwarp();
         const int nb = base + kWarps * 32;
         if (nb < e) stage_k_tile(kt[warp], a, nb, min(32, e - nb), hk);
-        asm volatile("cp.async.commit_group;" ::: "memory");
+        cpa::commit();
       }
     }
     float p[G];
@@ -539,9 +528,9 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
     const int nk = min(32, e - base);
     if constexpr (VS) {
       if constexpr (KS)
-        cp_async_wait_group<1>();  // this tile's V (the next tile's K may still be in flight)
+        cpa::wait_group<1>();  // this tile's V (the next tile's K may still be in flight)
       else
-        cp_async_wait_all();
+        cpa::wait_all();
       __syncwarp();
       if constexpr (RF) {
         if (pos >= base && pos < base + nk) {  // warp-uniform: the fold's new value replaces the copy

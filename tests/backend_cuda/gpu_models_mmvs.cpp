@@ -19,15 +19,17 @@ namespace {
 
 // qwen3-32b-tiny at qwen3-32b's width: 5120 wide, 16 / 2 heads of 128, ff 1280, two layers, q4_k_m
 // (Q4_K q / k / o / gate / up, Q6_K v and down where the mix puts them, a Q6_K head): the 5120-weight
-// rows take the plain, mixed q/k/v, GLU row-pair and one-task row-pair head launches.
-std::string write_wide_qwen3(const char* tag, const char* mix = "q4_k_m", bool wide = true) {
+// rows take the plain, mixed q/k/v, GLU row-pair and one-task row-pair head launches. width: another
+// n_embd for the wide form (4096: qwen3-8b's rows, the GLU emit's two task groups per row).
+std::string write_wide_qwen3(const char* tag, const char* mix = "q4_k_m", bool wide = true, int64_t width = 5120) {
   synth::Dims d = synth::find_preset(wide ? "qwen3-32b-tiny" : "qwen3-8b-tiny").dims;
   if (wide) {
     d.n_layer = 2;
     d.head_dim = 128;
-    d.n_embd = 5120;
+    d.n_embd = width;
   }
-  const std::string path = ::testing::TempDir() + "memra-" + tag + (wide ? "-qwen3-32b-wide-" : "-qwen3-8b-tiny-") + mix + ".gguf";
+  const std::string path = ::testing::TempDir() + "memra-" + tag + (wide ? "-qwen3-32b-wide" + std::to_string(width) + "-" : "-qwen3-8b-tiny-") +
+                           mix + ".gguf";
   synth::WriteOptions wo;
   wo.path = path;
   wo.hash = false;
@@ -218,6 +220,32 @@ TEST(CudaModels, EmitNormSameBytes) {
       EXPECT_EQ(v.at("norm").find("emitted_by_residual_launch") != std::string::npos, r > 0) << "run " << r << ": " << v.at("norm");
       EXPECT_EQ(v.at("mmvs_m1").find("_emit_norm_w") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
       EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit") != std::string::npos, r == 3) << "run " << r << ": " << v.at("mmvs_m1");
+      EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
+    }
+  }
+}
+
+// kernels.mmvs_glu_emit_stage: on 4096-wide two-layer models (q4_k_m: Q4_K gate / up; q4_0), whose GLU
+// rows are two task groups per lane, the staged gate + up launch gives the decode and verify bytes of
+// the register form (run 0), takes the launch ("_glu_emit_stage") and keeps decode == verify.
+TEST(CudaModels, GluEmitStageSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* mix : {"q4_k_m", "q4_0"}) {
+    SCOPED_TRACE(mix);
+    const std::string path = write_wide_qwen3("glu-stage", mix, true, 4096);
+    std::vector<Config> c(2, gpu_config(true));
+    c[1].kernels.mmvs_glu_emit_stage = true;
+    std::vector<ModelRun> runs;
+    for (const Config& cfg : c)
+      runs.push_back(open_run(backend::make_cuda_backend(cfg), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1}));
+    expect_same_decode_bytes(runs, 37, 4, 23);
+    const int32_t three[3] = {5, 9, 26};
+    expect_same_batch_bytes(runs, three);
+    for (int r = 0; r < 2; ++r) {
+      const auto& v = runs[(size_t)r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      EXPECT_NE(v.at("mmvs_m1").find("_glu_emit"), std::string::npos) << "run " << r << ": " << v.at("mmvs_m1");
+      EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit_stage") != std::string::npos, r == 1) << "run " << r << ": " << v.at("mmvs_m1");
       EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
     }
   }
