@@ -501,7 +501,8 @@ case "$phase" in
     # ~6 minutes.
     gpu_info
     kc mmvs_id mmvs_glu_emit 20265111 200
-    gpu_tests gs "CudaModels.GluEmitStage*:CudaModels.EmitNorm*" 200
+    gpu_tests gs "CudaModels.GluEmitStage*:CudaModels.EmitNorm*:CudaModels.Llama_Q4_K_M:CudaModels.Qwen35_Q4_K_M" 240
+    kc fused attn_decode_rope 20265112 150  # (the decode attention with the shared cp.async helpers: the same asm)
     for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
       timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
     done
