@@ -42,7 +42,8 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Queued in the fifty-first session: gs51 first (the GLU emit's staged form; any card). Queued after the
+# Queued in the fifty-first session: gs51 (the GLU emit's staged form; any card; ran, below), co51 (the
+# decode kernels' shared-memory carveout; any card). Queued after the
 # fiftieth session (no H200 came in its calls; gb51 and nd50 ran in the fifty-first on an H100, see
 # below): r50 (the README rows
 # at its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then,
@@ -512,6 +513,27 @@ case "$phase" in
     rm -f "$f" "$f.done"
     synth qwen3-8b q4_0
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
+    rm -f "$f" "$f.done"
+    ;;
+  co51)
+    # kernels.smem_carveout (fifty-first session): gs51's staged GLU was faster alone (Q4_0 1.16x) and
+    # slower in the step (0.955x), as gb51's bulk form: both are the step's only large-shared-memory
+    # blocks, and an SM holds blocks of two kernels at once only under one L1 / shared split. Arms, one
+    # at a time (a carveout is a per-kernel attribute of the process): the defaults (the driver's choice
+    # per kernel), every decode kernel at 100 and at 50, the staged GLU with 100, the defaults again.
+    # qwen3-8b q4_k_m tg128 at 0 keys with three arms' timelines, q4_0 at 0. Gate: GluEmitStageSameBytes
+    # (its run 2 at carveout 100). A "slim" pack, any sm_90 card. ~6 minutes.
+    gpu_info
+    gpu_tests co "CudaModels.GluEmitStage*" 200
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-100.toml --arm configs/arm-smem-carveout-50.toml \
+      --arm configs/arm-mmvs-glu-emit-stage-carveout-100.toml --arm configs/arm-base.toml --set bench.interleave=false
+    traces_at 0 -- co --arm configs/arm-base.toml --arm configs/arm-smem-carveout-100.toml \
+      --arm configs/arm-mmvs-glu-emit-stage-carveout-100.toml --set bench.interleave=false
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-100.toml \
+      --arm configs/arm-mmvs-glu-emit-stage-carveout-100.toml --arm configs/arm-base.toml --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
   t50b)

@@ -29,6 +29,15 @@ __device__ __forceinline__ void pdl_wait() {
 #endif
 }
 
+// Process-wide preferred shared-memory carveout of the kernels launched through launch_kernel, set by
+// the CUDA backend from kernels.smem_carveout (percent of the SM's maximum shared memory; -1: the
+// driver's choice per kernel). One value for every kernel of a step lets an SM hold the blocks of
+// consecutive kernels at once without reconfiguring its L1 / shared split in between.
+void set_smem_carveout(int percent);
+int smem_carveout();
+// Gives `kernel` the current carveout if it was given another one (or none) before.
+cudaError_t apply_carveout(const void* kernel);
+
 template <class... KArgs, class... Args>
 cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                           Args&&... args) {
@@ -37,6 +46,7 @@ cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
+  if (const cudaError_t err = apply_carveout(reinterpret_cast<const void*>(kernel)); err != cudaSuccess) return err;
   cudaLaunchAttribute attr[1];
   if (pdl_enabled()) {
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;

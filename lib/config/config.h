@@ -125,6 +125,7 @@ struct KernelsSection {
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
+  int smem_carveout = -1;       // preferred L1 / shared split of the decode kernels (% of max shared; -1 driver)
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
   bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)

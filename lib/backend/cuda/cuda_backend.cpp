@@ -282,6 +282,7 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   // Fails here (not at the first launch) on a device the kernels are not built for.
   // (The compute-capability rule only: a forced kernels.matvec name is checked per weight type.)
   cuda::set_pdl(cfg_.kernels.pdl);
+  cuda::set_smem_carveout(cfg_.kernels.smem_carveout);
   KernelsSection probe = cfg_.kernels;
   probe.matvec = "auto";
   (void)cuda::choose_matmul_variant(info.cc(), info.sm_count, {1, 32, 32, QType::F16}, probe);
@@ -574,8 +575,9 @@ void CudaBackend::stage_step_eager(std::span<const int32_t> ids, int pos0) {
 
 bool CudaBackend::begin_step(const Step& s) {
   // The launch policy is process-wide: another backend of this process (pp-bench's interleaved
-  // arms, a draft model) may have set its own kernels.pdl since this one last ran.
+  // arms, a draft model) may have set its own kernels.pdl / smem_carveout since this one last ran.
   cuda::set_pdl(cfg_.kernels.pdl);
+  cuda::set_smem_carveout(cfg_.kernels.smem_carveout);
   forget_q8s();
   MEMRA_CHECK(!in_step_ && !capturing_, "begin_step: the previous step was not ended");
   MEMRA_CHECK(!s.ids.empty(), "forward: empty batch");
