@@ -42,8 +42,8 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Queued in the fifty-first session: gs51 (the GLU emit's staged form; any card; ran, below), co51 (the
-# decode kernels' shared-memory carveout; any card). Queued after the
+# Queued in the fifty-first session: co51b (the decode kernels' shared-memory carveout at the splits
+# that leave the matvecs more L1; any card). Queued after the
 # fiftieth session (no H200 came in its calls; gb51 and nd50 ran in the fifty-first on an H100, see
 # below): r50 (the README rows
 # at its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then,
@@ -86,6 +86,10 @@
 # q4_0: removed with its phase; git show f82b439), nd50 (qwen3-32b with the norms deferred at every width,
 # the scale by the norm 1.003x, by the matvecs 1.000x against two base runs: the defaults stay; its phase
 # and arm removed, git show f82b439).
+# Also on an H100 in the fifty-first session: gs51 (the GLU emit's staged form, cp.async: kernel level 1.013x
+# Q4_K / 1.157x Q4_0, tg128 0.955-0.958x: removed with its phase; git show 01d6618) and co51
+# (kernels.smem_carveout 100 / 50 for every decode kernel: 0.986x / 0.994x q4_k_m, 100 0.948x q4_0; the
+# key stays at -1, the driver's choice; its phase, git show 01d6618).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -492,48 +496,19 @@ case "$phase" in
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     ;;
-  gs51)
-    # kernels.mmvs_glu_emit_stage (fifty-first session): the emitting Q4_K / Q4_0 gate + up launch's lanes
-    # request their second task group with the first, by cp.async into their own shared-memory slots.
-    # Gates: kernel-check mmvs_id mmvs_glu_emit/* (the stage cases' bytes against the GLU launch +
-    # quantizer, the refusals), CudaModels.GluEmitStageSameBytes (4096-wide q4_k_m and q4_0 models) and
-    # EmitNormSameBytes; kernel times of both forms; tg128 of qwen3-8b q4_k_m at 0 / 4096 keys and q4_0
-    # at 0 against the arm (A/A copy), and both arms' q4_k_m timelines. A "slim" pack, any sm_90 card.
-    # ~6 minutes.
+  co51b)
+    # kernels.smem_carveout, after co51 (one split for all at 100 and 50 lost: the attention, o and
+    # q/k/v launches shorter, the GLU and the downs longer with the smaller L1): the splits that leave
+    # the matvecs more L1, 0 (the least shared memory each kernel can run with), 28 (a 64 KB split: one
+    # attention block per SM) and 40 (100 KB: two), against the defaults, one at a time; qwen3-8b
+    # q4_k_m tg128 at 0 and 4096 keys, the timelines of the defaults and 28 at 0. Gate:
+    # CudaModels.SmemCarveoutSameBytes. A "slim" pack, any sm_90 card. ~4 minutes.
     gpu_info
-    kc mmvs_id mmvs_glu_emit 20265111 200
-    gpu_tests gs "CudaModels.GluEmitStage*:CudaModels.EmitNorm*:CudaModels.Llama_Q4_K_M:CudaModels.Qwen35_Q4_K_M" 240
-    kc fused attn_decode_rope 20265112 150  # (the decode attention with the shared cp.async helpers: the same asm)
-    for flt in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_glu_emit/Q4_0/12288x4096/silu/ns; do
-      timeout 90 "$bin/kernel-check" --section mmvs_id --filter "$flt" --perf --reps 50 | grep -E " us|FAIL" | tail -n 4
-    done
+    gpu_tests cb "CudaModels.SmemCarveout*" 200
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
-    traces_at 0 -- gs --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-mmvs-glu-emit-stage.toml
-    rm -f "$f" "$f.done"
-    ;;
-  co51)
-    # kernels.smem_carveout (fifty-first session): gs51's staged GLU was faster alone (Q4_0 1.16x) and
-    # slower in the step (0.955x), as gb51's bulk form: both are the step's only large-shared-memory
-    # blocks, and an SM holds blocks of two kernels at once only under one L1 / shared split. Arms, one
-    # at a time (a carveout is a per-kernel attribute of the process): the defaults (the driver's choice
-    # per kernel), every decode kernel at 100 and at 50, the staged GLU with 100, the defaults again.
-    # qwen3-8b q4_k_m tg128 at 0 keys with three arms' timelines, q4_0 at 0. Gate: GluEmitStageSameBytes
-    # (its run 2 at carveout 100). A "slim" pack, any sm_90 card. ~6 minutes.
-    gpu_info
-    gpu_tests co "CudaModels.GluEmitStage*" 200
-    synth qwen3-8b q4_k_m
-    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-100.toml --arm configs/arm-smem-carveout-50.toml \
-      --arm configs/arm-mmvs-glu-emit-stage-carveout-100.toml --arm configs/arm-base.toml --set bench.interleave=false
-    traces_at 0 -- co --arm configs/arm-base.toml --arm configs/arm-smem-carveout-100.toml \
-      --arm configs/arm-mmvs-glu-emit-stage-carveout-100.toml --set bench.interleave=false
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-100.toml \
-      --arm configs/arm-mmvs-glu-emit-stage-carveout-100.toml --arm configs/arm-base.toml --set bench.interleave=false
+    tg_on 0,4096 5 300 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-0.toml --arm configs/arm-smem-carveout-28.toml \
+      --arm configs/arm-smem-carveout-40.toml --arm configs/arm-base.toml --set bench.interleave=false
+    traces_at 0 -- cb --arm configs/arm-base.toml --arm configs/arm-smem-carveout-28.toml --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
   t50b)

@@ -153,13 +153,12 @@ class MmvsEmitNormCase : public Case {
 // replaces on the same inputs: launch_mmvs's GLU (the deferred norm's scale from partials, from a
 // final scale, or none) then launch_quantize_q8s of its output in the same order. y, the quants (in
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
-// products (the mmvs tolerance). stage: the staged variant (MmvsGluEmitParams::stage; Q4_K / Q4_0 in
-// the interleaved body order, rows on one warp of 2 or 3 task groups, and elsewhere the refusal).
+// products (the mmvs tolerance).
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
-  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, bool stage = false)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), stage_(stage) {}
+  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -212,7 +211,6 @@ class MmvsGluEmitCase : public Case {
     e.out_xq = dq_;
     e.out_xds = dds_;
     e.out_order = order_;
-    e.stage = stage_;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -225,20 +223,6 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.mv.glu = 0;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-    // (Q4_0 rows stay on one warp; Q4_K rows past 64 tasks are split over two: refused)
-    const int64_t tasks = k_ / 64, groups = (tasks + 31) / 32;
-    const bool takes = (t_ == QType::Q4_0 && groups >= 2 && groups <= 3) || (t_ == QType::Q4_K && groups == 2);
-    if (stage_ && takes) {  // the staged form reads the interleaved body order only
-      bad = params();
-      bad.mv.interleaved = false;
-      refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
-    }
-    if (stage_ && !takes) {  // another type or row length: nothing launched, then the register form's bytes
-      if (cuda::launch_mmvs_glu_emit(params(), env.stream()) != cudaErrorNotSupported) return cudaErrorUnknown;
-      cuda::MmvsGluEmitParams e = params();
-      e.stage = false;
-      return cuda::launch_mmvs_glu_emit(e, env.stream());
-    }
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
   }
   void reference(Env& env) override {
@@ -270,7 +254,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU or (stage) the blocked order was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual or no GLU was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -290,7 +274,6 @@ class MmvsGluEmitCase : public Case {
   int64_t n_, k_;
   int glu_, ns_;
   cuda::q8s::Order order_;
-  bool stage_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -312,18 +295,7 @@ void add_emit_norm_cases(Registry& r) {
             [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il); });
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il); });
-    // the staged variant (kernels.mmvs_glu_emit_stage): Q4_K and Q4_0 at two task groups (4096) and three
-    // (5120: a partial third), the other types' refusal (then the register form, so the case still checks
-    // its bytes)
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
-      r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/", n, "x", k, "/silu/ns/stage"),
-            [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il, true); });
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final/stage"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il, true); });
   }
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order/stage", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k, true); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_0/1056x2304/silu/ns/stage", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_0, 1056, 2304, 1, 1, Ord::il, true); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/1056x1024/silu/no_ns/stage", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 1056, 1024, 1, 0, Ord::il, true); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k); });
   r.add("mmvs_id", "mmvs_glu_emit/Q8_0/1056x4096/silu/ns/plain_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q8_0, 1056, 4096, 1, 1, Ord::plain); });

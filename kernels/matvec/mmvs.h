@@ -219,11 +219,6 @@ struct MmvsGluEmitParams {
   int8_t* out_xq = nullptr;
   void* out_xds = nullptr;  // n_rows / 32 float2, 8-byte aligned
   q8s::Order out_order = q8s::Order::il;
-  // Q4_K / Q4_0 in the interleaved body order, rows on one warp (mmvs::warps_per_row) of 2 or 3 task
-  // groups (33 .. 96 tasks; Q4_K's split rows take up to 64: 2112 .. 4096 weights; else
-  // cudaErrorNotSupported, nothing launched): each lane's later task groups
-  // requested with its first (before the PDL wait) by cp.async into shared memory; the same bytes.
-  bool stage = false;
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

@@ -19,11 +19,8 @@
 // The GLU form (launch_mmvs_glu_emit, kernels.mmvs_glu_emit): the one-token gate + up + activation
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
-// included), one task group per row and matrix in flight per lane. Its staged variant
-// (MmvsGluEmitParams::stage, kernels.mmvs_glu_emit_stage; Q4_K, Q4_0): a lane's later task groups
-// requested with its first, by per-thread asynchronous copies into its own shared-memory slots.
+// included), one task group per row and matrix in flight per lane.
 #include "act/act_math.cuh"
-#include "common/cp_async.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_dispatch.h"
@@ -61,29 +58,6 @@ struct EmitArgs {
   float* part;
 };
 
-// The staged form's copies of task t's fields (the interleaved body order; Task<T>::load's addresses)
-// into slot p, field f at p + 32 f (a lane's fields are 32 slots apart), and their read-back.
-template <QType T>
-__device__ __forceinline__ void stage_task(const Src& s, int64_t row, int t, const Geo& g, uint4* p) {
-  const mmvs::IlAt at = mmvs::il_at<2>(s, row, t, g);
-  if constexpr (T == QType::Q4_K)
-    cpa::copy16(p, s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
-  else
-    cpa::copy4(p, s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
-  cpa::copy16(p + 32, at.c0);
-  cpa::copy16(p + 64, at.c0 + at.step);
-}
-__device__ __forceinline__ void unstage_task(Task<QType::Q4_K>& k, const uint4* p) {
-  k.h = p[0];
-  k.q0 = p[32];
-  k.q1 = p[64];
-}
-__device__ __forceinline__ void unstage_task(Task<QType::Q4_0>& k, const uint4* p) {
-  k.d = *reinterpret_cast<const uint32_t*>(p);
-  k.q0 = p[32];
-  k.q1 = p[64];
-}
-
 // NW warps, 32 / NW rows each (rows row0 + warp + NW r); WPR: mmvs::warps_per_row of the row
 // length; AO: the input's order (1 interleaved, 2 its Q6_K variant); per row two task groups in
 // flight per lane (mmvs' kDepth), one with 8 warps (four rows per warp: the same four tasks per lane),
@@ -91,18 +65,11 @@ __device__ __forceinline__ void unstage_task(Task<QType::Q4_0>& k, const uint4* 
 // 4096-row stream: one per SM), so NW sets how much of the SM's registers it leaves to the next
 // launch's CTAs, which request their weights while this one runs. GLU 0: the residual launch with the
 // next deferred norm; 1 / 2: the SiLU / GELU-tanh GLU (gate w, up w2) with its output's q8s block.
-// STG (the GLU form, Q4_K / Q4_0, the interleaved body order, rows on one warp (WPR 1) of 2 or 3 task
-// groups; kernels.mmvs_glu_emit_stage): where the register form requests a lane's first task group, this one
-// also requests its later groups, each task's 16-byte fields (Q4_0's 4-byte d) by cp.async into the
-// lane's own slots of dynamic shared memory (stage_task), and reads them back (unstage_task) before
-// each later group's dots instead of loading them then. Same bytes, tasks and order: the same bits.
-template <QType T, int AO, int NW, int WPR, int GLU = 0, bool STG = false>
+template <QType T, int AO, int NW, int WPR, int GLU = 0>
 __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  static_assert(!STG || (GLU != 0 && AO == 1 && NW == 16 && WPR == 1 && (T == QType::Q4_K || T == QType::Q4_0)),
-                "the staged form: the Q4_K / Q4_0 GLU, 16 warps, one warp per row");
   constexpr int R = 32 / NW, D = (NW == 8 || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
   const int64_t row0 = (int64_t)blockIdx.x * 32;
@@ -121,27 +88,6 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
 #pragma unroll
       for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
   Task<T> tk[M][R][D];
-  // STG: this lane's slots (3 x 16 bytes per task; task (g, mt, r) of group g >= 1 at slot
-  // ((g - 1) M + mt) R + r), lane-minor so a warp's access to one field is 512 consecutive bytes.
-  [[maybe_unused]] uint4* slots = nullptr;
-  if constexpr (STG) {
-    extern __shared__ uint4 stg_smem[];
-    slots = stg_smem + (size_t)warp * (size_t)(n_groups - 1) * (M * R * 3 * 32) + lane;
-  }
-  const auto slot = [&](int g, int mt, int r) { return slots + (((g - 1) * M + mt) * R + r) * (3 * 32); };
-  const auto stage = [&] {
-    if constexpr (STG) {
-      for (int g = 1; g < n_groups; ++g) {
-        const int t = 32 * g + lane;
-        if (t < n_tasks)
-#pragma unroll
-          for (int mt = 0; mt < M; ++mt)
-#pragma unroll
-            for (int r = 0; r < R; ++r) stage_task<T>(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g, slot(g, mt, r));
-      }
-      cpa::commit();
-    }
-  };
   const auto issue = [&](int g0) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
@@ -160,13 +106,8 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
 #pragma unroll
     for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
   }
-  // (STG: the later groups' copies first, so that no task of group 0 is held in registers meanwhile)
-  if (a.preload) {
-    stage();
-    issue(0);
-  }
+  if (a.preload) issue(0);
   pdl_wait();
-  if (!a.preload) stage();
   float resv[R] = {};
   if (GLU == 0 && lane == 0)
 #pragma unroll
@@ -178,48 +119,21 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
   // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
   // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
   constexpr int STEP = D > WPR ? D : WPR;
-  if constexpr (STG) {
-    // Group 0 from registers, then each later group from this lane's own slots (no barrier), every group
-    // into the one accumulator per row and matrix as the loop below does (D = 1, WPR = 1): the same sums
-    // in the same order.
-    const auto dots = [&](int g0) {
-      const int t = 32 * g0 + lane;
-      if (t < n_tasks)
+  for (int gb = 0; gb < n_groups; gb += STEP) {
 #pragma unroll
-        for (int mt = 0; mt < M; ++mt)
+    for (int h = 0; h < STEP; h += D) {
+      const int g0 = gb + h;
+      if (g0 < n_groups) {
+        if (g0 != 0 || !a.preload) issue(g0);
 #pragma unroll
-          for (int r = 0; r < R; ++r) acc[mt][r][0] = __fadd_rn(acc[mt][r][0], tk[mt][r][0].dot(t, x));
-    };
-    if (!a.preload) issue(0);
-    dots(0);
-    cpa::wait_all();
-#pragma unroll 1
-    for (int g0 = 1; g0 < n_groups; ++g0) {
-      const int t = 32 * g0 + lane;
-      if (t < n_tasks)
+        for (int d = 0; d < D; ++d) {
+          const int t = 32 * (g0 + d) + lane;
+          if (t < n_tasks)
 #pragma unroll
-        for (int mt = 0; mt < M; ++mt)
+            for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-          for (int r = 0; r < R; ++r) unstage_task(tk[mt][r][0], slot(g0, mt, r));
-      dots(g0);
-    }
-  } else {
-    for (int gb = 0; gb < n_groups; gb += STEP) {
-#pragma unroll
-      for (int h = 0; h < STEP; h += D) {
-        const int g0 = gb + h;
-        if (g0 < n_groups) {
-          if (g0 != 0 || !a.preload) issue(g0);
-#pragma unroll
-          for (int d = 0; d < D; ++d) {
-            const int t = 32 * (g0 + d) + lane;
-            if (t < n_tasks)
-#pragma unroll
-              for (int mt = 0; mt < M; ++mt)
-#pragma unroll
-                for (int r = 0; r < R; ++r)
-                  acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
-          }
+              for (int r = 0; r < R; ++r)
+                acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
         }
       }
     }
@@ -286,33 +200,10 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, cuda
 #endif
   return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, s) : cudaErrorNotSupported;
 }
-// The staged form's dynamic shared memory: 16 warps x (groups - 1) x 4 tasks x 48 bytes per lane (96 KB
-// per later group), within the opt-in limit less the static part.
-constexpr size_t kStageMaxSmem = 227 * 1024 - 1024;
-size_t stage_smem(int n_groups) { return (size_t)(n_groups - 1) * 16 * 4 * 3 * 32 * sizeof(uint4); }
+// The GLU form: 16 warps, the interleaved input order.
 template <QType T, int GLU>
-cudaError_t launch_stage_w(const EmitArgs& a, unsigned grid, size_t smem, cudaStream_t s) {
-  const auto kernel = mmvs_emit_kernel<T, 1, 16, 1, GLU, true>;
-  // (a host call made once per instance, not at every decode step or inside graph capture)
-  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kStageMaxSmem);
-  if (attr != cudaSuccess) return attr;
-  return launch_kernel(kernel, dim3(grid), dim3(32 * 16), smem, s, a);
-}
-// The GLU form: 16 warps, the interleaved input order; stage: the variant above (Q4_K / Q4_0 in the
-// interleaved body order, rows on one warp (mmvs::warps_per_row) of 2 or 3 task groups; else
-// cudaErrorNotSupported).
-template <QType T, int GLU>
-cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, bool stage, cudaStream_t s) {
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
   const dim3 block(32 * 16);
-  if (stage) {
-    if constexpr (T == QType::Q4_K || T == QType::Q4_0) {
-      const int n_groups = (a.n_tasks + 31) / 32;
-      if (!a.g.il || wpr != 1 || n_groups < 2 || stage_smem(n_groups) > kStageMaxSmem) return cudaErrorNotSupported;
-      return launch_stage_w<T, GLU>(a, grid, stage_smem(n_groups), s);
-    } else {
-      return cudaErrorNotSupported;
-    }
-  }
   if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 1, GLU>, dim3(grid), block, 0, s, a);
   if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 2, GLU>, dim3(grid), block, 0, s, a);
   return launch_kernel(mmvs_emit_kernel<T, 1, 16, 4, GLU>, dim3(grid), block, 0, s, a);
@@ -393,8 +284,8 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.order = p.out_order;
   const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, p.stage, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, grid, p.stage, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, grid, stream);
   });
 }
 

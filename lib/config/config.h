@@ -119,7 +119,6 @@ struct KernelsSection {
   bool mmvs_emit_norm = true;     // decode: the residual launch before a deferred norm computes that norm itself
   int mmvs_emit_norm_warps = 16;  // with mmvs_emit_norm: warps per 32-row CTA (8, 16 or 32)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
-  bool mmvs_glu_emit_stage = false;  // with mmvs_glu_emit: a lane's later task groups requested with its first (cp.async)
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free

@@ -160,17 +160,11 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   e.out_xq = const_cast<int8_t*>(q.xq);
   e.out_xds = const_cast<void*>(q.xds);
   e.out_order = q.il ? cuda::q8s::Order::il : cuda::q8s::Order::plain;
-  e.stage = cfg_.kernels.mmvs_glu_emit_stage;
-  cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
-  if (err == cudaErrorNotSupported && e.stage) {  // (a type, order or row length the staged form does not take)
-    e.stage = false;
-    err = cuda::launch_mmvs_glu_emit(e, stream());
-  }
+  const cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_glu_emit");
   hold_emitted_q8s(y);
-  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}", qtype_name(p.w_type), e.stage ? "_stage" : "", p.norm_ss ? "_ns" : "",
-                              p.preload ? "" : "_nopreload"));
+  note("mmvs_m1", fmt::format("{}_glu_emit{}{}", qtype_name(p.w_type), p.norm_ss ? "_ns" : "", p.preload ? "" : "_nopreload"));
   return true;
 }
 
