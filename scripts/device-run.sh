@@ -42,11 +42,9 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Queued in the fifty-first session: co51b (the decode kernels' shared-memory carveout at the splits
-# that leave the matvecs more L1; any card). Queued after the
-# fiftieth session (no H200 came in its calls; gb51 and nd50 ran in the fifty-first on an H100, see
-# below): r50 (the README rows
-# at its HEAD and moe43's MoE row, H200 only), then hn50 on an H200 (its two-call form above). Then,
+# Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
+# in the fifty-first on an H100, see below): r50 (the README rows at its HEAD and moe43's MoE row, H200
+# only), then hn50 on an H200 (its two-call form above). Then,
 # from before:
 # The queued measurements, in the order the next session should take them (each describes itself
 # at its case label): moe43 (the suite at the defaults, then on an H200 the MoE README row at the
@@ -89,7 +87,8 @@
 # Also on an H100 in the fifty-first session: gs51 (the GLU emit's staged form, cp.async: kernel level 1.013x
 # Q4_K / 1.157x Q4_0, tg128 0.955-0.958x: removed with its phase; git show 01d6618) and co51
 # (kernels.smem_carveout 100 / 50 for every decode kernel: 0.986x / 0.994x q4_k_m, 100 0.948x q4_0; the
-# key stays at -1, the driver's choice; its phase, git show 01d6618).
+# key stays at -1, the driver's choice; its phase, git show 01d6618), co51b (0 / 28 / 40 for every decode
+# kernel: 0.972-0.985x at 0 keys, 0.79-0.93x at 4096; its phase, git show ce05695).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -495,21 +494,6 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
-    ;;
-  co51b)
-    # kernels.smem_carveout, after co51 (one split for all at 100 and 50 lost: the attention, o and
-    # q/k/v launches shorter, the GLU and the downs longer with the smaller L1): the splits that leave
-    # the matvecs more L1, 0 (the least shared memory each kernel can run with), 28 (a 64 KB split: one
-    # attention block per SM) and 40 (100 KB: two), against the defaults, one at a time; qwen3-8b
-    # q4_k_m tg128 at 0 and 4096 keys, the timelines of the defaults and 28 at 0. Gate:
-    # CudaModels.SmemCarveoutSameBytes. A "slim" pack, any sm_90 card. ~4 minutes.
-    gpu_info
-    gpu_tests cb "CudaModels.SmemCarveout*" 200
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 300 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-0.toml --arm configs/arm-smem-carveout-28.toml \
-      --arm configs/arm-smem-carveout-40.toml --arm configs/arm-base.toml --set bench.interleave=false
-    traces_at 0 -- cb --arm configs/arm-base.toml --arm configs/arm-smem-carveout-28.toml --set bench.interleave=false
-    rm -f "$f" "$f.done"
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows
