@@ -42,7 +42,6 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Queued in the fifty-first session: cw51 (the attention block's launches at one split; any card).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
 # in the fifty-first on an H100, see below): r50 (the README rows at its HEAD and moe43's MoE row, H200
 # only), then hn50 on an H200 (its two-call form above). Then,
@@ -90,6 +89,8 @@
 # (kernels.smem_carveout 100 / 50 for every decode kernel: 0.986x / 0.994x q4_k_m, 100 0.948x q4_0; the
 # key stays at -1, the driver's choice; its phase, git show 01d6618), co51b (0 / 28 / 40 for every decode
 # kernel: 0.972-0.985x at 0 keys, 0.79-0.93x at 4096; its phase, git show ce05695).
+# And cw51 (kernels.smem_carveout_attn, the split for the attention block's launches only: 100 0.975x /
+# 0.972x q4_k_m at 0 / 4096 keys, 0.963x q4_0; 72 0.975x / 0.992x: removed with its phase; git show cc29e6d).
 # The phases of earlier sessions (the ones bench/notes/ and receipts/ name, ~100 of them) were
 # removed once run; each receipt names its commit, and `git show ab83d79:scripts/device-run.sh`
 # has them all.
@@ -495,25 +496,6 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
-    ;;
-  cw51)
-    # kernels.smem_carveout_attn (fifty-first session): the split only for the attention block's launches
-    # (q/k/v matvec, attention, o projection), where co51 / co51b found one split shortening them by ~60 us
-    # per step, the GLU and the downs left at the driver's choice. Arms one at a time: the defaults, the
-    # block at 100 and at 72 (164 KB), the defaults again; qwen3-8b q4_k_m tg128 at 0 and 4096 keys, the
-    # timelines of the defaults and 100 at 0, q4_0 at 0. Gate: CudaModels.SmemCarveoutSameBytes (run 3).
-    # A "slim" pack, any sm_90 card. ~4 minutes.
-    gpu_info
-    gpu_tests cw "CudaModels.SmemCarveout*" 200
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 300 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-attn-100.toml \
-      --arm configs/arm-smem-carveout-attn-72.toml --arm configs/arm-base.toml --set bench.interleave=false
-    traces_at 0 -- cw --arm configs/arm-base.toml --arm configs/arm-smem-carveout-attn-100.toml --set bench.interleave=false
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-smem-carveout-attn-100.toml --arm configs/arm-base.toml \
-      --set bench.interleave=false
-    rm -f "$f" "$f.done"
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows

@@ -125,7 +125,6 @@ struct KernelsSection {
   bool fuse = true;             // fused decode ops (shared activation quantization, gate+up+GLU)
   bool pdl = true;              // programmatic dependent launch between decode kernels
   int smem_carveout = -1;       // preferred L1 / shared split of the decode kernels (% of max shared; -1 driver)
-  int smem_carveout_attn = -1;  // the same from the q/k/v matvec to the o projection (-1: smem_carveout)
   bool fuse_kv_append = true;     // decode: K/V append inside the q/k norm + RoPE launch
   bool attn_q8_scores = true;     // decode attention on a q8_0 K cache: int8 q . k per block
   bool attn_v_stage = true;       // decode attention: V tiles through shared memory (cp.async)

@@ -227,23 +227,21 @@ TEST(CudaModels, EmitNormSameBytes) {
 
 // kernels.smem_carveout: on 4096-wide two-layer models (q4_k_m, q4_0; the 8B's row lengths, so the
 // emitting launches run), every decode kernel at the largest and the smallest preferred shared-memory
-// carveout (and run 3: the attention block's launches only, kernels.smem_carveout_attn) gives the decode
-// and verify bytes of the driver's choice (run 0) and keeps decode == verify.
+// carveout gives the decode and verify bytes of the driver's choice (run 0) and keeps decode == verify.
 TEST(CudaModels, SmemCarveoutSameBytes) {
   MEMRA_REQUIRE_GPU();
   for (const char* mix : {"q4_k_m", "q4_0"}) {
     SCOPED_TRACE(mix);
     const std::string path = write_wide_qwen3("carveout", mix, true, 4096);
-    std::vector<Config> c(4, gpu_config(true));
+    std::vector<Config> c(3, gpu_config(true));
     c[1].kernels.smem_carveout = 100;
     c[2].kernels.smem_carveout = 0;
-    c[3].kernels.smem_carveout_attn = 100;
     std::vector<ModelRun> runs;
     for (const Config& cfg : c)
       runs.push_back(open_run(backend::make_cuda_backend(cfg), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1}));
     expect_same_decode_bytes(runs, 37, 4, 23);
     const int32_t three[3] = {5, 9, 26};
     expect_same_batch_bytes(runs, three);
-    for (int r = 0; r < 4; ++r) EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
+    for (int r = 0; r < 3; ++r) EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
   }
 }

@@ -577,7 +577,7 @@ bool CudaBackend::begin_step(const Step& s) {
   // The launch policy is process-wide: another backend of this process (pp-bench's interleaved
   // arms, a draft model) may have set its own kernels.pdl / smem_carveout since this one last ran.
   cuda::set_pdl(cfg_.kernels.pdl);
-  attn_window(false);  // (kernels.smem_carveout)
+  cuda::set_smem_carveout(cfg_.kernels.smem_carveout);
   forget_q8s();
   MEMRA_CHECK(!in_step_ && !capturing_, "begin_step: the previous step was not ended");
   MEMRA_CHECK(!s.ids.empty(), "forward: empty batch");

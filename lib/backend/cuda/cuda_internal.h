@@ -359,10 +359,6 @@ class CudaBackend final : public Backend {
   cudaEvent_t step_t0_ = nullptr, step_t1_ = nullptr;  // timed, around a replay (last_step_device_us)
   bool step_timed_ = false;
   bool in_step_ = false;
-  // kernels.smem_carveout_attn: true from a multi-matrix decode matvec (the q/k/v) to the end of the
-  // next residual matvec (the o projection); attn_window() sets the process-wide carveout for it.
-  bool attn_window_ = false;
-  void attn_window(bool on);
   bool capturing_ = false;
   cuda::StepKey cur_key_{};
   CudaKv* cur_kv_ = nullptr;

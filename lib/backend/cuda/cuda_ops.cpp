@@ -12,7 +12,6 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_op_util.h"
-#include "common/launch.cuh"
 #include "core/error.h"
 #include "gemm/gemm.h"
 #include "matvec/matvec.h"
@@ -398,14 +397,7 @@ bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   return false;
 }
 
-void CudaBackend::attn_window(bool on) {
-  attn_window_ = on;
-  const int attn = cfg_.kernels.smem_carveout_attn;
-  cuda::set_smem_carveout(on && attn >= 0 ? attn : cfg_.kernels.smem_carveout);
-}
-
 void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
-  if (outs.size() > 1) attn_window(true);
   if (!cfg_.kernels.fuse) return Backend::matmul_n(x, outs);
   const int64_t m = x.rows;
   // Runs of consecutive same-type, same-k, bias-free mmvs products share one launch.
@@ -450,7 +442,6 @@ void CudaBackend::matmul_n(View x, std::span<const MatmulOut> outs) {
 }
 
 void CudaBackend::matmul_glu(const Weight& gate, const Weight& up, View x, Activation act, View out, View up_tmp) {
-  if (attn_window_) attn_window(false);
   const int64_t m = x.rows;
   if (act != Activation::Silu && act != Activation::GeluTanh) return Backend::matmul_glu(gate, up, x, act, out, up_tmp);
   if (cfg_.kernels.fuse && gate.type == up.type && gate.ne[0] == up.ne[0] && gate.n_rows() == up.n_rows() &&
@@ -483,12 +474,6 @@ bool CudaBackend::fuses_residual(const Weight& w, View x, const Weight* bias) {
 
 void CudaBackend::matmul_residual(const Weight& w, View x, View residual) {
   norm_emitted_ = false;
-  struct EndWindow {  // (the o projection is the window's last launch)
-    CudaBackend* b;
-    ~EndWindow() {
-      if (b->attn_window_) b->attn_window(false);
-    }
-  } end_window{this};
   MEMRA_CHECK(fuses_residual(w, x, nullptr), "internal: matmul_residual('{}') where the add is not fused", w.name);
   MEMRA_CHECK(residual.rows == x.rows && residual.cols == w.n_rows(),
               "matmul_residual '{}': residual [{} x {}] must be [{} x {}]", w.name, residual.rows, residual.cols,
