@@ -32,7 +32,8 @@ __device__ __forceinline__ void pdl_wait() {
 // Process-wide preferred shared-memory carveout of the kernels launched through launch_kernel, set by
 // the CUDA backend from kernels.smem_carveout (percent of the SM's maximum shared memory; -1: the
 // driver's choice per kernel). One value for every kernel of a step lets an SM hold the blocks of
-// consecutive kernels at once without reconfiguring its L1 / shared split in between.
+// consecutive kernels at once without reconfiguring its L1 / shared split in between (measured: it
+// loses against the driver's choice, co51 / co51b in bench/notes/norm-decode.md; the default is -1).
 void set_smem_carveout(int percent);
 int smem_carveout();
 // Gives `kernel` the current carveout if it was given another one (or none) before.
