@@ -33,16 +33,21 @@ fi
 # headers and libcupti.so.13 come from NVIDIA's PyPI wheel, pinned to the toolkit's 13.0 line,
 # into /opt/memra-deps/cupti. Optional: without it the build still succeeds and --trace says why.
 cupti=/opt/memra-deps/cupti
-if [ ! -f "$cupti/include/cupti_activity.h" ] && [ ! -f "$cuda/extras/CUPTI/include/cupti_activity.h" ]; then
+# The same wheel's libnvperf_host.so / libnvperf_target.so serve pp-bench --pm-sample (CUPTI's PM
+# sampling loads them); a "trace" device pack carries them.
+if { [ ! -f "$cupti/include/cupti_activity.h" ] && [ ! -f "$cuda/extras/CUPTI/include/cupti_activity.h" ]; } ||
+   [ ! -f "$cupti/lib/libnvperf_host.so" ]; then
   tmp=$(mktemp -d)
   if python3 -m pip download --no-deps -q -d "$tmp" "nvidia-cuda-cupti==13.0.85" >/dev/null 2>&1 &&
-     (cd "$tmp" && unzip -q ./*.whl 'nvidia/cu13/include/*' 'nvidia/cu13/lib/libcupti.so.13'); then
+     (cd "$tmp" && unzip -q ./*.whl 'nvidia/cu13/include/*' 'nvidia/cu13/lib/libcupti.so.13' \
+        'nvidia/cu13/lib/libnvperf_host.so' 'nvidia/cu13/lib/libnvperf_target.so'); then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && SUDO=sudo
     $SUDO mkdir -p "$cupti/lib"
     $SUDO cp -r "$tmp/nvidia/cu13/include" "$cupti/"
-    $SUDO cp "$tmp/nvidia/cu13/lib/libcupti.so.13" "$cupti/lib/"
-    echo "bootstrap: CUPTI 13.0 headers and libcupti under $cupti"
+    $SUDO cp "$tmp/nvidia/cu13/lib/libcupti.so.13" "$tmp/nvidia/cu13/lib/libnvperf_host.so" \
+      "$tmp/nvidia/cu13/lib/libnvperf_target.so" "$cupti/lib/"
+    echo "bootstrap: CUPTI 13.0 headers, libcupti and libnvperf under $cupti"
   else
     echo "bootstrap: warning: could not fetch CUPTI (pip nvidia-cuda-cupti==13.0.85); pp-bench --trace will be unavailable" >&2
   fi

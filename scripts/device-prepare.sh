@@ -36,6 +36,12 @@ cp -L "$build"/lib/libmemra.so .device/lib/
 # on the run path): in the full, "slim" (~1.5 MiB of the carry, so a gate phase can trace its arms)
 # and "trace" packs.
 [ "$lean" != lean ] && [ "$lean" != quant ] && [ "$lean" != f32 ] && [ -f /opt/memra-deps/cupti/lib/libcupti.so.13 ] && cp /opt/memra-deps/cupti/lib/libcupti.so.13 .device/lib/
+# The profiler's libraries for pp-bench --pm-sample (~37 MB): in the "trace" pack only.
+if [ "$lean" = trace ]; then
+  for l in libnvperf_host.so libnvperf_target.so; do
+    [ -f "/opt/memra-deps/cupti/lib/$l" ] && cp "/opt/memra-deps/cupti/lib/$l" .device/lib/
+  done
+fi
 strip --strip-unneeded .device/bin/* .device/lib/libmemra.so
 if [ -n "$old_build" ]; then
   mkdir -p .device/old/bin .device/old/lib

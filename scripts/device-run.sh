@@ -42,6 +42,8 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
+# Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
+# idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
 # in the fifty-first on an H100, see below): r50 (the README rows at its HEAD and moe43's MoE row, H200
 # only), then hn50 on an H200 (its two-call form above). Then,
@@ -496,6 +498,24 @@ case "$phase" in
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
     timeout 200 "$bin/moe-devq8-check" --experts 32 --used 4 --embd 2880 --ff 2880 --types Q8_0,Q4_0 --tokens 1,8,32,512 \
       --receipt "$out/moe-devq8-check.jsonl" 2>&1 | grep -v "info\]" | tail -n 12
+    ;;
+  pm52)
+    # pp-bench --pm-sample (built in the fifty-first session, not yet run): DRAM throughput and bytes read
+    # sampled by CUPTI's PM sampling every 2 us and then every 1 us over 8 decode steps of qwen3-8b
+    # q4_k_m at 0 keys, with the same pass's kernel records where CUPTI allows both
+    # (scripts/pm-timeline.py: the DRAM's activity under each launch's exposed time, the share of the
+    # step it idles). If it fails, the error names the CUPTI call; the libnvperf libraries come with
+    # a "trace" pack. ~3 minutes, any sm_90 card (an H200 preferred: its rows are the targets).
+    gpu_info
+    synth qwen3-8b q4_k_m
+    for ns in 2000 1000; do
+      timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$ns-d0.jsonl" --pm-interval-ns $ns \
+        --receipt "$out/pp-bench-pm.jsonl" 2>&1 | grep -E "^pm |rror" | head -n 8
+      [ -f "$out/pm-$ns-d0.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$ns-d0.jsonl" | head -n 16
+      [ -f "$out/pm-$ns-d0.jsonl" ] && gzip -f "$out/pm-$ns-d0.jsonl"
+    done
+    rm -f "$f" "$f.done"
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows

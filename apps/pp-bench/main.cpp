@@ -25,6 +25,7 @@
 #include "common/app.h"
 #include "common/backend_select.h"
 #include "common/kernel_trace.h"
+#include "common/pm_sampling.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "core/stats.h"
@@ -37,6 +38,18 @@
 using namespace memra;
 
 namespace {
+
+// "a,b,,c" -> {a, b, c}.
+std::vector<std::string> split_names(const std::string& s) {
+  std::vector<std::string> v;
+  for (size_t pos = 0; pos <= s.size();) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > pos) v.push_back(s.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return v;
+}
 
 std::vector<int64_t> parse_list(const std::string& s, const char* what) {
   std::vector<int64_t> v;
@@ -131,7 +144,8 @@ struct ArmRun {
 
 int main(int argc, char** argv) {
   std::vector<std::string> models, arms;
-  std::string p_list, n_list, d_list, trace_path;
+  std::string p_list, n_list, d_list, trace_path, pm_path, pm_metrics = "dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum";
+  uint64_t pm_interval_ns = 2000;
   int reps = -1;
   app::Spec spec;
   spec.tool = "pp-bench";
@@ -144,6 +158,9 @@ int main(int argc, char** argv) {
     cli.add_option("-r,--repetitions", reps, "timed repetitions per row (bench.repetitions)");
     cli.add_option("--arm", arms, "extra config file applied on top for one arm (repeatable: several arms)");
     cli.add_option("--trace", trace_path, "per-kernel device timestamps (CUPTI) of 8 extra decode steps or one extra prefill pass per row, appended to this JSON Lines file, summarized per kernel and grid size");
+    cli.add_option("--pm-sample", pm_path, "GPU counters (CUPTI PM sampling, --pm-metrics) sampled every --pm-interval-ns over 8 extra decode steps or one extra prefill pass per row, appended to this JSON Lines file (one line per sample), summarized per metric");
+    cli.add_option("--pm-metrics", pm_metrics, "comma-separated metrics for --pm-sample");
+    cli.add_option("--pm-interval-ns", pm_interval_ns, "sampling interval of --pm-sample in ns");
   };
   spec.apply_cli = [&](Config& c) {
     if (!p_list.empty()) c.bench.n_prompt = parse_list(p_list, "-p");
@@ -259,8 +276,10 @@ int main(int argc, char** argv) {
             // The traced work: decode rows refill the cache to the row's depth, run one step
             // untraced, then 8 traced steps; prefill rows refill it and trace one pass.
             nlohmann::json trace_json;
-            if (!trace_path.empty()) {
-              const int kSteps = row.decode ? 8 : 1;
+            const int kSteps = row.decode ? 8 : 1;
+            // An extra pass for a recorder: refill to the row's depth, one step unrecorded (decode),
+            // begin(), then kSteps steps; their seconds.
+            const auto recorded_pass = [&](const auto& begin) {
               ar.fill(row);
               std::vector<int32_t> ids(row.decode ? 1 : row.n);
               for (auto& x : ids) x = tok(rng);
@@ -268,15 +287,56 @@ int main(int argc, char** argv) {
                 model->forward(*be, *kvs, ids, (int)row.depth, false, logits_view);
                 be->synchronize();
               }
-              std::string why;
-              auto tr = app::KernelTrace::start(&why);
-              MEMRA_CHECK(tr != nullptr, "--trace: {}", why);
+              begin();
               Stopwatch tsw;
               for (int i = 0; i < kSteps; ++i) {
                 model->forward(*be, *kvs, ids, (int)row.depth + (row.decode ? 1 + i : 0), false, logits_view);
                 be->synchronize();
               }
-              const double traced_s = tsw.seconds();
+              return tsw.seconds();
+            };
+            if (!pm_path.empty()) {
+              const auto names = split_names(pm_metrics);
+              std::unique_ptr<app::PmSampler> pm;
+              std::unique_ptr<app::KernelTrace> ktr;  // the same pass's kernels, where CUPTI allows both
+              std::string why, ktr_why;
+              (void)recorded_pass([&] {
+                pm = app::PmSampler::start(0, names, pm_interval_ns, 1u << 20, &why);
+                MEMRA_CHECK(pm != nullptr, "--pm-sample: {}", why);
+                ktr = app::KernelTrace::start(&ktr_why);
+              });
+              const auto kernels = ktr ? ktr->stop() : std::vector<app::KernelRecord>{};
+              const auto samples = pm->stop(&why);
+              MEMRA_CHECK(!samples.empty(), "--pm-sample: no samples ({})", why);
+              if (!ktr) std::printf("pm %s: no kernel timeline beside the samples (%s)\n", row.name.c_str(), ktr_why.c_str());
+              std::ofstream pf(pm_path, std::ios::app);
+              MEMRA_CHECK(pf.good(), "--pm-sample: cannot append to '{}'", pm_path);
+              for (const auto& smp : samples) {
+                nlohmann::json j{{"run_id", run_id}, {"row", row.name}, {"arm", arm}, {"start_ns", smp.start_ns}, {"end_ns", smp.end_ns}};
+                for (size_t k = 0; k < names.size(); ++k) j[names[k]] = smp.values[k];
+                pf << j.dump() << "\n";
+              }
+              for (const auto& k : kernels)
+                pf << nlohmann::json{{"run_id", run_id}, {"row", row.name}, {"arm", arm}, {"kernel", app::short_kernel_name(k.name)},
+                                     {"start_ns", k.start_ns}, {"end_ns", k.end_ns}, {"grid", k.grid}}
+                          .dump()
+                   << "\n";
+              for (size_t k = 0; k < names.size(); ++k) {
+                std::vector<double> v;
+                for (const auto& smp : samples) v.push_back(smp.values[k]);
+                std::sort(v.begin(), v.end());
+                const auto q = [&](double f) { return v[(size_t)(f * (double)(v.size() - 1))]; };
+                std::printf("pm %s %s: %s over %zu samples: p10 %.4g, median %.4g, p90 %.4g, max %.4g\n", row.name.c_str(),
+                            arm.empty() ? "base" : arm.c_str(), names[k].c_str(), v.size(), q(0.1), q(0.5), q(0.9), v.back());
+              }
+            }
+            if (!trace_path.empty()) {
+              std::string why;
+              std::unique_ptr<app::KernelTrace> tr;
+              const double traced_s = recorded_pass([&] {
+                tr = app::KernelTrace::start(&why);
+                MEMRA_CHECK(tr != nullptr, "--trace: {}", why);
+              });
               const auto recs = tr->stop();
               std::ofstream tf(trace_path, std::ios::app);
               MEMRA_CHECK(tf.good(), "--trace: cannot append to '{}'", trace_path);
