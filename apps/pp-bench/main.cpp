@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
               std::unique_ptr<app::KernelTrace> ktr;  // the same pass's kernels, where CUPTI allows both
               std::string why, ktr_why;
               (void)recorded_pass([&] {
-                pm = app::PmSampler::start(0, names, pm_interval_ns, 1u << 20, &why);
+                pm = app::PmSampler::start(0, names, pm_interval_ns, 1u << 17, &why);
                 MEMRA_CHECK(pm != nullptr, "--pm-sample: {}", why);
                 ktr = app::KernelTrace::start(&ktr_why);
               });
