@@ -199,7 +199,7 @@ std::unique_ptr<PmSampler> PmSampler::start(int device, const std::vector<std::s
   sc.pPmSamplingObject = s.obj;
   sc.configSize = s.config.size();
   sc.pConfig = s.config.data();
-  sc.hardwareBufferSize = (size_t)512 << 20;
+  sc.hardwareBufferSize = (size_t)128 << 20;  // (8 steps at 1 us: ~16k records)
   sc.samplingInterval = interval_ns;
   sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
   sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
