@@ -296,6 +296,8 @@ int main(int argc, char** argv) {
               return tsw.seconds();
             };
             if (!pm_path.empty()) {
+              MEMRA_CHECK(be->name() == "cuda", "--pm-sample samples the GPU's counters: it needs run.backend = cuda (this run: {})",
+                          be->name());
               const auto names = split_names(pm_metrics);
               std::unique_ptr<app::PmSampler> pm;
               std::unique_ptr<app::KernelTrace> ktr;  // the same pass's kernels, where CUPTI allows both

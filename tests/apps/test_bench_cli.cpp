@@ -136,5 +136,16 @@ TEST(PpBenchArms, ArmChangingTheRowsIsAnErrorWhenInterleaved) {
   EXPECT_EQ(rows_d8, 4);
 }
 
+// --pm-sample reads the GPU's performance counters: with the CPU backend it is a clear error (exit
+// 1, the option named), never samples of an idle device beside CPU rows.
+TEST(PpBenchArms, PmSampleNeedsTheCudaBackend) {
+  MEMRA_APPS_REQUIRE_SHARED();
+  const auto pm = (scratch() / "pm.jsonl").string();
+  auto res = run_tool(MEMRA_PP_BENCH, bench_args({}, {"--pm-sample", pm}));
+  EXPECT_EQ(res.code, 1) << res.describe();
+  EXPECT_NE(res.err.find("--pm-sample"), std::string::npos) << res.describe();
+  EXPECT_NE(res.err.find("run.backend = cuda"), std::string::npos) << res.describe();
+}
+
 }  // namespace
 }  // namespace memra::apptest
