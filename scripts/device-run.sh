@@ -508,12 +508,14 @@ case "$phase" in
     # a "trace" pack. ~3 minutes, any sm_90 card (an H200 preferred: its rows are the targets).
     gpu_info
     synth qwen3-8b q4_k_m
-    for ns in 2000 1000; do
+    # (2000 ns with the kernel records, the same without them in case the two CUPTI APIs clash, 1000 ns)
+    for v in 2000: 2000:--pm-no-trace 1000:; do
+      ns=${v%%:*}; extra=${v#*:}; tag=$ns${extra:+-notrace}
       timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 2 --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$ns-d0.jsonl" --pm-interval-ns $ns \
+        --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$tag-d0.jsonl" --pm-interval-ns $ns $extra \
         --receipt "$out/pp-bench-pm.jsonl" 2>&1 | grep -E "^pm |rror" | head -n 8
-      [ -f "$out/pm-$ns-d0.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$ns-d0.jsonl" | head -n 16
-      [ -f "$out/pm-$ns-d0.jsonl" ] && gzip -f "$out/pm-$ns-d0.jsonl"
+      [ -f "$out/pm-$tag-d0.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$tag-d0.jsonl" | head -n 16
+      [ -f "$out/pm-$tag-d0.jsonl" ] && gzip -f "$out/pm-$tag-d0.jsonl"
     done
     rm -f "$f" "$f.done"
     ;;

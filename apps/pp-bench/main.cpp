@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> models, arms;
   std::string p_list, n_list, d_list, trace_path, pm_path, pm_metrics = "dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum";
   uint64_t pm_interval_ns = 2000;
+  bool pm_no_trace = false;
   int reps = -1;
   app::Spec spec;
   spec.tool = "pp-bench";
@@ -161,6 +162,7 @@ int main(int argc, char** argv) {
     cli.add_option("--pm-sample", pm_path, "GPU counters (CUPTI PM sampling, --pm-metrics) sampled every --pm-interval-ns over 8 extra decode steps or one extra prefill pass per row, appended to this JSON Lines file (one line per sample), summarized per metric");
     cli.add_option("--pm-metrics", pm_metrics, "comma-separated metrics for --pm-sample");
     cli.add_option("--pm-interval-ns", pm_interval_ns, "sampling interval of --pm-sample in ns");
+    cli.add_flag("--pm-no-trace", pm_no_trace, "--pm-sample without the same pass's kernel records (CUPTI's activity API off)");
   };
   spec.apply_cli = [&](Config& c) {
     if (!p_list.empty()) c.bench.n_prompt = parse_list(p_list, "-p");
@@ -305,12 +307,13 @@ int main(int argc, char** argv) {
               (void)recorded_pass([&] {
                 pm = app::PmSampler::start(0, names, pm_interval_ns, 1u << 17, &why);
                 MEMRA_CHECK(pm != nullptr, "--pm-sample: {}", why);
-                ktr = app::KernelTrace::start(&ktr_why);
+                if (!pm_no_trace) ktr = app::KernelTrace::start(&ktr_why);
               });
               const auto kernels = ktr ? ktr->stop() : std::vector<app::KernelRecord>{};
               const auto samples = pm->stop(&why);
               MEMRA_CHECK(!samples.empty(), "--pm-sample: no samples ({})", why);
-              if (!ktr) std::printf("pm %s: no kernel timeline beside the samples (%s)\n", row.name.c_str(), ktr_why.c_str());
+              if (!ktr && !pm_no_trace)
+                std::printf("pm %s: no kernel timeline beside the samples (%s)\n", row.name.c_str(), ktr_why.c_str());
               std::ofstream pf(pm_path, std::ios::app);
               MEMRA_CHECK(pf.good(), "--pm-sample: cannot append to '{}'", pm_path);
               for (const auto& smp : samples) {
