@@ -9,7 +9,8 @@ lines, as pp-bench --trace writes them). Per (row, arm) this prints the metric o
 time-weighted mean and the share of time below 25 / 50 % when it is a percentage) and, with the
 kernels, each kernel's exposed time per step (as scripts/trace-exposed.py counts it) beside the
 metric's time-weighted mean over that exposed time: which launches hold the DRAM busy and which
-leave it idle. Default metric: dram__throughput.avg.pct_of_peak_sustained_elapsed.
+leave it idle. With dram__bytes_read.sum sampled, the bytes read per step (a check: about the
+bytes/token pp-bench prints for the row). Default metric: dram__throughput.avg.pct_of_peak_sustained_elapsed.
 """
 import collections
 import gzip
@@ -49,9 +50,14 @@ def report(key, recs, metric):
     dur = sum(s["end_ns"] - s["start_ns"] for s in samples)
     low = {t: sum(s["end_ns"] - s["start_ns"] for s in samples if s[metric] < t) / dur for t in (25, 50)}
     print(f"pass: {(b - a) / 1e3:.1f} us sampled, mean {m:.3g}; share of time below 25: {low[25]:.3f}, below 50: {low[50]:.3f}")
+    steps = sum(1 for k in kernels if k["kernel"].startswith("embed_quant_kernel")) or 8  # (pp-bench records 8 decode steps)
+    if "dram__bytes_read.sum" in samples[0]:
+        # a check of the sampling itself: a decode step reads about its weights' bytes (pp-bench's bytes/token)
+        total = sum(s.get("dram__bytes_read.sum", 0.0) for s in samples)
+        print(f"dram__bytes_read.sum: {total / steps / 1e9:.3f} GB per step over {steps} steps, "
+              f"{total / ((b - a) / 1e9) / 1e12:.3f} TB/s over the sampled time")
     if not kernels:
         return
-    steps = sum(1 for k in kernels if k["kernel"].startswith("embed_quant_kernel")) or 1
     agg = collections.defaultdict(lambda: [0.0, 0.0])  # exposed ns, metric x ns
     prev_end = kernels[0]["start_ns"]
     for k in kernels:
