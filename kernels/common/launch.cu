@@ -17,8 +17,12 @@ int smem_carveout() { return g_carveout.load(std::memory_order_relaxed); }
 cudaError_t apply_carveout(const void* kernel) {
   static std::mutex mu;
   static std::unordered_map<const void*, int> applied;  // what each kernel was last given (absent: never: -1)
+  static std::atomic<bool> any{false};                 // whether any kernel was ever given a value
   const int want = smem_carveout();
+  // (the default: no kernel was given a carveout, none is wanted; every launch takes this path, lock-free)
+  if (want == -1 && !any.load(std::memory_order_acquire)) return cudaSuccess;
   std::lock_guard<std::mutex> lock(mu);
+  any.store(true, std::memory_order_release);
   const auto it = applied.find(kernel);
   if ((it == applied.end() ? -1 : it->second) == want) return cudaSuccess;
   const cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, want);
