@@ -39,6 +39,14 @@ using namespace memra;
 
 namespace {
 
+// One kernel record as a --trace / --pm-sample JSON line (no newline).
+std::string kernel_line(const std::string& run_id, const std::string& row, const std::string& arm, const app::KernelRecord& k) {
+  return nlohmann::json{{"run_id", run_id}, {"row", row}, {"arm", arm}, {"kernel", app::short_kernel_name(k.name)},
+                        {"start_ns", k.start_ns}, {"end_ns", k.end_ns}, {"stream", k.stream}, {"graph_node", k.graph_node},
+                        {"grid", k.grid}}
+      .dump();
+}
+
 // "a,b,,c" -> {a, b, c}.
 std::vector<std::string> split_names(const std::string& s) {
   std::vector<std::string> v;
@@ -321,11 +329,7 @@ int main(int argc, char** argv) {
                 for (size_t k = 0; k < names.size(); ++k) j[names[k]] = smp.values[k];
                 pf << j.dump() << "\n";
               }
-              for (const auto& k : kernels)
-                pf << nlohmann::json{{"run_id", run_id}, {"row", row.name}, {"arm", arm}, {"kernel", app::short_kernel_name(k.name)},
-                                     {"start_ns", k.start_ns}, {"end_ns", k.end_ns}, {"grid", k.grid}}
-                          .dump()
-                   << "\n";
+              for (const auto& k : kernels) pf << kernel_line(run_id, row.name, arm, k) << "\n";
               for (size_t k = 0; k < names.size(); ++k) {
                 std::vector<double> v;
                 for (const auto& smp : samples) v.push_back(smp.values[k]);
@@ -345,12 +349,7 @@ int main(int argc, char** argv) {
               const auto recs = tr->stop();
               std::ofstream tf(trace_path, std::ios::app);
               MEMRA_CHECK(tf.good(), "--trace: cannot append to '{}'", trace_path);
-              for (const auto& k : recs)
-                tf << nlohmann::json{{"run_id", run_id}, {"row", row.name}, {"arm", arm}, {"kernel", app::short_kernel_name(k.name)},
-                                     {"start_ns", k.start_ns}, {"end_ns", k.end_ns}, {"stream", k.stream},
-                                     {"graph_node", k.graph_node}, {"grid", k.grid}}
-                          .dump()
-                   << "\n";
+              for (const auto& k : recs) tf << kernel_line(run_id, row.name, arm, k) << "\n";
               const auto ts = app::summarize_trace(recs, kSteps, /*by_grid=*/true);
               trace_json = {{"steps", kSteps}, {"kernels_per_step", ts.kernels_per_step},
                             {"traced_tok_s", (row.decode ? kSteps : (double)row.n) / traced_s}, {"wall_us_per_step", ts.wall_us_per_step},
