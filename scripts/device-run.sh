@@ -42,6 +42,8 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
+# Ran in the fifty-second session on an H100 (receipts/h100/*-pm52-a96df3a-20261206*): pm52 (the d0 step's DRAM
+# deficit per launch: bench/notes/decode-trace.md, last section); queued after it: pm53 (the other rows).
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -518,6 +520,24 @@ case "$phase" in
       [ -f "$out/pm-$tag-d0.jsonl" ] && gzip -f "$out/pm-$tag-d0.jsonl"
     done
     rm -f "$f" "$f.done"
+    ;;
+  pm53)
+    # pm52's sampling on the other decode rows: qwen3-8b q4_k_m at 16384 keys (the depth attention's DRAM
+    # share: instruction-bound by its ncu count, bench/notes/attn-stage16.md), q4_0 and q8_0 at 0 keys
+    # (where their steps leave the DRAM idle against q4_k_m's), 1000 ns with the kernel records. Any
+    # sm_90 card (an H200 preferred). A "trace" pack. ~4 minutes.
+    gpu_info
+    pm_at() {  # depth tag: one --pm-sample pass of $f, its table
+      timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $1 -r 2 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$2-d$1.jsonl" --pm-interval-ns 1000 \
+        --receipt "$out/pp-bench-pm.jsonl" 2>&1 | grep -E "rror" | head -n 4
+      [ -f "$out/pm-$2-d$1.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$2-d$1.jsonl" | head -n 18
+      [ -f "$out/pm-$2-d$1.jsonl" ] && gzip -f "$out/pm-$2-d$1.jsonl"
+    }
+    synth qwen3-8b q4_k_m
+    pm_at 16384 q4_k_m
+    rm -f "$f" "$f.done"
+    for mix in q4_0 q8_0; do synth qwen3-8b $mix; pm_at 0 $mix; rm -f "$f" "$f.done"; done
     ;;
   t50b)
     # The qwen3-32b q4_k_m step at this session's HEAD as a CUPTI timeline at 0 keys (its 5120-wide rows
