@@ -162,6 +162,13 @@ tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the ggu
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" "${aa[@]}" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+pm_at() {  # depth tag: one --pm-sample pass of the gguf-synth file $f (1 us samples with the kernel records), its table
+  timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $1 -r 2 --set receipt.hash_model=false \
+    --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$2-d$1.jsonl" --pm-interval-ns 1000 \
+    --receipt "$out/pp-bench-pm.jsonl" 2>&1 | grep -E "rror" | head -n 4
+  [ -f "$out/pm-$2-d$1.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$2-d$1.jsonl" | head -n 18
+  [ -f "$out/pm-$2-d$1.jsonl" ] && gzip -f "$out/pm-$2-d$1.jsonl"
+}
 moe_prefill_arms() {  # pp512 of the MoE file $f: host-routed, device-grouped (dp4a), device-grouped (int8 tensor cores)
   timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
     --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
@@ -521,19 +528,27 @@ case "$phase" in
     done
     rm -f "$f" "$f.done"
     ;;
+  h52)
+    # On an H200 only: the README decode rows at this session's HEAD (qwen3-8b q4_k_m tg128 at 0 / 4096 /
+    # 16384 keys, q4_0 and q8_0 at 0; r50's rows without its MoE row) and pm53's DRAM sampling of
+    # q4_k_m at 0 and 16384 keys on the card of the targets (where its 4.8 TB/s leaves the step's
+    # boundaries a larger share than the H100's 3.35). Take the rows with scripts/readme-rows.py. A
+    # "trace" pack (pp-bench, gguf-synth and the CUPTI libraries). ~7 minutes.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h52: not an H200, no rows"; exit 0; }
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 5 150
+    pm_at 0 q4_k_m
+    pm_at 16384 q4_k_m
+    rm -f "$f" "$f.done"
+    for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
+    ;;
   pm53)
     # pm52's sampling on the other decode rows: qwen3-8b q4_k_m at 16384 keys (the depth attention's DRAM
     # share: instruction-bound by its ncu count, bench/notes/attn-stage16.md), q4_0 and q8_0 at 0 keys
     # (where their steps leave the DRAM idle against q4_k_m's), 1000 ns with the kernel records. Any
     # sm_90 card (an H200 preferred). A "trace" pack. ~4 minutes.
     gpu_info
-    pm_at() {  # depth tag: one --pm-sample pass of $f, its table
-      timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $1 -r 2 --set receipt.hash_model=false \
-        --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$2-d$1.jsonl" --pm-interval-ns 1000 \
-        --receipt "$out/pp-bench-pm.jsonl" 2>&1 | grep -E "rror" | head -n 4
-      [ -f "$out/pm-$2-d$1.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$2-d$1.jsonl" | head -n 18
-      [ -f "$out/pm-$2-d$1.jsonl" ] && gzip -f "$out/pm-$2-d$1.jsonl"
-    }
     synth qwen3-8b q4_k_m
     pm_at 16384 q4_k_m
     rm -f "$f" "$f.done"
