@@ -31,9 +31,10 @@ STEP_FIRST = "embed_quant_kernel"  # the first kernel of a decode step (pp-bench
 def load(path):
     op = gzip.open if path.endswith(".gz") else open
     g = collections.OrderedDict()
-    for line in op(path, "rt"):
-        r = json.loads(line)
-        g.setdefault((r.get("row", ""), r.get("arm", "")), []).append(r)
+    with op(path, "rt") as f:
+        for line in f:
+            r = json.loads(line)
+            g.setdefault((r.get("row", ""), r.get("arm", "")), []).append(r)
     return g
 
 
@@ -94,7 +95,8 @@ def report(key, recs, metric, sl):
     exp = exposed_intervals(kernels)
     span = sum(hi - lo for _, lo, hi in exp)  # the kernels' busy time (host gaps between steps excluded)
     if metric.endswith("pct_of_peak_sustained_elapsed"):
-        busy_eq = sum(mean_over(win, metric, lo, hi)[0] / 100 * (hi - lo) for _, lo, hi in exp)
+        # (the integral over the sampled part of each exposed interval: an unsampled part counts as idle)
+        busy_eq = sum(m * c / 100 for m, c in (mean_over(win, metric, lo, hi) for _, lo, hi in exp) if c)
         print(f"per step: kernels {span / steps / 1e3:.1f} us, DRAM-busy equivalent {busy_eq / steps / 1e3:.1f} us "
               f"({busy_eq / span:.3f}), deficit {(span - busy_eq) / steps / 1e3:.1f} us")
     agg = collections.defaultdict(lambda: [0.0, 0.0])  # exposed ns, metric x ns
