@@ -528,6 +528,18 @@ case "$phase" in
     done
     rm -f "$f" "$f.done"
     ;;
+  bp52)
+    # The split-K decode attention's partition on the q8_0 K / q5_1 V cache at depth (pm53: at 16384 keys
+    # its 528 blocks run as one wave in lockstep: the first tiles stream at ~90%, the second at ~60%, then
+    # ~6 us per layer of compute with the DRAM at ~15%): kernels.attn_blocks_per_sm 2 (four tiles per
+    # warp) and 8 with 132 splits (one tile per warp, ~2 waves) against the defaults (4), qwen3-8b q4_k_m
+    # tg128 at 4096 and 16384 keys, interleaved with an A/A copy. Any sm_90 card. ~3 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-attn-blocks-per-sm-2.toml \
+      --arm configs/arm-attn-blocks-per-sm-8.toml
+    rm -f "$f" "$f.done"
+    ;;
   h52)
     # On an H200 only: the README decode rows at this session's HEAD (qwen3-8b q4_k_m tg128 at 0 / 4096 /
     # 16384 keys, q4_0 and q8_0 at 0; r50's rows without its MoE row) and pm53's DRAM sampling of
