@@ -528,6 +528,22 @@ case "$phase" in
     done
     rm -f "$f" "$f.done"
     ;;
+  gt52)
+    # kernels.attn_grid_round (built in the fifty-second session): the decode attention's grid trimmed to
+    # the splits its row uses. Gates: kernel-check attn grid_trim_vs_full/* and fused attn_decode_rope
+    # *_grid* (bytes against the full grid / the unfolded path), CudaModels.AttnGridTrimSameBytes. Rows:
+    # qwen3-8b q4_k_m tg128 at 0 / 1024 / 4096 / 16384 keys in one invocation (a 16512-row cache for
+    # every row, as a long configured context gives: 66 splits whatever the row uses), rounds 1 and 8
+    # against the full grid, interleaved with an A/A copy. Any sm_90 card. ~5 minutes.
+    gpu_info
+    kc attn grid_trim 20265201 120
+    kc fused _grid 20265202 120
+    gpu_tests gt52 'CudaModels.AttnGridTrimSameBytes:CudaModels.AttnHeadSplitSameBytes:CudaModels.AttnOneSplitNoCombineSameBytes' 200
+    synth qwen3-8b q4_k_m
+    tg_on 0,1024,4096,16384 5 300 --arm configs/arm-base.toml --arm configs/arm-attn-grid-round-1.toml \
+      --arm configs/arm-attn-grid-round-8.toml
+    rm -f "$f" "$f.done"
+    ;;
   bp52)
     # The split-K decode attention's partition on the q8_0 K / q5_1 V cache at depth (pm53: at 16384 keys
     # its 528 blocks run as one wave in lockstep: the first tiles stream at ~90%, the second at ~60%, then

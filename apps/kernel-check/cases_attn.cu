@@ -310,11 +310,13 @@ class AttnVerifyIdentityCase : public AttnCase {
 //  - one-split direct: AttnParams::one_split_direct (one-split rows written by the split kernel)
 //    vs every row through the combine;
 //  - no combine: one_split_direct with AttnParams::rows_one_split (rows of at most 128 keys: no
-//    combine kernel launched, the output poisoned before) vs every row through the combine.
+//    combine kernel launched, the output poisoned before) vs every row through the combine;
+//  - grid trim: AttnParams::grid_splits at attn_decode_grid_splits of the launch's longest row
+//    (round = grid_round_: 1 exact, more rounds up) vs the grid of all n_splits.
 class AttnPathPairCase : public AttnCase {
  public:
-  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine };
-  AttnPathPairCase(AttnCfg c, Pair pair) : AttnCase(c), pair_(pair) {}
+  enum Pair { kWordLoads, kVStage, kCombine, kCombinePreload, kOneSplitDirect, kNoCombine, kGridTrim };
+  AttnPathPairCase(AttnCfg c, Pair pair, int grid_round = 0) : AttnCase(c), pair_(pair), grid_round_(grid_round) {}
   void generate(Env& env) override {
     AttnCase::generate(env);
     dbase_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
@@ -336,6 +338,7 @@ class AttnPathPairCase : public AttnCase {
                        : pair_ == kCombine ? !alt().combine_direct
                        : pair_ == kOneSplitDirect ? alt().one_split_direct
                        : pair_ == kNoCombine ? alt().one_split_direct && alt().rows_one_split
+                       : pair_ == kGridTrim ? alt().grid_splits > 0 && alt().grid_splits < alt().n_splits
                                            : alt().combine_preload && !alt().combine_direct;
     if (!taken) {  // else both launches ran the same path
       v.pass = false;
@@ -351,9 +354,11 @@ class AttnPathPairCase : public AttnCase {
     if (pair_ == kCombinePreload) p.combine_preload = true;
     if (pair_ == kOneSplitDirect || pair_ == kNoCombine) p.one_split_direct = true;
     if (pair_ == kNoCombine) p.rows_one_split = true;
+    if (pair_ == kGridTrim) p.grid_splits = cuda::attn_decode_grid_splits(c_.pos0 + c_.n_tokens, p.n_splits, grid_round_);
     return p;
   }
   Pair pair_;
+  int grid_round_ = 0;
   float* dbase_ = nullptr;
   std::vector<float> base_;
 };
@@ -658,6 +663,28 @@ void add_attn_cases(Registry& r) {
       r.add("attn", ref::cat("attn_decode/no_combine_vs_combine/", tname(tk), "-q5_1/", nh, "-", kv, "x", hd, "/n", n,
                              "@", len - n),
             [=] { return std::make_unique<AttnPathPairCase>(cl, AttnPathPairCase::kNoCombine); });
+  }
+  // The trimmed grid (AttnParams::grid_splits, kernels.attn_grid_round) == the grid of all n_splits
+  // (bytes, output poisoned): one split (1, 128 keys), two (129, 200), 33 of 66 (4097: rounds 1 and
+  // 8), a verify batch opening a third split (254 .. 256 -> 255 .. 257 keys), groups of 4 (the GQA
+  // block; the one-token head-split forms are the fused cases'), 8 and 16 (the per-query-head
+  // kernel), f16 K, int8 scores with V staged and P x V on tensor cores; caches of 66 splits (the
+  // H200's count at 32 / 8 heads) so that every row leaves blocks out.
+  for (auto [hd, n, len, nh, kv, tk, q8, round] :
+       {std::tuple<int, int, int, int, int, QType, bool, int>{128, 1, 1, 32, 8, QType::Q8_0, false, 1},
+        {128, 1, 128, 32, 8, QType::Q8_0, true, 1}, {128, 1, 129, 32, 8, QType::Q8_0, true, 1},
+        {128, 1, 200, 32, 8, QType::Q8_0, false, 3}, {128, 1, 4097, 32, 8, QType::Q8_0, true, 1},
+        {128, 1, 4097, 32, 8, QType::Q8_0, true, 8}, {128, 3, 257, 32, 8, QType::Q8_0, true, 1},
+        {128, 1, 1000, 64, 8, QType::Q8_0, true, 2}, {128, 2, 700, 16, 1, QType::Q8_0, false, 1},
+        {64, 1, 300, 32, 8, QType::F16, false, 1}}) {
+    if (!cuda::attn_head_dim_supported(hd)) continue;
+    AttnCfg c{Kern::Decode, n, len - n, nh, kv, hd, tk, tk == QType::F16 ? QType::F16 : QType::Q5_1, 0, 0.0f, q8};
+    c.pv = q8;
+    c.max_splits = 96;
+    c.extra_ctx = 66 * 128 + 200 - len;  // n_ctx >= 66 x 128: 66 splits at 32 / 8 heads on 132 SMs
+    r.add("attn", ref::cat("attn_decode/grid_trim_vs_full/", tname(tk), q8 ? "-q5_1-q8i-pv16/" : "/", nh, "-", kv, "x",
+                           hd, "/n", n, "@", len - n, "/round", round),
+          [=] { return std::make_unique<AttnPathPairCase>(c, AttnPathPairCase::kGridTrim, round); });
   }
   // Decode == verify identity.
   for (int hd : {64, 128})

@@ -239,6 +239,8 @@ struct FoldCfg {
   bool direct = false;  // AttnParams::one_split_direct (the folded side only)
   bool si = false;      // AttnParams::RopeFold::softmax_interleave (the folded side only)
   bool ms = false;      // AttnParams::RopeFold::mma_scores (the folded side only)
+  int grid_round = 0;   // AttnParams::grid_splits at attn_decode_grid_splits(len, n_splits, this) (the folded side only)
+  int extra_ctx = 0;    // cache rows past len + 3 (more splits than the row uses)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -246,7 +248,7 @@ class AttnRopeFoldCase : public Case {
   explicit AttnRopeFoldCase(FoldCfg c) : c_(c) {}
   void generate(Env& env) override {
     pos_ = c_.len - 1;
-    ctx_ = c_.len + 3;
+    ctx_ = c_.len + 3 + c_.extra_ctx;
     row_ = c_.n_kv * kD;
     nq_ = (size_t)c_.n_head * kD;
     rbk_ = (int64_t)*qtype_row_bytes(QType::Q8_0, row_);
@@ -326,6 +328,7 @@ class AttnRopeFoldCase : public Case {
     p.rope.softmax_interleave = c_.si;
     p.rope.mma_scores = c_.ms;
     p.one_split_direct = c_.direct;
+    if (c_.grid_round > 0) p.grid_splits = cuda::attn_decode_grid_splits(c_.len, p.n_splits, c_.grid_round);
     return p;
   }
   // q and k are only read: a --perf replay repeats the same work (the same bytes to row pos).
@@ -413,7 +416,8 @@ void add_fused_cases(Registry& r) {
     if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;  // reduced builds: G = 4 only
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
                             c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "",
-                            c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
+                            c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "", "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   };
@@ -510,6 +514,22 @@ void add_fused_cases(Registry& r) {
     c.si = c.ms = true;
     add_fold(c);
   }
+  // The trimmed grid (AttnParams::grid_splits, kernels.attn_grid_round) on the folded side: the
+  // default forms (the head split at <= 1024 keys, the pair form, the group block with the interleaved
+  // softmax) at one split, two, 33 and 65 of a cache of 66 splits, rounds 1 and 8, the one-split direct
+  // rows, G = 8.
+  for (FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false, 0, true, true, true, 96, 1, true},
+                    FoldCfg{K::Neox, 32, 8, 129, true, false, 0, true, true, true, 96, 1, true},
+                    FoldCfg{K::Neox, 32, 8, 1000, true, false, 0, true, true, true, 96, 1, true},
+                    FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, 2, true},
+                    FoldCfg{K::Neox, 32, 8, 4097, true, false, 0, true, true, true, 96, 0, true, true},
+                    FoldCfg{K::Neox, 32, 8, 8193, true, false, 0, true, true, true, 96, 0, true, true},
+                    FoldCfg{K::Neox, 64, 8, 300, true, false, 0, true, true, true, 96, 2, true}})
+    for (int round : {1, 8}) {
+      c.grid_round = round;
+      c.extra_ctx = 66 * 128 + 200 - c.len;  // 66 splits at 8 kv heads on 132 SMs
+      add_fold(c);
+    }
   for (int len : {4097 + 7, 4097 + 8, 4097 + 15, 4097 + 16, 4097 + 31, 16384 + 1}) {
     FoldCfg c{K::Neox, 32, 8, len, true, false, 0, true, true, true, 96};
     c.si = c.ms = true;

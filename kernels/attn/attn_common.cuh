@@ -26,6 +26,7 @@ struct Args {
   float softcap;
   int n_splits;
   int min_split_keys;  // AttnParams::min_split_keys
+  int grid_splits;     // the launch grid's split extent (AttnParams::grid_splits, or n_splits)
   float* ws;
   int8_t* q8s_xq;
   float2* q8s_xds;
@@ -48,7 +49,7 @@ inline Args make_args(const AttnParams& p) {
   return {p.q, p.ld_q, static_cast<const uint8_t*>(p.k_cache), p.type_k, p.k_row_bytes,
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
-          p.min_split_keys, p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
+          p.min_split_keys, p.grid_splits > 0 ? p.grid_splits : p.n_splits, p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
           p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma};
 }
 

@@ -676,13 +676,13 @@ bool softmax_interleave_applies(const attn::Args& a) { return a.rf.softmax_inter
 
 template <int D, int G>
 cudaError_t launch_gqa(const attn::Args& a, int n_tokens, cudaStream_t s) {
-  const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
+  const dim3 grid(a.grid_splits, a.n_head_kv, n_tokens), block(kWarps * 32);
   attn::Args b = a;
   const WordLoads w = word_loads(a, D);
   b.v_words = w.v;
   if constexpr (D == 128 && (G == 4 || G == 8)) {
     if (head_split_applies(a, D) && w.k == KP_Q8) {  // blocks of 1 or 2 query heads: the G = 1 / 2 instances
-      const dim3 gh(a.n_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
+      const dim3 gh(a.grid_splits, a.n_head_kv * G / a.rf.head_split, n_tokens);
       if (softmax_interleave_applies(a)) {
         if (a.rf.head_split == 2)
           return launch_kernel(attn_decode_gqa_kernel<D, 2, KP_Q8I, true, true, true, true, true, true, true>, gh, block, 0, s, b);
@@ -755,7 +755,7 @@ cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream
 #endif
     case 4: e = launch_gqa<D, 4>(a, n_tokens, s); break;
     default:  // groups wider than 8 (or outside the reduced set): one block per query head
-      e = launch_kernel(attn_decode_kernel<D>, dim3(a.n_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
+      e = launch_kernel(attn_decode_kernel<D>, dim3(a.grid_splits, n_head, n_tokens), dim3(kWarps * 32), 0, s, a);
   }
   if (e != cudaSuccess || (a.one_split_direct && a.rows_one_split)) return e;  // every row written by the split kernel
   return launch_kernel(attn_decode_combine_kernel<D>, dim3(n_head, n_tokens), dim3(D), 0, s, a);
@@ -798,6 +798,20 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int m
   const int want = (std::max(1, blocks_per_sm) * sm_count + per_split - 1) / std::max(1, per_split);
   const int by_len = std::max(1, n_ctx / std::max(1, min_split_keys));
   return std::max(1, std::min({want, by_len, std::clamp(max_splits, 1, 1024)}));
+}
+
+int64_t attn_decode_grid_key(int64_t len, int round) {
+  if (round <= 0) return 0;
+  if (len <= kAttnMinSplitKeys) return -1;
+  const int64_t per = (int64_t)kAttnMinSplitKeys * round;
+  return (len + per - 1) / per;
+}
+
+int attn_decode_grid_splits(int64_t len, int n_splits, int round) {
+  const int64_t key = attn_decode_grid_key(len, round);
+  if (key == 0) return 0;
+  if (key < 0) return 1;
+  return (int)std::min<int64_t>(n_splits, (int64_t)round * key);
 }
 
 bool attn_decode_word_loads(const AttnParams& p) {
@@ -865,7 +879,9 @@ bool attn_decode_v_stage(const AttnParams& p) {
 }
 
 cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
-  if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace) return cudaErrorInvalidValue;
+  if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace || p.grid_splits < 0 ||
+      p.grid_splits > p.n_splits)
+    return cudaErrorInvalidValue;
   if (p.min_split_keys < 16 || p.min_split_keys > kAttnMinSplitKeys ||
       (p.min_split_keys != kAttnMinSplitKeys && !attn_decode_f16_mma(p)))
     return cudaErrorInvalidValue;  // shorter splits only in the f16 tile form

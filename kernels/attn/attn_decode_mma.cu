@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
 
 template <int G>
 cudaError_t launch_g(const Args& a, int n_tokens, cudaStream_t s) {
-  const dim3 grid(a.n_splits, a.n_head_kv, n_tokens), block(kDecodeWarps * 32);
+  const dim3 grid(a.grid_splits, a.n_head_kv, n_tokens), block(kDecodeWarps * 32);
   return launch_kernel(attn_decode_f16_mma_kernel<G>, grid, block, 0, s, a);
 }
 

@@ -47,6 +47,13 @@ struct AttnParams {
   // 16-key tiles, so 64 keys give each of its 4 warps one tile); launch_attn_decode refuses it
   // elsewhere. Part of the partition, so of a long row's bits (the same for decode and verify).
   int min_split_keys = 128;
+  // Split-K decode only, optional: the split extent of the launch's grid (0: n_splits). It must be
+  // at least every row's used split count (attn::splits_used; attn_decode_grid_splits gives such an
+  // extent for rows of at most len keys): a block past its row's used splits exits before its
+  // dependency wait, so a smaller grid leaves out only blocks that do nothing (the same bytes). Why:
+  // n_splits is fixed by the cache capacity (66 on an H200 with 8 kv heads), so at 4096 keys half
+  // of the blocks and at <= 128 keys 65 of every 66 were empty (kernels.attn_grid_round).
+  int grid_splits = 0;
   float* workspace = nullptr;
   // Split-K decode only, optional: also the q8s planes of out for the next mmvs matvec
   // (kernels/matvec/mmvs.h; rows n_tokens x n_head*head_dim, dense), byte-identical to
@@ -169,6 +176,16 @@ constexpr int kAttnMinSplitKeys = 128;
 // (attn::splits_used), so the bits of a long row depend on it.
 int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits,
                        int min_split_keys = kAttnMinSplitKeys, int blocks_per_sm = 4);
+// The trimmed grid (AttnParams::grid_splits) of a one-token decode launch whose rows have at most
+// len keys, the split partition at min_split_keys = kAttnMinSplitKeys (kernels.attn_grid_round =
+// round): 0 (n_splits, the untrimmed grid) when round <= 0; 1 for len <= kAttnMinSplitKeys (one
+// split); else the used split count rounded up to a multiple of round, at most n_splits, which is
+// min(n_splits, round * attn_decode_grid_key(len, round)). A pure function of its arguments: equal
+// keys give equal grids for any n_splits, so the key names a captured step graph's launches.
+int attn_decode_grid_splits(int64_t len, int n_splits, int round);
+// The step-graph key of that grid: 0 when round <= 0, -1 for len <= kAttnMinSplitKeys, else
+// ceil(len / (kAttnMinSplitKeys * round)).
+int64_t attn_decode_grid_key(int64_t len, int round);
 // Whether launch_attn_decode(p) reads K or V with aligned word loads (GQA split-K form; K q8_0
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.

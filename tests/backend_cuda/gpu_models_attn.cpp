@@ -3,10 +3,12 @@
 // gpu_model_runs.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <span>
 
 #include "synth/plan.h"
 #include "synth/synth.h"
@@ -421,3 +423,65 @@ TEST(CudaModels, AttnFoldKStageSameBytes) {
   }
 }
 
+
+// kernels.attn_grid_round (the decode attention's grid trimmed to the splits its row uses, rounded
+// up) changes no byte of the decode logits: a 2300-row cache (17 splits: the cache length's cap,
+// whatever the row uses), decode steps across the 128-key edge (one split -> two: the one-split
+// graph, then a new key), across 1024 keys (the head split -> the pair form, 8 -> 9 splits) and
+// 2048 (16 -> 17), each step's logits against the full grid's (run 0): rounds 1 and 3, round 1 with
+// the group block everywhere and with the combine kernel at every length; and decode == verify at
+// 2040 keys. The trimmed runs name "+trim" in their attention variant; every run decodes as a graph.
+TEST(CudaModels, AttnGridTrimSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "qwen3-32b-tiny"}) {
+    const std::string path = write_hd128(preset, "grid-trim");
+    const kv::KvOptions ko{2300, QType::Q8_0, QType::Q5_1};
+    constexpr int kRuns = 5;
+    Config c[kRuns];
+    for (int r = 0; r < kRuns; ++r) {
+      c[r] = gpu_config(true);
+      c[r].kernels.attn_grid_round = r == 0 ? 0 : r == 2 ? 3 : 1;
+    }
+    c[3].kernels.attn_head_split_keys = c[3].kernels.attn_head_pair_keys = 0;
+    c[4].kernels.attn_one_split_no_combine = false;
+    std::vector<std::vector<float>> ref;
+    for (int r = 0; r < kRuns; ++r) {
+      ModelRun run = open_run(backend::make_cuda_backend(c[r]), path, ko);
+      const int64_t nv = run.model->hparams().n_vocab;
+      std::vector<std::vector<float>> got;
+      int pos = 0;
+      // Prompts up to each edge (in chunks of at most 512 rows), then 12 decode steps across it.
+      for (int edge : {128, 1024, 2048}) {
+        std::vector<int32_t> ids;
+        for (; pos < edge - 6; ++pos) ids.push_back((int32_t)((pos * 29 + 5) % nv));
+        for (size_t o = 0; o < ids.size(); o += 512) {
+          const size_t m = std::min<size_t>(512, ids.size() - o);
+          (void)step(run, std::span<const int32_t>(ids.data() + o, m), pos - (int)(ids.size() - o), false);
+        }
+        for (int t = 0; t < 12; ++t, ++pos) {
+          const int32_t one[1] = {(int32_t)((pos * 13 + 2) % nv)};
+          got.push_back(step(run, one, pos, false));
+        }
+      }
+      if (r == 0) ref = got;
+      ASSERT_EQ(got.size(), ref.size());
+      for (size_t t = 0; t < got.size(); ++t)
+        EXPECT_EQ(0, std::memcmp(got[t].data(), ref[t].data(), got[t].size() * 4))
+            << preset << ": decode logits differ with the trimmed grid (run " << r << ", step " << t << ")";
+      EXPECT_TRUE(run.be->decode_graph()) << preset << " run " << r;
+      const auto& v = run.be->variants();
+      ASSERT_TRUE(v.count("attn_decode")) << preset;
+      EXPECT_EQ(v.at("attn_decode").find("+trim") != std::string::npos, r > 0) << preset << ": " << v.at("attn_decode");
+      // decode == verify at 2040 keys (the verify batch's launch trimmed to its longest row, eagerly):
+      // a one-token step's logits are the bytes of row 0 of a 3-token batch at the same position.
+      const int32_t b3[3] = {(int32_t)(11 % nv), (int32_t)(40 % nv), (int32_t)(2 % nv)};
+      run.kv->truncate(2040);
+      const auto one = step(run, std::span<const int32_t>(b3, 1), 2040, false);
+      run.kv->truncate(2040);
+      const auto all = step(run, std::span<const int32_t>(b3, 3), 2040, true);
+      ASSERT_GE(all.size(), (size_t)nv);
+      EXPECT_EQ(0, std::memcmp(one.data(), all.data(), (size_t)nv * 4)) << preset << " run " << r << ": decode != verify row 0";
+    }
+    std::remove(path.c_str());
+  }
+}

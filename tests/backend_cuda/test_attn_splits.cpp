@@ -4,10 +4,14 @@
 // max_splits), at least 1; blocks per split = kv heads for groups of 1 to 8, else query heads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "attn/attn_kernels.h"
 
 namespace {
 
+using memra::cuda::attn_decode_grid_key;
+using memra::cuda::attn_decode_grid_splits;
 using memra::cuda::attn_decode_splits;
 using memra::cuda::kAttnMinSplitKeys;
 
@@ -35,6 +39,48 @@ TEST(AttnDecodeSplits, BlocksPerSmAndSplitKeys) {
   EXPECT_EQ(attn_decode_splits(3000, 32, 8, 132, 96, 64, 4), 46);  // 3000 / 64 = 46
   EXPECT_EQ(attn_decode_splits(3000, 32, 8, 132, 96, 32, 4), 66);  // 3000 / 32 = 93, then 66
   EXPECT_EQ(attn_decode_splits(16512, 32, 8, 132, 96, 128, 1), 17);  // ceil(132 / 8)
+}
+
+// kernels.attn_grid_round (AttnParams::grid_splits): the trimmed grid of a one-token decode launch
+// must cover every split its row uses (the kernel's attn::splits_used: one split up to 128 keys,
+// else ceil(len / 128) capped by n_splits; restated here from that rule), never exceed n_splits,
+// equal the used count at round 1, and be the same for every length of one step-graph key (so that a
+// graph captured at one length is right at every length that replays it), for any n_splits.
+TEST(AttnDecodeSplits, GridTrimCoversTheUsedSplitsAndFollowsItsKey) {
+  const auto used = [](int64_t len, int n) -> int64_t {
+    return len <= kAttnMinSplitKeys ? 1 : std::min<int64_t>(n, (len + kAttnMinSplitKeys - 1) / kAttnMinSplitKeys);
+  };
+  for (int round : {1, 2, 3, 8, 64})
+    for (int n : {1, 2, 8, 33, 66, 96, 129}) {
+      int64_t prev_key = -1;  // (len 1's key and grid)
+      int prev_grid = 1;
+      for (int64_t len = 1; len <= 20000; ++len) {
+        const int g = attn_decode_grid_splits(len, n, round);
+        const int64_t key = attn_decode_grid_key(len, round);
+        ASSERT_GE(g, used(len, n)) << "round " << round << ", n_splits " << n << ", len " << len;
+        ASSERT_LE(g, n) << "round " << round << ", n_splits " << n << ", len " << len;
+        ASSERT_GE(g, 1);
+        if (round == 1) {
+          ASSERT_EQ(g, used(len, n)) << "n_splits " << n << ", len " << len;
+        }
+        ASSERT_LT(g, used(len, n) + round) << "rounded up by less than one round";
+        if (key == prev_key) {
+          ASSERT_EQ(g, prev_grid) << "round " << round << ", n_splits " << n << ", len " << len;
+        }
+        ASSERT_GE(key, prev_key) << "keys do not go back as the row grows";
+        prev_key = key;
+        prev_grid = g;
+      }
+    }
+  // Worked values: 66 splits, 4097 keys use 33 (rounds 1 / 8: 33 / 40); 128 keys one split; off: 0.
+  EXPECT_EQ(attn_decode_grid_splits(4097, 66, 1), 33);
+  EXPECT_EQ(attn_decode_grid_splits(4097, 66, 8), 40);
+  EXPECT_EQ(attn_decode_grid_splits(16385, 66, 8), 66);
+  EXPECT_EQ(attn_decode_grid_splits(128, 66, 8), 1);
+  EXPECT_EQ(attn_decode_grid_key(128, 8), -1);
+  EXPECT_EQ(attn_decode_grid_key(4097, 8), 5);
+  EXPECT_EQ(attn_decode_grid_splits(4097, 66, 0), 0);
+  EXPECT_EQ(attn_decode_grid_key(4097, 0), 0);
 }
 
 }  // namespace

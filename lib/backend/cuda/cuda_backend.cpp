@@ -593,7 +593,8 @@ bool CudaBackend::begin_step(const Step& s) {
   }
   cuda::StepKey key{s.owner, s.scratch, s.logits.data, s.logits.rows, s.logits.cols, s.logits.ld,
                     kv ? kv->serial : 0, gen, (int)s.ids.size(),
-                    attn_head_split_at(s.pos0, (int)s.ids.size()), attn_one_split_at(s.pos0, (int)s.ids.size())};
+                    attn_head_split_at(s.pos0, (int)s.ids.size()), attn_one_split_at(s.pos0, (int)s.ids.size()),
+                    attn_grid_key_at(s.pos0, (int)s.ids.size())};
   GraphEntry* g = graphs_.find(key);
   const auto mode = cuda::choose_step_mode(cfg_.kernels.cuda_graph && kv && s.owner, (int)s.ids.size(),
                                            g != nullptr, seen_.contains(key));

@@ -236,6 +236,11 @@ class CudaBackend final : public Backend {
     return k.attn_one_split_no_combine && k.attn_one_split_direct &&
            (pos0 + n_tokens <= cuda::kAttnMinSplitKeys || n_splits == 1);
   }
+  // kernels.attn_grid_round: the step-graph key of the decode attention's trimmed grid for a step
+  // at pos0 of n_tokens rows (cuda::attn_decode_grid_key of its longest row; 0: the full grid).
+  int64_t attn_grid_key_at(int64_t pos0, int n_tokens) const {
+    return cuda::attn_decode_grid_key(pos0 + n_tokens, cfg_.kernels.attn_grid_round);
+  }
   int attn_head_split_at(int64_t pos0, int n_tokens) const {
     if (n_tokens != 1) return 0;
     const auto& k = cfg_.kernels;

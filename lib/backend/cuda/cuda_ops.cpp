@@ -747,6 +747,11 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     p.combine_preload = cfg_.kernels.attn_combine_preload;
     p.one_split_direct = cfg_.kernels.attn_one_split_direct;
     p.rows_one_split = attn_one_split_at(pos0, n, p.n_splits);
+    // kernels.attn_grid_round: no blocks past the longest row's used splits (rounded up), where the
+    // partition is the 128-key one (the f16 tile form's shorter splits keep the full grid). The
+    // step graph's key holds attn_grid_key_at, which fixes this for every layer.
+    if (p.min_split_keys == cuda::kAttnMinSplitKeys)
+      p.grid_splits = cuda::attn_decode_grid_splits(pos0 + n, p.n_splits, cfg_.kernels.attn_grid_round);
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
@@ -762,7 +767,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
                                     std::string(rf ? cuda::attn_decode_head_split(p) ? (rf->head_split == 2 ? "+rope+pre+ks+hs2" : "+rope+pre+ks+hs")
                                          : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
                                        : "")) + (rf && cuda::attn_decode_softmax_interleave(p) ? "+si" : "") +
-                                        (rf && cuda::attn_decode_mma_scores(p) ? "+tcs" : ""));
+                                        (rf && cuda::attn_decode_mma_scores(p) ? "+tcs" : "") +
+                                        (p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
   } else {
     const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
     if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&

@@ -29,6 +29,7 @@ struct StepKey {
   int n_tokens = 0;
   int attn_head_split = 0;  // query heads per attention block (kernels.attn_head_split_keys / attn_head_pair_keys)
   bool attn_one_split = false;  // every row one split, no combine launch (kernels.attn_one_split_no_combine)
+  int64_t attn_grid = 0;  // the decode attention's trimmed grid (kernels.attn_grid_round; cuda::attn_decode_grid_key)
   bool operator==(const StepKey&) const = default;
 };
 
