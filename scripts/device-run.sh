@@ -544,6 +544,16 @@ case "$phase" in
       --arm configs/arm-attn-grid-round-8.toml
     rm -f "$f" "$f.done"
     ;;
+  gt52b)
+    # gt52's rows again with more repetitions where the trimmed grid changes launches (0 / 1024 / 4096
+    # keys; at 16384 every split is used: the same launches), so that the default is decided on more
+    # than one call's spread. Any sm_90 card. ~3 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0,1024,4096 8 300 --arm configs/arm-base.toml --arm configs/arm-attn-grid-round-1.toml \
+      --arm configs/arm-attn-grid-round-8.toml
+    rm -f "$f" "$f.done"
+    ;;
   bp52)
     # The split-K decode attention's partition on the q8_0 K / q5_1 V cache at depth (pm53: at 16384 keys
     # its 528 blocks run as one wave in lockstep: the first tiles stream at ~90%, the second at ~60%, then
