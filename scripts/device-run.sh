@@ -528,6 +528,15 @@ case "$phase" in
     done
     rm -f "$f" "$f.done"
     ;;
+  s52)
+    # The CUDA-vs-CPU suite at kernels.attn_grid_round 8 (the default since the fifty-second session: every
+    # model test's decode attention trimmed), then kernel-check's attn section and the fused attention
+    # cases. Any sm_90 card. ~5 minutes.
+    gpu_info
+    cuda_vs_cpu "" 12
+    kc attn "" 20265203 200
+    kc fused attn_decode_rope 20265204 150
+    ;;
   gt52)
     # kernels.attn_grid_round (built in the fifty-second session): the decode attention's grid trimmed to
     # the splits its row uses. Gates: kernel-check attn grid_trim_vs_full/* and fused attn_decode_rope
@@ -540,8 +549,8 @@ case "$phase" in
     kc fused _grid 20265202 120
     gpu_tests gt52 'CudaModels.AttnGridTrimSameBytes:CudaModels.AttnHeadSplitSameBytes:CudaModels.AttnOneSplitNoCombineSameBytes' 200
     synth qwen3-8b q4_k_m
-    tg_on 0,1024,4096,16384 5 300 --arm configs/arm-base.toml --arm configs/arm-attn-grid-round-1.toml \
-      --arm configs/arm-attn-grid-round-8.toml
+    # (ran at 1068cd6 with arm files for rounds 1 and 8, removed when 8 became the default; git show 1068cd6)
+    tg_on 0,1024,4096,16384 5 300 --arm configs/arm-attn-grid-round-0.toml --arm configs/arm-base.toml
     rm -f "$f" "$f.done"
     ;;
   gt52b)
@@ -550,8 +559,7 @@ case "$phase" in
     # than one call's spread. Any sm_90 card. ~3 minutes.
     gpu_info
     synth qwen3-8b q4_k_m
-    tg_on 0,1024,4096 8 300 --arm configs/arm-base.toml --arm configs/arm-attn-grid-round-1.toml \
-      --arm configs/arm-attn-grid-round-8.toml
+    tg_on 0,1024,4096 8 300 --arm configs/arm-attn-grid-round-0.toml --arm configs/arm-base.toml
     rm -f "$f" "$f.done"
     ;;
   bp52)

@@ -137,7 +137,7 @@ struct KernelsSection {
   bool attn_mma_scores = false;   // with attn_softmax_interleave, 4 heads per block: tile scores on int8 tensor cores
   bool attn_combine_preload = true;   // decode attention combine: the first 96 splits' values requested at once
   int attn_max_splits = 96;          // decode attention: the most key splits per row (attn_decode_splits)
-  int attn_grid_round = 0;           // decode attention: the grid's splits trimmed to the used ones, rounded up to this (0: all)
+  int attn_grid_round = 8;           // decode attention: the grid's splits trimmed to the used ones, rounded up to this (0: all)
   int attn_blocks_per_sm = 4;        // decode attention: split count aimed at this many blocks per SM
   int attn_f16_split_keys = 128;     // attn_f16_mma: the fewest keys per split of a row past 128 keys
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys
