@@ -42,8 +42,11 @@
 # (kernels.mmvs_glu_emit: on for q4_k and q4_0), s49 (the suite at the new defaults, 61/61); and r49
 # with a follow-up on the one H200 lent (receipts/h200/*-r49*-934c2af-*: the README decode rows, q8_0
 # 449.09 tok/s). en49* / ge49* / nd49 / s49 stay below for their receipts' sake until the next cleanup.
-# Ran in the fifty-second session on an H100 (receipts/h100/*-pm52-a96df3a-20261206*): pm52 (the d0 step's DRAM
-# deficit per launch: bench/notes/decode-trace.md, last section); queued after it: pm53 (the other rows).
+# Ran in the fifty-second session, all on H100s (receipts/h100/*-{pm52,pm53,bp52,gt52,gt52b,s52}-*-20261206*):
+# pm52 / pm53 (the steps' DRAM sampled: bench/notes/decode-trace.md, last section), bp52 (the attention's
+# blocks per SM 2 / 8: 0.897x / 0.901x at 16384 keys), gt52 / gt52b (kernels.attn_grid_round: gates
+# green, default 8) and s52 (the suite 63/63 and the attention gates at it). h52 (the README rows and the
+# DRAM sampling on an H200) found H100s: queued first for the next session, then chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
