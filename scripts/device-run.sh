@@ -45,8 +45,9 @@
 # Ran in the fifty-second session, all on H100s (receipts/h100/*-{pm52,pm53,bp52,gt52,gt52b,s52}-*-20261206*):
 # pm52 / pm53 (the steps' DRAM sampled: bench/notes/decode-trace.md, last section), bp52 (the attention's
 # blocks per SM 2 / 8: 0.897x / 0.901x at 16384 keys), gt52 / gt52b (kernels.attn_grid_round: gates
-# green, default 8) and s52 (the suite 63/63 and the attention gates at it). h52 (the README rows and the
-# DRAM sampling on an H200) found H100s: queued first for the next session, then chain48 / chain45 / md41.
+# green, default 8) and s52 (the suite 63/63 and the attention gates at it); bp52's phase and arms removed
+# (git show 9836b5b). h52 (the README rows and the DRAM sampling on an H200) found H100s twice: queued
+# first for the next session, then r50 (the MoE row), chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -565,18 +566,6 @@ case "$phase" in
     tg_on 0,1024,4096 8 300 --arm configs/arm-attn-grid-round-0.toml --arm configs/arm-base.toml
     rm -f "$f" "$f.done"
     ;;
-  bp52)
-    # The split-K decode attention's partition on the q8_0 K / q5_1 V cache at depth (pm53: at 16384 keys
-    # its 528 blocks run as one wave in lockstep: the first tiles stream at ~90%, the second at ~60%, then
-    # ~6 us per layer of compute with the DRAM at ~15%): kernels.attn_blocks_per_sm 2 (four tiles per
-    # warp) and 8 with 132 splits (one tile per warp, ~2 waves) against the defaults (4), qwen3-8b q4_k_m
-    # tg128 at 4096 and 16384 keys, interleaved with an A/A copy. Any sm_90 card. ~3 minutes.
-    gpu_info
-    synth qwen3-8b q4_k_m
-    tg_on 4096,16384 5 200 --arm configs/arm-base.toml --arm configs/arm-attn-blocks-per-sm-2.toml \
-      --arm configs/arm-attn-blocks-per-sm-8.toml
-    rm -f "$f" "$f.done"
-    ;;
   h52)
     # On an H200 only: the README decode rows at this session's HEAD (qwen3-8b q4_k_m tg128 at 0 / 4096 /
     # 16384 keys, q4_0 and q8_0 at 0; r50's rows without its MoE row) and pm53's DRAM sampling of
@@ -613,16 +602,12 @@ case "$phase" in
     rm -f "$f" "$f.done"
     ;;
   r50)
-    # The README rows at the fiftieth session's HEAD on an H200 only (the Q4_K high nibbles in place;
-    # otherwise the defaults of r49): qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at
-    # 0, then moe43's MoE row (qwen3-30b-a3b q8_0 tg128 + pp512 at the defaults). Take them with
-    # scripts/readme-rows.py. A "slim" pack. ~8 minutes.
+    # moe43's MoE README row on an H200 only (qwen3-30b-a3b q8_0 tg128 + pp512 at the defaults; the dense
+    # rows moved to h52 in the fifty-second session). Take it with scripts/readme-rows.py. A "slim" pack.
+    # ~6 minutes.
     gpu_info
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "r50: not an H200, no rows"; exit 0; }
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 150
-    rm -f "$f" "$f.done"
-    for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
+    # (the dense rows: h52, which also samples the DRAM; this phase keeps the MoE row)
     synth qwen3-30b-a3b q8_0 300
     timeout 150 "$bin/pp-bench" -m "$f" -p 512 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
       --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
