@@ -581,6 +581,14 @@ case "$phase" in
     rm -f "$f" "$f.done"
     for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
     ;;
+  pm54)
+    # pm53's sampling of qwen3-32b q4_k_m at 0 keys (its 5120-wide rows take neither the emits nor the
+    # deferred norm: where its DRAM idles against the 8B's). Any sm_90 card. A "trace" pack. ~5 minutes.
+    gpu_info
+    synth qwen3-32b q4_k_m 300
+    pm_at 0 qwen3-32b-q4_k_m
+    rm -f "$f" "$f.done"
+    ;;
   pm53)
     # pm52's sampling on the other decode rows: qwen3-8b q4_k_m at 16384 keys (the depth attention's DRAM
     # share: instruction-bound by its ncu count, bench/notes/attn-stage16.md), q4_0 and q8_0 at 0 keys
