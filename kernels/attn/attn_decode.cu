@@ -800,20 +800,6 @@ int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int m
   return std::max(1, std::min({want, by_len, std::clamp(max_splits, 1, 1024)}));
 }
 
-int64_t attn_decode_grid_key(int64_t len, int round) {
-  if (round <= 0) return 0;
-  if (len <= kAttnMinSplitKeys) return -1;
-  const int64_t per = (int64_t)kAttnMinSplitKeys * round;
-  return (len + per - 1) / per;
-}
-
-int attn_decode_grid_splits(int64_t len, int n_splits, int round) {
-  const int64_t key = attn_decode_grid_key(len, round);
-  if (key == 0) return 0;
-  if (key < 0) return 1;
-  return (int)std::min<int64_t>(n_splits, (int64_t)round * key);
-}
-
 bool attn_decode_word_loads(const AttnParams& p) {
   if (!attn::valid(p)) return false;
   const int g = p.n_head / p.n_head_kv;

@@ -176,16 +176,27 @@ constexpr int kAttnMinSplitKeys = 128;
 // (attn::splits_used), so the bits of a long row depend on it.
 int attn_decode_splits(int n_ctx, int n_head, int n_head_kv, int sm_count, int max_splits,
                        int min_split_keys = kAttnMinSplitKeys, int blocks_per_sm = 4);
-// The trimmed grid (AttnParams::grid_splits) of a one-token decode launch whose rows have at most
-// len keys, the split partition at min_split_keys = kAttnMinSplitKeys (kernels.attn_grid_round =
-// round): 0 (n_splits, the untrimmed grid) when round <= 0; 1 for len <= kAttnMinSplitKeys (one
-// split); else the used split count rounded up to a multiple of round, at most n_splits, which is
+// The step-graph key of the trimmed grid below: 0 when round <= 0, -1 for len <= kAttnMinSplitKeys,
+// else ceil(len / (kAttnMinSplitKeys * round)).
+inline int64_t attn_decode_grid_key(int64_t len, int round) {
+  if (round <= 0) return 0;
+  if (len <= kAttnMinSplitKeys) return -1;
+  const int64_t per = (int64_t)kAttnMinSplitKeys * round;
+  return (len + per - 1) / per;
+}
+// The trimmed grid (AttnParams::grid_splits) of a decode launch whose rows have at most len keys,
+// the split partition at min_split_keys = kAttnMinSplitKeys (kernels.attn_grid_round = round): 0
+// (n_splits, the untrimmed grid) when round <= 0; 1 for len <= kAttnMinSplitKeys (one split); else
+// the used split count rounded up to a multiple of round, at most n_splits, which is
 // min(n_splits, round * attn_decode_grid_key(len, round)). A pure function of its arguments: equal
 // keys give equal grids for any n_splits, so the key names a captured step graph's launches.
-int attn_decode_grid_splits(int64_t len, int n_splits, int round);
-// The step-graph key of that grid: 0 when round <= 0, -1 for len <= kAttnMinSplitKeys, else
-// ceil(len / (kAttnMinSplitKeys * round)).
-int64_t attn_decode_grid_key(int64_t len, int round);
+inline int attn_decode_grid_splits(int64_t len, int n_splits, int round) {
+  const int64_t key = attn_decode_grid_key(len, round);
+  if (key == 0) return 0;
+  if (key < 0) return 1;
+  const int64_t g = (int64_t)round * key;
+  return (int)(g < n_splits ? g : n_splits);
+}
 // Whether launch_attn_decode(p) reads K or V with aligned word loads (GQA split-K form; K q8_0
 // (head_dim >= 64) / f16, V q5_1 (head_dim >= 128) / q8_0 / f16; aligned cache), i.e. whether
 // p.byte_loads changes the path.
