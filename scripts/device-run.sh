@@ -47,7 +47,8 @@
 # blocks per SM 2 / 8: 0.897x / 0.901x at 16384 keys), gt52 / gt52b (kernels.attn_grid_round: gates
 # green, default 8) and s52 (the suite 63/63 and the attention gates at it); bp52's phase and arms removed
 # (git show 9836b5b). h52 (the README rows and the DRAM sampling on an H200) found H100s twice: queued
-# first for the next session, then r50 (the MoE row), chain48 / chain45 / md41 on an H200.
+# first for the next session, then gt52b on the same H200 (the trimmed grid against the full one on the card
+# of the targets), r50 (the MoE row), chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
