@@ -19,6 +19,7 @@ lines, as pp-bench --trace writes them). Per (row, arm) this prints:
   kernel, its value and the kernels running at its middle.
 Default metric: dram__throughput.avg.pct_of_peak_sustained_elapsed.
 """
+import bisect
 import collections
 import gzip
 import json
@@ -38,10 +39,16 @@ def load(path):
     return g
 
 
-def mean_over(samples, metric, a, b):
-    """time-weighted mean of metric over [a, b) and the covered ns"""
+def mean_over(samples, metric, a, b, ends=None):
+    """time-weighted mean of metric over [a, b) and the covered ns; samples sorted by start_ns and not
+    overlapping (ends: their end_ns in that order, to start at the first sample that ends after a)"""
+    if ends is None:
+        ends = [s["end_ns"] for s in samples]
     tot = cov = 0.0
-    for s in samples:
+    for i in range(bisect.bisect_right(ends, a), len(samples)):
+        s = samples[i]
+        if s["start_ns"] >= b:
+            break
         lo, hi = max(a, s["start_ns"]), min(b, s["end_ns"])
         if hi > lo:
             tot += s[metric] * (hi - lo)
@@ -93,15 +100,16 @@ def report(key, recs, metric, sl):
     if not kernels:
         return
     exp = exposed_intervals(kernels)
+    ends = [s["end_ns"] for s in win]
+    means = [mean_over(win, metric, lo, hi, ends) for _, lo, hi in exp]  # (mean, covered ns) per exposed interval
     span = sum(hi - lo for _, lo, hi in exp)  # the kernels' busy time (host gaps between steps excluded)
     if metric.endswith("pct_of_peak_sustained_elapsed"):
         # (the integral over the sampled part of each exposed interval: an unsampled part counts as idle)
-        busy_eq = sum(m * c / 100 for m, c in (mean_over(win, metric, lo, hi) for _, lo, hi in exp) if c)
+        busy_eq = sum(m * c / 100 for m, c in means if c)
         print(f"per step: kernels {span / steps / 1e3:.1f} us, DRAM-busy equivalent {busy_eq / steps / 1e3:.1f} us "
               f"({busy_eq / span:.3f}), deficit {(span - busy_eq) / steps / 1e3:.1f} us")
     agg = collections.defaultdict(lambda: [0.0, 0.0])  # exposed ns, metric x ns
-    for k, lo, hi in exp:
-        v, c = mean_over(win, metric, lo, hi)
+    for (k, lo, hi), (v, c) in zip(exp, means):
         e = agg[(short(k["kernel"]), k["grid"])]
         e[0] += hi - lo
         if c:
