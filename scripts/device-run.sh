@@ -567,6 +567,22 @@ case "$phase" in
     tg_on 0,1024,4096 8 300 --arm configs/arm-attn-grid-round-0.toml --arm configs/arm-base.toml
     rm -f "$f" "$f.done"
     ;;
+  ew53)
+    # kernels.mmvs_emit_norm_warps_wide (built in the fifty-third session): qwen3-32b's norms taken by its
+    # o and down launches in 8-warp CTAs, two per SM (160 CTAs in one wave), with the deferred norm at every
+    # width; and the GLU emit on its 5120-weight gate/up rows (no GLU pairs: no quantize launch). Gates
+    # first (kernel-check mmvs_emit_norm/* at the new 8-warp register cap; the wide-model GPU test), then
+    # qwen3-32b q4_k_m tg128 at 0 keys, one arm resident at a time, the defaults first and last. Any sm_90
+    # card, a "slim" pack. ~8 minutes.
+    gpu_info
+    kc mmvs_id mmvs_emit_norm 20265300 150
+    kc mmvs_id mmvs_glu_emit 20265301 150
+    gpu_tests ew53 "CudaModels.EmitNorm*" 150
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 400 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml --arm configs/arm-glu-emit-wide.toml \
+      --arm configs/arm-emit-wide-both.toml --arm configs/arm-base-b.toml --set bench.interleave=false
+    rm -f "$f" "$f.done"
+    ;;
   h52)
     # On an H200 only: the README decode rows at this session's HEAD (qwen3-8b q4_k_m tg128 at 0 / 4096 /
     # 16384 keys, q4_0 and q8_0 at 0; r50's rows without its MoE row) and pm53's DRAM sampling of

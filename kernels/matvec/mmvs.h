@@ -202,7 +202,10 @@ struct MmvsEmitNormParams {
   void* out_xds = nullptr;        // n_rows / 32 float2, 16-byte aligned
   bool out_il = true;             // out_xq in the interleaved order (q8s_order.h), else plain
   float* partials = nullptr;      // n_rows / 32 floats (norm_math.cuh defer_block_ss)
-  int warps = 16;                 // warps per CTA: 8 (four rows each), 16 (two) or 32 (one)
+  int warps = 16;                 // warps per CTA: 8 (four rows each; two CTAs per SM), 16 (two) or 32 (one)
+  // > 0: the launch is one wave or nothing: cudaErrorNotSupported (nothing launched) when its n_rows / 32
+  // CTAs exceed this many SMs times the CTAs per SM the instance fits (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+  int one_wave_sms = 0;
 };
 cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stream);
 

@@ -65,8 +65,11 @@ struct EmitArgs {
 // 4096-row stream: one per SM), so NW sets how much of the SM's registers it leaves to the next
 // launch's CTAs, which request their weights while this one runs. GLU 0: the residual launch with the
 // next deferred norm; 1 / 2: the SiLU / GELU-tanh GLU (gate w, up w2) with its output's q8s block.
+// 8 warps: compiled for two CTAs per SM (at most 128 registers), so that rows whose 32-row CTAs
+// outnumber the SMs (qwen3-32b's 5120: 160 CTAs on 132 SMs) still run in one wave
+// (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
 template <QType T, int AO, int NW, int WPR, int GLU = 0>
-__global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
+__global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
@@ -185,20 +188,31 @@ __global__ void __launch_bounds__(32 * NW, 1) mmvs_emit_kernel(const __grid_cons
   }
 }
 
+// one_wave_sms > 0: launched only if the grid fits one wave of the instance on that many SMs.
+template <class K>
+cudaError_t launch_one_wave(K kern, unsigned grid, dim3 block, int one_wave_sms, cudaStream_t s, const EmitArgs& a) {
+  if (one_wave_sms > 0) {
+    int per_sm = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, (int)block.x, 0);
+    if (e != cudaSuccess) return e;
+    if ((int64_t)grid > (int64_t)per_sm * one_wave_sms) return cudaErrorNotSupported;
+  }
+  return launch_kernel(kern, dim3(grid), block, 0, s, a);
+}
 template <QType T, int AO, int NW>
-cudaError_t launch_w(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
+cudaError_t launch_w(const EmitArgs& a, int wpr, unsigned grid, int one_wave_sms, cudaStream_t s) {
   const dim3 block(32 * NW);
-  if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, AO, NW, 1>, dim3(grid), block, 0, s, a);
-  if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, AO, NW, 2>, dim3(grid), block, 0, s, a);
-  return launch_kernel(mmvs_emit_kernel<T, AO, NW, 4>, dim3(grid), block, 0, s, a);
+  if (wpr == 1) return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 1>, grid, block, one_wave_sms, s, a);
+  if (wpr == 2) return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 2>, grid, block, one_wave_sms, s, a);
+  return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 4>, grid, block, one_wave_sms, s, a);
 }
 template <QType T, int AO>
-cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, cudaStream_t s) {
+cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, int one_wave_sms, cudaStream_t s) {
 #ifndef MEMRA_REDUCED_INSTANCES
-  if (warps == 8) return launch_w<T, AO, 8>(a, wpr, grid, s);
-  if (warps == 32) return launch_w<T, AO, 32>(a, wpr, grid, s);
+  if (warps == 8) return launch_w<T, AO, 8>(a, wpr, grid, one_wave_sms, s);
+  if (warps == 32) return launch_w<T, AO, 32>(a, wpr, grid, one_wave_sms, s);
 #endif
-  return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, s) : cudaErrorNotSupported;
+  return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
 }
 // The GLU form: 16 warps, the interleaved input order.
 template <QType T, int GLU>
@@ -261,8 +275,8 @@ cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stre
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
     constexpr QType t = T.value;
     if constexpr (t == QType::Q6_K)
-      if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, grid, stream);
-    return launch_ao<t, 1>(a, wpr, p.warps, grid, stream);
+      if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, grid, p.one_wave_sms, stream);
+    return launch_ao<t, 1>(a, wpr, p.warps, grid, p.one_wave_sms, stream);
   });
 }
 

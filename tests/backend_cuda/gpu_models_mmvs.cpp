@@ -245,3 +245,40 @@ TEST(CudaModels, SmemCarveoutSameBytes) {
     for (int r = 0; r < 3; ++r) EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
   }
 }
+
+// kernels.mmvs_emit_norm_warps_wide: on a 5120-wide two-layer model (qwen3-32b's residual rows: 160
+// 32-row CTAs, more than one wave of 16-warp CTAs on a card of fewer than 160 SMs), with the deferred
+// norm at every width, run 1 keeps the 16-warp rule (no emit there: the norm launches) and run 2 takes
+// the 8-warp CTAs at two per SM; both give the same decode and verify bytes and keep decode == verify,
+// for the Q4_K / Q6_K (q4_k_m) and Q4_0 residual launches.
+TEST(CudaModels, EmitNormWideSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* mix : {"q4_k_m", "q4_0"}) {
+    SCOPED_TRACE(mix);
+    const std::string path = write_wide_qwen3("emit-wide", mix, true, 5120);
+    std::vector<Config> c(2, gpu_config(true));
+    for (Config& x : c) {
+      x.kernels.norm_defer_max_cols = 0;
+      x.kernels.mmvs_emit_norm = true;
+      x.kernels.mmvs_emit_norm_warps = 16;
+    }
+    c[1].kernels.mmvs_emit_norm_warps_wide = 8;
+    std::vector<ModelRun> runs;
+    for (const Config& cfg : c)
+      runs.push_back(open_run(backend::make_cuda_backend(cfg), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1}));
+    expect_same_decode_bytes(runs, 37, 4, 23);
+    const int32_t three[3] = {5, 9, 26};
+    expect_same_batch_bytes(runs, three);
+    const bool past_one_wave = 5120 / 32 > cuda::Context::create()->info().sm_count;
+    for (int r = 0; r < 2; ++r) {
+      const auto& v = runs[(size_t)r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      const std::string& m1 = v.at("mmvs_m1");
+      EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
+      if (past_one_wave) {  // 16-warp CTAs are one per SM: 160 of them are refused, 8-warp ones taken
+        EXPECT_EQ(m1.find("_emit_norm_w16") != std::string::npos, false) << "run " << r << ": " << m1;
+        EXPECT_EQ(m1.find("_emit_norm_w8") != std::string::npos, r == 1) << "run " << r << ": " << m1;
+      }
+    }
+  }
+}

@@ -116,13 +116,16 @@ void CudaBackend::settle_deferred_norm(View x) {
 
 bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const NormHint& h) {
   const auto& k = cfg_.kernels;
-  // One CTA per 32 rows, at most one per SM (a second wave of them runs alone: qwen3-32b's 160 CTAs on
-  // 132 SMs lost 0.927x with the deferred norm at every width, nd49).
+  // One CTA per 32 rows, in one wave only (a second wave of them runs alone: qwen3-32b's 160 16-warp CTAs
+  // on 132 SMs lost 0.927x with the deferred norm at every width, nd49): the launcher refuses a grid past
+  // the SMs times the CTAs per SM its instance fits, and kernels.mmvs_emit_norm_warps_wide is tried then.
   if (!k.mmvs_emit_norm || p.m != 1 || !p.act_il || p.residual != y.data || y.rows != 1 || h.out.cols != y.cols ||
-      y.cols % 32 != 0 || y.cols / 32 > ctx().info().sm_count || k.norm_defer_scale == "norm" || !defers_norm(y, h.out))
+      y.cols % 32 != 0 || k.norm_defer_scale == "norm" || !defers_norm(y, h.out))
     return false;
   MEMRA_CHECK(k.mmvs_emit_norm_warps == 8 || k.mmvs_emit_norm_warps == 16 || k.mmvs_emit_norm_warps == 32,
               "kernels.mmvs_emit_norm_warps must be 8, 16 or 32, not {}", k.mmvs_emit_norm_warps);
+  MEMRA_CHECK(k.mmvs_emit_norm_warps_wide == 0 || k.mmvs_emit_norm_warps_wide == 8,
+              "kernels.mmvs_emit_norm_warps_wide must be 0 or 8, not {}", k.mmvs_emit_norm_warps_wide);
   // The next planes go to the other slot: this launch reads its input's planes while it writes.
   const Q8s q = q8s_planes(1, y.cols, false, /*other=*/true);
   const int n_ss = cuda::rms_norm_defer_partials((int)y.cols);
@@ -135,7 +138,12 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   e.out_il = q.il;
   e.partials = ss;
   e.warps = k.mmvs_emit_norm_warps;
-  const cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
+  e.one_wave_sms = ctx().info().sm_count;
+  cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
+  if (err == cudaErrorNotSupported && k.mmvs_emit_norm_warps_wide != 0 && k.mmvs_emit_norm_warps_wide != e.warps) {
+    e.warps = k.mmvs_emit_norm_warps_wide;  // (nothing was launched)
+    err = cuda::launch_mmvs_emit_norm(e, stream());
+  }
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_emit_norm");
   hold_emitted_q8s(h.out);
