@@ -225,6 +225,18 @@ TEST(CudaModels, EmitNormSameBytes) {
   }
 }
 
+// One run of the model at path per configuration (a 64-row q8_0 / q5_1 cache), checked to give the
+// same decode and verify-batch bytes.
+static std::vector<ModelRun> open_runs_same_bytes(const std::string& path, const std::vector<Config>& c) {
+  std::vector<ModelRun> runs;
+  for (const Config& cfg : c)
+    runs.push_back(open_run(backend::make_cuda_backend(cfg), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1}));
+  expect_same_decode_bytes(runs, 37, 4, 23);
+  const int32_t three[3] = {5, 9, 26};
+  expect_same_batch_bytes(runs, three);
+  return runs;
+}
+
 // kernels.smem_carveout: on 4096-wide two-layer models (q4_k_m, q4_0; the 8B's row lengths, so the
 // emitting launches run), every decode kernel at the largest and the smallest preferred shared-memory
 // carveout gives the decode and verify bytes of the driver's choice (run 0) and keeps decode == verify.
@@ -236,12 +248,7 @@ TEST(CudaModels, SmemCarveoutSameBytes) {
     std::vector<Config> c(3, gpu_config(true));
     c[1].kernels.smem_carveout = 100;
     c[2].kernels.smem_carveout = 0;
-    std::vector<ModelRun> runs;
-    for (const Config& cfg : c)
-      runs.push_back(open_run(backend::make_cuda_backend(cfg), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1}));
-    expect_same_decode_bytes(runs, 37, 4, 23);
-    const int32_t three[3] = {5, 9, 26};
-    expect_same_batch_bytes(runs, three);
+    auto runs = open_runs_same_bytes(path, c);
     for (int r = 0; r < 3; ++r) EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
   }
 }
@@ -263,12 +270,7 @@ TEST(CudaModels, EmitNormWideSameBytes) {
       x.kernels.mmvs_emit_norm_warps = 16;
     }
     c[1].kernels.mmvs_emit_norm_warps_wide = 8;
-    std::vector<ModelRun> runs;
-    for (const Config& cfg : c)
-      runs.push_back(open_run(backend::make_cuda_backend(cfg), path, kv::KvOptions{64, QType::Q8_0, QType::Q5_1}));
-    expect_same_decode_bytes(runs, 37, 4, 23);
-    const int32_t three[3] = {5, 9, 26};
-    expect_same_batch_bytes(runs, three);
+    auto runs = open_runs_same_bytes(path, c);
     const bool past_one_wave = 5120 / 32 > cuda::Context::create()->info().sm_count;
     for (int r = 0; r < 2; ++r) {
       const auto& v = runs[(size_t)r].be->variants();
