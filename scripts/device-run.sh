@@ -49,6 +49,8 @@
 # (git show 9836b5b). h52 (the README rows and the DRAM sampling on an H200) found H100s twice: queued
 # first for the next session, then gt52b on the same H200 (the trimmed grid against the full one on the card
 # of the targets), r50 (the MoE row), chain48 / chain45 / md41 on an H200.
+# Queued in the fifty-third session: ew53 first (kernels.mmvs_emit_norm_warps_wide and the GLU emit on
+# qwen3-32b; any sm_90 card, a "slim" pack), then h52 on an H200 as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
