@@ -579,6 +579,9 @@ case "$phase" in
     gpu_info
     kc mmvs_id mmvs_emit_norm 20265300 150
     kc mmvs_id mmvs_glu_emit 20265301 150
+    kc quant embed/ 20265302 60  # the embedding gather in 4 threads per chunk (first gated this session)
+    timeout 60 "$bin/kernel-check" --section quant --filter embed/ --perf --reps 50 --seed 20265303 \
+      --receipt "$out/kernel-check.jsonl" | grep -E "embed/(Q4_K|Q6_K|Q8_0|Q4_0)/1x4096" | head -n 8
     gpu_tests ew53 "CudaModels.EmitNorm*" 150
     synth qwen3-32b q4_k_m 200
     tg_on 0 5 400 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml --arm configs/arm-glu-emit-wide.toml \

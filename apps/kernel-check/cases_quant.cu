@@ -2,10 +2,12 @@
 // byte-identical to the CPU reference (lib/quant quantize_row / dequantize_row).
 #include <fmt/format.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 
 #include "case_util.h"
+#include "misc/misc_kernels.h"
 #include "core/half.h"
 #include "quant/quant.h"
 #include "quant/quant_kernels.h"
@@ -118,6 +120,73 @@ class DequantizeCase : public Case {
   size_t out_bytes_ = 0;
 };
 
+// The embedding gather (launch_embed): rows ids[i] of a table of type t dequantized, byte-identical
+// to lib/quant's dequantize_row; ids outside [0, table_rows) give a row of NaN (0x7fc00000). Tokens of
+// one decode row (4096 / 5120 columns) and a prefill batch with a leading dimension past the row.
+class EmbedCase : public Case {
+ public:
+  EmbedCase(QType t, int n_tokens, int64_t cols, int64_t ld_pad) : t_(t), n_(n_tokens), cols_(cols), ld_(cols + ld_pad) {}
+  void generate(Env& env) override {
+    const bool q = qtype_traits(t_).quantized;
+    table_ = q ? quantized_weight_bytes(env, t_, kRows, cols_) : random_weight_bytes(env, t_, kRows, cols_);
+    std::uniform_int_distribution<int32_t> pick(0, (int32_t)kRows - 1);
+    ids_.resize((size_t)n_);
+    for (auto& i : ids_) i = pick(env.rng());
+    if (n_ > 2) {  // out of range on both sides
+      ids_[1] = -1;
+      ids_[(size_t)n_ - 1] = (int32_t)kRows;
+    }
+    dtable_ = env.upload(table_);
+    dids_ = env.upload(ids_);
+    dout_ = env.alloc_output<float>((size_t)n_ * (size_t)ld_);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::EmbedParams p;
+    p.type = t_;
+    p.table = dtable_;
+    p.row_bytes = table_.size() / kRows;
+    p.table_rows = kRows;
+    p.cols = cols_;
+    p.ids = dids_;
+    p.n_tokens = n_;
+    p.out = dout_;
+    p.ld_out = ld_;
+    return cuda::launch_embed(p, env.stream());
+  }
+  void reference(Env&) override {
+    const auto f = dequantize_rows(t_, table_, kRows, cols_);
+    ref_.assign((size_t)n_ * (size_t)ld_, 0u);
+    std::memset(ref_.data(), 0xFF, ref_.size() * 4);  // the padding keeps its poison
+    for (int i = 0; i < n_; ++i) {
+      const int32_t id = ids_[(size_t)i];
+      for (int64_t c = 0; c < cols_; ++c) {
+        const float v = id >= 0 && id < kRows ? f[(size_t)(id * cols_ + c)] : std::bit_cast<float>(0x7fc00000u);
+        std::memcpy(&ref_[(size_t)(i * ld_ + c)], &v, 4);
+      }
+    }
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(reinterpret_cast<uint32_t*>(dout_), ref_.size());
+    return compare_bytes(reinterpret_cast<const uint8_t*>(got.data()), reinterpret_cast<const uint8_t*>(ref_.data()),
+                         ref_.size() * 4);
+  }
+  PerfCount perf_count() const override {
+    return {(double)n_ * ((double)table_.size() / kRows + (double)cols_ * 4), 0};
+  }
+
+ private:
+  static constexpr int64_t kRows = 50;
+  QType t_;
+  int n_;
+  int64_t cols_, ld_;
+  std::vector<uint8_t> table_;
+  std::vector<int32_t> ids_;
+  std::vector<uint32_t> ref_;
+  uint8_t* dtable_ = nullptr;
+  int32_t* dids_ = nullptr;
+  float* dout_ = nullptr;
+};
+
 // The GEMM input rounding (launch_convert_f32): f32 -> f16 / bf16, round to nearest even, against
 // core/half.h byte for byte; the 8-wide path (cols % 8 == 0, ld % 4 == 0) and the scalar one.
 class ConvertCase : public Case {
@@ -178,6 +247,18 @@ void add_quant_cases(Registry& r) {
                         Shape{5, 1536, 1600}}) {
     r.add("quant", fmt::format("quantize_q8_1/f32/{}x{}{}", s.rows, s.n, s.ld != s.n ? fmt::format("/ld{}", s.ld) : ""),
           [s] { return std::make_unique<QuantizeQ8_1Case>(s.rows, s.n, s.ld); });
+  }
+  {
+    const QType et[] = {
+#define MEMRA_T(N) QType::N,
+        MEMRA_CUDA_WTYPES(MEMRA_T)
+#undef MEMRA_T
+            QType::F16, QType::BF16, QType::F32};
+    struct EShape { int n; int64_t cols, ld_pad; };
+    for (QType t : et)
+      for (const EShape e : {EShape{1, 4096, 0}, EShape{1, 5120, 0}, EShape{7, 2048, 32}})
+        r.add("quant", fmt::format("embed/{}/{}x{}{}", qtype_name(t), e.n, e.cols, e.ld_pad ? fmt::format("/ld{}", e.cols + e.ld_pad) : ""),
+              [t, e] { return std::make_unique<EmbedCase>(t, e.n, e.cols, e.ld_pad); });
   }
   const QType types[] = {
 #define MEMRA_T(N) QType::N,
