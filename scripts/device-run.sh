@@ -569,6 +569,13 @@ case "$phase" in
     tg_on 0,1024,4096 8 300 --arm configs/arm-attn-grid-round-0.toml --arm configs/arm-base.toml
     rm -f "$f" "$f.done"
     ;;
+  s53)
+    # The suite at the fifty-third session's defaults (kernels.norm_defer_max_cols = 0,
+    # kernels.mmvs_emit_norm_warps_wide = 8) and the embedding gate. Any sm_90 card, a "slim" pack. ~1 minute.
+    gpu_info
+    cuda_vs_cpu "" 10
+    kc quant embed/ 20265304 60
+    ;;
   ew53)
     # kernels.mmvs_emit_norm_warps_wide (built in the fifty-third session): qwen3-32b's norms taken by its
     # o and down launches in 8-warp CTAs, two per SM (160 CTAs in one wave), with the deferred norm at every
@@ -586,6 +593,23 @@ case "$phase" in
     synth qwen3-32b q4_k_m 200
     tg_on 0 5 400 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml --arm configs/arm-glu-emit-wide.toml \
       --arm configs/arm-emit-wide-both.toml --arm configs/arm-base-b.toml --set bench.interleave=false
+    rm -f "$f" "$f.done"
+    ;;
+  ew53b)
+    # ew53's winning arm (the wide emit, 1.035x on qwen3-32b q4_k_m) on the 32B's q4_0 mix: tg128 at 0 keys,
+    # one arm resident at a time, the defaults first and last. Any sm_90 card, a "slim" pack. ~4 minutes.
+    gpu_info
+    synth qwen3-32b q4_0 200
+    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml --arm configs/arm-base-b.toml \
+      --set bench.interleave=false
+    rm -f "$f" "$f.done"
+    ;;
+  ew53c)
+    # ew53's arm on qwen3-8b q4_k_m tg128 at 0 keys (4096-wide rows: neither key should change a launch),
+    # interleaved with an A/A copy. Any sm_90 card, a "slim" pack. ~3 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml
     rm -f "$f" "$f.done"
     ;;
   h52)

@@ -114,11 +114,11 @@ struct KernelsSection {
   int norm_split = 8;             // decode RMSNorm: blocks per row (each sums the whole row)
   bool norm_bulk_load = true;     // decode RMSNorm: the row copied to shared memory by one bulk copy
   bool norm_defer = true;         // decode RMSNorm before matvecs: planes of x * w, the scale applied by the matvecs
-  int64_t norm_defer_max_cols = 4096;  // with norm_defer: only rows of at most this many columns (0: any width)
+  int64_t norm_defer_max_cols = 0;  // with norm_defer: only rows of at most this many columns (0: any width)
   std::string norm_defer_scale = "matvecs";  // with norm_defer: who sums the partials and takes the root ("matvecs" or "norm")
   bool mmvs_emit_norm = true;     // decode: the residual launch before a deferred norm computes that norm itself
   int mmvs_emit_norm_warps = 16;  // with mmvs_emit_norm: warps per 32-row CTA (8, 16 or 32)
-  int mmvs_emit_norm_warps_wide = 0;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
+  int mmvs_emit_norm_warps_wide = 8;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM

@@ -269,6 +269,7 @@ TEST(CudaModels, EmitNormWideSameBytes) {
       x.kernels.mmvs_emit_norm = true;
       x.kernels.mmvs_emit_norm_warps = 16;
     }
+    c[0].kernels.mmvs_emit_norm_warps_wide = 0;
     c[1].kernels.mmvs_emit_norm_warps_wide = 8;
     auto runs = open_runs_same_bytes(path, c);
     const bool past_one_wave = 5120 / 32 > cuda::Context::create()->info().sm_count;
