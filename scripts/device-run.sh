@@ -49,8 +49,11 @@
 # (git show 9836b5b). h52 (the README rows and the DRAM sampling on an H200) found H100s twice: queued
 # first for the next session, then gt52b on the same H200 (the trimmed grid against the full one on the card
 # of the targets), r50 (the MoE row), chain48 / chain45 / md41 on an H200.
-# Queued in the fifty-third session: ew53 first (kernels.mmvs_emit_norm_warps_wide and the GLU emit on
-# qwen3-32b; any sm_90 card, a "slim" pack), then h52 on an H200 as before.
+# Ran in the fifty-third session on H100s (receipts/h100/*-{ew53,ew53b,ew53c,s53}-*-20261206*): ew53 / ew53b
+# (kernels.mmvs_emit_norm_warps_wide with the deferred norm at every width: qwen3-32b tg128 1.035x q4_k_m,
+# 1.084x q4_0, flipped on; the GLU emit on the 32B 0.960x), ew53c (the 8B unchanged, 1.000x), s53 (the suite at
+# the new defaults 64/64, the embedding gate). No H200 came (five tries). Queue: h52 on an H200 first (now
+# also the 32B row at the new defaults: add `synth qwen3-32b q4_k_m 300; tg_on 0 5 150` there), then as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
