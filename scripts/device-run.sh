@@ -52,8 +52,8 @@
 # Ran in the fifty-third session on H100s (receipts/h100/*-{ew53,ew53b,ew53c,s53}-*-20261206*): ew53 / ew53b
 # (kernels.mmvs_emit_norm_warps_wide with the deferred norm at every width: qwen3-32b tg128 1.035x q4_k_m,
 # 1.084x q4_0, flipped on; the GLU emit on the 32B 0.960x), ew53c (the 8B unchanged, 1.000x), s53 (the suite at
-# the new defaults 64/64, the embedding gate). No H200 came (five tries). Queue: h52 on an H200 first (now
-# also the 32B row at the new defaults: add `synth qwen3-32b q4_k_m 300; tg_on 0 5 150` there), then as before.
+# the new defaults 64/64, the embedding gate). No H200 came (five tries). Queue: h52 on an H200 first, then
+# h53 on the same H200 (the qwen3-32b README row at the new defaults beside the reversed arm), then as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -613,6 +613,17 @@ case "$phase" in
     gpu_info
     synth qwen3-8b q4_k_m
     tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml
+    rm -f "$f" "$f.done"
+    ;;
+  h53)
+    # On an H200 only: the qwen3-32b q4_k_m README decode row at the fifty-third session's defaults (its norms
+    # taken by its o / down launches: ew53's 1.035x on an H100), one arm resident at a time beside the
+    # reversed arm (configs/arm-emit-norm-wide-off.toml), the defaults first and last. A "slim" pack. ~5 minutes.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h53: not an H200, no rows"; exit 0; }
+    synth qwen3-32b q4_k_m 300
+    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-off.toml --arm configs/arm-base-b.toml \
+      --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
   h52)
