@@ -626,13 +626,34 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
-  h52)
+  ov54)
+    # Probe (fifty-fourth session): can the GLU's first CTAs request their weights while the attention
+    # runs? At the defaults the o projection's 16-warp emit CTAs hold every register of 128 SMs from the
+    # attention's start, so the GLU (16-warp emit CTAs) lands only as they leave, and the DRAM idles for
+    # 4-5 us per layer (bench/notes/decode-trace.md). The arms: the emit at 8 warps (half an SM) with the
+    # 4-warp non-emitting GLU (configs/arm-glu-under-attn.toml), and with its one-task form (-1t), beside
+    # the parts alone (w8, the GLU emit off). qwen3-8b tg128 at 0 keys, interleaved with an A/A copy;
+    # q4_0 with the two-task arm. Any sm_90 card. ~5 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-under-attn-1t.toml \
+      --arm configs/arm-mmvs-emit-norm-w8.toml --arm configs/arm-mmvs-glu-emit-off.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml
+    rm -f "$f" "$f.done"
+    ;;
+  h52|h54)
     # On an H200 only: the README decode rows at this session's HEAD (qwen3-8b q4_k_m tg128 at 0 / 4096 /
     # 16384 keys, q4_0 and q8_0 at 0; r50's rows without its MoE row) and pm53's DRAM sampling of
     # q4_k_m at 0 and 16384 keys on the card of the targets (where its 4.8 TB/s leaves the step's
     # boundaries a larger share than the H100's 3.35). Take the rows with scripts/readme-rows.py. A
     # "trace" pack (pp-bench, gguf-synth and the CUPTI libraries). ~7 minutes.
     gpu_info
+    if [ "$phase" = h54 ] && ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+      bash "$0" ov54 "$out"  # h54 (a session's first call, either card may come) on an H100: probe ov54
+      exit 0
+    fi
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h52: not an H200, no rows"; exit 0; }
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 5 150
