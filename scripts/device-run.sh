@@ -632,15 +632,19 @@ case "$phase" in
     # attention's start, so the GLU (16-warp emit CTAs) lands only as they leave, and the DRAM idles for
     # 4-5 us per layer (bench/notes/decode-trace.md). The arms: the emit at 8 warps (half an SM) with the
     # 4-warp non-emitting GLU (configs/arm-glu-under-attn.toml), and with its one-task form (-1t), beside
-    # the parts alone (w8, the GLU emit off). qwen3-8b tg128 at 0 keys, interleaved with an A/A copy;
-    # q4_0 with the two-task arm. Any sm_90 card. ~5 minutes.
+    # the parts alone (w8, the GLU emit off); and the emitting GLU itself in 8-warp CTAs at two per SM
+    # (kernels.mmvs_glu_emit_warps = 8, spilling a little for Q4_K) alone and beside the 8-warp o
+    # projection. qwen3-8b tg128 at 0 keys, interleaved with an A/A copy; q4_0 with two arms. Any sm_90
+    # card. ~6 minutes.
     gpu_info
+    kc mmvs_id mmvs_glu_emit 20265400 150
     synth qwen3-8b q4_k_m
-    tg_on 0 5 200 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-under-attn-1t.toml \
-      --arm configs/arm-mmvs-emit-norm-w8.toml --arm configs/arm-mmvs-glu-emit-off.toml
+    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-under-attn-1t.toml \
+      --arm configs/arm-mmvs-emit-norm-w8.toml --arm configs/arm-mmvs-glu-emit-off.toml --arm configs/arm-glu-emit-w8.toml \
+      --arm configs/arm-glu-emit-w8-o8.toml
     rm -f "$f" "$f.done"
     synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-emit-w8-o8.toml
     rm -f "$f" "$f.done"
     ;;
   h52|h54)

@@ -153,12 +153,15 @@ class MmvsEmitNormCase : public Case {
 // replaces on the same inputs: launch_mmvs's GLU (the deferred norm's scale from partials, from a
 // final scale, or none) then launch_quantize_q8s of its output in the same order. y, the quants (in
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
-// products (the mmvs tolerance).
+// products (the mmvs tolerance). warps 8 (MmvsGluEmitParams::warps): the CTAs compiled for two per SM,
+// with min_tasks (MmvsParams::split_min_tasks) where a row stays one warp's; a row of several warps
+// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched.
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
-  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order) {}
+  MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, int warps = 16,
+                  int min_tasks = 65)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -197,6 +200,7 @@ class MmvsGluEmitCase : public Case {
     auto p = mmvs_cases::mmvs_params(t_, dw_, &dw2_, n_, k_, 1, dxq_il_, dxds_, y);
     p.glu = glu_;
     p.act_il = true;
+    p.split_min_tasks = min_tasks_;
     if (ns_ != 0) {
       p.norm_ss = ns_ == 2 ? dscale_ : dpart_;
       p.norm_ss_n = ns_ == 2 ? 1 : kParts;
@@ -211,6 +215,7 @@ class MmvsGluEmitCase : public Case {
     e.out_xq = dq_;
     e.out_xds = dds_;
     e.out_order = order_;
+    e.warps = warps_;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -223,6 +228,14 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.mv.glu = 0;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
+    bad = params();
+    bad.warps = 4;
+    refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
+    if (warps_ == 8 && k_ > 4096 && t_ != QType::Q4_0) {  // two warps per row at the 65-task rule: not the 8-warp form's
+      bad = params();
+      bad.mv.split_min_tasks = 65;
+      refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
+    }
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
   }
   void reference(Env& env) override {
@@ -254,7 +267,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("rows not a multiple of 32, a residual or no GLU was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU, 4 warps or (8 warps) a split row was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -274,6 +287,7 @@ class MmvsGluEmitCase : public Case {
   int64_t n_, k_;
   int glu_, ns_;
   cuda::q8s::Order order_;
+  int warps_, min_tasks_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -296,6 +310,15 @@ void add_emit_norm_cases(Registry& r) {
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/gelu/final"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 2, 2, Ord::il); });
   }
+  // 8 warps (two CTAs per SM): the 8B's rows, the 32B's at its split rule (81 tasks: one warp per row).
+  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) {
+    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/silu/ns/w8"),
+          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 1, 1, Ord::il, 8); });
+    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/25600x5120/silu/ns/w8"),
+          [=] { return std::make_unique<MmvsGluEmitCase>(t, 25600, 5120, 1, 1, Ord::il, 8, 81); });
+  }
+  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/w8",
+        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 8); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k); });
   r.add("mmvs_id", "mmvs_glu_emit/Q8_0/1056x4096/silu/ns/plain_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q8_0, 1056, 4096, 1, 1, Ord::plain); });

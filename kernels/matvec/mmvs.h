@@ -222,6 +222,11 @@ struct MmvsGluEmitParams {
   int8_t* out_xq = nullptr;
   void* out_xds = nullptr;  // n_rows / 32 float2, 8-byte aligned
   q8s::Order out_order = q8s::Order::il;
+  // Warps per 32-row CTA: 16 (two rows per warp, one CTA per SM) or 8 (four rows per warp, compiled
+  // for two CTAs per SM: half an SM's registers, so a CTA fits beside the o projection's 8-warp CTAs).
+  // 8 only where a row is one warp's (kernels.mmvs_split_min_k) and not in the reduced build:
+  // cudaErrorNotSupported (nothing launched) elsewhere. The same bits at both.
+  int warps = 16;
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

@@ -214,9 +214,15 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, int 
 #endif
   return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
 }
-// The GLU form: 16 warps, the interleaved input order.
+// The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps), the interleaved input order.
 template <QType T, int GLU>
-cudaError_t launch_glu_g(const EmitArgs& a, int wpr, unsigned grid, cudaStream_t s) {
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, unsigned grid, cudaStream_t s) {
+  if (warps == 8) {
+#ifndef MEMRA_REDUCED_INSTANCES
+    if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 8, 1, GLU>, dim3(grid), dim3(32 * 8), 0, s, a);
+#endif
+    return cudaErrorNotSupported;
+  }
   const dim3 block(32 * 16);
   if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 1, GLU>, dim3(grid), block, 0, s, a);
   if (wpr == 2) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 2, GLU>, dim3(grid), block, 0, s, a);
@@ -285,6 +291,7 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   EmitArgs a;
   int wpr = 1;
   if (!common_args(m, a, wpr) || (m.glu != 1 && m.glu != 2) || !m.w2 || m.residual || m.act_il_q6k || !p.out_xq ||
+      (p.warps != 8 && p.warps != 16) ||
       !p.out_xds || !aligned(p.out_xds, 8) || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
       (m.norm_ss && (m.norm_ss_n < 1 || m.norm_ss_n > kNormDeferMaxPartials || (m.norm_ss_final && m.norm_ss_n != 1))))
     return cudaErrorInvalidValue;
@@ -298,8 +305,8 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.order = p.out_order;
   const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, grid, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, grid, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, p.warps, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, p.warps, grid, stream);
   });
 }
 

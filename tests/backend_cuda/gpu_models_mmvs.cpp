@@ -195,31 +195,37 @@ TEST(CudaModels, MmvsRowPairsVerifySameBytes) {
 // kernels.mmvs_emit_norm: the residual launches (o, down) that take the next deferred norm give the
 // bytes of the launch followed by the norm, on decode steps and (unfused there) verify batches, at
 // 16 and 32 warps per CTA; kernels.mmvs_glu_emit (run 3): the gate + up launch writing the down's
-// planes gives the bytes of the launch followed by the quantizer. decode == verify holds with both;
-// the runs with a key take it ("emitted_by_residual_launch" among the backend's norm kinds at every
-// norm but the first layer's, "_glu_emit" among the one-token launches).
+// planes gives the bytes of the launch followed by the quantizer, at 16 and (run 4, with the residual
+// launches at 8 too) 8 warps per CTA. decode == verify holds with both; the runs with a key take it
+// ("emitted_by_residual_launch" among the backend's norm kinds at every norm but the first layer's,
+// "_glu_emit" among the one-token launches, "_glu_emit_w8" in run 4).
 TEST(CudaModels, EmitNormSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q4_k_m.gguf", "qwen3-q8_0.gguf", "llama-q8_0.gguf"}) {
     SCOPED_TRACE(file);
-    std::vector<Config> c(4, gpu_config(true));
+    std::vector<Config> c(5, gpu_config(true));
     c[0].kernels.mmvs_emit_norm = false;
     c[1].kernels.mmvs_emit_norm = c[2].kernels.mmvs_emit_norm = c[3].kernels.mmvs_emit_norm = true;
     c[1].kernels.mmvs_emit_norm_warps = c[3].kernels.mmvs_emit_norm_warps = 16;
     c[2].kernels.mmvs_emit_norm_warps = 32;
     for (int r = 0; r < 4; ++r) c[r].kernels.mmvs_glu_emit.clear();
     c[3].kernels.mmvs_glu_emit = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
+    c[3].kernels.mmvs_glu_emit_warps = 16;
+    c[4] = c[3];
+    c[4].kernels.mmvs_emit_norm_warps = 8;
+    c[4].kernels.mmvs_glu_emit_warps = 8;
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 23);
     const int32_t three[3] = {5, 9, 26};
     expect_same_batch_bytes(runs, three);
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < 5; ++r) {
       const auto& v = runs[(size_t)r].be->variants();
       ASSERT_TRUE(v.count("norm") && v.count("mmvs_m1")) << "run " << r;
       EXPECT_EQ(v.at("norm").find("emitted_by_residual_launch") != std::string::npos, r > 0) << "run " << r << ": " << v.at("norm");
       EXPECT_EQ(v.at("mmvs_m1").find("_emit_norm_w") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
-      EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit") != std::string::npos, r == 3) << "run " << r << ": " << v.at("mmvs_m1");
+      EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit") != std::string::npos, r >= 3) << "run " << r << ": " << v.at("mmvs_m1");
+      EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit_w8") != std::string::npos, r == 4) << "run " << r << ": " << v.at("mmvs_m1");
       EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
     }
   }

@@ -168,11 +168,19 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   e.out_xq = const_cast<int8_t*>(q.xq);
   e.out_xds = const_cast<void*>(q.xds);
   e.out_order = q.il ? cuda::q8s::Order::il : cuda::q8s::Order::plain;
-  const cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
+  const int warps = cfg_.kernels.mmvs_glu_emit_warps;
+  MEMRA_CHECK(warps == 8 || warps == 16, "kernels.mmvs_glu_emit_warps must be 8 or 16, not {}", warps);
+  e.warps = warps;
+  cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
+  if (err == cudaErrorNotSupported && e.warps != 16) {  // 8 warps: rows of one warp only (nothing was launched)
+    e.warps = 16;
+    err = cuda::launch_mmvs_glu_emit(e, stream());
+  }
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_glu_emit");
   hold_emitted_q8s(y);
-  note("mmvs_m1", fmt::format("{}_glu_emit{}{}", qtype_name(p.w_type), p.norm_ss ? "_ns" : "", p.preload ? "" : "_nopreload"));
+  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : "", p.norm_ss ? "_ns" : "",
+                              p.preload ? "" : "_nopreload"));
   return true;
 }
 
