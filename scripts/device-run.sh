@@ -626,6 +626,21 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
+  ov54b)
+    # Probe ov54's follow-up: its w8 arm put the downs at 8 warps too (0.947x alone); here only the o
+    # projection (rows of at most 4096 weights, kernels.mmvs_emit_norm_warps_short = 8) is at 8 warps,
+    # alone and with the 4-warp GLU (two-task, one-task) landing beside it; the GLU emit off alone for the
+    # attribution. qwen3-8b tg128 at 0 keys interleaved with an A/A copy; q4_0 with two arms. Any sm_90
+    # card. ~5 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    tg_on 0 5 220 --arm configs/arm-base.toml --arm configs/arm-o8.toml --arm configs/arm-o8-glu4.toml \
+      --arm configs/arm-o8-glu4-1t.toml --arm configs/arm-mmvs-glu-emit-off.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-o8.toml --arm configs/arm-o8-glu4.toml
+    rm -f "$f" "$f.done"
+    ;;
   ov54)
     # Probe (fifty-fourth session): can the GLU's first CTAs request their weights while the attention
     # runs? At the defaults the o projection's 16-warp emit CTAs hold every register of 128 SMs from the
@@ -655,7 +670,7 @@ case "$phase" in
     # "trace" pack (pp-bench, gguf-synth and the CUPTI libraries). ~7 minutes.
     gpu_info
     if [ "$phase" = h54 ] && ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-      bash "$0" ov54 "$out"  # h54 (a session's first call, either card may come) on an H100: probe ov54
+      bash "$0" ov54b "$out"  # h54 (a session's first call, either card may come) on an H100: probe ov54b
       exit 0
     fi
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h52: not an H200, no rows"; exit 0; }

@@ -124,6 +124,8 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
     return false;
   MEMRA_CHECK(k.mmvs_emit_norm_warps == 8 || k.mmvs_emit_norm_warps == 16 || k.mmvs_emit_norm_warps == 32,
               "kernels.mmvs_emit_norm_warps must be 8, 16 or 32, not {}", k.mmvs_emit_norm_warps);
+  const int ws = k.mmvs_emit_norm_warps_short;
+  MEMRA_CHECK(ws == 0 || ws == 8 || ws == 16 || ws == 32, "kernels.mmvs_emit_norm_warps_short must be 0, 8, 16 or 32, not {}", ws);
   MEMRA_CHECK(k.mmvs_emit_norm_warps_wide == 0 || k.mmvs_emit_norm_warps_wide == 8,
               "kernels.mmvs_emit_norm_warps_wide must be 0 or 8, not {}", k.mmvs_emit_norm_warps_wide);
   // The next planes go to the other slot: this launch reads its input's planes while it writes.
@@ -137,7 +139,7 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   e.out_xds = const_cast<void*>(q.xds);
   e.out_il = q.il;
   e.partials = ss;
-  e.warps = k.mmvs_emit_norm_warps;
+  e.warps = ws != 0 && p.n_cols <= 4096 ? ws : k.mmvs_emit_norm_warps;
   e.one_wave_sms = ctx().info().sm_count;
   cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
   if (err == cudaErrorNotSupported && k.mmvs_emit_norm_warps_wide != 0 && k.mmvs_emit_norm_warps_wide != e.warps) {
