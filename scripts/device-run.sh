@@ -626,6 +626,29 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
+  ov54c)
+    # Probe ov54b's follow-up (a "slim" pack; any sm_90 card, but on an H200 the README decode rows of
+    # h52 without its DRAM sampling come first): the o projection at 8 warps with its whole row in flight
+    # (kernels.mmvs_emit_norm_short_both_groups), alone and with a landing GLU (the 4-warp one-task GLU;
+    # the 8-warp emitting GLU), qwen3-8b q4_k_m and q4_0 tg128 at 0 keys, interleaved with an A/A copy;
+    # its gates first (kernel-check mmvs_emit_norm/*, CudaModels.EmitNormSameBytes). ~7 minutes.
+    gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+      synth qwen3-8b q4_k_m
+      tg_on 0,4096,16384 5 150
+      rm -f "$f" "$f.done"
+      for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
+      exit 0
+    fi
+    kc mmvs_id mmvs_emit_norm 20265401 150
+    gpu_tests ov54c "CudaModels.EmitNorm*" 150
+    for mix in q4_k_m q4_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-o8b.toml --arm configs/arm-o8b-glu4-1t.toml \
+        --arm configs/arm-o8b-glu8.toml
+      rm -f "$f" "$f.done"
+    done
+    ;;
   ov54b)
     # Probe ov54's follow-up: its w8 arm put the downs at 8 warps too (0.947x alone); here only the o
     # projection (rows of at most 4096 weights, kernels.mmvs_emit_norm_warps_short = 8) is at 8 warps,

@@ -203,6 +203,10 @@ struct MmvsEmitNormParams {
   bool out_il = true;             // out_xq in the interleaved order (q8s_order.h), else plain
   float* partials = nullptr;      // n_rows / 32 floats (norm_math.cuh defer_block_ss)
   int warps = 16;                 // warps per CTA: 8 (four rows each; two CTAs per SM), 16 (two) or 32 (one)
+  // With 8 warps and rows of one warp: both task groups of each of a lane's four rows in flight (a row of
+  // at most 4096 weights wholly requested before the PDL wait, as at 16 warps) instead of one; not in the
+  // reduced build. The same bits. cudaErrorNotSupported (nothing launched) at other warps or row lengths.
+  bool both_groups = false;
   // > 0: the launch is one wave or nothing: cudaErrorNotSupported (nothing launched) when its n_rows / 32
   // CTAs exceed this many SMs times the CTAs per SM the instance fits (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
   int one_wave_sms = 0;

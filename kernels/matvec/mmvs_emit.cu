@@ -68,12 +68,15 @@ struct EmitArgs {
 // 8 warps: compiled for two CTAs per SM (at most 128 registers), so that rows whose 32-row CTAs
 // outnumber the SMs (qwen3-32b's 5120: 160 CTAs on 132 SMs) still run in one wave
 // (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
-template <QType T, int AO, int NW, int WPR, int GLU = 0>
+// D2 (MmvsEmitNormParams::both_groups): 8 warps with two task groups in flight per row (more registers:
+// Q4_0 fits the two-per-SM cap, Q4_K spills 64 bytes, ptxas).
+template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false>
 __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  constexpr int R = 32 / NW, D = (NW == 8 || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
+  static_assert(!D2 || (NW == 8 && WPR == 1 && GLU == 0), "two groups: the 8-warp residual form, rows of one warp");
+  constexpr int R = 32 / NW, D = ((NW == 8 && !D2) || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
   const int64_t row0 = (int64_t)blockIdx.x * 32;
   const int n_tasks = a.n_tasks, n_groups = (n_tasks + 31) / 32;
@@ -207,12 +210,14 @@ cudaError_t launch_w(const EmitArgs& a, int wpr, unsigned grid, int one_wave_sms
   return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 4>, grid, block, one_wave_sms, s, a);
 }
 template <QType T, int AO>
-cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, unsigned grid, int one_wave_sms, cudaStream_t s) {
+cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, unsigned grid, int one_wave_sms, cudaStream_t s) {
+  if (both && (warps != 8 || wpr != 1)) return cudaErrorNotSupported;
 #ifndef MEMRA_REDUCED_INSTANCES
+  if (both) return launch_one_wave(mmvs_emit_kernel<T, AO, 8, 1, 0, true>, grid, dim3(32 * 8), one_wave_sms, s, a);
   if (warps == 8) return launch_w<T, AO, 8>(a, wpr, grid, one_wave_sms, s);
   if (warps == 32) return launch_w<T, AO, 32>(a, wpr, grid, one_wave_sms, s);
 #endif
-  return warps == 16 ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
+  return warps == 16 && !both ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
 }
 // The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps), the interleaved input order.
 template <QType T, int GLU>
@@ -281,8 +286,8 @@ cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stre
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
     constexpr QType t = T.value;
     if constexpr (t == QType::Q6_K)
-      if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, grid, p.one_wave_sms, stream);
-    return launch_ao<t, 1>(a, wpr, p.warps, grid, p.one_wave_sms, stream);
+      if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, p.both_groups, grid, p.one_wave_sms, stream);
+    return launch_ao<t, 1>(a, wpr, p.warps, p.both_groups, grid, p.one_wave_sms, stream);
   });
 }
 

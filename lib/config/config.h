@@ -119,6 +119,7 @@ struct KernelsSection {
   bool mmvs_emit_norm = true;     // decode: the residual launch before a deferred norm computes that norm itself
   int mmvs_emit_norm_warps = 16;  // with mmvs_emit_norm: warps per 32-row CTA (8, 16 or 32)
   int mmvs_emit_norm_warps_short = 0;  // with mmvs_emit_norm: warps for rows of at most 4096 weights (0: mmvs_emit_norm_warps)
+  bool mmvs_emit_norm_short_both_groups = false;  // with mmvs_emit_norm_warps_short = 8: both task groups of a row in flight
   int mmvs_emit_norm_warps_wide = 8;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
   int mmvs_glu_emit_warps = 16;  // with mmvs_glu_emit: warps per 32-row CTA (16, or 8 at two CTAs per SM)

@@ -196,7 +196,7 @@ TEST(CudaModels, MmvsRowPairsVerifySameBytes) {
 // bytes of the launch followed by the norm, on decode steps and (unfused there) verify batches, at
 // 16 and 32 warps per CTA; kernels.mmvs_glu_emit (run 3): the gate + up launch writing the down's
 // planes gives the bytes of the launch followed by the quantizer, at 16 and (run 4, with the residual
-// launches at 8 too, through kernels.mmvs_emit_norm_warps_short) 8 warps per CTA. decode == verify holds with both; the runs with a key take it
+// launches at 8 too, through kernels.mmvs_emit_norm_warps_short, both task groups in flight) 8 warps per CTA. decode == verify holds with both; the runs with a key take it
 // ("emitted_by_residual_launch" among the backend's norm kinds at every norm but the first layer's,
 // "_glu_emit" among the one-token launches, "_glu_emit_w8" in run 4).
 TEST(CudaModels, EmitNormSameBytes) {
@@ -214,6 +214,7 @@ TEST(CudaModels, EmitNormSameBytes) {
     c[3].kernels.mmvs_glu_emit_warps = 16;
     c[4] = c[3];
     c[4].kernels.mmvs_emit_norm_warps_short = 8;  // (every row of these models is at most 4096 weights)
+    c[4].kernels.mmvs_emit_norm_short_both_groups = true;
     c[4].kernels.mmvs_glu_emit_warps = 8;
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 23);
@@ -226,7 +227,7 @@ TEST(CudaModels, EmitNormSameBytes) {
       EXPECT_EQ(v.at("mmvs_m1").find("_emit_norm_w") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
       EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit") != std::string::npos, r >= 3) << "run " << r << ": " << v.at("mmvs_m1");
       EXPECT_EQ(v.at("mmvs_m1").find("_glu_emit_w8") != std::string::npos, r == 4) << "run " << r << ": " << v.at("mmvs_m1");
-      EXPECT_EQ(v.at("mmvs_m1").find("_emit_norm_w8") != std::string::npos, r == 4) << "run " << r << ": " << v.at("mmvs_m1");
+      EXPECT_EQ(v.at("mmvs_m1").find("_emit_norm_w8_both") != std::string::npos, r == 4) << "run " << r << ": " << v.at("mmvs_m1");
       EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
     }
   }

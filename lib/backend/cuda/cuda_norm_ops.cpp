@@ -140,10 +140,12 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   e.out_il = q.il;
   e.partials = ss;
   e.warps = ws != 0 && p.n_cols <= 4096 ? ws : k.mmvs_emit_norm_warps;
+  e.both_groups = ws == 8 && p.n_cols <= 4096 && k.mmvs_emit_norm_short_both_groups;
   e.one_wave_sms = ctx().info().sm_count;
   cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
   if (err == cudaErrorNotSupported && k.mmvs_emit_norm_warps_wide != 0 && k.mmvs_emit_norm_warps_wide != e.warps) {
     e.warps = k.mmvs_emit_norm_warps_wide;  // (nothing was launched)
+    e.both_groups = false;
     err = cuda::launch_mmvs_emit_norm(e, stream());
   }
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
@@ -151,7 +153,8 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   hold_emitted_q8s(h.out);
   defer_ = {y, h.out, h.w, h.eps, ss, n_ss, true, false};
   norm_emitted_ = true;
-  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}", qtype_name(p.w_type), e.warps, p.act_il_q6k ? "_q6k" : "",
+  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}", qtype_name(p.w_type), e.warps, e.both_groups ? "_both" : "",
+                              p.act_il_q6k ? "_q6k" : "",
                               p.preload ? "" : "_nopreload"));
   return true;
 }
