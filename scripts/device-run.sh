@@ -640,11 +640,11 @@ case "$phase" in
       for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
       exit 0
     fi
-    kc mmvs_id mmvs_emit_norm 20265401 150
-    gpu_tests ov54c "CudaModels.EmitNorm*" 150
+    kc mmvs_id mmvs_emit_norm 20265401 100
+    gpu_tests ov54c "CudaModels.EmitNorm*" 120
     for mix in q4_k_m q4_0; do
       synth qwen3-8b $mix
-      tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-o8b.toml --arm configs/arm-o8b-glu4-1t.toml \
+      tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-o8b.toml --arm configs/arm-o8b-glu4-1t.toml \
         --arm configs/arm-o8b-glu8.toml
       rm -f "$f" "$f.done"
     done
