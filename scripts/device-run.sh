@@ -640,14 +640,14 @@ case "$phase" in
       for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
       exit 0
     fi
-    kc mmvs_id mmvs_emit_norm 20265401 100
-    gpu_tests ov54c "CudaModels.EmitNorm*" 120
+    kc mmvs_id mmvs_emit_norm 20265401 60
     for mix in q4_k_m q4_0; do
       synth qwen3-8b $mix
-      tg_on 0 5 120 --arm configs/arm-base.toml --arm configs/arm-o8b.toml --arm configs/arm-o8b-glu4-1t.toml \
+      tg_on 0 3 90 --arm configs/arm-base.toml --arm configs/arm-o8b.toml --arm configs/arm-o8b-glu4-1t.toml \
         --arm configs/arm-o8b-glu8.toml
       rm -f "$f" "$f.done"
     done
+    gpu_tests ov54c "CudaModels.EmitNorm*" 90
     ;;
   ov54b)
     # Probe ov54's follow-up: its w8 arm put the downs at 8 warps too (0.947x alone); here only the o
