@@ -54,6 +54,12 @@
 # 1.084x q4_0, flipped on; the GLU emit on the 32B 0.960x), ew53c (the 8B unchanged, 1.000x), s53 (the suite at
 # the new defaults 64/64, the embedding gate). No H200 came (five tries). Queue: h52 on an H200 first, then
 # h53 on the same H200 (the qwen3-32b README row at the new defaults beside the reversed arm), then as before.
+# Ran in the fifty-fourth session on H100s (receipts/h100/*-{ov54,ov54b}-*-20261206*): ov54 / ov54b (the GLU's
+# first CTAs landing beside an 8-warp o projection during the attention: every arm 0.889-0.989x; the o
+# projection alone at 8 warps 0.963x, the landing one-task GLU ~3% back; kernels.mmvs_glu_emit_warps and
+# kernels.mmvs_emit_norm_warps_short stay off). Two of fourteen calls ran (the rest failed or were refused); no H200 came.
+# Queue: ov54c first (the 8-warp o projection with both task groups in flight, its gates; any card, and
+# on an H200 it takes the README decode rows instead), then h52 / h53 on an H200, then as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
