@@ -185,6 +185,14 @@ pm_at() {  # depth tag: one --pm-sample pass of the gguf-synth file $f (1 us sam
   [ -f "$out/pm-$2-d$1.jsonl" ] && python3 scripts/pm-timeline.py "$out/pm-$2-d$1.jsonl" | head -n 18
   [ -f "$out/pm-$2-d$1.jsonl" ] && gzip -f "$out/pm-$2-d$1.jsonl"
 }
+rows_8b() {  # [pm]: the README's qwen3-8b decode rows (q4_k_m tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0); pm: q4_k_m's DRAM sampled at 0 and 16384 keys too
+  synth qwen3-8b q4_k_m
+  tg_on 0,4096,16384 5 150
+  if [ "${1:-}" = pm ]; then pm_at 0 q4_k_m; pm_at 16384 q4_k_m; fi
+  rm -f "$f" "$f.done"
+  local mix
+  for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
+}
 moe_prefill_arms() {  # pp512 of the MoE file $f: host-routed, device-grouped (dp4a), device-grouped (int8 tensor cores)
   timeout 200 "$bin/pp-bench" -m "$f" -p 512 -n 0 -d 0 -r 5 --arm configs/arm-base.toml \
     --arm configs/arm-moe-device-route-prefill.toml --arm configs/arm-moe-device-route-prefill-mma.toml \
@@ -639,13 +647,7 @@ case "$phase" in
     # the 8-warp emitting GLU), qwen3-8b q4_k_m and q4_0 tg128 at 0 keys, interleaved with an A/A copy;
     # its gates first (kernel-check mmvs_emit_norm/*, CudaModels.EmitNormSameBytes). ~7 minutes.
     gpu_info
-    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-      synth qwen3-8b q4_k_m
-      tg_on 0,4096,16384 5 150
-      rm -f "$f" "$f.done"
-      for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
-      exit 0
-    fi
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; exit 0; fi
     kc mmvs_id mmvs_emit_norm 20265401 60
     for mix in q4_k_m q4_0; do
       synth qwen3-8b $mix
@@ -691,24 +693,15 @@ case "$phase" in
     tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-emit-w8-o8.toml
     rm -f "$f" "$f.done"
     ;;
-  h52|h54)
+  h52)
     # On an H200 only: the README decode rows at this session's HEAD (qwen3-8b q4_k_m tg128 at 0 / 4096 /
     # 16384 keys, q4_0 and q8_0 at 0; r50's rows without its MoE row) and pm53's DRAM sampling of
     # q4_k_m at 0 and 16384 keys on the card of the targets (where its 4.8 TB/s leaves the step's
     # boundaries a larger share than the H100's 3.35). Take the rows with scripts/readme-rows.py. A
     # "trace" pack (pp-bench, gguf-synth and the CUPTI libraries). ~7 minutes.
     gpu_info
-    if [ "$phase" = h54 ] && ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-      bash "$0" ov54b "$out"  # h54 (a session's first call, either card may come) on an H100: probe ov54b
-      exit 0
-    fi
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h52: not an H200, no rows"; exit 0; }
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 5 150
-    pm_at 0 q4_k_m
-    pm_at 16384 q4_k_m
-    rm -f "$f" "$f.done"
-    for mix in q4_0 q8_0; do synth qwen3-8b $mix; tg_on 0 5 60; rm -f "$f" "$f.done"; done
+    rows_8b pm
     ;;
   pm54)
     # pm53's sampling of qwen3-32b q4_k_m at 0 keys (its 5120-wide rows take neither the emits nor the
