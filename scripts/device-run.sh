@@ -640,6 +640,16 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
+  ov54d)
+    # Confirm ov54c's one gain (a "slim" pack; any sm_90 card): q4_0's 8-warp o projection with its whole row
+    # in flight beside the 8-warp emitting GLU (1.049x against its base, 1.014x A/A), with the 8-warp GLU
+    # emit alone for the attribution; qwen3-8b q4_0 tg128 at 0 and 4096 keys, 5 reps interleaved. ~4 minutes.
+    gpu_info
+    synth qwen3-8b q4_0
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-o8b-glu8.toml --arm configs/arm-glu-emit-w8.toml \
+      --arm configs/arm-o8b.toml
+    rm -f "$f" "$f.done"
+    ;;
   ov54c)
     # Probe ov54b's follow-up (a "slim" pack; any sm_90 card, but on an H200 the README decode rows of
     # h52 without its DRAM sampling come first): the o projection at 8 warps with its whole row in flight
