@@ -640,67 +640,25 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
-  ov54d)
-    # Confirm ov54c's one gain (a "slim" pack; any sm_90 card): q4_0's 8-warp o projection with its whole row
-    # in flight beside the 8-warp emitting GLU (1.049x against its base, 1.014x A/A), with the 8-warp GLU
-    # emit alone for the attribution; qwen3-8b q4_0 tg128 at 0 and 4096 keys, 5 reps interleaved. ~4 minutes.
+  w55)
+    # The fifty-fifth session's flip (kernels.mmvs_emit_norm_short_w8 = kernels.mmvs_glu_emit_w8 = q4_0: a
+    # q4_0 model's o projection in 8-warp CTAs with the whole row in flight, the emitting GLU in 8-warp CTAs
+    # landing beside it during the attention). A "slim" pack, any sm_90 card (on an H200 the README's 8B
+    # decode rows at the new defaults first). The suite at the new defaults, the two kernels' gates, then
+    # qwen3-8b q4_0 tg128 at 0 / 4096 keys against the reversed arms (both off; the GLU's only), 5 reps
+    # interleaved with an A/A copy, and q4_k_m at 0 keys (unchanged by construction: no type of it listed).
+    # ~7 minutes (~10 on an H200). (ov54 / ov54b / ov54c / ov54d, the probes behind it, and their arms:
+    # git show 2880860:scripts/device-run.sh.)
     gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
+    cuda_vs_cpu "" 10
+    kc mmvs_id mmvs_glu_emit 20265501 150
+    kc mmvs_id mmvs_emit_norm 20265502 150
     synth qwen3-8b q4_0
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-o8b-glu8.toml --arm configs/arm-glu-emit-w8.toml \
-      --arm configs/arm-o8b.toml
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-emit-w8-off.toml --arm configs/arm-glu-emit-w8-off.toml
     rm -f "$f" "$f.done"
-    ;;
-  ov54c)
-    # Probe ov54b's follow-up (a "slim" pack; any sm_90 card, but on an H200 the README decode rows of
-    # h52 without its DRAM sampling come first): the o projection at 8 warps with its whole row in flight
-    # (kernels.mmvs_emit_norm_short_both_groups), alone and with a landing GLU (the 4-warp one-task GLU;
-    # the 8-warp emitting GLU), qwen3-8b q4_k_m and q4_0 tg128 at 0 keys, interleaved with an A/A copy;
-    # its gates first (kernel-check mmvs_emit_norm/*, CudaModels.EmitNormSameBytes). ~7 minutes.
-    gpu_info
-    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; exit 0; fi
-    kc mmvs_id mmvs_emit_norm 20265401 60
-    for mix in q4_k_m q4_0; do
-      synth qwen3-8b $mix
-      tg_on 0 3 90 --arm configs/arm-base.toml --arm configs/arm-o8b.toml --arm configs/arm-o8b-glu4-1t.toml \
-        --arm configs/arm-o8b-glu8.toml
-      rm -f "$f" "$f.done"
-    done
-    gpu_tests ov54c "CudaModels.EmitNorm*" 90
-    ;;
-  ov54b)
-    # Probe ov54's follow-up: its w8 arm put the downs at 8 warps too (0.947x alone); here only the o
-    # projection (rows of at most 4096 weights, kernels.mmvs_emit_norm_warps_short = 8) is at 8 warps,
-    # alone and with the 4-warp GLU (two-task, one-task) landing beside it; the GLU emit off alone for the
-    # attribution. qwen3-8b tg128 at 0 keys interleaved with an A/A copy; q4_0 with two arms. Any sm_90
-    # card. ~5 minutes.
-    gpu_info
     synth qwen3-8b q4_k_m
-    tg_on 0 5 220 --arm configs/arm-base.toml --arm configs/arm-o8.toml --arm configs/arm-o8-glu4.toml \
-      --arm configs/arm-o8-glu4-1t.toml --arm configs/arm-mmvs-glu-emit-off.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-o8.toml --arm configs/arm-o8-glu4.toml
-    rm -f "$f" "$f.done"
-    ;;
-  ov54)
-    # Probe (fifty-fourth session): can the GLU's first CTAs request their weights while the attention
-    # runs? At the defaults the o projection's 16-warp emit CTAs hold every register of 128 SMs from the
-    # attention's start, so the GLU (16-warp emit CTAs) lands only as they leave, and the DRAM idles for
-    # 4-5 us per layer (bench/notes/decode-trace.md). The arms: the emit at 8 warps (half an SM) with the
-    # 4-warp non-emitting GLU (configs/arm-glu-under-attn.toml), and with its one-task form (-1t), beside
-    # the parts alone (w8, the GLU emit off); and the emitting GLU itself in 8-warp CTAs at two per SM
-    # (kernels.mmvs_glu_emit_warps = 8, spilling a little for Q4_K) alone and beside the 8-warp o
-    # projection. qwen3-8b tg128 at 0 keys, interleaved with an A/A copy; q4_0 with two arms. Any sm_90
-    # card. ~6 minutes.
-    gpu_info
-    kc mmvs_id mmvs_glu_emit 20265400 150
-    synth qwen3-8b q4_k_m
-    tg_on 0 5 240 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-under-attn-1t.toml \
-      --arm configs/arm-mmvs-emit-norm-w8.toml --arm configs/arm-mmvs-glu-emit-off.toml --arm configs/arm-glu-emit-w8.toml \
-      --arm configs/arm-glu-emit-w8-o8.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-glu-under-attn.toml --arm configs/arm-glu-emit-w8-o8.toml
+    tg_on 0 3 90 --arm configs/arm-base.toml --arm configs/arm-emit-w8-off.toml
     rm -f "$f" "$f.done"
     ;;
   h52)

@@ -118,11 +118,10 @@ struct KernelsSection {
   std::string norm_defer_scale = "matvecs";  // with norm_defer: who sums the partials and takes the root ("matvecs" or "norm")
   bool mmvs_emit_norm = true;     // decode: the residual launch before a deferred norm computes that norm itself
   int mmvs_emit_norm_warps = 16;  // with mmvs_emit_norm: warps per 32-row CTA (8, 16 or 32)
-  int mmvs_emit_norm_warps_short = 0;  // with mmvs_emit_norm: warps for rows of at most 4096 weights (0: mmvs_emit_norm_warps)
-  bool mmvs_emit_norm_short_both_groups = false;  // with mmvs_emit_norm_warps_short = 8: both task groups of a row in flight
+  std::vector<std::string> mmvs_emit_norm_short_w8 = {"q4_0"};  // with mmvs_emit_norm: types whose rows of at most 4096 weights take 8-warp CTAs, whole row in flight
   int mmvs_emit_norm_warps_wide = 8;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
-  int mmvs_glu_emit_warps = 16;  // with mmvs_glu_emit: warps per 32-row CTA (16, or 8 at two CTAs per SM)
+  std::vector<std::string> mmvs_glu_emit_w8 = {"q4_0"};  // with mmvs_glu_emit: types whose emitting GLU takes 8-warp CTAs (two per SM)
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free

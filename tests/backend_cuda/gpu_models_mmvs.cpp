@@ -195,8 +195,9 @@ TEST(CudaModels, MmvsRowPairsVerifySameBytes) {
 // kernels.mmvs_emit_norm: the residual launches (o, down) that take the next deferred norm give the
 // bytes of the launch followed by the norm, on decode steps and (unfused there) verify batches, at
 // 16 and 32 warps per CTA; kernels.mmvs_glu_emit (run 3): the gate + up launch writing the down's
-// planes gives the bytes of the launch followed by the quantizer, at 16 and (run 4, with the residual
-// launches at 8 too, through kernels.mmvs_emit_norm_warps_short, both task groups in flight) 8 warps per CTA. decode == verify holds with both; the runs with a key take it
+// planes gives the bytes of the launch followed by the quantizer, at 16 and (run 4, kernels.mmvs_glu_emit_w8,
+// with the residual launches at 8 too, kernels.mmvs_emit_norm_short_w8, both task groups in flight) 8 warps
+// per CTA. decode == verify holds with both; the runs with a key take it
 // ("emitted_by_residual_launch" among the backend's norm kinds at every norm but the first layer's,
 // "_glu_emit" among the one-token launches, "_glu_emit_w8" in run 4).
 TEST(CudaModels, EmitNormSameBytes) {
@@ -209,13 +210,16 @@ TEST(CudaModels, EmitNormSameBytes) {
     c[1].kernels.mmvs_emit_norm = c[2].kernels.mmvs_emit_norm = c[3].kernels.mmvs_emit_norm = true;
     c[1].kernels.mmvs_emit_norm_warps = c[3].kernels.mmvs_emit_norm_warps = 16;
     c[2].kernels.mmvs_emit_norm_warps = 32;
-    for (int r = 0; r < 4; ++r) c[r].kernels.mmvs_glu_emit.clear();
-    c[3].kernels.mmvs_glu_emit = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
-    c[3].kernels.mmvs_glu_emit_warps = 16;
+    for (int r = 0; r < 4; ++r) {
+      c[r].kernels.mmvs_glu_emit.clear();
+      c[r].kernels.mmvs_glu_emit_w8.clear();
+      c[r].kernels.mmvs_emit_norm_short_w8.clear();
+    }
+    const std::vector<std::string> all = {"q4_k", "q6_k", "q8_0", "q4_0", "q5_k", "iq4_xs"};
+    c[3].kernels.mmvs_glu_emit = all;
     c[4] = c[3];
-    c[4].kernels.mmvs_emit_norm_warps_short = 8;  // (every row of these models is at most 4096 weights)
-    c[4].kernels.mmvs_emit_norm_short_both_groups = true;
-    c[4].kernels.mmvs_glu_emit_warps = 8;
+    c[4].kernels.mmvs_emit_norm_short_w8 = all;  // (every row of these models is at most 4096 weights)
+    c[4].kernels.mmvs_glu_emit_w8 = all;
     auto runs = open_synth_runs(file, c);
     expect_same_decode_bytes(runs, 37, 4, 23);
     const int32_t three[3] = {5, 9, 26};

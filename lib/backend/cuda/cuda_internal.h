@@ -341,6 +341,8 @@ class CudaBackend final : public Backend {
   // kernels.mmvs_min_blocks_glu, else kernels.mmvs_cap_fallback, else 0, of the instances at 0, 5, 6).
   bool mmvs_glu_pairs_[kMmvsTypes] = {};
   bool mmvs_glu_emit_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit
+  bool mmvs_glu_emit_w8_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit_w8
+  bool mmvs_emit_short_w8_[kMmvsTypes] = {};  // kernels.mmvs_emit_norm_short_w8
   int mmvs_glu_pair_cap_[kMmvsTypes] = {};
   // The one-task GLU launches (kernels.mmvs_glu_one_task) per weight type, and their cap per GLU kind
   // (SiLU, GELU-tanh) by the GLU's rule over the instances at 0, 5 and 6.

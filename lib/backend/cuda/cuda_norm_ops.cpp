@@ -124,8 +124,6 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
     return false;
   MEMRA_CHECK(k.mmvs_emit_norm_warps == 8 || k.mmvs_emit_norm_warps == 16 || k.mmvs_emit_norm_warps == 32,
               "kernels.mmvs_emit_norm_warps must be 8, 16 or 32, not {}", k.mmvs_emit_norm_warps);
-  const int ws = k.mmvs_emit_norm_warps_short;
-  MEMRA_CHECK(ws == 0 || ws == 8 || ws == 16 || ws == 32, "kernels.mmvs_emit_norm_warps_short must be 0, 8, 16 or 32, not {}", ws);
   MEMRA_CHECK(k.mmvs_emit_norm_warps_wide == 0 || k.mmvs_emit_norm_warps_wide == 8,
               "kernels.mmvs_emit_norm_warps_wide must be 0 or 8, not {}", k.mmvs_emit_norm_warps_wide);
   // The next planes go to the other slot: this launch reads its input's planes while it writes.
@@ -139,10 +137,19 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   e.out_xds = const_cast<void*>(q.xds);
   e.out_il = q.il;
   e.partials = ss;
-  e.warps = ws != 0 && p.n_cols <= 4096 ? ws : k.mmvs_emit_norm_warps;
-  e.both_groups = ws == 8 && p.n_cols <= 4096 && k.mmvs_emit_norm_short_both_groups;
+  // kernels.mmvs_emit_norm_short_w8: a row of at most 4096 weights wholly in flight in half an SM, so that
+  // the next GLU's 8-warp CTAs (kernels.mmvs_glu_emit_w8) land beside these during the attention.
+  const int ti = mmvs_type_index(p.w_type);
+  const bool short8 = ti >= 0 && mmvs_emit_short_w8_[ti] && p.n_cols <= 4096;
+  e.warps = short8 ? 8 : k.mmvs_emit_norm_warps;
+  e.both_groups = short8;
   e.one_wave_sms = ctx().info().sm_count;
   cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
+  if (err == cudaErrorNotSupported && short8) {  // (an instance not built: nothing was launched)
+    e.warps = k.mmvs_emit_norm_warps;
+    e.both_groups = false;
+    err = cuda::launch_mmvs_emit_norm(e, stream());
+  }
   if (err == cudaErrorNotSupported && k.mmvs_emit_norm_warps_wide != 0 && k.mmvs_emit_norm_warps_wide != e.warps) {
     e.warps = k.mmvs_emit_norm_warps_wide;  // (nothing was launched)
     e.both_groups = false;
@@ -173,9 +180,7 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   e.out_xq = const_cast<int8_t*>(q.xq);
   e.out_xds = const_cast<void*>(q.xds);
   e.out_order = q.il ? cuda::q8s::Order::il : cuda::q8s::Order::plain;
-  const int warps = cfg_.kernels.mmvs_glu_emit_warps;
-  MEMRA_CHECK(warps == 8 || warps == 16, "kernels.mmvs_glu_emit_warps must be 8 or 16, not {}", warps);
-  e.warps = warps;
+  e.warps = mmvs_glu_emit_w8_[ti] ? 8 : 16;
   cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
   if (err == cudaErrorNotSupported && e.warps != 16) {  // 8 warps: rows of one warp only (nothing was launched)
     e.warps = 16;
