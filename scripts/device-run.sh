@@ -646,8 +646,9 @@ case "$phase" in
     # landing beside it during the attention). A "slim" pack, any sm_90 card (on an H200 the README's 8B
     # decode rows at the new defaults first). The suite at the new defaults, the two kernels' gates, then
     # qwen3-8b q4_0 tg128 at 0 / 4096 keys against the reversed arms (both off; the GLU's only), 5 reps
-    # interleaved with an A/A copy, and q4_k_m at 0 keys (unchanged by construction: no type of it listed).
-    # ~7 minutes (~10 on an H200). (ov54 / ov54b / ov54c / ov54d, the probes behind it, and their arms:
+    # interleaved with an A/A copy, and q4_k_m at 0 / 4096 keys (the defaults unchanged by construction: no
+    # type of it listed) with the same layout for Q4_K (TaskQ4KWord: its 8-warp forms without spill; the
+    # kernel-check gates above cover them). ~8 minutes (~11 on an H200). (ov54 / ov54b / ov54c / ov54d, the probes behind it, and their arms:
     # git show 2880860:scripts/device-run.sh.)
     gpu_info
     if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
@@ -658,7 +659,8 @@ case "$phase" in
     tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-emit-w8-off.toml --arm configs/arm-glu-emit-w8-off.toml
     rm -f "$f" "$f.done"
     synth qwen3-8b q4_k_m
-    tg_on 0 3 90 --arm configs/arm-base.toml --arm configs/arm-emit-w8-off.toml
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-emit-w8-off.toml --arm configs/arm-emit-w8-q4k.toml \
+      --arm configs/arm-glu-emit-w8-q4k.toml
     rm -f "$f" "$f.done"
     ;;
   h52)

@@ -20,6 +20,8 @@
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
 // included), one task group per row and matrix in flight per lane.
+#include <type_traits>
+
 #include "act/act_math.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
@@ -58,6 +60,43 @@ struct EmitArgs {
   float* part;
 };
 
+// Q4_K's task in the 8-warp forms that keep eight tasks in flight per lane (the GLU's two matrices x
+// four rows; the residual form's four rows x both groups) at the two-per-SM cap of 128 registers,
+// where Task<Q4_K> (a 16-byte superblock header, two 16-byte qs granules) spills 56-64 bytes: lanes
+// 4m .. 4m + 3 hold the tasks of one superblock (t = 32 g + lane, 4 tasks per superblock, a row's task
+// count a multiple of 4), so each loads one word of the shared header and the four words are
+// gathered by shuffles just before the dot: 3 registers per task fewer, the same header, the same dot
+// (the same bits). gather() is called by every lane of the warp (the lanes past the row too: their
+// words are zero and their dots unused).
+struct TaskQ4KWord {
+  uint32_t hw;
+  uint4 q0, q1;
+  __device__ void load(const Src& s, int64_t row, int t, const Geo& g) {
+    const size_t word = 4 * (size_t)(t & 3);
+    if (g.il) {
+      const mmvs::IlAt at = mmvs::il_at<2>(s, row, t, g);
+      hw = mmvs::ldw4(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16 + word);
+      q0 = mmvs::ldw16(at.c0);
+      q1 = mmvs::ldw16(at.c0 + at.step);
+      return;
+    }
+    const uint8_t* sb = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
+    const int j = t & 3;
+    hw = mmvs::ldw4(sb + word);
+    q0 = mmvs::ldw16(sb + 16 + 32 * j);
+    q1 = mmvs::ldw16(sb + 32 + 32 * j);
+  }
+  __device__ uint4 gather(int lane) const {
+    const int b = lane & ~3;
+    return make_uint4(__shfl_sync(0xffffffffu, hw, b), __shfl_sync(0xffffffffu, hw, b + 1),
+                      __shfl_sync(0xffffffffu, hw, b + 2), __shfl_sync(0xffffffffu, hw, b + 3));
+  }
+  template <class X>
+  __device__ float dot(const uint4& h, int t, const X& x) const {
+    return mmvs::k_quant_dot<true>(h, q0, q1, t, x, [](uint4 q, int shift, int) { return mmvs::mask4(q, shift, 0x0F0F0F0Fu); });
+  }
+};
+
 // NW warps, 32 / NW rows each (rows row0 + warp + NW r); WPR: mmvs::warps_per_row of the row
 // length; AO: the input's order (1 interleaved, 2 its Q6_K variant); per row two task groups in
 // flight per lane (mmvs' kDepth), one with 8 warps (four rows per warp: the same four tasks per lane),
@@ -69,7 +108,7 @@ struct EmitArgs {
 // outnumber the SMs (qwen3-32b's 5120: 160 CTAs on 132 SMs) still run in one wave
 // (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
 // D2 (MmvsEmitNormParams::both_groups): 8 warps with two task groups in flight per row (more registers:
-// Q4_0 fits the two-per-SM cap, Q4_K spills 64 bytes, ptxas).
+// Q4_0 fits the two-per-SM cap; Q4_K with TaskQ4KWord, as in the 8-warp GLU form).
 template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false>
 __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
@@ -77,6 +116,8 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   static_assert(!D2 || (NW == 8 && WPR == 1 && GLU == 0), "two groups: the 8-warp residual form, rows of one warp");
   constexpr int R = 32 / NW, D = ((NW == 8 && !D2) || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
+  constexpr bool kWord = T == QType::Q4_K && NW == 8 && (GLU != 0 || D2);
+  using TaskT = std::conditional_t<kWord, TaskQ4KWord, Task<T>>;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
   const int64_t row0 = (int64_t)blockIdx.x * 32;
   const int n_tasks = a.n_tasks, n_groups = (n_tasks + 31) / 32;
@@ -93,16 +134,22 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
     for (int r = 0; r < R; ++r)
 #pragma unroll
       for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
-  Task<T> tk[M][R][D];
+  TaskT tk[M][R][D];
   const auto issue = [&](int g0) {
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const int t = 32 * (g0 + d) + lane;
-      if (t < n_tasks)
+      if (t < n_tasks) {
 #pragma unroll
         for (int mt = 0; mt < M; ++mt)
 #pragma unroll
           for (int r = 0; r < R; ++r) tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
+      } else if constexpr (kWord) {
+#pragma unroll
+        for (int mt = 0; mt < M; ++mt)
+#pragma unroll
+          for (int r = 0; r < R; ++r) tk[mt][r][d].hw = 0u;
+      }
     }
   };
   // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
@@ -134,12 +181,21 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
 #pragma unroll
         for (int d = 0; d < D; ++d) {
           const int t = 32 * (g0 + d) + lane;
-          if (t < n_tasks)
+          if constexpr (kWord) {
+#pragma unroll
+            for (int mt = 0; mt < M; ++mt)
+#pragma unroll
+              for (int r = 0; r < R; ++r) {
+                const uint4 hd = tk[mt][r][d].gather(lane);  // (every lane)
+                if (t < n_tasks) acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(hd, t, x));
+              }
+          } else if (t < n_tasks) {
 #pragma unroll
             for (int mt = 0; mt < M; ++mt)
 #pragma unroll
               for (int r = 0; r < R; ++r)
                 acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
+          }
         }
       }
     }
