@@ -280,6 +280,7 @@ TEST(CudaModels, EmitNormWideSameBytes) {
       x.kernels.norm_defer_max_cols = 0;
       x.kernels.mmvs_emit_norm = true;
       x.kernels.mmvs_emit_norm_warps = 16;
+      x.kernels.mmvs_emit_norm_short_w8.clear();  // (this model's o projection rows are 4096 weights: the wide rule alone)
     }
     c[0].kernels.mmvs_emit_norm_warps_wide = 0;
     c[1].kernels.mmvs_emit_norm_warps_wide = 8;
