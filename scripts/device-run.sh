@@ -643,9 +643,15 @@ case "$phase" in
   w55b)
     # w55's one failure fixed (CudaModels.EmitNormWideSameBytes asserted the wide rule's variants with
     # kernels.mmvs_emit_norm_short_w8 at its new default, which takes that model's 4096-weight o rows):
-    # the suite at the new defaults again. Any sm_90 card, a "slim" pack. ~1 minute.
+    # the suite at the new defaults again. Then ncu of the emitting GLU at 8 warps, Q4_K (w55: 0.945x at
+    # the step, no spill since TaskQ4KWord) against its 16-warp form and Q4_0's 8-warp form (1.018x): is the
+    # 8-warp Q4_K form issue-bound (the hypothesis in bench/notes/norm-decode.md)? Any sm_90 card, a "slim"
+    # pack. ~3 minutes.
     gpu_info
     cuda_vs_cpu "" 10
+    ncu_src mmvs_id "q4k-w8|mmvs_emit_kernel<\\(memra::QType\\)12, \\(int\\)1, \\(int\\)8|mmvs_glu_emit/Q4_K/12288x4096/silu/ns/w8" \
+      "q4k-w16|mmvs_emit_kernel<\\(memra::QType\\)12, \\(int\\)1, \\(int\\)16|mmvs_glu_emit/Q4_K/12288x4096/silu/ns" \
+      "q40-w8|mmvs_emit_kernel<\\(memra::QType\\)2, \\(int\\)1, \\(int\\)8|mmvs_glu_emit/Q4_0/12288x4096/silu/ns/w8"
     ;;
   w55)
     # The fifty-fifth session's flip (kernels.mmvs_emit_norm_short_w8 = kernels.mmvs_glu_emit_w8 = q4_0: a
