@@ -640,6 +640,16 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
+  r55)
+    # On an H200: the README's qwen3-8b decode rows at the fifty-fifth session's defaults (q4_0's 8-warp
+    # o projection and GLU). On another card: q4_0 tg128 at 16384 keys against the reversed arm (w55 took
+    # 0 / 4096). A "slim" pack. ~4 minutes.
+    gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; exit 0; fi
+    synth qwen3-8b q4_0
+    tg_on 16384 3 150 --arm configs/arm-base.toml --arm configs/arm-emit-w8-off.toml
+    rm -f "$f" "$f.done"
+    ;;
   w55b)
     # w55's one failure fixed (CudaModels.EmitNormWideSameBytes asserted the wide rule's variants with
     # kernels.mmvs_emit_norm_short_w8 at its new default, which takes that model's 4096-weight o rows):
