@@ -640,6 +640,16 @@ case "$phase" in
       --set bench.interleave=false
     rm -f "$f" "$f.done"
     ;;
+  x55)
+    # Does q4_0's layout help IQ4_XS (its 8-warp GLU has no spill; its both-groups o form 40 bytes)? qwen3-8b
+    # iq4_xs tg128 at 0 keys: the emitting GLU at 16 warps, at 8, and with the 8-warp o projection, against the
+    # defaults (no emit for IQ4_XS), interleaved with an A/A copy. Any sm_90 card, a "slim" pack. ~2 minutes.
+    gpu_info
+    synth qwen3-8b iq4_xs
+    tg_on 0 3 120 --arm configs/arm-base.toml --arm configs/arm-iq4xs-glu-emit.toml --arm configs/arm-iq4xs-glu-emit-w8.toml \
+      --arm configs/arm-iq4xs-w8.toml
+    rm -f "$f" "$f.done"
+    ;;
   r55)
     # On an H200: the README's qwen3-8b decode rows at the fifty-fifth session's defaults (q4_0's 8-warp
     # o projection and GLU). On another card: q4_0 tg128 at 16384 keys against the reversed arm (w55 took
