@@ -58,8 +58,15 @@
 # first CTAs landing beside an 8-warp o projection during the attention: every arm 0.889-0.989x; the o
 # projection alone at 8 warps 0.963x, the landing one-task GLU ~3% back; kernels.mmvs_glu_emit_warps and
 # kernels.mmvs_emit_norm_warps_short stay off). Two of fourteen calls ran (the rest failed or were refused); no H200 came.
-# Queue: ov54c first (the 8-warp o projection with both task groups in flight, its gates; any card, and
-# on an H200 it takes the README decode rows instead), then h52 / h53 on an H200, then as before.
+# (ov54c ran in the fifty-fifth session.)
+# Ran in the fifty-fifth session on H100s (receipts/h100/*-{ov54c,ov54d,w55,r55,x55}-*-20261206*, logs/*w55b*):
+# ov54c / ov54d (the 8-warp o projection with both groups beside the 8-warp emitting GLU: q4_0 1.033-1.049x,
+# q4_k_m 0.894x), then the flip for q4_0 (kernels.mmvs_emit_norm_short_w8 / kernels.mmvs_glu_emit_w8 type lists,
+# default q4_0), w55 / w55b (its gates, the suite 64/64, reversed 0.958x / 0.988x at 0 / 4096 keys; Q4_K
+# without spill still 0.903x; ncu: the 8-warp Q4_K GLU latency-bound), r55 (q4_0 at 16384 keys, reversed
+# 0.977x), x55 (IQ4_XS: every 8-warp form loses). Seven calls ran of thirteen; no H200 came.
+# Queue: r55 on an H200 first (the README's 8B rows at the new defaults: q4_0's row moves), or h52 (the
+# same rows with the DRAM sampled, a "trace" pack), then h53 on the same H200, then as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
