@@ -64,7 +64,7 @@
 # q4_k_m 0.894x), then the flip for q4_0 (kernels.mmvs_emit_norm_short_w8 / kernels.mmvs_glu_emit_w8 type lists,
 # default q4_0), w55 / w55b (its gates, the suite 64/64, reversed 0.958x / 0.988x at 0 / 4096 keys; Q4_K
 # without spill still 0.903x; ncu: the 8-warp Q4_K GLU latency-bound), r55 (q4_0 at 16384 keys, reversed
-# 0.977x), x55 (IQ4_XS: every 8-warp form loses). Seven calls ran of thirteen; no H200 came.
+# 0.977x), x55 (IQ4_XS: every 8-warp form loses). Six calls ran of fourteen; no H200 came.
 # Queue: r55 on an H200 first (the README's 8B rows at the new defaults: q4_0's row moves), or h52 (the
 # same rows with the DRAM sampled, a "trace" pack), then h53 on the same H200, then as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
@@ -656,6 +656,12 @@ case "$phase" in
     tg_on 0 3 120 --arm configs/arm-base.toml --arm configs/arm-iq4xs-glu-emit.toml --arm configs/arm-iq4xs-glu-emit-w8.toml \
       --arm configs/arm-iq4xs-w8.toml
     rm -f "$f" "$f.done"
+    ;;
+  r55h)
+    # r55's H200 branch alone (the README's 8B decode rows at the fifty-fifth session's defaults); nothing on
+    # another card (r55's probe ran). A "slim" pack. ~4 minutes on an H200.
+    gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
     ;;
   r55)
     # On an H200: the README's qwen3-8b decode rows at the fifty-fifth session's defaults (q4_0's 8-warp
