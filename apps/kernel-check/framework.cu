@@ -8,6 +8,7 @@
 #include <set>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/device_query.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "kernel_check.h"
@@ -146,7 +147,7 @@ uint64_t case_seed(uint64_t seed, const std::string& name) {
   return h;
 }
 
-void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush_bytes, CaseReport& r) {
+void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush_bytes, double card_bw, CaseReport& r) {
   cuda::EventTimer timer;
   for (int i = 0; i < o.warmup; ++i) cuda::check_status(c.launch(env), "warm-up launch");
   cuda::stream_sync(env.stream());
@@ -168,6 +169,7 @@ void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush
   if (s.median > 0) {
     r.gbps = pc.bytes / (s.median * 1e-6) / 1e9;
     r.frac_bw = pc.bytes / (s.median * 1e-6) / kFloorBandwidth;
+    if (card_bw > 0) r.frac_card_bw = pc.bytes / (s.median * 1e-6) / card_bw;
     r.tflops = pc.flops / (s.median * 1e-6) / 1e12;
     r.frac_peak = pc.flops / (s.median * 1e-6) / kFloorTensorF16;
   }
@@ -186,7 +188,8 @@ void print_report(const CaseReport& r) {
   }
   if (r.timed) {
     line += fmt::format(" | {:.2f} us", r.median_us);
-    if (r.bytes > 0) line += fmt::format(" {:.0f} GB/s ({:.2f} of 4.8 TB/s)", r.gbps, r.frac_bw);
+    if (r.bytes > 0) line += fmt::format(" {:.0f} GB/s ({:.2f} of 4.8 TB/s", r.gbps, r.frac_bw);
+    if (r.bytes > 0) line += r.frac_card_bw > 0 ? fmt::format(", card {:.2f})", r.frac_card_bw) : std::string(")");
     if (r.flops > 0) line += fmt::format(" {:.1f} TFLOP/s ({:.3f} of peak)", r.tflops, r.frac_peak);
   }
   fmt::print("{}\n", line);
@@ -213,6 +216,9 @@ RunSummary run_cases(const RunOptions& o) {
   fmt::print("kernel-check on {}; seed {}; {} case(s)\n", sum.device, o.seed, sel.size());
   cuda::DeviceBuffer flush;
   if (o.perf && o.flush_l2) flush = cuda::DeviceBuffer(ctx->pool(), 2 * di.l2_bytes, "L2 flush buffer");
+  // The perf fractions: of the H200's 4.8 TB/s (the targets' card) and of this card's own peak.
+  const auto gi = cuda::query_device(di.id);
+  const double card_bw = gi ? gi->peak_bandwidth_bytes_per_s() : 0.0;
 
   for (const CaseInfo* info : sel) {
     CaseReport r;
@@ -234,7 +240,7 @@ RunSummary run_cases(const RunOptions& o) {
       r.max_abs = v.max_abs;
       r.bad = v.bad;
       r.detail = v.detail;
-      if (o.perf) time_case(*c, env, o, flush.get(), flush.bytes(), r);
+      if (o.perf) time_case(*c, env, o, flush.get(), flush.bytes(), card_bw, r);
       cuda::stream_sync(env.stream());
     } catch (const std::exception& e) {
       r.status = "error";

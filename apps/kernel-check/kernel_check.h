@@ -30,6 +30,7 @@ struct CaseReport {
   std::vector<double> samples_us;
   double bytes = 0, flops = 0;
   double gbps = 0, frac_bw = 0, tflops = 0, frac_peak = 0;
+  double frac_card_bw = 0;  // of this card's peak bandwidth (memory clock x bus width; 0: not reported)
 };
 
 struct RunSummary {

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
       if (r.timed) {
         j["perf"] = {{"median_us", r.median_us}, {"min_us", r.min_us},     {"max_us", r.max_us},
                      {"samples_us", r.samples_us}, {"bytes", r.bytes},     {"flops", r.flops},
-                     {"gbps", r.gbps},           {"frac_of_4_8_tbps", r.frac_bw}, {"tflops", r.tflops},
+                     {"gbps", r.gbps},           {"frac_of_4_8_tbps", r.frac_bw}, {"frac_of_card_bw", r.frac_card_bw}, {"tflops", r.tflops},
                      {"frac_of_989_tflops", r.frac_peak}};
       }
       cases.push_back(std::move(j));
