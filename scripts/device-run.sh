@@ -64,8 +64,9 @@
 # q4_k_m 0.894x), then the flip for q4_0 (kernels.mmvs_emit_norm_short_w8 / kernels.mmvs_glu_emit_w8 type lists,
 # default q4_0), w55 / w55b (its gates, the suite 64/64, reversed 0.958x / 0.988x at 0 / 4096 keys; Q4_K
 # without spill still 0.903x; ncu: the 8-warp Q4_K GLU latency-bound), r55 (q4_0 at 16384 keys, reversed
-# 0.977x), x55 (IQ4_XS: every 8-warp form loses). Six calls ran of fourteen; no H200 came.
-# Queue: r55 on an H200 first (the README's 8B rows at the new defaults: q4_0's row moves), or h52 (the
+# 0.977x), x55 (IQ4_XS: every 8-warp form loses), kc55 (an ad-hoc kernel-check --perf, mmvs at 12288 x 4096). Nine calls of seventeen ran
+# (the rest failed starts or refusals); every one on an H100, r55h found one again.
+# Queue: r55h on an H200 first (the README's 8B rows at the new defaults: q4_0's row moves), or h52 (the
 # same rows with the DRAM sampled, a "trace" pack), then h53 on the same H200, then as before.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
