@@ -186,6 +186,11 @@ tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the ggu
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" "${aa[@]}" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+tg_resident() {  # depth reps limit_s arms...: tg128 of $f with one arm resident at a time, the defaults first and last
+  local depth=$1 reps=$2 limit=$3 a args=(--arm configs/arm-base.toml); shift 3
+  for a in "$@"; do args+=(--arm "$a"); done
+  tg_on "$depth" "$reps" "$limit" "${args[@]}" --arm configs/arm-base-b.toml --set bench.interleave=false
+}
 pm_at() {  # depth tag: one --pm-sample pass of the gguf-synth file $f (1 us samples with the kernel records), its table
   timeout 150 "$bin/pp-bench" -m "$f" -p 0 -n 128 -d $1 -r 2 --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --pm-sample "$out/pm-$2-d$1.jsonl" --pm-interval-ns 1000 \
@@ -616,8 +621,7 @@ case "$phase" in
       --receipt "$out/kernel-check.jsonl" | grep -E "embed/(Q4_K|Q6_K|Q8_0|Q4_0)/1x4096" | head -n 8
     gpu_tests ew53 "CudaModels.EmitNorm*" 150
     synth qwen3-32b q4_k_m 200
-    tg_on 0 5 400 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml --arm configs/arm-glu-emit-wide.toml \
-      --arm configs/arm-emit-wide-both.toml --arm configs/arm-base-b.toml --set bench.interleave=false
+    tg_resident 0 5 400 configs/arm-emit-norm-wide-w8.toml configs/arm-glu-emit-wide.toml configs/arm-emit-wide-both.toml
     rm -f "$f" "$f.done"
     ;;
   ew53b)
@@ -625,8 +629,7 @@ case "$phase" in
     # one arm resident at a time, the defaults first and last. Any sm_90 card, a "slim" pack. ~4 minutes.
     gpu_info
     synth qwen3-32b q4_0 200
-    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-w8.toml --arm configs/arm-base-b.toml \
-      --set bench.interleave=false
+    tg_resident 0 5 300 configs/arm-emit-norm-wide-w8.toml
     rm -f "$f" "$f.done"
     ;;
   ew53c)
@@ -644,8 +647,7 @@ case "$phase" in
     gpu_info
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h53: not an H200, no rows"; exit 0; }
     synth qwen3-32b q4_k_m 300
-    tg_on 0 5 300 --arm configs/arm-base.toml --arm configs/arm-emit-norm-wide-off.toml --arm configs/arm-base-b.toml \
-      --set bench.interleave=false
+    tg_resident 0 5 300 configs/arm-emit-norm-wide-off.toml
     rm -f "$f" "$f.done"
     ;;
   x55)
