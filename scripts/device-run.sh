@@ -660,6 +660,15 @@ case "$phase" in
       --arm configs/arm-iq4xs-w8.toml
     rm -f "$f" "$f.done"
     ;;
+  s56)
+    # The fifty-sixth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
+    # on any card kernel-check --perf of the emitting GLU and the residual matvec (frac_of_card_bw, added in
+    # the fifty-fifth session, recorded for the first time). A "slim" pack. ~1 minute (~5 on an H200).
+    gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter "mmvs_glu_emit/" --perf --reps 30 --seed 20265601 \
+      --receipt "$out/kernel-check.jsonl" | grep -E "12288x4096" | head -n 12
+    ;;
   r55h)
     # r55's H200 branch alone (the README's 8B decode rows at the fifty-fifth session's defaults); nothing on
     # another card (r55's probe ran). A "slim" pack. ~4 minutes on an H200.
