@@ -660,6 +660,25 @@ case "$phase" in
       --arm configs/arm-iq4xs-w8.toml
     rm -f "$f" "$f.done"
     ;;
+  st56)
+    # kernels.mmvs_emit_norm_staged + kernels.mmvs_glu_emit_r96 (built in the fifty-sixth session): Q4_K's o
+    # projection staged in shared memory by quarter-SM CTAs, the emitting GLU's 16-warp CTAs at 96 registers
+    # landing beside them during the attention. Gates (kernel-check mmvs_id */staged, */r96; the CUDA-vs-CPU
+    # EmitNorm tests), kernel-level --perf of the forms, then qwen3-8b q4_k_m tg128 at 0 / 4096 keys against
+    # the arm and its two halves, interleaved with an A/A copy. Any sm_90 card, a "slim" pack. ~6 minutes.
+    gpu_info
+    kc mmvs_id /staged 20265602 150
+    kc mmvs_id /r96 20265603 150
+    gpu_tests st56 "CudaModels.EmitNorm*" 150
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter "Q4_K/4096x4096/w" --perf --reps 30 --seed 20265604 \
+      --receipt "$out/kernel-check.jsonl" | grep -E "w16 |w8/both|staged" | head -n 6
+    timeout 120 "$bin/kernel-check" --section mmvs_id --filter "mmvs_glu_emit/Q4_K/12288x4096/silu/ns" --perf --reps 30 \
+      --seed 20265605 --receipt "$out/kernel-check.jsonl" | grep -E "perf|us" | head -n 6
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 240 --arm configs/arm-base.toml --arm configs/arm-o-staged.toml --arm configs/arm-o-staged-only.toml \
+      --arm configs/arm-glu-r96.toml
+    rm -f "$f" "$f.done"
+    ;;
   s56)
     # The fifty-sixth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
     # on any card kernel-check --perf of the emitting GLU and the residual matvec (frac_of_card_bw, added in
