@@ -68,6 +68,9 @@
 # (the rest failed starts or refusals); every one on an H100, r55h found one again.
 # Queue: r55h on an H200 first (the README's 8B rows at the new defaults: q4_0's row moves), or h52 (the
 # same rows with the DRAM sampled, a "trace" pack), then h53 on the same H200, then as before.
+# Fifty-sixth session: st56 on an H100 (the o projection staged in shared memory beside a 96-register GLU:
+# 0.917x / 0.882x at 0 / 4096 keys, dropped; its phase and code: git show a9fc8ae). Queue unchanged: s56
+# (the same rows as r55h on an H200, kernel-check --perf of the emitting GLU on any card), then h53.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -658,25 +661,6 @@ case "$phase" in
     synth qwen3-8b iq4_xs
     tg_on 0 3 120 --arm configs/arm-base.toml --arm configs/arm-iq4xs-glu-emit.toml --arm configs/arm-iq4xs-glu-emit-w8.toml \
       --arm configs/arm-iq4xs-w8.toml
-    rm -f "$f" "$f.done"
-    ;;
-  st56)
-    # kernels.mmvs_emit_norm_staged + kernels.mmvs_glu_emit_r96 (built in the fifty-sixth session): Q4_K's o
-    # projection staged in shared memory by quarter-SM CTAs, the emitting GLU's 16-warp CTAs at 96 registers
-    # landing beside them during the attention. Gates (kernel-check mmvs_id */staged, */r96; the CUDA-vs-CPU
-    # EmitNorm tests), kernel-level --perf of the forms, then qwen3-8b q4_k_m tg128 at 0 / 4096 keys against
-    # the arm and its two halves, interleaved with an A/A copy. Any sm_90 card, a "slim" pack. ~6 minutes.
-    gpu_info
-    kc mmvs_id /staged 20265602 150
-    kc mmvs_id /r96 20265603 150
-    gpu_tests st56 "CudaModels.EmitNorm*" 150
-    timeout 120 "$bin/kernel-check" --section mmvs_id --filter "Q4_K/4096x4096/w" --perf --reps 30 --seed 20265604 \
-      --receipt "$out/kernel-check.jsonl" | grep -E "w16 |w8/both|staged" | head -n 6
-    timeout 120 "$bin/kernel-check" --section mmvs_id --filter "mmvs_glu_emit/Q4_K/12288x4096/silu/ns" --perf --reps 30 \
-      --seed 20265605 --receipt "$out/kernel-check.jsonl" | grep -E "perf|us" | head -n 6
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 240 --arm configs/arm-base.toml --arm configs/arm-o-staged.toml --arm configs/arm-o-staged-only.toml \
-      --arm configs/arm-glu-r96.toml
     rm -f "$f" "$f.done"
     ;;
   s56)

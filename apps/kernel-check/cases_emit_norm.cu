@@ -2,14 +2,12 @@
 // (cuda::launch_mmvs_emit_norm, kernels.mmvs_emit_norm).
 // - mmvs_glu_emit/<type>/<n>x<k>/<act>/<scale>[/<order>]: the GLU form (launch_mmvs_glu_emit) against
 //   launch_mmvs's GLU then launch_quantize_q8s (MmvsGluEmitCase below).
-// - mmvs_emit_norm/<type>/<n>x<k>/w<warps>[/splitw4][/q6k][/nopreload][/no_w][/both|/staged]: one launch against
+// - mmvs_emit_norm/<type>/<n>x<k>/w<warps>[/splitw4][/q6k][/nopreload][/no_w]: one launch against
 //   the two it replaces, run here on the same inputs: launch_mmvs with the residual epilogue, then
 //   launch_rms_norm_defer on its output. y, the q8s planes of y * w (interleaved), their scales and
 //   sums, and the partial sums of squares byte-identical; y also against the f64 product plus the
 //   residual (the mmvs tolerance), and the partials' sum against the f64 sum of squares of the
-//   kernel's own y (1e-5 relative). Refusals: rows not a multiple of 32, 48 warps, no residual; the staged
-//   form (MmvsEmitNormParams::staged: the CTA's rows copied into shared memory) on a 12288-weight row
-//   (several warps per row, and past kMmvsStagedMaxBytes) with nothing launched.
+//   kernel's own y (1e-5 relative). Refusals: rows not a multiple of 32, 48 warps, no residual.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -33,7 +31,6 @@ class MmvsEmitNormCase : public Case {
     bool preload = true;
     bool has_w = true;
     bool both = false;  // MmvsEmitNormParams::both_groups (8 warps, rows of one warp)
-    bool staged = false;  // MmvsEmitNormParams::staged
   };
   MmvsEmitNormCase(QType t, int64_t n, int64_t k, Form f) : t_(t), n_(n), k_(k), f_(f) {}
   void generate(Env& env) override {
@@ -77,7 +74,6 @@ class MmvsEmitNormCase : public Case {
     e.partials = dpart_;
     e.warps = f_.warps;
     e.both_groups = f_.both;
-    e.staged = f_.staged;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -93,11 +89,6 @@ class MmvsEmitNormCase : public Case {
     if (f_.both) {  // both groups: 8 warps only, nothing launched at 16
       bad = params();
       bad.warps = 16;
-      refused_ = refused_ && cuda::launch_mmvs_emit_norm(bad, env.stream()) == cudaErrorNotSupported;
-    }
-    if (f_.staged && k_ <= 4096) {  // a 12288-weight row of the same matrix type: not the staged form's
-      bad = params();
-      bad.mv.n_cols = 12288;
       refused_ = refused_ && cuda::launch_mmvs_emit_norm(bad, env.stream()) == cudaErrorNotSupported;
     }
     return cuda::launch_mmvs_emit_norm(params(), env.stream());
@@ -128,9 +119,7 @@ class MmvsEmitNormCase : public Case {
     w_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_)
-      return ref::fail("rows not a multiple of 32, 48 warps, no residual, (both groups) 16 warps or (staged) a 12288-weight row "
-                       "was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, 48 warps, no residual or (both groups) 16 warps was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -173,14 +162,13 @@ class MmvsEmitNormCase : public Case {
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
 // products (the mmvs tolerance). warps 8 (MmvsGluEmitParams::warps): the CTAs compiled for two per SM,
 // with min_tasks (MmvsParams::split_min_tasks) where a row stays one warp's; a row of several warps
-// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched. r96
-// (MmvsGluEmitParams::regs96): the 16-warp instance compiled for 96 registers, refused the same way.
+// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched.
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
   MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, int warps = 16,
-                  int min_tasks = 65, bool r96 = false)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks), r96_(r96) {}
+                  int min_tasks = 65)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -235,7 +223,6 @@ class MmvsGluEmitCase : public Case {
     e.out_xds = dds_;
     e.out_order = order_;
     e.warps = warps_;
-    e.regs96 = r96_;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -251,7 +238,7 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.warps = 4;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-    if ((warps_ == 8 || r96_) && k_ > 4096 && t_ != QType::Q4_0) {  // two warps per row at the 65-task rule: not the 8-warp form's
+    if (warps_ == 8 && k_ > 4096 && t_ != QType::Q4_0) {  // two warps per row at the 65-task rule: not the 8-warp form's
       bad = params();
       bad.mv.split_min_tasks = 65;
       refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
@@ -287,8 +274,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_)
-      return ref::fail("rows not a multiple of 32, a residual, no GLU, 4 warps or (8 warps, 96 registers) a split row was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU, 4 warps or (8 warps) a split row was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -309,7 +295,6 @@ class MmvsGluEmitCase : public Case {
   int glu_, ns_;
   cuda::q8s::Order order_;
   int warps_, min_tasks_;
-  bool r96_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -339,15 +324,6 @@ void add_emit_norm_cases(Registry& r) {
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/25600x5120/silu/ns/w8"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 25600, 5120, 1, 1, Ord::il, 8, 81); });
   }
-  // 16 warps at 96 registers: the 8B's rows, the 32B's at its split rule.
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) {
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/silu/ns/r96"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 1, 1, Ord::il, 16, 65, true); });
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/25600x5120/silu/ns/r96"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 25600, 5120, 1, 1, Ord::il, 16, 81, true); });
-  }
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/r96",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 16, 65, true); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/w8",
         [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 8); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
@@ -358,7 +334,7 @@ void add_emit_norm_cases(Registry& r) {
   const auto add = [&](QType t, int64_t n, int64_t k, Form f) {
     r.add("mmvs_id", ref::cat("mmvs_emit_norm/", qtype_name(t), "/", n, "x", k, "/w", f.warps,
                               f.split_max_warps == 4 ? "/splitw4" : "", f.q6k ? "/q6k" : "", f.preload ? "" : "/nopreload",
-                              f.has_w ? "" : "/no_w", f.both ? "/both" : "", f.staged ? "/staged" : ""),
+                              f.has_w ? "" : "/no_w", f.both ? "/both" : ""),
           [=] { return std::make_unique<MmvsEmitNormCase>(t, n, k, f); });
   };
   // The qwen3-8b residual launches (o 4096 x 4096, down 4096 x 12288), the qwen3-32b ones (5120 x
@@ -393,12 +369,6 @@ void add_emit_norm_cases(Registry& r) {
   f.both = true;  // the 8B's o projection (4096 weights: one warp per row) with its whole row in flight
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) add(t, 4096, 4096, f);
   add(QType::Q4_0, 5120, 5120, f);  // three groups: two, then one
-  f = Form{};
-  f.warps = 8;
-  f.staged = true;  // the o projection's rows in shared memory (every type's 32 rows of 4096 weights fit)
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) add(t, 4096, 4096, f);
-  add(QType::Q4_0, 5120, 5120, f);  // three groups
-  add(QType::Q4_K, 160, 4096, f);   // 5 CTAs
   f = Form{};
   f.has_w = false;
   add(QType::Q4_K, 4096, 4096, f);

@@ -210,18 +210,7 @@ struct MmvsEmitNormParams {
   // > 0: the launch is one wave or nothing: cudaErrorNotSupported (nothing launched) when its n_rows / 32
   // CTAs exceed this many SMs times the CTAs per SM the instance fits (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
   int one_wave_sms = 0;
-  // The staged form (kernels.mmvs_emit_norm_staged): 8-warp CTAs compiled for at most 64 registers (a quarter
-  // of an SM's), each copying its 32 rows of every weight plane into shared memory with bulk copies before
-  // the PDL wait and reading its tasks from there, so that the next GLU's CTAs (MmvsGluEmitParams::regs96)
-  // land beside it and request their weights while the attention runs. Rows of one warp, the interleaved
-  // input order (not act_il_q6k), planes 16-byte aligned and at most kMmvsStagedMaxBytes per CTA; not in
-  // the reduced build: cudaErrorNotSupported (nothing launched) elsewhere. Takes precedence over warps /
-  // both_groups / one_wave_sms. The same bits.
-  bool staged = false;
 };
-// The shared memory a staged CTA may take (its 32 rows of every plane: 73728 bytes for 4096-weight Q4_K or Q4_0
-// rows, 139264 for Q8_0's).
-inline constexpr size_t kMmvsStagedMaxBytes = 144 * 1024;
 cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stream);
 
 // The one-token gate + up + activation launch (glu 1 SiLU or 2 GELU-tanh, w2 the up matrix, the
@@ -242,10 +231,6 @@ struct MmvsGluEmitParams {
   // 8 only where a row is one warp's (kernels.mmvs_split_min_k) and not in the reduced build:
   // cudaErrorNotSupported (nothing launched) elsewhere. The same bits at both.
   int warps = 16;
-  // With 16 warps and rows of one warp: the instance compiled for at most 96 registers (kernels.mmvs_glu_emit_r96),
-  // so that a CTA fits beside a staged residual launch's CTA (MmvsEmitNormParams::staged); not in the reduced
-  // build: cudaErrorNotSupported (nothing launched) elsewhere. The same bits.
-  bool regs96 = false;
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

@@ -20,11 +20,9 @@
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
 // included), one task group per row and matrix in flight per lane.
-#include <atomic>
 #include <type_traits>
 
 #include "act/act_math.cuh"
-#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "matvec/mmvs.h"
 #include "matvec/mmvs_dispatch.h"
@@ -60,18 +58,6 @@ struct EmitArgs {
   float2* ods;
   q8s::Order order;  // of oq
   float* part;
-  // The staged form: bytes per row of the body, aux and d planes (0: no such plane), copied for the CTA's
-  // 32 rows into dynamic shared memory in that order.
-  uint32_t st_body, st_aux, st_d;
-};
-
-// Task loads from the staged copy (plain loads through generic pointers into the kernel's shared array:
-// the compiler infers the shared space; ordered after the copy's barrier wait by its memory clobber).
-struct LdS {
-  static __device__ uint4 w16(const uint8_t* p) { return *reinterpret_cast<const uint4*>(p); }
-  static __device__ uint2 w8(const uint8_t* p) { return *reinterpret_cast<const uint2*>(p); }
-  static __device__ uint32_t w4(const void* p) { return *static_cast<const uint32_t*>(p); }
-  static __device__ uint32_t w2(const void* p) { return *static_cast<const uint16_t*>(p); }
 };
 
 // Q4_K's task in the 8-warp forms that keep eight tasks in flight per lane (the GLU's two matrices x
@@ -123,21 +109,12 @@ struct TaskQ4KWord {
 // (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
 // D2 (MmvsEmitNormParams::both_groups): 8 warps with two task groups in flight per row (more registers:
 // Q4_0 fits the two-per-SM cap; Q4_K with TaskQ4KWord, as in the 8-warp GLU form).
-// V: 1 the staged residual form (MmvsEmitNormParams::staged: 8 warps compiled for four CTAs per SM, at
-// most 64 registers; the CTA's rows of every plane copied into dynamic shared memory by one thread's
-// bulk copies before the PDL wait, the tasks read from there one at a time; group by group in the same
-// order per lane, so the same bits); 2 the GLU form at 16 warps compiled for at most 96 registers
-// (MmvsGluEmitParams::regs96: 21 warps' worth of the register file, so one CTA fits beside a staged
-// residual CTA's quarter; the same operations, the same bits).
-template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false, int V = 0>
-__global__ void __launch_bounds__(V == 2 ? 640 : 32 * NW, V == 1 ? 4 : (NW == 8 ? 2 : 1))
-    mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
+template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false>
+__global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   static_assert(!D2 || (NW == 8 && WPR == 1 && GLU == 0), "two groups: the 8-warp residual form, rows of one warp");
-  static_assert(V != 1 || (NW == 8 && WPR == 1 && GLU == 0 && !D2), "staged: the 8-warp residual form, rows of one warp");
-  static_assert(V != 2 || (NW == 16 && GLU != 0), "96 registers: the 16-warp GLU form");
   constexpr int R = 32 / NW, D = ((NW == 8 && !D2) || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   constexpr bool kWord = T == QType::Q4_K && NW == 8 && (GLU != 0 || D2);
   using TaskT = std::conditional_t<kWord, TaskQ4KWord, Task<T>>;
@@ -182,22 +159,7 @@ __global__ void __launch_bounds__(V == 2 ? 640 : 32 * NW, V == 1 ? 4 : (NW == 8 
 #pragma unroll
     for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
   }
-  // The staged form's copy: body, aux and d rows of the CTA, one barrier, requested before the wait
-  // (weights only).
-  extern __shared__ __align__(16) uint8_t stg[];
-  __shared__ uint64_t stg_bar;
-  if constexpr (V == 1) {
-    if (threadIdx.x == 0) {
-      bulk::init_barrier(&stg_bar);
-      bulk::expect_bytes(&stg_bar, 32 * (a.st_body + a.st_aux + a.st_d));
-      bulk::copy_async(stg, a.w.w + row0 * a.st_body, 32 * a.st_body, &stg_bar);
-      if (a.st_aux) bulk::copy_async(stg + 32 * a.st_body, a.w.aux + row0 * a.st_aux, 32 * a.st_aux, &stg_bar);
-      if (a.st_d) bulk::copy_async(stg + 32 * (a.st_body + a.st_aux), a.w.d + row0 * a.st_d, 32 * a.st_d, &stg_bar);
-    }
-    __syncthreads();  // (the barrier's initialization, before any thread waits on it)
-  } else if (a.preload) {
-    issue(0);
-  }
+  if (a.preload) issue(0);
   pdl_wait();
   float resv[R] = {};
   if (GLU == 0 && lane == 0)
@@ -210,23 +172,7 @@ __global__ void __launch_bounds__(V == 2 ? 640 : 32 * NW, V == 1 ? 4 : (NW == 8 
   // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
   // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
   constexpr int STEP = D > WPR ? D : WPR;
-  if constexpr (V == 1) {
-    bulk::wait_barrier(&stg_bar, 0);
-    // The staged planes as a matrix of 32 rows (row r of the CTA at local index r).
-    const Src st{stg, a.st_d ? stg + 32 * (a.st_body + a.st_aux) : nullptr, a.st_aux ? stg + 32 * a.st_body : nullptr};
-    for (int g0 = 0; g0 < n_groups; ++g0) {
-      const int t = 32 * g0 + lane;
-      if (t < n_tasks) {
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          Task<T> tk;
-          tk.template load<LdS>(st, warp + NW * r, t, a.g);
-          acc[0][r][0] = __fadd_rn(acc[0][r][0], tk.dot(t, x));
-        }
-      }
-    }
-  }
-  for (int gb = 0; gb < (V == 1 ? 0 : n_groups); gb += STEP) {
+  for (int gb = 0; gb < n_groups; gb += STEP) {
 #pragma unroll
     for (int h = 0; h < STEP; h += D) {
       const int g0 = gb + h;
@@ -329,35 +275,9 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, unsigned
 #endif
   return warps == 16 && !both ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
 }
-// The staged residual form (V = 1): the opt-in above 48 KB of dynamic shared memory raised once per
-// instance (a host call, not repeated at every step or inside graph capture).
-template <QType T>
-cudaError_t launch_staged(const EmitArgs& a, unsigned grid, cudaStream_t s) {
-#ifndef MEMRA_REDUCED_INSTANCES
-  const auto kern = mmvs_emit_kernel<T, 1, 8, 1, 0, false, 1>;
-  const size_t smem = 32 * (size_t)(a.st_body + a.st_aux + a.st_d);
-  static std::atomic<bool> opted{false};
-  if (smem > 48 * 1024 && !opted.load(std::memory_order_relaxed)) {
-    const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kMmvsStagedMaxBytes);
-    if (e != cudaSuccess) return e;
-    opted.store(true, std::memory_order_relaxed);
-  }
-  return launch_kernel(kern, dim3(grid), dim3(32 * 8), smem, s, a);
-#else
-  (void)a, (void)grid, (void)s;
-  return cudaErrorNotSupported;
-#endif
-}
-// The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps; 16 at 96 registers with one warp
-// per row, MmvsGluEmitParams::regs96), the interleaved input order.
+// The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps), the interleaved input order.
 template <QType T, int GLU>
-cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, bool regs96, unsigned grid, cudaStream_t s) {
-  if (regs96) {
-#ifndef MEMRA_REDUCED_INSTANCES
-    if (warps == 16 && wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 16, 1, GLU, false, 2>, dim3(grid), dim3(32 * 16), 0, s, a);
-#endif
-    return cudaErrorNotSupported;
-  }
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, unsigned grid, cudaStream_t s) {
   if (warps == 8) {
 #ifndef MEMRA_REDUCED_INSTANCES
     if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 8, 1, GLU>, dim3(grid), dim3(32 * 8), 0, s, a);
@@ -419,20 +339,6 @@ cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stre
   a.order = p.out_il ? q8s::Order::il : q8s::Order::plain;
   a.part = p.partials;
   const unsigned grid = (unsigned)(m.n_rows / 32);
-  if (p.staged) {
-    // Rows of one warp, the interleaved input order, every plane 16-byte aligned, the CTA's rows within
-    // kMmvsStagedMaxBytes: else nothing launched.
-    const sp::Layout L = sp::layout(m.w_type, m.interleaved);
-    const sp::Plan pl = sp::plan(m.w_type, m.n_rows, m.n_cols, m.interleaved);
-    a.st_body = (uint32_t)pl.body_row_bytes;
-    a.st_aux = L.aux_src >= 0 ? (uint32_t)(pl.blocks_per_row * L.aux_bytes) : 0u;
-    a.st_d = L.d_src >= 0 ? (uint32_t)(pl.blocks_per_row * 2) : 0u;
-    if (wpr != 1 || m.act_il_q6k || 32 * ((size_t)a.st_body + a.st_aux + a.st_d) > kMmvsStagedMaxBytes ||
-        (a.st_aux && !aligned(m.w_aux, 16)) || (a.st_d && !aligned(m.w_d, 16)) || (32 * a.st_d) % 16 || (32 * a.st_aux) % 16 ||
-        (32 * a.st_body) % 16)
-      return cudaErrorNotSupported;
-    return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) { return launch_staged<T.value>(a, grid, stream); });
-  }
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
     constexpr QType t = T.value;
     if constexpr (t == QType::Q6_K)
@@ -460,8 +366,8 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.order = p.out_order;
   const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, p.warps, p.regs96, grid, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, p.warps, p.regs96, grid, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, p.warps, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, p.warps, grid, stream);
   });
 }
 

@@ -61,15 +61,6 @@ inline uint32_t ldw2(const void* p) { return ld_host<uint16_t>(p); }
 inline int4 ldx16(const int8_t* p) { return ld_host<int4>(p); }
 inline float4 ldds16(const float2* p) { return ld_host<float4>(p); }
 #endif
-// Where a task's load() reads: LdG the weights in global memory (the ldw* loads above); the staged
-// residual form (mmvs_emit.cu) passes its own policy that reads a byte-exact copy of its rows in shared
-// memory. The same bytes either way, so the same dot.
-struct LdG {
-  static MEMRA_HD uint4 w16(const uint8_t* p) { return ldw16(p); }
-  static MEMRA_HD uint2 w8(const uint8_t* p) { return ldw8(p); }
-  static MEMRA_HD uint32_t w4(const void* p) { return ldw4(p); }
-  static MEMRA_HD uint32_t w2(const void* p) { return ldw2(p); }
-};
 MEMRA_HD float half_lo(uint32_t v) { return wq::ld_half_bits((uint16_t)(v & 0xFFFFu)); }
 MEMRA_HD float half_hi(uint32_t v) { return wq::ld_half_bits((uint16_t)(v >> 16)); }
 MEMRA_HD float fsub_rn(float a, float b) {
@@ -234,20 +225,19 @@ MEMRA_HD float k_quant_dot(const uint4& h, const uint4& q0, const uint4& q1, int
 template <>
 struct Task<QType::Q4_K> {
   uint4 h, q0, q1;
-  template <class L = LdG>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     if (g.il) {
       const IlAt at = il_at<2>(s, row, t, g);
-      h = L::w16(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
-      q0 = L::w16(at.c0);
-      q1 = L::w16(at.c0 + at.step);
+      h = ldw16(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 16);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* sb = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 144;
     const int j = t & 3;
-    h = L::w16(sb);
-    q0 = L::w16(sb + 16 + 32 * j);
-    q1 = L::w16(sb + 32 + 32 * j);
+    h = ldw16(sb);
+    q0 = ldw16(sb + 16 + 32 * j);
+    q1 = ldw16(sb + 32 + 32 * j);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
@@ -258,17 +248,16 @@ struct Task<QType::Q4_K> {
 
 // The two 16-byte qs granules of task t where a superblock's body is its 128 qs bytes (Q5_K, IQ4_XS),
 // in either body order.
-template <class L = LdG>
 MEMRA_HD void load_qs128(const Src& s, int64_t row, int t, const Geo& g, uint4& q0, uint4& q1) {
   if (g.il) {
     const IlAt at = il_at<2>(s, row, t, g);
-    q0 = L::w16(at.c0);
-    q1 = L::w16(at.c0 + at.step);
+    q0 = ldw16(at.c0);
+    q1 = ldw16(at.c0 + at.step);
     return;
   }
   const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)(t >> 2) * 128 + 32 * (size_t)(t & 3);
-  q0 = L::w16(b);
-  q1 = L::w16(b + 16);
+  q0 = ldw16(b);
+  q1 = ldw16(b + 16);
 }
 
 // The fifth bits of Q5_K qs word w (0 .. 7) at bit 4 of each byte, from the task's u32 of them
@@ -287,12 +276,11 @@ template <>
 struct Task<QType::Q5_K> {
   uint4 h, q0, q1;
   uint2 hb;  // the high bits of elements 0 .. 31 (x) and 32 .. 63 (y)
-  template <class L = LdG>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     const uint8_t* e = s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 48;
-    h = L::w16(e);
-    hb = L::w8(e + 16 + 8 * (t & 3));
-    load_qs128<L>(s, row, t, g, q0, q1);
+    h = ldw16(e);
+    hb = ldw8(e + 16 + 8 * (t & 3));
+    load_qs128(s, row, t, g, q0, q1);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
@@ -322,10 +310,9 @@ template <>
 struct Task<QType::IQ4_XS> {
   uint4 q0, q1;
   uint2 h;  // x: d | scales_h << 16, y: scales_l
-  template <class L = LdG>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
-    h = L::w8(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 8);
-    load_qs128<L>(s, row, t, g, q0, q1);
+    h = ldw8(s.aux + ((size_t)row * (size_t)g.blocks_per_row + (size_t)(t >> 2)) * 8);
+    load_qs128(s, row, t, g, q0, q1);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
@@ -348,25 +335,24 @@ struct Task<QType::Q6_K> {
   uint4 la, lb, hh;
   uint2 sc;
   uint32_t d;
-  template <class L = LdG>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
     const int64_t sbi = t >> 2;
     const int n = (t >> 1) & 1, lh = t & 1;
     const size_t blk = (size_t)row * (size_t)g.blocks_per_row + (size_t)sbi;
-    d = L::w2(s.d + blk * 2);
+    d = ldw2(s.d + blk * 2);
     if (g.il) {
       const IlAt at = il_at<3>(s, row, t, g);
-      la = L::w16(at.c0);
-      lb = L::w16(at.c0 + at.step);
-      hh = L::w16(at.c0 + 2 * at.step);
-      sc = L::w8(s.aux + blk * 16 + 8 * n);
+      la = ldw16(at.c0);
+      lb = ldw16(at.c0 + at.step);
+      hh = ldw16(at.c0 + 2 * at.step);
+      sc = ldw8(s.aux + blk * 16 + 8 * n);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)sbi * 208;
-    la = L::w16(b + 64 * n + 16 * lh);
-    lb = L::w16(b + 64 * n + 32 + 16 * lh);
-    hh = L::w16(b + 128 + 32 * n + 16 * lh);
-    sc = L::w8(b + 192 + 8 * n);
+    la = ldw16(b + 64 * n + 16 * lh);
+    lb = ldw16(b + 64 * n + 32 + 16 * lh);
+    hh = ldw16(b + 128 + 32 * n + 16 * lh);
+    sc = ldw8(b + 192 + 8 * n);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
@@ -406,18 +392,17 @@ template <>
 struct Task<QType::Q8_0> {
   uint4 q[4];
   uint32_t d;
-  template <class L = LdG>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
-    d = L::w4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
+    d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
       const IlAt at = il_at<4>(s, row, t, g);
 MEMRA_UNROLL
-      for (int i = 0; i < 4; ++i) q[i] = L::w16(at.c0 + i * at.step);
+      for (int i = 0; i < 4; ++i) q[i] = ldw16(at.c0 + i * at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 64;
 MEMRA_UNROLL
-    for (int i = 0; i < 4; ++i) q[i] = L::w16(b + 16 * i);
+    for (int i = 0; i < 4; ++i) q[i] = ldw16(b + 16 * i);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>
@@ -436,18 +421,17 @@ template <>
 struct Task<QType::Q4_0> {
   uint4 q0, q1;
   uint32_t d;
-  template <class L = LdG>
   MEMRA_HD void load(const Src& s, int64_t row, int t, const Geo& g) {
-    d = L::w4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
+    d = ldw4(s.d + ((size_t)row * (size_t)g.blocks_per_row + 2 * (size_t)t) * 2);
     if (g.il) {
       const IlAt at = il_at<2>(s, row, t, g);
-      q0 = L::w16(at.c0);
-      q1 = L::w16(at.c0 + at.step);
+      q0 = ldw16(at.c0);
+      q1 = ldw16(at.c0 + at.step);
       return;
     }
     const uint8_t* b = s.w + (size_t)row * g.body_row_bytes + (size_t)t * 32;
-    q0 = L::w16(b);
-    q1 = L::w16(b + 16);
+    q0 = ldw16(b);
+    q1 = ldw16(b + 16);
   }
   MEMRA_HD float dot(int t, const int8_t* xq, const float2* xds) const { return dot(t, GX{xq, xds}); }
   template <class X>

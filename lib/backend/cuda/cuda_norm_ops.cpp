@@ -144,14 +144,7 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   e.warps = short8 ? 8 : k.mmvs_emit_norm_warps;
   e.both_groups = short8;
   e.one_wave_sms = ctx().info().sm_count;
-  // kernels.mmvs_emit_norm_staged: the rows staged in shared memory by a quarter-SM CTA instead, so that
-  // the next GLU's 16-warp CTAs at 96 registers (kernels.mmvs_glu_emit_r96) land beside it.
-  e.staged = ti >= 0 && mmvs_emit_staged_[ti] && p.n_cols <= 4096;
   cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
-  if (err == cudaErrorNotSupported && e.staged) {  // (nothing was launched)
-    e.staged = false;
-    err = cuda::launch_mmvs_emit_norm(e, stream());
-  }
   if (err == cudaErrorNotSupported && short8) {  // (an instance not built: nothing was launched)
     e.warps = k.mmvs_emit_norm_warps;
     e.both_groups = false;
@@ -167,8 +160,7 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   hold_emitted_q8s(h.out);
   defer_ = {y, h.out, h.w, h.eps, ss, n_ss, true, false};
   norm_emitted_ = true;
-  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}", qtype_name(p.w_type), e.staged ? 8 : e.warps,
-                              e.staged ? "_staged" : e.both_groups ? "_both" : "",
+  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}", qtype_name(p.w_type), e.warps, e.both_groups ? "_both" : "",
                               p.act_il_q6k ? "_q6k" : "",
                               p.preload ? "" : "_nopreload"));
   return true;
@@ -188,19 +180,16 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   e.out_xq = const_cast<int8_t*>(q.xq);
   e.out_xds = const_cast<void*>(q.xds);
   e.out_order = q.il ? cuda::q8s::Order::il : cuda::q8s::Order::plain;
-  e.regs96 = mmvs_glu_emit_r96_[ti];  // (kernels.mmvs_glu_emit_r96 before kernels.mmvs_glu_emit_w8)
-  e.warps = !e.regs96 && mmvs_glu_emit_w8_[ti] ? 8 : 16;
+  e.warps = mmvs_glu_emit_w8_[ti] ? 8 : 16;
   cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
-  if (err == cudaErrorNotSupported && (e.warps != 16 || e.regs96)) {  // rows of one warp only (nothing was launched)
+  if (err == cudaErrorNotSupported && e.warps != 16) {  // 8 warps: rows of one warp only (nothing was launched)
     e.warps = 16;
-    e.regs96 = false;
     err = cuda::launch_mmvs_glu_emit(e, stream());
   }
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_glu_emit");
   hold_emitted_q8s(y);
-  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : e.regs96 ? "_r96" : "",
-                              p.norm_ss ? "_ns" : "",
+  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : "", p.norm_ss ? "_ns" : "",
                               p.preload ? "" : "_nopreload"));
   return true;
 }
