@@ -663,6 +663,24 @@ case "$phase" in
       --arm configs/arm-iq4xs-w8.toml
     rm -f "$f" "$f.done"
     ;;
+  rl56)
+    # kernels.mmvs_emit_roll (built in the fifty-sixth session): the emitting launches (o / down with the next
+    # norm, the gate + up launch with its output's planes) request each slot's next task right after its dot.
+    # Gates (kernel-check mmvs_id */roll; CudaModels.EmitRollSameBytes, EmitNormSameBytes), kernel-level
+    # --perf with and without (the GLU, the down), then qwen3-8b q4_k_m tg128 at 0 / 4096 keys and q4_0 at 0
+    # against the arm, interleaved with an A/A copy. Any sm_90 card, a "slim" pack. ~6 minutes.
+    gpu_info
+    kc mmvs_id /roll 20265606 200
+    gpu_tests rl56 "CudaModels.EmitRoll*:CudaModels.EmitNormSameBytes" 200
+    timeout 150 "$bin/kernel-check" --section mmvs_id --filter "Q4_K/" --perf --reps 30 --seed 20265607 \
+      --receipt "$out/kernel-check.jsonl" | grep -E "glu_emit/Q4_K/12288x4096/silu/ns(/roll)? |emit_norm/Q4_K/4096x12288/w16(/roll)? " | head -n 6
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml
+    rm -f "$f" "$f.done"
+    ;;
   s56)
     # The fifty-sixth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
     # on any card kernel-check --perf of the emitting GLU and the residual matvec (frac_of_card_bw, added in

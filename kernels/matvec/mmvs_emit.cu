@@ -45,6 +45,7 @@ struct EmitArgs {
   int n_tasks;  // per row
   int64_t k;
   bool preload;
+  bool roll;  // MmvsParams-level switch of the emit forms: the next group's loads slot by slot (see the kernel)
   const int8_t* xq;  // the input's planes (interleaved order, or its Q6_K variant: AO)
   const float2* xds;
   const float* res;  // the residual (MmvsParams::residual; may be y: the stream updated in place)
@@ -135,22 +136,21 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
 #pragma unroll
       for (int s = 0; s < WPR; ++s) acc[mt][r][s] = 0.0f;
   TaskT tk[M][R][D];
+  // Slot (mt, r, d) of group run g0: task 32 (g0 + d) + lane of row r of matrix mt.
+  const auto load_slot = [&](int mt, int r, int d, int g0) {
+    const int t = 32 * (g0 + d) + lane;
+    if (t < n_tasks)
+      tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
+    else if constexpr (kWord)
+      tk[mt][r][d].hw = 0u;
+  };
   const auto issue = [&](int g0) {
 #pragma unroll
-    for (int d = 0; d < D; ++d) {
-      const int t = 32 * (g0 + d) + lane;
-      if (t < n_tasks) {
+    for (int d = 0; d < D; ++d)
 #pragma unroll
-        for (int mt = 0; mt < M; ++mt)
+      for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-          for (int r = 0; r < R; ++r) tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
-      } else if constexpr (kWord) {
-#pragma unroll
-        for (int mt = 0; mt < M; ++mt)
-#pragma unroll
-          for (int r = 0; r < R; ++r) tk[mt][r][d].hw = 0u;
-      }
-    }
+        for (int r = 0; r < R; ++r) load_slot(mt, r, d, g0);
   };
   // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
   // the block), constant during a step: requested before the wait.
@@ -171,13 +171,18 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
   if (GLU != 0 && a.nss) nss0 = a.nsf ? a.nss[0] : defer_lane_sum(a.nss, a.n_nss, lane);
   // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
   // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
+  // a.roll (kernels.mmvs_emit_roll): a slot's task of the next run (group g0 + D + d) is requested as soon
+  // as its dot has taken the slot's registers, so the next run's loads are in flight while this run's
+  // other dots compute, in the same registers; else the whole next run is requested at its top. The same
+  // dots in the same order either way: the same bits.
   constexpr int STEP = D > WPR ? D : WPR;
   for (int gb = 0; gb < n_groups; gb += STEP) {
 #pragma unroll
     for (int h = 0; h < STEP; h += D) {
       const int g0 = gb + h;
       if (g0 < n_groups) {
-        if (g0 != 0 || !a.preload) issue(g0);
+        if (g0 == 0 ? !a.preload : !a.roll) issue(g0);
+        const bool roll = a.roll && g0 + D < n_groups;
 #pragma unroll
         for (int d = 0; d < D; ++d) {
           const int t = 32 * (g0 + d) + lane;
@@ -188,13 +193,16 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
               for (int r = 0; r < R; ++r) {
                 const uint4 hd = tk[mt][r][d].gather(lane);  // (every lane)
                 if (t < n_tasks) acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(hd, t, x));
+                if (roll) load_slot(mt, r, d, g0 + D);  // (every lane: the words past the row are zeroed)
               }
           } else if (t < n_tasks) {
 #pragma unroll
             for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-              for (int r = 0; r < R; ++r)
+              for (int r = 0; r < R; ++r) {
                 acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
+                if (roll) load_slot(mt, r, d, g0 + D);  // (a lane past the row here is past it there too)
+              }
           }
         }
       }
@@ -315,6 +323,7 @@ bool common_args(const MmvsParams& m, EmitArgs& a, int& wpr) {
   a.n_tasks = (int)(m.n_cols / 64);
   a.k = m.n_cols;
   a.preload = m.preload;
+  a.roll = m.emit_roll;
   a.xq = m.xq;
   a.xds = static_cast<const float2*>(m.xds);
   a.y = m.y;
