@@ -329,17 +329,11 @@ void add_emit_norm_cases(Registry& r) {
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/25600x5120/silu/ns/w8"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 25600, 5120, 1, 1, Ord::il, 8, 81); });
   }
-  // The rolling loads (every type's 8B and 32B rows; 8 warps for Q4_K's header words and Q4_0; GELU once).
+  // The rolling loads (16 warps: every type's 8B and 32B rows; GELU once).
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
       r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/", n, "x", k, "/silu/ns/roll"),
             [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il, 16, 65, true); });
-  for (QType t : {QType::Q4_K, QType::Q4_0}) {
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/silu/ns/w8/roll"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 1, 1, Ord::il, 8, 65, true); });
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/25600x5120/silu/ns/w8/roll"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 25600, 5120, 1, 1, Ord::il, 8, 81, true); });
-  }
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/roll",
         [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 16, 65, true); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/w8",
@@ -387,20 +381,14 @@ void add_emit_norm_cases(Registry& r) {
   f.both = true;  // the 8B's o projection (4096 weights: one warp per row) with its whole row in flight
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) add(t, 4096, 4096, f);
   add(QType::Q4_0, 5120, 5120, f);  // three groups: two, then one
-  f.roll = true;
-  add(QType::Q4_0, 5120, 5120, f);  // a full run, then a half one
-  // The rolling loads on the downs (several group runs a row): every type at 16 warps, the 8B's and 32B's
-  // shapes; 8 and 32 warps; a 4-warp split; the Q6_K order; no preload; the o projection (one run).
+  // The rolling loads (16 warps) on the downs (several group runs a row): every type, the 8B's and 32B's
+  // shapes; a 4-warp split; the Q6_K order; no preload; the o projection (one run); a row of a full run
+  // and a half one (5120 weights: three groups).
   f = Form{};
   f.roll = true;
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
     for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}}) add(t, n, k, f);
-  f.warps = 8;
-  add(QType::Q4_K, 4096, 12288, f);
-  add(QType::Q8_0, 5120, 25600, f);
-  f.warps = 32;
-  add(QType::Q4_K, 4096, 12288, f);
-  f.warps = 16;
+  add(QType::Q4_0, 5120, 5120, f);
   f.split_max_warps = 4;
   add(QType::Q4_K, 4096, 12288, f);
   f.split_max_warps = 2;
