@@ -675,7 +675,7 @@ case "$phase" in
     timeout 150 "$bin/kernel-check" --section mmvs_id --filter "Q4_K/" --perf --reps 30 --seed 20265607 \
       --receipt "$out/kernel-check.jsonl" | grep -E "glu_emit/Q4_K/12288x4096/silu/ns(/roll)? |emit_norm/Q4_K/4096x12288/w16(/roll)? " | head -n 6
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 240 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml --arm configs/arm-emit-roll-w8-q4k.toml
+    tg_on 0,4096 5 240 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml
     rm -f "$f" "$f.done"
     synth qwen3-8b q4_0
     tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml
