@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|trace|f32] [OLD_BUILD_DIR]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|dense|trace|f32] [OLD_BUILD_DIR]
 # OLD_BUILD_DIR: a second build (another commit's, e.g. a candidate branch built in a git worktree)
 # whose pp-bench, kernel-check and libmemra.so go to .device/old/ (the same relative layout, so its
 # RPATH finds its own library): for phases that gate and time a change without a config key against
@@ -20,6 +20,9 @@ bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-prob
 # slim: quant without the gemma3 / gemma4 f32 models (14 MB that do not compress; their CUDA-vs-CPU tests
 # are then skipped, as device-run.sh says): quant with the receipts of a few more sessions went over the carry limit.
 [ "$lean" = slim ] && bins="run-gen run-spec kernel-check pp-bench gguf-synth moe-devq8-check rp-q4-probe test_backend_cuda_gpu"
+# dense: slim's binaries for the dense decode gates and rows (no run-spec, moe-devq8-check, rp-q4-probe) and
+# only the dense quantized fixtures: slim went over the carry limit with the fifty-sixth session's receipts.
+[ "$lean" = dense ] && bins="run-gen kernel-check pp-bench gguf-synth test_backend_cuda_gpu"
 # trace: pp-bench, gguf-synth, kernel-check (with CUPTI) and rp-q4-probe, no fixtures (timelines, rows of synth
 # files, probes).
 [ "$lean" = trace ] && bins="kernel-check pp-bench gguf-synth rp-q4-probe"
@@ -57,6 +60,7 @@ models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q
 [ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = trace ] && models=""
 [ "$lean" = f32 ] && models="llama-f32 qwen3-f32 gemma3-f32 gemma4-f32"  # (qwen2-f32 too went over the carry limit)
+[ "$lean" = dense ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m"
 [ "$lean" = slim ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/
