@@ -69,8 +69,10 @@
 # Queue: r55h on an H200 first (the README's 8B rows at the new defaults: q4_0's row moves), or h52 (the
 # same rows with the DRAM sampled, a "trace" pack), then h53 on the same H200, then as before.
 # Fifty-sixth session: st56 on an H100 (the o projection staged in shared memory beside a 96-register GLU:
-# 0.917x / 0.882x at 0 / 4096 keys, dropped; its phase and code: git show a9fc8ae). Queue unchanged: s56
-# (the same rows as r55h on an H200, kernel-check --perf of the emitting GLU on any card), then h53.
+# 0.917x / 0.882x at 0 / 4096 keys, dropped; its phase and code: git show a9fc8ae), rl56 twice (the emitting
+# launches' rolling loads: the down 1.076x alone, the step 0.998x / 0.999x, dropped; git show 1a64eee). The
+# "slim" pack went over the carry limit: a "dense" pack (device-prepare.sh) for the dense phases. Queue
+# unchanged: s56 (the same rows as r55h on an H200, kernel-check --perf of the emitting GLU on any card), h53.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -661,24 +663,6 @@ case "$phase" in
     synth qwen3-8b iq4_xs
     tg_on 0 3 120 --arm configs/arm-base.toml --arm configs/arm-iq4xs-glu-emit.toml --arm configs/arm-iq4xs-glu-emit-w8.toml \
       --arm configs/arm-iq4xs-w8.toml
-    rm -f "$f" "$f.done"
-    ;;
-  rl56)
-    # kernels.mmvs_emit_roll (built in the fifty-sixth session): the emitting launches (o / down with the next
-    # norm, the gate + up launch with its output's planes) request each slot's next task right after its dot.
-    # Gates (kernel-check mmvs_id */roll; CudaModels.EmitRollSameBytes, EmitNormSameBytes), kernel-level
-    # --perf with and without (the GLU, the down), then qwen3-8b q4_k_m tg128 at 0 / 4096 keys and q4_0 at 0
-    # against the arm, interleaved with an A/A copy. Any sm_90 card, a "slim" pack. ~6 minutes.
-    gpu_info
-    kc mmvs_id /roll 20265606 200
-    gpu_tests rl56 "CudaModels.EmitRoll*:CudaModels.EmitNormSameBytes" 200
-    timeout 150 "$bin/kernel-check" --section mmvs_id --filter "Q4_K/" --perf --reps 30 --seed 20265607 \
-      --receipt "$out/kernel-check.jsonl" | grep -E "glu_emit/Q4_K/12288x4096/silu/ns(/roll)? |emit_norm/Q4_K/4096x12288/w16(/roll)? " | head -n 6
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 240 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-emit-roll.toml
     rm -f "$f" "$f.done"
     ;;
   s56)

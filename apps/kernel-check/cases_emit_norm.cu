@@ -2,7 +2,7 @@
 // (cuda::launch_mmvs_emit_norm, kernels.mmvs_emit_norm).
 // - mmvs_glu_emit/<type>/<n>x<k>/<act>/<scale>[/<order>]: the GLU form (launch_mmvs_glu_emit) against
 //   launch_mmvs's GLU then launch_quantize_q8s (MmvsGluEmitCase below).
-// - mmvs_emit_norm/<type>/<n>x<k>/w<warps>[/splitw4][/q6k][/nopreload][/no_w][/both][/roll]: one launch against
+// - mmvs_emit_norm/<type>/<n>x<k>/w<warps>[/splitw4][/q6k][/nopreload][/no_w]: one launch against
 //   the two it replaces, run here on the same inputs: launch_mmvs with the residual epilogue, then
 //   launch_rms_norm_defer on its output. y, the q8s planes of y * w (interleaved), their scales and
 //   sums, and the partial sums of squares byte-identical; y also against the f64 product plus the
@@ -31,7 +31,6 @@ class MmvsEmitNormCase : public Case {
     bool preload = true;
     bool has_w = true;
     bool both = false;  // MmvsEmitNormParams::both_groups (8 warps, rows of one warp)
-    bool roll = false;  // MmvsParams::emit_roll (the reference launches do not read it)
   };
   MmvsEmitNormCase(QType t, int64_t n, int64_t k, Form f) : t_(t), n_(n), k_(k), f_(f) {}
   void generate(Env& env) override {
@@ -63,7 +62,6 @@ class MmvsEmitNormCase : public Case {
     p.split_max_warps = f_.split_max_warps;
     p.preload = f_.preload;
     p.residual = dres_;
-    p.emit_roll = f_.roll;
     return p;
   }
   cuda::MmvsEmitNormParams params() const {
@@ -164,14 +162,13 @@ class MmvsEmitNormCase : public Case {
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
 // products (the mmvs tolerance). warps 8 (MmvsGluEmitParams::warps): the CTAs compiled for two per SM,
 // with min_tasks (MmvsParams::split_min_tasks) where a row stays one warp's; a row of several warps
-// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched. roll:
-// MmvsParams::emit_roll (the next group run requested slot by slot), the same bytes.
+// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched.
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
   MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, int warps = 16,
-                  int min_tasks = 65, bool roll = false)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks), roll_(roll) {}
+                  int min_tasks = 65)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -211,7 +208,6 @@ class MmvsGluEmitCase : public Case {
     p.glu = glu_;
     p.act_il = true;
     p.split_min_tasks = min_tasks_;
-    p.emit_roll = roll_;
     if (ns_ != 0) {
       p.norm_ss = ns_ == 2 ? dscale_ : dpart_;
       p.norm_ss_n = ns_ == 2 ? 1 : kParts;
@@ -299,7 +295,6 @@ class MmvsGluEmitCase : public Case {
   int glu_, ns_;
   cuda::q8s::Order order_;
   int warps_, min_tasks_;
-  bool roll_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -329,13 +324,6 @@ void add_emit_norm_cases(Registry& r) {
     r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/25600x5120/silu/ns/w8"),
           [=] { return std::make_unique<MmvsGluEmitCase>(t, 25600, 5120, 1, 1, Ord::il, 8, 81); });
   }
-  // The rolling loads (16 warps: every type's 8B and 32B rows; GELU once).
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{12288, 4096}, {25600, 5120}})
-      r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/", n, "x", k, "/silu/ns/roll"),
-            [=] { return std::make_unique<MmvsGluEmitCase>(t, n, k, 1, 1, Ord::il, 16, 65, true); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/roll",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 16, 65, true); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/w8",
         [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 8); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
@@ -346,7 +334,7 @@ void add_emit_norm_cases(Registry& r) {
   const auto add = [&](QType t, int64_t n, int64_t k, Form f) {
     r.add("mmvs_id", ref::cat("mmvs_emit_norm/", qtype_name(t), "/", n, "x", k, "/w", f.warps,
                               f.split_max_warps == 4 ? "/splitw4" : "", f.q6k ? "/q6k" : "", f.preload ? "" : "/nopreload",
-                              f.has_w ? "" : "/no_w", f.both ? "/both" : "", f.roll ? "/roll" : ""),
+                              f.has_w ? "" : "/no_w", f.both ? "/both" : ""),
           [=] { return std::make_unique<MmvsEmitNormCase>(t, n, k, f); });
   };
   // The qwen3-8b residual launches (o 4096 x 4096, down 4096 x 12288), the qwen3-32b ones (5120 x
@@ -381,24 +369,6 @@ void add_emit_norm_cases(Registry& r) {
   f.both = true;  // the 8B's o projection (4096 weights: one warp per row) with its whole row in flight
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) add(t, 4096, 4096, f);
   add(QType::Q4_0, 5120, 5120, f);  // three groups: two, then one
-  // The rolling loads (16 warps) on the downs (several group runs a row): every type, the 8B's and 32B's
-  // shapes; a 4-warp split; the Q6_K order; no preload; the o projection (one run); a row of a full run
-  // and a half one (5120 weights: three groups).
-  f = Form{};
-  f.roll = true;
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
-    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 12288}, {5120, 25600}}) add(t, n, k, f);
-  add(QType::Q4_0, 5120, 5120, f);
-  f.split_max_warps = 4;
-  add(QType::Q4_K, 4096, 12288, f);
-  f.split_max_warps = 2;
-  f.q6k = true;
-  add(QType::Q6_K, 4096, 12288, f);
-  f.q6k = false;
-  f.preload = false;
-  add(QType::Q4_K, 4096, 12288, f);
-  f.preload = true;
-  add(QType::Q4_K, 4096, 4096, f);
   f = Form{};
   f.has_w = false;
   add(QType::Q4_K, 4096, 4096, f);

@@ -88,10 +88,6 @@ struct MmvsParams {
   // Where the weights of a lane's first tasks are requested: before the PDL wait (true) or after
   // it. Timing only: the same bits.
   bool preload = true;
-  // The emit forms' 16-warp launches only (launch_mmvs_emit_norm, launch_mmvs_glu_emit; kernels.mmvs_emit_roll):
-  // each of a lane's task slots requests its task of the next group run as soon as its dot has consumed it,
-  // instead of the whole run being requested after the last dot. Timing only: the same bits.
-  bool emit_roll = false;
   // The activation (xq) in the interleaved q8s order (q8s_order.h: granule c of task 32 g + l at
   // byte 2048 g + 512 c + 16 l; xq then spans q8s::il_row_bytes(n_cols) bytes), so a warp's
   // activation loads are contiguous 512-byte runs instead of a 64-byte lane stride

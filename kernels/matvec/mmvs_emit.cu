@@ -45,7 +45,6 @@ struct EmitArgs {
   int n_tasks;  // per row
   int64_t k;
   bool preload;
-  bool roll;  // MmvsParams::emit_roll: the launchers take the ROLL instances (see the kernel)
   const int8_t* xq;  // the input's planes (interleaved order, or its Q6_K variant: AO)
   const float2* xds;
   const float* res;  // the residual (MmvsParams::residual; may be y: the stream updated in place)
@@ -110,9 +109,7 @@ struct TaskQ4KWord {
 // (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
 // D2 (MmvsEmitNormParams::both_groups): 8 warps with two task groups in flight per row (more registers:
 // Q4_0 fits the two-per-SM cap; Q4_K with TaskQ4KWord, as in the 8-warp GLU form).
-// ROLL (MmvsParams::emit_roll): the rolling loads below; a separate instance, so that the instances without
-// them compile exactly as before the key.
-template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false, bool ROLL = false>
+template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false>
 __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
@@ -155,14 +152,6 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
       }
     }
   };
-  // ROLL: slot (mt, r, d) of group run g0 alone (task 32 (g0 + d) + lane of row r of matrix mt).
-  const auto load_slot = [&](int mt, int r, int d, int g0) {
-    const int t = 32 * (g0 + d) + lane;
-    if (t < n_tasks)
-      tk[mt][r][d].load(mt ? a.w2 : a.w, row0 + warp + NW * r, t, a.g);
-    else if constexpr (kWord)
-      tk[mt][r][d].hw = 0u;
-  };
   // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
   // the block), constant during a step: requested before the wait.
   float wv[4] = {1.0f, 1.0f, 1.0f, 1.0f};
@@ -182,18 +171,13 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
   if (GLU != 0 && a.nss) nss0 = a.nsf ? a.nss[0] : defer_lane_sum(a.nss, a.n_nss, lane);
   // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
   // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
-  // ROLL (kernels.mmvs_emit_roll): a slot's task of the next run (group g0 + D + d) is requested as soon
-  // as its dot has taken the slot's registers, so the next run's loads are in flight while this run's
-  // other dots compute, in the same registers; else the whole next run is requested at its top. The same
-  // dots in the same order either way: the same bits.
   constexpr int STEP = D > WPR ? D : WPR;
   for (int gb = 0; gb < n_groups; gb += STEP) {
 #pragma unroll
     for (int h = 0; h < STEP; h += D) {
       const int g0 = gb + h;
       if (g0 < n_groups) {
-        if (ROLL ? g0 == 0 && !a.preload : g0 != 0 || !a.preload) issue(g0);
-        const bool roll = ROLL && g0 + D < n_groups;
+        if (g0 != 0 || !a.preload) issue(g0);
 #pragma unroll
         for (int d = 0; d < D; ++d) {
           const int t = 32 * (g0 + d) + lane;
@@ -204,16 +188,13 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
               for (int r = 0; r < R; ++r) {
                 const uint4 hd = tk[mt][r][d].gather(lane);  // (every lane)
                 if (t < n_tasks) acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(hd, t, x));
-                if (roll) load_slot(mt, r, d, g0 + D);  // (every lane: the words past the row are zeroed)
               }
           } else if (t < n_tasks) {
 #pragma unroll
             for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-              for (int r = 0; r < R; ++r) {
+              for (int r = 0; r < R; ++r)
                 acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
-                if (roll) load_slot(mt, r, d, g0 + D);  // (a lane past the row here is past it there too)
-              }
           }
         }
       }
@@ -284,24 +265,9 @@ cudaError_t launch_w(const EmitArgs& a, int wpr, unsigned grid, int one_wave_sms
   if (wpr == 2) return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 2>, grid, block, one_wave_sms, s, a);
   return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 4>, grid, block, one_wave_sms, s, a);
 }
-// The ROLL instances (a.roll, 16-warp launches only; the other widths run without): rows of 1, 2 or 4
-// warps (the reduced build: rows of one warp only, the others without the rolling loads: the same bits).
-template <QType T, int AO, int GLU>
-cudaError_t launch_roll(const EmitArgs& a, int wpr, unsigned grid, int one_wave_sms, cudaStream_t s) {
-  const dim3 block(32 * 16);
-  if (wpr == 1) return launch_one_wave(mmvs_emit_kernel<T, AO, 16, 1, GLU, false, true>, grid, block, one_wave_sms, s, a);
-#ifndef MEMRA_REDUCED_INSTANCES
-  if (wpr == 2) return launch_one_wave(mmvs_emit_kernel<T, AO, 16, 2, GLU, false, true>, grid, block, one_wave_sms, s, a);
-  return launch_one_wave(mmvs_emit_kernel<T, AO, 16, 4, GLU, false, true>, grid, block, one_wave_sms, s, a);
-#else
-  if (wpr == 2) return launch_one_wave(mmvs_emit_kernel<T, AO, 16, 2, GLU>, grid, block, one_wave_sms, s, a);
-  return launch_one_wave(mmvs_emit_kernel<T, AO, 16, 4, GLU>, grid, block, one_wave_sms, s, a);
-#endif
-}
 template <QType T, int AO>
 cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, unsigned grid, int one_wave_sms, cudaStream_t s) {
   if (both && (warps != 8 || wpr != 1)) return cudaErrorNotSupported;
-  if (a.roll && warps == 16 && !both) return launch_roll<T, AO, 0>(a, wpr, grid, one_wave_sms, s);
 #ifndef MEMRA_REDUCED_INSTANCES
   if (both) return launch_one_wave(mmvs_emit_kernel<T, AO, 8, 1, 0, true>, grid, dim3(32 * 8), one_wave_sms, s, a);
   if (warps == 8) return launch_w<T, AO, 8>(a, wpr, grid, one_wave_sms, s);
@@ -312,7 +278,6 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, unsigned
 // The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps), the interleaved input order.
 template <QType T, int GLU>
 cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, unsigned grid, cudaStream_t s) {
-  if (a.roll && warps == 16) return launch_roll<T, 1, GLU>(a, wpr, grid, 0, s);
   if (warps == 8) {
 #ifndef MEMRA_REDUCED_INSTANCES
     if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 8, 1, GLU>, dim3(grid), dim3(32 * 8), 0, s, a);
@@ -350,7 +315,6 @@ bool common_args(const MmvsParams& m, EmitArgs& a, int& wpr) {
   a.n_tasks = (int)(m.n_cols / 64);
   a.k = m.n_cols;
   a.preload = m.preload;
-  a.roll = m.emit_roll;
   a.xq = m.xq;
   a.xds = static_cast<const float2*>(m.xds);
   a.y = m.y;

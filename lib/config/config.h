@@ -121,8 +121,7 @@ struct KernelsSection {
   std::vector<std::string> mmvs_emit_norm_short_w8 = {"q4_0"};  // with mmvs_emit_norm: types whose rows of at most 4096 weights take 8-warp CTAs, whole row in flight
   int mmvs_emit_norm_warps_wide = 8;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
-  std::vector<std::string> mmvs_glu_emit_w8 = {"q4_0"};
-  bool mmvs_emit_roll = false;  // the emit forms request a slot's next task as soon as its dot has consumed it  // with mmvs_glu_emit: types whose emitting GLU takes 8-warp CTAs (two per SM)
+  std::vector<std::string> mmvs_glu_emit_w8 = {"q4_0"};  // with mmvs_glu_emit: types whose emitting GLU takes 8-warp CTAs (two per SM)
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free

@@ -265,30 +265,6 @@ TEST(CudaModels, SmemCarveoutSameBytes) {
   }
 }
 
-// kernels.mmvs_emit_roll: on 4096-wide two-layer models (q4_k_m, q4_0: the 8B's rows, so the GLU's rows
-// are two group runs and the downs' 12288-weight rows three), the emitting launches with each slot's
-// next task requested after its dot (run 1: the 16-warp launches; the 8-warp forms of q4_0 run without) give
-// the decode and verify bytes of the defaults (run 0) and keep decode == verify; run 1 takes it ("_roll" on
-// the emitting launches' variants).
-TEST(CudaModels, EmitRollSameBytes) {
-  MEMRA_REQUIRE_GPU();
-  for (const char* mix : {"q4_k_m", "q4_0"}) {
-    SCOPED_TRACE(mix);
-    const std::string path = write_wide_qwen3("emit-roll", mix, true, 4096);
-    std::vector<Config> c(2, gpu_config(true));
-    c[1].kernels.mmvs_emit_roll = true;
-    auto runs = open_runs_same_bytes(path, c);
-    for (int r = 0; r < 2; ++r) {
-      const auto& v = runs[(size_t)r].be->variants();
-      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
-      const std::string& m1 = v.at("mmvs_m1");
-      EXPECT_EQ(m1.find("_glu_emit") != std::string::npos, true) << "run " << r << ": " << m1;
-      EXPECT_EQ(m1.find("_roll") != std::string::npos, r > 0) << "run " << r << ": " << m1;
-      EXPECT_TRUE(decode_equals_verify(runs[(size_t)r], 7, 3, {11, 40, 2})) << "run " << r;
-    }
-  }
-}
-
 // kernels.mmvs_emit_norm_warps_wide: on a 5120-wide two-layer model (qwen3-32b's residual rows: 160
 // 32-row CTAs, more than one wave of 16-warp CTAs on a card of fewer than 160 SMs), with the deferred
 // norm at every width, run 1 keeps the 16-warp rule (no emit there: the norm launches) and run 2 takes

@@ -160,9 +160,9 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   hold_emitted_q8s(h.out);
   defer_ = {y, h.out, h.w, h.eps, ss, n_ss, true, false};
   norm_emitted_ = true;
-  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}{}", qtype_name(p.w_type), e.warps, e.both_groups ? "_both" : "",
-                              p.act_il_q6k ? "_q6k" : "", p.preload ? "" : "_nopreload",
-                              p.emit_roll && e.warps == 16 ? "_roll" : ""));
+  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}", qtype_name(p.w_type), e.warps, e.both_groups ? "_both" : "",
+                              p.act_il_q6k ? "_q6k" : "",
+                              p.preload ? "" : "_nopreload"));
   return true;
 }
 
@@ -189,8 +189,8 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_glu_emit");
   hold_emitted_q8s(y);
-  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : "", p.norm_ss ? "_ns" : "",
-                              p.preload ? "" : "_nopreload", p.emit_roll && e.warps == 16 ? "_roll" : ""));
+  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : "", p.norm_ss ? "_ns" : "",
+                              p.preload ? "" : "_nopreload"));
   return true;
 }
 

@@ -279,7 +279,6 @@ bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   p.interleaved = il;
   p.split_k = cfg_.kernels.mmvs_split_k;
   p.preload = cfg_.kernels.mmvs_preload && (!residual || cfg_.kernels.mmvs_preload_residual);
-  p.emit_roll = cfg_.kernels.mmvs_emit_roll;
   p.split_max_warps = cfg_.kernels.mmvs_split_max_warps;
   p.split_min_tasks = split_min_tasks();
   const int64_t max_rows = cfg_.kernels.mmvs_cap_max_rows;
