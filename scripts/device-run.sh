@@ -668,9 +668,9 @@ case "$phase" in
   s56)
     # The fifty-sixth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
     # on any card kernel-check --perf of the emitting GLU and the residual matvec (frac_of_card_bw, added in
-    # the fifty-fifth session, recorded for the first time). A "slim" pack. ~1 minute (~5 on an H200).
+    # the fifty-fifth session, recorded first in st56). A "dense" pack. ~1 minute (~5 on an H200).
     gpu_info
-    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; exit 0; fi
     timeout 120 "$bin/kernel-check" --section mmvs_id --filter "mmvs_glu_emit/" --perf --reps 30 --seed 20265601 \
       --receipt "$out/kernel-check.jsonl" | grep -E "12288x4096" | head -n 12
     ;;
