@@ -71,8 +71,10 @@
 # Fifty-sixth session: st56 on an H100 (the o projection staged in shared memory beside a 96-register GLU:
 # 0.917x / 0.882x at 0 / 4096 keys, dropped; its phase and code: git show a9fc8ae), rl56 twice (the emitting
 # launches' rolling loads: the down 1.076x alone, the step 0.998x / 0.999x, dropped; git show 1a64eee). The
-# "slim" pack went over the carry limit: a "dense" pack (device-prepare.sh) for the dense phases. Queue
-# unchanged: s56 (the same rows as r55h on an H200, kernel-check --perf of the emitting GLU on any card), h53.
+# "slim" pack went over the carry limit: a "dense" pack (device-prepare.sh) for the dense phases. s56 found
+# an H100 (its kernel-check --perf ran; an ad-hoc ncu of IQ4_XS's GLU beside it). Eleven calls, six ran, all
+# on H100s. Queue: s56 on an H200 (the README 8B rows only there), then h53 on the same H200 (the 32B row;
+# now a "dense" pack too), then r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -648,7 +650,7 @@ case "$phase" in
   h53)
     # On an H200 only: the qwen3-32b q4_k_m README decode row at the fifty-third session's defaults (its norms
     # taken by its o / down launches: ew53's 1.035x on an H100), one arm resident at a time beside the
-    # reversed arm (configs/arm-emit-norm-wide-off.toml), the defaults first and last. A "slim" pack. ~5 minutes.
+    # reversed arm (configs/arm-emit-norm-wide-off.toml), the defaults first and last. A "dense" (or "slim") pack. ~5 minutes.
     gpu_info
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h53: not an H200, no rows"; exit 0; }
     synth qwen3-32b q4_k_m 300
@@ -676,7 +678,7 @@ case "$phase" in
     ;;
   r55h)
     # r55's H200 branch alone (the README's 8B decode rows at the fifty-fifth session's defaults); nothing on
-    # another card (r55's probe ran). A "slim" pack. ~4 minutes on an H200.
+    # another card (r55's probe ran). A "dense" (or "slim") pack. ~4 minutes on an H200.
     gpu_info
     if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
     ;;
