@@ -667,6 +667,11 @@ case "$phase" in
       --arm configs/arm-iq4xs-w8.toml
     rm -f "$f" "$f.done"
     ;;
+  s56b)
+    # s56 on an H200 only (the README's 8B decode rows at the defaults); nothing on another card. A "dense" pack.
+    gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
+    ;;
   s56)
     # The fifty-sixth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
     # on any card kernel-check --perf of the emitting GLU and the residual matvec (frac_of_card_bw, added in
