@@ -72,7 +72,7 @@
 # 0.917x / 0.882x at 0 / 4096 keys, dropped; its phase and code: git show a9fc8ae), rl56 twice (the emitting
 # launches' rolling loads: the down 1.076x alone, the step 0.998x / 0.999x, dropped; git show 1a64eee). The
 # "slim" pack went over the carry limit: a "dense" pack (device-prepare.sh) for the dense phases. s56 found
-# an H100 (its kernel-check --perf ran; an ad-hoc ncu of IQ4_XS's GLU beside it). Eleven calls, six ran, all
+# an H100 (its kernel-check --perf ran; an ad-hoc ncu of IQ4_XS's GLU beside it). Fifteen calls, six ran, all
 # on H100s. Queue: s56 on an H200 (the README 8B rows only there), then h53 on the same H200 (the 32B row;
 # now a "dense" pack too), then r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
