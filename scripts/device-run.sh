@@ -73,7 +73,7 @@
 # launches' rolling loads: the down 1.076x alone, the step 0.998x / 0.999x, dropped; git show 1a64eee). The
 # "slim" pack went over the carry limit: a "dense" pack (device-prepare.sh) for the dense phases. s56 found
 # an H100 (its kernel-check --perf ran; an ad-hoc ncu of IQ4_XS's GLU beside it). Fifteen calls, six ran, all
-# on H100s. Queue: s56 on an H200 (the README 8B rows only there), then h53 on the same H200 (the 32B row;
+# on H100s. Queue: r55h on an H200 (the README 8B rows; s56 does the same there), then h53 on the same H200 (the 32B row;
 # now a "dense" pack too), then r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
@@ -666,11 +666,6 @@ case "$phase" in
     tg_on 0 3 120 --arm configs/arm-base.toml --arm configs/arm-iq4xs-glu-emit.toml --arm configs/arm-iq4xs-glu-emit-w8.toml \
       --arm configs/arm-iq4xs-w8.toml
     rm -f "$f" "$f.done"
-    ;;
-  s56b)
-    # s56 on an H200 only (the README's 8B decode rows at the defaults); nothing on another card. A "dense" pack.
-    gpu_info
-    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
     ;;
   s56)
     # The fifty-sixth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
