@@ -676,6 +676,37 @@ case "$phase" in
     timeout 120 "$bin/kernel-check" --section mmvs_id --filter "mmvs_glu_emit/" --perf --reps 30 --seed 20265601 \
       --receipt "$out/kernel-check.jsonl" | grep -E "12288x4096" | head -n 12
     ;;
+  iq57)
+    # The IQ4_XS sign-mode permute lookup (wq::iq4_dot8, no key; bench/notes/mmvs-iq4-prmt.md): its gates
+    # (the exhaustive device identity, every IQ4_XS mmvs case against the f64 reference and the byte
+    # identities, the CUDA-vs-oracle test); then, where the build before it is in .device/old (a second
+    # call on the same warm machine carrying only the old build, as hn50), kernel times of the IQ4_XS
+    # GLU, the down shape and the emitting GLU in both builds, and qwen3-8b iq4_xs tg128 at 0 keys, the
+    # builds' processes alternating, each twice (the second run of each is its A/A). Any sm_90 card. ~3 minutes.
+    gpu_info
+    "$bin/pp-bench" --version
+    for c in "quant iq4_dot8/" "mmvs /IQ4_XS/" "mmvs_id /IQ4_XS/"; do
+      timeout 120 "$bin/kernel-check" --section ${c%% *} --filter "${c#* }" --seed 20265701 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-iq57-${c%% *}.log" 2>&1
+      echo "kernel-check ${c} rc=$?"; grep -E "FAIL" "$out/kc-iq57-${c%% *}.log" | head -n 5; tail -n 2 "$out/kc-iq57-${c%% *}.log"
+    done
+    timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*Iq4*:*IQ4*' > "$out/test-iq57.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|SKIPPED" "$out/test-iq57.log" | head -n 6
+    [ -x .device/old/bin/pp-bench ] || { echo "iq57: no .device/old, no timings"; exit 0; }
+    .device/old/bin/pp-bench --version
+    for b in "$bin" .device/old/bin "$bin" .device/old/bin; do
+      for c in "mmvs mmvs_ail_glu_cap5/IQ4_XS/12288x4096/m1" "mmvs mmvs_ail_cap6/IQ4_XS/4096x12288/m1" \
+               "mmvs_id mmvs_glu_emit/IQ4_XS/12288x4096/silu/ns" "mmvs mmvs/IQ4_XS/4096x4096/m1"; do
+        timeout 90 "$b/kernel-check" --section ${c%% *} --filter "${c#* }" --perf --reps 50 | grep -E " us|FAIL" | tail -n 1 | sed "s|^|$b |"
+      done
+    done
+    synth qwen3-8b iq4_xs
+    for b in "$bin" .device/old/bin "$bin" .device/old/bin; do
+      timeout 100 "$b/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
+        --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp" | sed "s|^|$b |"
+    done
+    rm -f "$f" "$f.done"
+    ;;
   r55h)
     # r55's H200 branch alone (the README's 8B decode rows at the fifty-fifth session's defaults); nothing on
     # another card (r55's probe ran). A "dense" (or "slim") pack. ~4 minutes on an H200.

@@ -120,6 +120,65 @@ class DequantizeCase : public Case {
   size_t out_bytes_ = 0;
 };
 
+// wq::iq4_dot8 (the IQ4_XS matvec's sign-mode permute lookup, inline prmt.b32) on the device: every
+// 16-bit pattern of the first four indices (thread i: w = i | random << 16, the last four random),
+// random activation bytes and accumulator; reference: the sum of kIq4Codebook[index] x byte in
+// 64-bit integers on the host (the format's table, not the kernel's). Byte identity of the ints.
+__global__ void iq4_dot8_kernel(const uint32_t* w, const int2* x, const int* acc, int* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = cuda::wq::iq4_dot8(w[i], x[i].x, x[i].y, acc[i]);
+}
+
+class Iq4Dot8Case : public Case {
+ public:
+  void generate(Env& env) override {
+    std::uniform_int_distribution<uint32_t> u;
+    w_.resize(kN);
+    x_.resize(kN);
+    acc_.resize(kN);
+    for (int i = 0; i < kN; ++i) {
+      w_[i] = (uint32_t)i | (u(env.rng()) << 16);
+      x_[i] = int2{(int)u(env.rng()), (int)u(env.rng())};
+      acc_[i] = (int)(u(env.rng()) % 2000001u) - 1000000;
+    }
+    dw_ = env.upload(w_);
+    dx_ = env.upload(x_);
+    dacc_ = env.upload(acc_);
+    dout_ = env.alloc_output<int>(kN);
+  }
+  cudaError_t launch(Env& env) override {
+    iq4_dot8_kernel<<<kN / 256, 256, 0, env.stream()>>>(dw_, dx_, dacc_, dout_, kN);
+    return cudaGetLastError();
+  }
+  void reference(Env&) override {
+    ref_.resize(kN);
+    for (int i = 0; i < kN; ++i) {
+      int64_t s = acc_[i];
+      for (int e = 0; e < 8; ++e) {
+        const uint32_t xw = (uint32_t)(e < 4 ? x_[i].x : x_[i].y);
+        s += (int64_t)cuda::wq::kIq4Codebook[(w_[i] >> (4 * e)) & 0xFu] * (int64_t)(int8_t)(xw >> (8 * (e & 3)));
+      }
+      ref_[i] = (int)s;
+    }
+  }
+  Verdict compare(Env& env) override {
+    const auto got = env.download(dout_, (size_t)kN);
+    return compare_bytes(reinterpret_cast<const uint8_t*>(got.data()), reinterpret_cast<const uint8_t*>(ref_.data()),
+                         sizeof(int) * (size_t)kN);
+  }
+  PerfCount perf_count() const override { return {(double)kN * 16, 0}; }
+
+ private:
+  static constexpr int kN = 65536;
+  std::vector<uint32_t> w_;
+  std::vector<int2> x_;
+  std::vector<int> acc_, ref_;
+  uint32_t* dw_ = nullptr;
+  int2* dx_ = nullptr;
+  int* dacc_ = nullptr;
+  int* dout_ = nullptr;
+};
+
 // The embedding gather (launch_embed): rows ids[i] of a table of type t dequantized, byte-identical
 // to lib/quant's dequantize_row; ids outside [0, table_rows) give a row of NaN (0x7fc00000). Tokens of
 // one decode row (4096 / 5120 columns) and a prefill batch with a leading dimension past the row.
@@ -281,6 +340,7 @@ void add_quant_cases(Registry& r) {
     for (bool f16 : {false, true})
       r.add("quant", fmt::format("dequant/{}/{}/9x512/ld515", qtype_name(t), f16 ? "f16" : "f32"),
             [t, f16] { return std::make_unique<DequantizeCase>(t, 9, 512, f16, false, 3); });
+  r.add("quant", "iq4_dot8/exhaustive16", [] { return std::make_unique<Iq4Dot8Case>(); });
   r.add("quant", "dequant/Q4_K/f16/14336x4096/random_bits",
         [] { return std::make_unique<DequantizeCase>(QType::Q4_K, 14336, 4096, true, false); });
 }

@@ -301,6 +301,12 @@ MEMRA_HD uint32_t iq4_nib4(uint32_t s) {
 // The codebook values of the 16 elements in two re-laid qs words (split_layout.h iq4xs_task_nibbles).
 MEMRA_HD uint4 iq4_vals(uint32_t a, uint32_t b) { return make_uint4(iq4_nib4(a), iq4_nib4(a >> 16), iq4_nib4(b), iq4_nib4(b >> 16)); }
 
+// dot4(iq4_vals(a, b), x, acc) by sign-mode permutes (wq::iq4_dot8): the same integer, ~4 fewer
+// instructions per 8 weights than iq4_nib4's lookup (which stays as the plain form the gates compare).
+MEMRA_HD int iq4_dot16(uint32_t a, uint32_t b, int4 x, int acc) {
+  return wq::iq4_dot8(b, x.z, x.w, wq::iq4_dot8(a, x.x, x.y, acc));
+}
+
 // IQ4_XS: 64 weights = sub-blocks 2 j and 2 j + 1 of a superblock (j = t & 3), their 4-bit indices
 // re-laid in element order (q0: elements 0 .. 31, q1: 32 .. 63) from the body, the 8-byte header
 // (d, scales_h, scales_l) from the aux plane. Per sub-block: the exact integer sum of codebook value
@@ -324,8 +330,8 @@ struct Task<QType::IQ4_XS> {
     const float dla = fmul_rn(d, (float)(lsa - 32)), dlb = fmul_rn(d, (float)(lsb - 32));
     const int4 x0 = x.q16t(t, 0), x1 = x.q16t(t, 1), x2 = x.q16t(t, 2), x3 = x.q16t(t, 3);
     const float4 ds = x.ds4(2 * t);
-    const int sa = dot4(iq4_vals(q0.z, q0.w), x1, dot4(iq4_vals(q0.x, q0.y), x0, 0));
-    const int sb = dot4(iq4_vals(q1.z, q1.w), x3, dot4(iq4_vals(q1.x, q1.y), x2, 0));
+    const int sa = iq4_dot16(q0.z, q0.w, x1, iq4_dot16(q0.x, q0.y, x0, 0));
+    const int sb = iq4_dot16(q1.z, q1.w, x3, iq4_dot16(q1.x, q1.y, x2, 0));
     return fadd_rn(fmul_rn(ds.x, fmul_rn(dla, (float)sa)), fmul_rn(ds.z, fmul_rn(dlb, (float)sb)));
   }
 };

@@ -73,6 +73,26 @@ MEMRA_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
   return r;
 #endif
 }
+// prmt.b32 in its default mode with all four selector bits: a selector nibble's bits 0..2 pick one of
+// the 8 bytes of (x, y), and its bit 3 set replaces that byte by its sign replicated (0x00 or 0xFF),
+// which __byte_perm does not promise (it documents three selector bits); the low 16 bits of s are read.
+MEMRA_HD uint32_t prmt_sx(uint32_t x, uint32_t y, uint32_t s) {
+#ifdef __CUDA_ARCH__
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(s));
+  return r;
+#else
+  const uint64_t v = (uint64_t)x | ((uint64_t)y << 32);
+  uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t n = (s >> (4 * i)) & 0xFu;
+    uint32_t b = (uint32_t)(v >> (8 * (n & 7u))) & 0xFFu;
+    if (n & 8u) b = (b & 0x80u) ? 0xFFu : 0x00u;
+    r |= b << (8 * i);
+  }
+  return r;
+#endif
+}
 MEMRA_HD int dp4a(int a, int b, int c) {
 #ifdef __CUDA_ARCH__
   return __dp4a(a, b, c);
@@ -114,6 +134,26 @@ inline constexpr int8_t kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22,
 MEMRA_HD constexpr uint32_t iq4_word(int i) {
   return (uint32_t)(uint8_t)kIq4Codebook[i] | ((uint32_t)(uint8_t)kIq4Codebook[i + 1] << 8) |
          ((uint32_t)(uint8_t)kIq4Codebook[i + 2] << 16) | ((uint32_t)(uint8_t)kIq4Codebook[i + 3] << 24);
+}
+// Entries 8 + i .. 11 + i plus one (2 .. 114: every byte positive), for iq4_dot8's second permute.
+MEMRA_HD constexpr uint32_t iq4_word_p1(int i) {
+  return (uint32_t)(uint8_t)(kIq4Codebook[8 + i] + 1) | ((uint32_t)(uint8_t)(kIq4Codebook[9 + i] + 1) << 8) |
+         ((uint32_t)(uint8_t)(kIq4Codebook[10 + i] + 1) << 16) | ((uint32_t)(uint8_t)(kIq4Codebook[11 + i] + 1) << 24);
+}
+// The exact sum over the 8 IQ4 indices of w (index e at bits 4 e .. 4 e + 3) of codebook value times
+// activation byte e (bytes of x0 then x1), added to acc. Two sign-mode permutes per four indices, no
+// selector arithmetic: P1 = prmt_sx(entries 0..7, s) is the entry where the index is below 8 and the
+// sign of an entry (all negative: -1) where it is not; P2 = prmt_sx(entries 8..15 plus one, s ^ 8 per
+// nibble) is 0 (the sign of a positive byte) below 8 and entry + 1 from 8. P1 + P2 is the codebook
+// value in both cases and dp4a is linear over exact integer sums, so the result equals dp4a over
+// iq4_lookup4's bytes (kernel-check mmvs_id iq4_prmt/exhaustive, tests/core test_quant Iq4PermuteSum).
+MEMRA_HD int iq4_dot8(uint32_t w, int x0, int x1, int acc) {
+  const uint32_t f = w ^ 0x88888888u;
+  int p = dp4a((int)prmt_sx(iq4_word(0), iq4_word(4), w), x0, 0);
+  acc = dp4a((int)prmt_sx(iq4_word_p1(0), iq4_word_p1(4), f), x0, acc);
+  p = dp4a((int)prmt_sx(iq4_word(0), iq4_word(4), w >> 16), x1, p);
+  acc = dp4a((int)prmt_sx(iq4_word_p1(0), iq4_word_p1(4), f >> 16), x1, acc);
+  return acc + p;
 }
 // Lookup of four 4-bit indices (one per byte) at once.
 MEMRA_HD uint32_t iq4_lookup4(uint32_t idx) {

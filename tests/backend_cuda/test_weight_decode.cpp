@@ -114,3 +114,23 @@ TEST(WeightDecode, Iq4LookupCoversEveryIndex) {
       EXPECT_EQ((int8_t)((r >> 24) & 0xFF), kv[(b + 11) & 15]);
     }
 }
+
+TEST(WeightDecode, Iq4PermuteSumEqualsCodebookSum) {
+  // iq4_dot8 (two sign-mode permutes per four indices, dp4a's linearity) against the sum over the
+  // format's codebook (written out here), every pattern of the first four indices; and prmt_sx's
+  // sign mode itself (a selector nibble with bit 3 replicates the chosen byte's sign).
+  const int8_t kv[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  EXPECT_EQ(wq::prmt_sx(0x80017FF0u, 0u, 0x8321u), 0xFF80017Fu);
+  EXPECT_EQ(wq::prmt_sx(0x807F0102u, 0u, 0xBA98u), 0xFF000000u);
+  std::mt19937_64 rng(57);
+  for (uint32_t lo = 0; lo < 65536; ++lo) {
+    const uint64_t r = rng();
+    const uint32_t w = lo | ((uint32_t)r << 16);
+    const int x0 = (int)(uint32_t)(r >> 16), x1 = (int)(uint32_t)(r >> 32) ^ (int)lo;
+    const int acc = (int)(r % 1000) - 500;
+    int64_t want = acc;
+    for (int e = 0; e < 8; ++e)
+      want += (int64_t)kv[(w >> (4 * e)) & 15u] * (int8_t)((uint32_t)(e < 4 ? x0 : x1) >> (8 * (e & 3)));
+    ASSERT_EQ(wq::iq4_dot8(w, x0, x1, acc), want) << "w=" << w;
+  }
+}
