@@ -302,7 +302,7 @@ MEMRA_HD uint32_t iq4_nib4(uint32_t s) {
 MEMRA_HD uint4 iq4_vals(uint32_t a, uint32_t b) { return make_uint4(iq4_nib4(a), iq4_nib4(a >> 16), iq4_nib4(b), iq4_nib4(b >> 16)); }
 
 // dot4(iq4_vals(a, b), x, acc) by sign-mode permutes (wq::iq4_dot8): the same integer, ~4 fewer
-// instructions per 8 weights than iq4_nib4's lookup (which stays as the plain form the gates compare).
+// instructions per 8 weights than iq4_nib4's lookup (the element values the host emulation tests read).
 MEMRA_HD int iq4_dot16(uint32_t a, uint32_t b, int4 x, int acc) {
   return wq::iq4_dot8(b, x.z, x.w, wq::iq4_dot8(a, x.x, x.y, acc));
 }
