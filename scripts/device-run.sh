@@ -75,6 +75,10 @@
 # an H100 (its kernel-check --perf ran; an ad-hoc ncu of IQ4_XS's GLU beside it). Fifteen calls, six ran, all
 # on H100s. Queue: r55h on an H200 (the README 8B rows; s56 does the same there), then h53 on the same H200 (the 32B row;
 # now a "dense" pack too), then r50, chain48 / chain45 / md41 on an H200.
+# Fifty-seventh session: iq57 on an H100 (IQ4_XS's codebook lookup by two sign-mode permutes: gates 406/406,
+# qwen3-8b iq4_xs tg128 1.110x / 1.117x against the build before it; receipts/h100/*-iq57-cb854bd-*), x55 again
+# on the new build (the IQ4_XS emit forms still lose). Six calls, three ran (all on H100s), three failed starts;
+# no H200. Queue: r55h on an H200, then h53 on the same H200, then g57 (any card), r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -705,6 +709,17 @@ case "$phase" in
       timeout 100 "$b/pp-bench" -m "$f" -p 0 -n 128 -d 0 -r 5 --set receipt.hash_model=false \
         --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp" | sed "s|^|$b |"
     done
+    rm -f "$f" "$f.done"
+    ;;
+  g57)
+    # After iq57 (IQ4_XS's permute lookup: every IQ4_XS instance lost registers, the 8-warp emit its spill):
+    # does IQ4_XS's one-token GLU still want one task per matrix in flight (kernels.mmvs_glu_one_task, chosen
+    # in the forty-fourth session at the old register counts)? qwen3-8b iq4_xs tg128 at 0 and 4096 keys, the
+    # defaults against the two-task GLU (configs/arm-mmvs-q5k-iq4xs-two-task.toml), interleaved with an A/A
+    # copy. Any sm_90 card. A "dense" pack. ~3 minutes.
+    gpu_info
+    synth qwen3-8b iq4_xs
+    tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
   r55h)
