@@ -77,7 +77,7 @@
 # now a "dense" pack too), then r50, chain48 / chain45 / md41 on an H200.
 # Fifty-seventh session: iq57 on an H100 (IQ4_XS's codebook lookup by two sign-mode permutes: gates 406/406,
 # qwen3-8b iq4_xs tg128 1.110x / 1.117x against the build before it; receipts/h100/*-iq57-cb854bd-*), x55 again
-# on the new build (the IQ4_XS emit forms still lose). Six calls, three ran (all on H100s), three failed starts;
+# on the new build (the IQ4_XS emit forms still lose). Nine calls: three ran (all on H100s), four failed starts, two refused;
 # no H200. Queue: r55h on an H200, then h53 on the same H200, then g57 (any card), r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
