@@ -63,16 +63,6 @@ MEMRA_HD uint32_t vsub4(uint32_t a, uint32_t b) {
   return r;
 #endif
 }
-MEMRA_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
-#ifdef __CUDA_ARCH__
-  return __byte_perm(x, y, s);
-#else
-  const uint64_t v = (uint64_t)x | ((uint64_t)y << 32);
-  uint32_t r = 0;
-  for (int i = 0; i < 4; ++i) r |= (uint32_t)((v >> (8 * ((s >> (4 * i)) & 7u))) & 0xFFu) << (8 * i);
-  return r;
-#endif
-}
 // prmt.b32 in its default mode with all four selector bits: a selector nibble's bits 0..2 pick one of
 // the 8 bytes of (x, y), and its bit 3 set replaces that byte by its sign replicated (0x00 or 0xFF),
 // which __byte_perm does not promise (it documents three selector bits); the low 16 bits of s are read.
@@ -91,6 +81,14 @@ MEMRA_HD uint32_t prmt_sx(uint32_t x, uint32_t y, uint32_t s) {
     r |= b << (8 * i);
   }
   return r;
+#endif
+}
+// __byte_perm: the three low bits of each selector nibble (on the host, prmt_sx without the sign bits).
+MEMRA_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(x, y, s);
+#else
+  return prmt_sx(x, y, s & 0x7777u);
 #endif
 }
 MEMRA_HD int dp4a(int a, int b, int c) {
@@ -129,16 +127,12 @@ MEMRA_HD uint32_t spread4_to_bit4(uint32_t n) {
   return ((n & 1u) << 4) | ((n & 2u) << 11) | ((n & 4u) << 18) | ((n & 8u) << 25);
 }
 
-// IQ4_NL/IQ4_XS codebook (a format fact), and its entries i .. i + 3 as one word (bytes in order).
+// IQ4_NL/IQ4_XS codebook (a format fact), and its entries i .. i + 3 plus add as one word (bytes in
+// order; add = 1 on entries 8 .. 15 gives iq4_dot8's second table, 2 .. 114: every byte positive).
 inline constexpr int8_t kIq4Codebook[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-MEMRA_HD constexpr uint32_t iq4_word(int i) {
-  return (uint32_t)(uint8_t)kIq4Codebook[i] | ((uint32_t)(uint8_t)kIq4Codebook[i + 1] << 8) |
-         ((uint32_t)(uint8_t)kIq4Codebook[i + 2] << 16) | ((uint32_t)(uint8_t)kIq4Codebook[i + 3] << 24);
-}
-// Entries 8 + i .. 11 + i plus one (2 .. 114: every byte positive), for iq4_dot8's second permute.
-MEMRA_HD constexpr uint32_t iq4_word_p1(int i) {
-  return (uint32_t)(uint8_t)(kIq4Codebook[8 + i] + 1) | ((uint32_t)(uint8_t)(kIq4Codebook[9 + i] + 1) << 8) |
-         ((uint32_t)(uint8_t)(kIq4Codebook[10 + i] + 1) << 16) | ((uint32_t)(uint8_t)(kIq4Codebook[11 + i] + 1) << 24);
+MEMRA_HD constexpr uint32_t iq4_word(int i, int add = 0) {
+  return (uint32_t)(uint8_t)(kIq4Codebook[i] + add) | ((uint32_t)(uint8_t)(kIq4Codebook[i + 1] + add) << 8) |
+         ((uint32_t)(uint8_t)(kIq4Codebook[i + 2] + add) << 16) | ((uint32_t)(uint8_t)(kIq4Codebook[i + 3] + add) << 24);
 }
 // The exact sum over the 8 IQ4 indices of w (index e at bits 4 e .. 4 e + 3) of codebook value times
 // activation byte e (bytes of x0 then x1), added to acc. Two sign-mode permutes per four indices, no
@@ -150,9 +144,9 @@ MEMRA_HD constexpr uint32_t iq4_word_p1(int i) {
 MEMRA_HD int iq4_dot8(uint32_t w, int x0, int x1, int acc) {
   const uint32_t f = w ^ 0x88888888u;
   int p = dp4a((int)prmt_sx(iq4_word(0), iq4_word(4), w), x0, 0);
-  acc = dp4a((int)prmt_sx(iq4_word_p1(0), iq4_word_p1(4), f), x0, acc);
+  acc = dp4a((int)prmt_sx(iq4_word(8, 1), iq4_word(12, 1), f), x0, acc);
   p = dp4a((int)prmt_sx(iq4_word(0), iq4_word(4), w >> 16), x1, p);
-  acc = dp4a((int)prmt_sx(iq4_word_p1(0), iq4_word_p1(4), f >> 16), x1, acc);
+  acc = dp4a((int)prmt_sx(iq4_word(8, 1), iq4_word(12, 1), f >> 16), x1, acc);
   return acc + p;
 }
 // Lookup of four 4-bit indices (one per byte) at once.
