@@ -722,6 +722,15 @@ case "$phase" in
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
+  s58)
+    # The fifty-eighth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
+    # on another card g57 (IQ4_XS's GLU one task vs two). A "dense" pack. ~4 minutes on an H200, ~3 elsewhere.
+    gpu_info
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; exit 0; fi
+    synth qwen3-8b iq4_xs
+    tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
+    rm -f "$f" "$f.done"
+    ;;
   r55h)
     # r55's H200 branch alone (the README's 8B decode rows at the fifty-fifth session's defaults); nothing on
     # another card (r55's probe ran). A "dense" (or "slim") pack. ~4 minutes on an H200.
