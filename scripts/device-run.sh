@@ -722,6 +722,22 @@ case "$phase" in
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
+  i858)
+    # The split-plane int8 decode attention probe (kernels/attn/attn_decode_i8.cu, bench/notes/attn-i8-tile.md):
+    # its gates (kernel-check attn_decode_i8tile/*, against the f64 reference with the naive twin), then --perf at
+    # 16384 keys (32 / 8 heads) beside the default depth kernel (the fold's staged form, 16512 keys), the q8_0 / q5_1
+    # split kernel without the fold and the f16 tile form at the same shape. Any sm_90 card, a "dense" pack. ~2 minutes.
+    gpu_info
+    timeout 240 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/" --seed 20265801 \
+      --receipt "$out/kernel-check.jsonl" | tail -n 12
+    for flt in "attn_decode_i8tile/q8_0-planes/32-8x128/n1@16383" "attn_decode_pv16/q8_0-q5_1/32-8x128/n1@16383/max_splits96" \
+      "attn_decode_f16mma/f16-f16/32-8x128/n1@16383/max_splits96/preload"; do
+      timeout 120 "$bin/kernel-check" --section attn --filter "$flt" --perf --reps 50 --seed 20265802 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "us|FAIL" | head -n 8
+    done
+    timeout 120 "$bin/kernel-check" --section fused --filter "neox_norm_pv16_pre_ks_si_ms96/q8_0-q5_1/32-8x128/n1@16512" \
+      --perf --reps 50 --seed 20265803 --receipt "$out/kernel-check-perf.jsonl" | grep -E "us|FAIL" | head -n 8
+    ;;
   s58)
     # The fifty-eighth session's first call: on an H200 the README's 8B decode rows at the defaults (r55h);
     # on another card g57 (IQ4_XS's GLU one task vs two). A "dense" pack. ~4 minutes on an H200, ~3 elsewhere.

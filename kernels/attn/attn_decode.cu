@@ -763,6 +763,14 @@ cudaError_t run_decode(const attn::Args& a, int n_tokens, int n_head, cudaStream
 
 }  // namespace
 
+namespace attn {
+// The combine kernel alone, for split kernels launched elsewhere (kernels/attn/attn_decode_i8.cu).
+cudaError_t launch_decode_combine(const Args& a, int head_dim, int n_tokens, cudaStream_t s) {
+  if (head_dim != 128) return cudaErrorInvalidValue;
+  return launch_kernel(attn_decode_combine_kernel<128>, dim3(a.n_head, n_tokens), dim3(128), 0, s, a);
+}
+}  // namespace attn
+
 bool attn_head_dim_supported(int head_dim) {
 #ifdef MEMRA_REDUCED_INSTANCES
   return head_dim == 128;

@@ -1,0 +1,338 @@
+// The split-K decode attention over a split-plane int8 K / V cache (kernels/attn/attn_i8_tile.h),
+// 16-key tiles on tensor cores: a probe of the depth form (bench/notes/attn-i8-tile.md).
+// Grid (n_splits, n_head_kv, n_tokens), 4 warps; a block serves the G = 4 query heads of one kv
+// head over one split's keys, warp w its 16-key tiles w, w + 4, ...; then the in-block merge and
+// partials of the other split kernels (attn_partials.cuh) and their combine kernel.
+//
+// Per tile, with no dequantization of K and no per-element scaling of V:
+//  - S = Q K^T per 32-element block b on mma.sync m16n8k32 (s8 x s8 -> s32): A = the heads' int8
+//    query quants (rows = heads, rows >= G zero; quantized per block as the q8 score path does),
+//    B = the tile's K quants by ldmatrix (key rows of 16 bytes: exactly B's fragment), two n = 8
+//    key tiles. The exact block sums are scaled by d_k * d_q and summed over b in f32.
+//  - The C layout of S (lane (g, t): head g, keys 2t, 2t + 1, 8 + 2t, 9 + 2t) is the B layout of
+//    P^T in O^T += V^T P^T (as in the f16 tile form, attn_decode_mma.cu): a head's max and sum
+//    are two xor-shuffles among its 4 lanes, and P stays in registers.
+//  - V's block scale goes on P: per V block b the B fragment is f16(p * d_v(key, b)), so V's
+//    quants enter the f16 mma exactly as integers. A = V^T by ldmatrix.trans of the int8 tile read
+//    as 16-bit pairs: lane (g, t) gets keys 2t, 2t + 1 of elements 2g, 2g + 1 of a 16-element
+//    chunk in one register, turned into two f16 pairs by a xor, two byte permutes with the
+//    exponent byte of 1024 and two f16 subtractions (1024 + 128 + q - 1152 = q, exact). So the
+//    m-tile's row r holds element 2r (r < 8) or 2 (r - 8) + 1 of its chunk, and C's rows with it.
+// Numeric class: q and K as int8 blocks with exact integer sums (the q8 score path's), P * d_v
+// rounded to f16, V's quants exact, f32 accumulation. Gate: kernel-check attn_decode_i8tile/*
+// against the f64 reference with the naive twin of that class.
+#include <cuda_fp16.h>
+
+#include "attn/attn_common.cuh"
+#include "attn/attn_i8_tile.h"
+#include "attn/attn_mma_scores.cuh"
+#include "attn/attn_partials.cuh"
+#include "common/launch.cuh"
+
+namespace memra::cuda::attn {
+
+cudaError_t launch_decode_combine(const Args& a, int head_dim, int n_tokens, cudaStream_t s);  // attn_decode.cu
+
+namespace {
+
+constexpr int kD = 128;                   // head dim of this form
+constexpr int kTile = 16;                 // keys per warp tile
+constexpr int kRow = kD;                  // bytes of one key's int8 head slice
+constexpr int kQTile = kTile * kRow;      // 2 KB
+constexpr int kSTile = kTile * 8;         // one key's 4 f16 scales: 8 bytes
+constexpr int kWarpSmem = 2 * kQTile + 2 * kSTile;  // K quants, V quants, K scales, V scales
+
+struct I8Args {
+  Args a;
+  const int8_t* kq;
+  const uint16_t* kd;
+  const int8_t* vq;
+  const uint16_t* vd;
+  int64_t q_row, d_row;  // bytes between consecutive positions' quant rows, halves between scale rows
+};
+
+// Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row): the 8 rows an
+// ldmatrix phase reads at one chunk column land in distinct bank groups.
+__device__ __forceinline__ int swz(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// 16 / 8 bytes global -> shared, or zeros where !valid (src-size 0: the source is not read).
+__device__ __forceinline__ void cp16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp8(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 8 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wait_group() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const uint8_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const uint8_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_u32(p)));
+}
+// f16 value of scale b of a key's 8-byte scale row.
+__device__ __forceinline__ float scale_at(uint2 s, int b) {
+  const uint32_t w = b < 2 ? s.x : s.y;
+  return __half2float(__ushort_as_half((unsigned short)(b & 1 ? w >> 16 : w & 0xffffu)));
+}
+// One ldmatrix.trans register of int8 pairs (bytes: key k element e, key k element e + 1, key k + 1
+// element e, key k + 1 element e + 1) -> the f16 pairs (key k, key k + 1) of element e (lo) and
+// e + 1 (hi), exact: the byte with its sign bit flipped is q + 128, under 0x64 the f16 1024 + q + 128.
+__device__ __forceinline__ void i8_pairs_to_h2(uint32_t r, uint32_t& lo, uint32_t& hi) {
+  const uint32_t u = r ^ 0x80808080u;
+  const __half2 k1152 = __half2half2(__ushort_as_half((unsigned short)0x6480u));
+  const uint32_t a = __byte_perm(u, 0x64646464u, 0x4240), b = __byte_perm(u, 0x64646464u, 0x4341);
+  const __half2 x = __hsub2(*reinterpret_cast<const __half2*>(&a), k1152);
+  const __half2 y = __hsub2(*reinterpret_cast<const __half2*>(&b), k1152);
+  lo = *reinterpret_cast<const uint32_t*>(&x);
+  hi = *reinterpret_cast<const uint32_t*>(&y);
+}
+
+// The warp's copies of one cache's rows of keys base .. base + nk - 1 (kv head hk) into its tiles:
+// row points at this lane's first quant chunk of key base (row r0 = lane / 8, chunk lane % 8), srow
+// at this lane's scale row (key base + lane, lanes 0-15); rows nk .. 15 zero-filled (their scores
+// are masked, their V scales 0, so P' = 0 meets quants 0). Not committed.
+__device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_t* row, const uint16_t* srow,
+                                           int64_t q_row, int64_t d_row, int nk) {
+  const int lane = threadIdx.x & 31, r0 = lane >> 3, ch = lane & 7;
+#pragma unroll
+  for (int x = 0; x < kTile / 4; ++x) {
+    const int r = r0 + 4 * x;
+    const bool valid = r < nk;
+    cp16(qt + swz(r, ch), valid ? row + x * 4 * q_row : row - r0 * q_row, valid);  // invalid: key base, not read
+  }
+  if (lane < kTile) cp8(st + lane * 8, lane < nk ? srow : srow - lane * d_row, lane < nk);
+}
+
+template <int G>
+__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(I8Args p) {
+  static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
+  static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
+  const Args& a = p.a;
+  __shared__ __align__(128) uint8_t smem[kDecodeWarps * kWarpSmem];
+  __shared__ __align__(16) int8_t qi[G][kD];
+  __shared__ float qd[G][kD / 32];
+  const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z, h0 = hk * G;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int pos_first = *a.pos0;  // staged before the step's first kernel (AttnParams::pos0)
+  const int pos = pos_first + i;
+  int lo, hi;
+  key_range(pos, a.window, lo, hi);
+  const int len = max(0, hi - lo);
+  const int used = splits_used(len, a.n_splits, a.min_split_keys);
+  if (s >= used) return;  // block-uniform: the combine reads only the used splits
+  const int chunk = (len + used - 1) / used;
+  const int b = lo + s * chunk, e = min(hi, b + chunk);
+  // ldmatrix .x4 addresses. K (B fragments of block bb): matrices 0 / 1 = keys 0-7 at chunks 2bb /
+  // 2bb + 1 (b0, b1 of the keys 0-7 n-tile), 2 / 3 = keys 8-15. V (transposed, A fragments of
+  // m-tiles j, j + 1): matrices 0 / 1 = keys 0-7 / 8-15 at chunk j, 2 / 3 the same at chunk j + 1.
+  const int mi = lane >> 3;
+  const int krow = (mi >> 1) * 8 + (lane & 7), kch = mi & 1;
+  const int vrow = (mi & 1) * 8 + (lane & 7), vch = mi >> 1;
+  constexpr int kStride = kDecodeWarps * kTile;
+  const int base0 = b + warp * kTile;
+  const bool any = base0 < e;  // warp-uniform
+  uint8_t* const wsm = smem + warp * kWarpSmem;
+  // The warp's first tile before the wait where all its keys lie below the launch's first position
+  // (rows written by earlier steps). Groups [K0], [V0].
+  const bool early = any && min(e, base0 + kTile) <= pos_first;
+  // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8;
+  // scale row of key base0 + lane % 16), stepped by kStride keys per tile.
+  // 32-bit offsets (the launcher checks that every position's rows fit), pointers formed at each copy.
+  uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * kRow + (lane & 7) * 16);
+  uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * 4);
+  const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
+  uint8_t* const kst = wsm + 2 * kQTile;
+  uint8_t* const vst = kst + kSTile;
+  const auto stage_first = [&] {
+    const int n0 = min(kTile, e - base0);
+    stage_tile(wsm, kst, p.kq + koff, p.kd + soff, p.q_row, p.d_row, n0);
+    commit_group();
+    stage_tile(wsm + kQTile, vst, p.vq + koff, p.vd + soff, p.q_row, p.d_row, n0);
+    commit_group();
+  };
+  if (early) stage_first();
+  pdl_wait();
+  if (any && !early) stage_first();
+  // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
+  // path's rule), one block per warp at a time.
+  for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
+    const int hh = blk / (kD / 32), bb = blk % (kD / 32);
+    const float x = a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
+    float amax = fabsf(x);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const float d = amax / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
+    qi[hh][bb * 32 + lane] = (int8_t)__float2int_rn(x * id);
+    if (lane == 0) qd[hh][bb] = d;
+  }
+  __syncthreads();
+  // A fragments of the query per block (head g, elements 4t .. 4t + 3 and 16 + 4t ..; rows >= G and
+  // the rows g + 8 zero) and the head's block scales.
+  uint32_t qa[kD / 32][2];
+  float dq[kD / 32];
+#pragma unroll
+  for (int bb = 0; bb < kD / 32; ++bb) {
+    qa[bb][0] = g < G ? *reinterpret_cast<const uint32_t*>(&qi[g][32 * bb + 4 * t]) : 0u;
+    qa[bb][1] = g < G ? *reinterpret_cast<const uint32_t*>(&qi[g][32 * bb + 16 + 4 * t]) : 0u;
+    dq[bb] = g < G ? qd[g][bb] : 0.0f;
+  }
+  float m = -INFINITY, l = 0.0f;  // head g's online softmax state (the same in its 4 lanes)
+  float c[kD / 16][4];            // O^T: m-tile mt, rows 16 mt + 2g (+ 1), heads 2t, 2t + 1
+#pragma unroll
+  for (int mt = 0; mt < kD / 16; ++mt)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) c[mt][x] = 0.0f;
+  // This lane's keys in a tile (the C / B layout): 2t, 2t + 1, 8 + 2t, 9 + 2t.
+  const int key_of[4] = {2 * t, 2 * t + 1, 8 + 2 * t, 9 + 2 * t};
+  const float scale2 = a.scale * 1.4426950408889634f;
+  for (int base = base0; base < e; base += kStride) {
+    const int nk = min(kTile, e - base);
+    const int nb = base + kStride;  // the warp's next tile
+    wait_group<1>();  // this tile's K; pending after it: its V
+    __syncwarp();
+    uint2 dk[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) dk[u] = *reinterpret_cast<const uint2*>(kst + key_of[u] * 8);
+    float raw[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int bb = 0; bb < kD / 32; ++bb) {
+      uint32_t kb[4];
+      ldsm_x4(kb, wsm + swz(krow, 2 * bb + kch));
+      int s0[4] = {0, 0, 0, 0}, s1[4] = {0, 0, 0, 0};
+      const uint32_t af[4] = {qa[bb][0], 0u, qa[bb][1], 0u};
+      mma_s8_16x8x32(s0, af, kb[0], kb[1]);
+      mma_s8_16x8x32(s1, af, kb[2], kb[3]);
+      const int is[4] = {s0[0], s0[1], s1[0], s1[1]};
+#pragma unroll
+      for (int u = 0; u < 4; ++u) raw[u] += (float)is[u] * (scale_at(dk[u], bb) * dq[bb]);
+    }
+    __syncwarp();  // every lane has read the K tile and its scales: the next ones may land there
+    if (nb < e) stage_tile(wsm, kst, p.kq + (koff + qstep), p.kd + (soff + sstep), p.q_row, p.d_row, min(kTile, e - nb));
+    commit_group();
+    // Scores in log2 units (scale * log2 e folded in: one ex2 per exponential); no softcap (applies).
+    float sc[4], pr[4], mx = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      sc[u] = key_of[u] < nk ? raw[u] * scale2 : -INFINITY;
+      mx = fmaxf(mx, sc[u]);
+    }
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m, mx);  // finite: the tile's key 0 is valid
+    const float corr = exp2f(m - m_new);
+    float ps = 0.0f;
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      pr[u] = key_of[u] < nk ? exp2f(sc[u] - m_new) : 0.0f;
+      ps += pr[u];
+    }
+    ps += __shfl_xor_sync(0xffffffffu, ps, 1);
+    ps += __shfl_xor_sync(0xffffffffu, ps, 2);
+    l = l * corr + ps;
+    m = m_new;
+    // This lane's C columns are heads 2t and 2t + 1, whose corrections sit in lanes 8t and 8t + 4.
+    const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
+#pragma unroll
+    for (int mt = 0; mt < kD / 16; ++mt) {
+      c[mt][0] *= c0;
+      c[mt][1] *= c1;
+      c[mt][2] *= c0;
+      c[mt][3] *= c1;
+    }
+    wait_group<1>();  // this tile's V; pending after it: the K tile just requested
+    __syncwarp();
+    // B fragments of P'^T per V block: f16(p * d_v(key, block)) of head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t.
+    uint2 dv[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) dv[u] = *reinterpret_cast<const uint2*>(vst + key_of[u] * 8);
+    uint32_t pb[kD / 32][2];
+    {
+      const __half2 p01 = __floats2half2_rn(pr[0], pr[1]), p23 = __floats2half2_rn(pr[2], pr[3]);
+#pragma unroll
+      for (int bb = 0; bb < kD / 32; ++bb) {  // the two keys' scales of block bb side by side
+        const uint32_t sel = bb & 1 ? 0x7632u : 0x5410u;
+        const uint32_t d01 = __byte_perm(bb < 2 ? dv[0].x : dv[0].y, bb < 2 ? dv[1].x : dv[1].y, sel);
+        const uint32_t d23 = __byte_perm(bb < 2 ? dv[2].x : dv[2].y, bb < 2 ? dv[3].x : dv[3].y, sel);
+        const __half2 x = __hmul2(p01, *reinterpret_cast<const __half2*>(&d01));
+        const __half2 y = __hmul2(p23, *reinterpret_cast<const __half2*>(&d23));
+        pb[bb][0] = *reinterpret_cast<const uint32_t*>(&x);
+        pb[bb][1] = *reinterpret_cast<const uint32_t*>(&y);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kD / 16; j += 2) {
+      uint32_t vr[4];
+      ldsm_x4_trans(vr, wsm + kQTile + swz(vrow, j + vch));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint32_t a0, a1, a2, a3;  // rows g (element 2g), g + 8 (element 2g + 1); keys 2t.. / 8 + 2t..
+        i8_pairs_to_h2(vr[2 * h], a0, a1);
+        i8_pairs_to_h2(vr[2 * h + 1], a2, a3);
+        const int bb = (j + h) / 2;
+        mma16816(c[j + h], a0, a1, a2, a3, pb[bb][0], pb[bb][1]);
+      }
+    }
+    __syncwarp();  // every lane has read the V tile and its scales
+    koff += qstep;
+    soff += sstep;
+    if (nb < e) stage_tile(wsm + kQTile, vst, p.vq + koff, p.vd + soff, p.q_row, p.d_row, min(kTile, e - nb));
+    commit_group();
+  }
+  wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
+  __syncwarp();
+  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(wsm);
+#pragma unroll
+  for (int mt = 0; mt < kD / 16; ++mt)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      const int hh = 2 * t + (x & 1), d = 16 * mt + 2 * g + (x >> 1);
+      if (hh < G) acc[hh][d] = c[mt][x];
+    }
+  float* ml = reinterpret_cast<float*>(wsm + 2 * kQTile);  // the warp's G maxima, then its G sums
+  if (t == 0 && g < G) {
+    ml[g] = m * 0.6931471805599453f;  // back to natural-log units, as the merge and the combine take them
+    ml[G + g] = l;
+  }
+  __syncthreads();
+  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(smem + w * kWarpSmem + 2 * kQTile); };
+  merge_warps_and_store<kD, G>(
+      [&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
+      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(smem + w * kWarpSmem)[hh * kD + d]; }, a, i,
+      h0, s, a.one_split_direct && used == 1);
+}
+
+}  // namespace
+}  // namespace memra::cuda::attn
+
+namespace memra::cuda {
+
+bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
+  const auto al = [](const void* x, uintptr_t n) { return x && reinterpret_cast<uintptr_t>(x) % n == 0; };
+  return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && p.n_head_kv > 0 && p.n_head == 4 * p.n_head_kv &&
+         p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && pl.n_ctx > 0 &&
+         pl.n_ctx * p.n_head_kv * 128 < (int64_t{1} << 32) && p.ld_q >= (int64_t)p.n_head * 128 && p.ld_out >= (int64_t)p.n_head * 128 &&
+         al(p.q, 4) && al(pl.k_quants, 16) &&
+         al(pl.v_quants, 16) && al(pl.k_scales, 8) && al(pl.v_scales, 8);
+}
+
+cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& pl, cudaStream_t stream) {
+  if (!attn_decode_i8_tile_applies(p, pl)) return cudaErrorInvalidValue;
+  attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
+                 (int64_t)p.n_head_kv * 128, (int64_t)p.n_head_kv * 4};
+  const dim3 grid(x.a.grid_splits, p.n_head_kv, p.n_tokens), block(attn::kDecodeWarps * 32);
+  cudaError_t e = launch_kernel(attn::attn_decode_i8_tile_kernel<4>, grid, block, 0, stream, x);
+  if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;
+  return attn::launch_decode_combine(x.a, 128, p.n_tokens, stream);
+}
+
+}  // namespace memra::cuda

@@ -1,0 +1,35 @@
+#pragma once
+// A probe of the decode attention's depth form (bench/notes/attn-i8-tile.md; issue 7): the split-K
+// decode over a split-plane int8 K / V cache on tensor cores, not wired into the engine. Each key's
+// head slice of K and of V is q8_0's content (4 blocks of 32 int8 quants with one f16 scale each)
+// laid out as two planes: the quants [pos][kv head][128] (128 bytes, 16-byte aligned: ldmatrix
+// reads them straight into mma fragments) and the scales [pos][kv head][4] (8 bytes). The question
+// it answers on the device: how fast the 16384-key attention can be when a key's K and V reach the
+// tensor cores without dequantization on the way (kernel-check attn_decode_i8tile/*: gated against
+// the f64 reference, timed beside the default q8_0 / q5_1 kernel at the same shapes).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "attn/attn_kernels.h"
+
+namespace memra::cuda {
+
+struct AttnI8Planes {
+  const int8_t* k_quants = nullptr;     // [n_ctx][n_head_kv][128]
+  const uint16_t* k_scales = nullptr;   // [n_ctx][n_head_kv][4] f16 bits, block b of the head slice
+  const int8_t* v_quants = nullptr;
+  const uint16_t* v_scales = nullptr;
+  int64_t n_ctx = 0;  // cache rows (positions) of the planes: the kernel's offsets are 32-bit
+};
+
+// Whether the probe has a kernel for p: head dim 128, 4 query heads per kv head, q 4-byte aligned,
+// quant planes 16-byte and scale planes 8-byte aligned, no softcap, quant planes under 4 GiB.
+// p.k_cache / p.v_cache / the cache types are not read; p.min_split_keys, p.n_splits, p.workspace,
+// p.combine_preload are (as by the decode kernels).
+bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& planes);
+// The split kernel, then the decode attention's combine kernel (unless one_split_direct and
+// rows_one_split), as launch_attn_decode does.
+cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& planes, cudaStream_t stream);
+
+}  // namespace memra::cuda
