@@ -25,6 +25,7 @@
 
 #include "attn/attn_common.cuh"
 #include "attn/attn_i8_tile.h"
+#include "attn/attn_i8_words.h"
 #include "attn/attn_mma_scores.cuh"
 #include "attn/attn_partials.cuh"
 #include "common/launch.cuh"
@@ -84,15 +85,13 @@ __device__ __forceinline__ float scale_at(uint2 s, int b) {
   const uint32_t w = b < 2 ? s.x : s.y;
   return __half2float(__ushort_as_half((unsigned short)(b & 1 ? w >> 16 : w & 0xffffu)));
 }
-// One ldmatrix.trans register of int8 pairs (bytes: key k element e, key k element e + 1, key k + 1
-// element e, key k + 1 element e + 1) -> the f16 pairs (key k, key k + 1) of element e (lo) and
-// e + 1 (hi), exact: the byte with its sign bit flipped is q + 128, under 0x64 the f16 1024 + q + 128.
+// i8_pair_words (attn_i8_words.h) minus 1152 per half: the f16 pairs (key k, key k + 1) of elements
+// e (lo) and e + 1 (hi), exact.
 __device__ __forceinline__ void i8_pairs_to_h2(uint32_t r, uint32_t& lo, uint32_t& hi) {
-  const uint32_t u = r ^ 0x80808080u;
-  const __half2 k1152 = __half2half2(__ushort_as_half((unsigned short)0x6480u));
-  const uint32_t a = __byte_perm(u, 0x64646464u, 0x4240), b = __byte_perm(u, 0x64646464u, 0x4341);
-  const __half2 x = __hsub2(*reinterpret_cast<const __half2*>(&a), k1152);
-  const __half2 y = __hsub2(*reinterpret_cast<const __half2*>(&b), k1152);
+  const I8PairWords w = i8_pair_words(r);
+  const __half2 bias = __half2half2(__ushort_as_half(kI8PairBias));
+  const __half2 x = __hsub2(*reinterpret_cast<const __half2*>(&w.lo), bias);
+  const __half2 y = __hsub2(*reinterpret_cast<const __half2*>(&w.hi), bias);
   lo = *reinterpret_cast<const uint32_t*>(&x);
   hi = *reinterpret_cast<const uint32_t*>(&y);
 }
@@ -132,12 +131,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   if (s >= used) return;  // block-uniform: the combine reads only the used splits
   const int chunk = (len + used - 1) / used;
   const int b = lo + s * chunk, e = min(hi, b + chunk);
-  // ldmatrix .x4 addresses. K (B fragments of block bb): matrices 0 / 1 = keys 0-7 at chunks 2bb /
-  // 2bb + 1 (b0, b1 of the keys 0-7 n-tile), 2 / 3 = keys 8-15. V (transposed, A fragments of
-  // m-tiles j, j + 1): matrices 0 / 1 = keys 0-7 / 8-15 at chunk j, 2 / 3 the same at chunk j + 1.
-  const int mi = lane >> 3;
-  const int krow = (mi >> 1) * 8 + (lane & 7), kch = mi & 1;
-  const int vrow = (mi & 1) * 8 + (lane & 7), vch = mi >> 1;
+  // ldmatrix .x4 rows of this lane (attn_i8_words.h: which matrix each register comes from).
+  const int krow = i8_k_ldsm_row(lane), vrow = i8_v_ldsm_row(lane);
   constexpr int kStride = kDecodeWarps * kTile;
   const int base0 = b + warp * kTile;
   const bool any = base0 < e;  // warp-uniform
@@ -207,7 +202,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
     for (int bb = 0; bb < kD / 32; ++bb) {
       uint32_t kb[4];
-      ldsm_x4(kb, wsm + swz(krow, 2 * bb + kch));
+      ldsm_x4(kb, wsm + swz(krow, i8_k_ldsm_chunk(lane, bb)));
       int s0[4] = {0, 0, 0, 0}, s1[4] = {0, 0, 0, 0};
       const uint32_t af[4] = {qa[bb][0], 0u, qa[bb][1], 0u};
       mma_s8_16x8x32(s0, af, kb[0], kb[1]);
@@ -260,9 +255,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       const __half2 p01 = __floats2half2_rn(pr[0], pr[1]), p23 = __floats2half2_rn(pr[2], pr[3]);
 #pragma unroll
       for (int bb = 0; bb < kD / 32; ++bb) {  // the two keys' scales of block bb side by side
-        const uint32_t sel = bb & 1 ? 0x7632u : 0x5410u;
-        const uint32_t d01 = __byte_perm(bb < 2 ? dv[0].x : dv[0].y, bb < 2 ? dv[1].x : dv[1].y, sel);
-        const uint32_t d23 = __byte_perm(bb < 2 ? dv[2].x : dv[2].y, bb < 2 ? dv[3].x : dv[3].y, sel);
+        const uint32_t d01 = i8_scale_pair(dv[0].x, dv[0].y, dv[1].x, dv[1].y, bb);
+        const uint32_t d23 = i8_scale_pair(dv[2].x, dv[2].y, dv[3].x, dv[3].y, bb);
         const __half2 x = __hmul2(p01, *reinterpret_cast<const __half2*>(&d01));
         const __half2 y = __hmul2(p23, *reinterpret_cast<const __half2*>(&d23));
         pb[bb][0] = *reinterpret_cast<const uint32_t*>(&x);
@@ -272,7 +266,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
     for (int j = 0; j < kD / 16; j += 2) {
       uint32_t vr[4];
-      ldsm_x4_trans(vr, wsm + kQTile + swz(vrow, j + vch));
+      ldsm_x4_trans(vr, wsm + kQTile + swz(vrow, i8_v_ldsm_chunk(lane, j)));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         uint32_t a0, a1, a2, a3;  // rows g (element 2g), g + 8 (element 2g + 1); keys 2t.. / 8 + 2t..
@@ -295,7 +289,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   for (int mt = 0; mt < kD / 16; ++mt)
 #pragma unroll
     for (int x = 0; x < 4; ++x) {
-      const int hh = 2 * t + (x & 1), d = 16 * mt + 2 * g + (x >> 1);
+      const int hh = 2 * t + (x & 1), d = i8_v_row_element(mt, g + 8 * (x >> 1));
       if (hh < G) acc[hh][d] = c[mt][x];
     }
   float* ml = reinterpret_cast<float*>(wsm + 2 * kQTile);  // the warp's G maxima, then its G sums
