@@ -28,6 +28,7 @@
 #include "attn/attn_i8_words.h"
 #include "attn/attn_mma_scores.cuh"
 #include "attn/attn_partials.cuh"
+#include "attn/attn_tile_ptx.cuh"
 #include "common/launch.cuh"
 
 namespace memra::cuda::attn {
@@ -55,30 +56,10 @@ struct I8Args {
 // Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row): the 8 rows an
 // ldmatrix phase reads at one chunk column land in distinct bank groups.
 __device__ __forceinline__ int swz(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-// 16 / 8 bytes global -> shared, or zeros where !valid (src-size 0: the source is not read).
-__device__ __forceinline__ void cp16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
+// 8 bytes global -> shared, or zeros where !valid (src-size 0: the source is not read).
 __device__ __forceinline__ void cp8(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 8 : 0)
                : "memory");
-}
-__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wait_group() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const uint8_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const uint8_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
 }
 // f16 value of scale b of a key's 8-byte scale row.
 __device__ __forceinline__ float scale_at(uint2 s, int b) {

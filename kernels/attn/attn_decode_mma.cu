@@ -29,6 +29,7 @@
 #include <cuda_fp16.h>
 
 #include "attn/attn_partials.cuh"
+#include "attn/attn_tile_ptx.cuh"
 #include "common/launch.cuh"
 
 namespace memra::cuda::attn {
@@ -42,19 +43,6 @@ constexpr int kChunks = kRow / 16;        // 16-byte chunks per row
 
 // Byte offset of 16-byte chunk c of row r inside a tile (the swizzle).
 __device__ __forceinline__ int swz(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-// 16 bytes global -> shared, or 16 zero bytes where !valid (src-size 0: the source is not read).
-__device__ __forceinline__ void cp16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wait_group() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
 
 // The warp's copies of the head slices (kv head hk) of keys base .. base + nk - 1 into a tile;
 // rows nk .. 15 are zero-filled (a key past the split has probability 0, and 0 times a stale
@@ -72,16 +60,6 @@ __device__ __forceinline__ void stage_tile(uint8_t* tile, const uint8_t* cache, 
   }
 }
 
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const uint8_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const uint8_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(p)));
-}
 __device__ __forceinline__ uint32_t pack_h2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&h);
