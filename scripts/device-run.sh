@@ -722,6 +722,18 @@ case "$phase" in
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
+  i858b)
+    # After i858 (the probe 0.71-0.74x the default depth kernel's time on an H100): its 8-blocks-per-SM split count
+    # (two waves) beside the one-wave forms, then ncu (--set full, SASS source counters) of one launch of the probe
+    # and of the default depth kernel at the same shape: where the probe's time goes. Any sm_90 card, a "dense" pack.
+    # ~4 minutes.
+    gpu_info
+    timeout 120 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/n1@16383" --perf --reps 50 \
+      --seed 20265806 --receipt "$out/kernel-check-perf.jsonl" | grep -E "us|FAIL" | head -n 8
+    ncu_src attn "i8|attn_decode_i8_tile_kernel|attn_decode_i8tile/q8_0-planes/32-8x128/n1@16383/max_splits96"
+    mv "$out/ncu.tar.gz" "$out/ncu-i8.tar.gz"
+    ncu_src fused "dflt|attn_decode_gqa_kernel|neox_norm_pv16_pre_ks_si_ms96/q8_0-q5_1/32-8x128/n1@16512"
+    ;;
   i858)
     # The split-plane int8 decode attention probe (kernels/attn/attn_decode_i8.cu, bench/notes/attn-i8-tile.md):
     # its gates (kernel-check attn_decode_i8tile/*, against the f64 reference with the naive twin), then --perf at

@@ -26,8 +26,8 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 
 class AttnI8TileCase : public Case {
  public:
-  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits)
-      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits) {}
+  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps)
+      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -63,7 +63,7 @@ class AttnI8TileCase : public Case {
     dq_ = env.upload(q_);
     dpos_ = env.upload(std::vector<int32_t>{pos0_});
     dout_ = env.alloc_output<float>((size_t)n_ * nh_ * kD);
-    splits_ = cuda::attn_decode_splits(n_ctx_, nh_, nkv_, env.ctx().info().sm_count, max_splits_, 128, 4);
+    splits_ = cuda::attn_decode_splits(n_ctx_, nh_, nkv_, env.ctx().info().sm_count, max_splits_, 128, bps_);
     dws_ = env.alloc<float>(cuda::attn_decode_workspace_floats(n_, nh_, kD, splits_));
   }
   cuda::AttnParams params() const {
@@ -165,7 +165,7 @@ class AttnI8TileCase : public Case {
 
  private:
   static constexpr int kD = 128;
-  int n_, pos0_, nh_, nkv_, max_splits_;
+  int n_, pos0_, nh_, nkv_, max_splits_, bps_;
   int n_ctx_ = 0, splits_ = 1;
   std::vector<int8_t> kq_, vq_;
   std::vector<uint16_t> kd_, vd_;
@@ -178,11 +178,14 @@ class AttnI8TileCase : public Case {
 
 void add_attn_i8_cases(Registry& r) {
   // One key, partial tiles and splits (17, 100, 129 keys), several tiles per warp and many splits
-  // (1000, 4097, 16384 keys: the depth rows' 66 splits at max_splits 96), a verify batch of 3 rows.
-  for (auto [n, len, ms] : {std::tuple<int, int, int>{1, 1, 96}, {1, 17, 96}, {1, 100, 96}, {1, 129, 96}, {1, 1000, 96},
-                            {1, 4097, 96}, {3, 2001, 96}, {1, 16384, 96}, {1, 16384, 64}})
-    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/n", n, "@", len - 1, "/max_splits", ms),
-          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms); });
+  // (1000, 4097, 16384 keys: the depth rows' 66 splits at max_splits 96), a verify batch of 3 rows;
+  // at 16384 keys also 64 splits and ~128 (8 blocks per SM aimed at: two waves).
+  for (auto [n, len, ms, bps] :
+       {std::tuple<int, int, int, int>{1, 1, 96, 4}, {1, 17, 96, 4}, {1, 100, 96, 4}, {1, 129, 96, 4}, {1, 1000, 96, 4},
+        {1, 4097, 96, 4}, {3, 2001, 96, 4}, {1, 16384, 96, 4}, {1, 16384, 64, 4}, {1, 16384, 1024, 8}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/n", n, "@", len - 1, "/max_splits", ms,
+                           bps != 4 ? ref::cat("/bps", bps) : ""),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 
