@@ -722,6 +722,16 @@ case "$phase" in
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
+  i858c)
+    # i858b cut to a short call (~3 minutes): the probe's times at 16384 keys (64 / 66 / ~128 splits) and at 4096
+    # beside the head-split fold form there, then ncu of one launch of the probe. Any sm_90 card, a "dense" pack.
+    gpu_info
+    timeout 100 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/n1@" --perf --reps 30 \
+      --seed 20265807 --receipt "$out/kernel-check-perf.jsonl" | grep -E "@16383|@4096" | head -n 8
+    timeout 60 "$bin/kernel-check" --section fused --filter "neox_norm_pv16_pre_ks_hs_ms96/q8_0-q5_1/32-8x128/n1@4096" --perf \
+      --reps 30 --seed 20265808 --receipt "$out/kernel-check-perf.jsonl" | grep -E "us|FAIL" | head -n 4
+    ncu_src attn "i8|attn_decode_i8_tile_kernel|attn_decode_i8tile/q8_0-planes/32-8x128/n1@16383/max_splits96"
+    ;;
   i858b)
     # After i858 (the probe 0.71-0.74x the default depth kernel's time on an H100): its 8-blocks-per-SM split count
     # (two waves) beside the one-wave forms, then ncu (--set full, SASS source counters) of one launch of the probe
