@@ -79,6 +79,10 @@
 # qwen3-8b iq4_xs tg128 1.110x / 1.117x against the build before it; receipts/h100/*-iq57-cb854bd-*), x55 again
 # on the new build (the IQ4_XS emit forms still lose). Nine calls: three ran (all on H100s), four failed starts, two refused;
 # no H200. Queue: r55h on an H200, then h53 on the same H200, then g57 (any card), r50, chain48 / chain45 / md41.
+# Fifty-eighth session: i858 on an H100 (the split-plane int8 attention probe, kernels/attn/attn_decode_i8.cu: gates
+# 9/9, 16384 keys 0.712x / 0.736x the default depth kernel's time; receipts/h100/*-i858-18b9626-*), g57 in the same call
+# (one task stays: 0.986x / 0.984x). No H200 came (ten tries, one ran). Queue: r55h on an H200, then h53 on the same
+# H200; i858c (or i858b, its longer form) on any card (where the probe's time goes); then r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
