@@ -41,7 +41,7 @@ constexpr int kD = 128;                   // head dim of this form
 constexpr int kTile = 16;                 // keys per warp tile
 constexpr int kRow = kD;                  // bytes of one key's int8 head slice
 constexpr int kQTile = kTile * kRow;      // 2 KB
-constexpr int kSTile = kTile * 8;         // one key's 4 f16 scales: 8 bytes
+constexpr int kSTile = kTile * 8;         // 16 keys' scale rows (4 f16 each: 8 bytes)
 constexpr int kWarpSmem = 2 * kQTile + 2 * kSTile;  // K quants, V quants, K scales, V scales
 
 struct I8Args {
@@ -78,8 +78,8 @@ __device__ __forceinline__ void i8_pairs_to_h2(uint32_t r, uint32_t& lo, uint32_
 }
 
 // The warp's copies of one cache's rows of keys base .. base + nk - 1 (kv head hk) into its tiles:
-// row points at this lane's first quant chunk of key base (row r0 = lane / 8, chunk lane % 8), srow
-// at this lane's scale row (key base + lane, lanes 0-15); rows nk .. 15 zero-filled (their scores
+// row points at this lane's first quant chunk (key base + r0, r0 = lane / 8; chunk lane % 8), srow at
+// this lane's scale row (key base + lane, lanes 0-15); rows nk .. 15 zero-filled (their scores
 // are masked, their V scales 0, so P' = 0 meets quants 0). Not committed.
 __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_t* row, const uint16_t* srow,
                                            int64_t q_row, int64_t d_row, int nk) {
