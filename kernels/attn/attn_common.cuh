@@ -86,6 +86,20 @@ __device__ __forceinline__ int splits_used(int len, int n_splits, int min_keys) 
   return max(1, min(n_splits, (len + min_keys - 1) / min_keys));
 }
 
+// Split s's keys [b, e) of the decode row at position pos (chunks of ceil(len / used) from the row's
+// first key) and the row's split count `used`; false when the row uses fewer than s + 1 splits.
+__device__ __forceinline__ bool split_keys(const Args& a, int pos, int s, int& b, int& e, int& used) {
+  int lo, hi;
+  key_range(pos, a.window, lo, hi);
+  const int len = max(0, hi - lo);
+  used = splits_used(len, a.n_splits, a.min_split_keys);
+  if (s >= used) return false;
+  const int chunk = (len + used - 1) / used;
+  b = lo + s * chunk;
+  e = min(hi, b + chunk);
+  return true;
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

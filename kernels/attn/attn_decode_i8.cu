@@ -105,13 +105,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int pos_first = *a.pos0;  // staged before the step's first kernel (AttnParams::pos0)
   const int pos = pos_first + i;
-  int lo, hi;
-  key_range(pos, a.window, lo, hi);
-  const int len = max(0, hi - lo);
-  const int used = splits_used(len, a.n_splits, a.min_split_keys);
-  if (s >= used) return;  // block-uniform: the combine reads only the used splits
-  const int chunk = (len + used - 1) / used;
-  const int b = lo + s * chunk, e = min(hi, b + chunk);
+  int b, e, used;
+  if (!split_keys(a, pos, s, b, e, used)) return;  // block-uniform: the combine reads only the used splits
   // ldmatrix .x4 rows of this lane (attn_i8_words.h: which matrix each register comes from).
   const int krow = i8_k_ldsm_row(lane), vrow = i8_v_ldsm_row(lane);
   constexpr int kStride = kDecodeWarps * kTile;
@@ -196,35 +191,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     if (nb < e) stage_tile(wsm, kst, p.kq + (koff + qstep), p.kd + (soff + sstep), p.q_row, p.d_row, min(kTile, e - nb));
     commit_group();
     // Scores in log2 units (scale * log2 e folded in: one ex2 per exponential); no softcap (applies).
-    float sc[4], pr[4], mx = -INFINITY;
+    float sc[4], pr[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      sc[u] = key_of[u] < nk ? raw[u] * scale2 : -INFINITY;
-      mx = fmaxf(mx, sc[u]);
-    }
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m, mx);  // finite: the tile's key 0 is valid
-    const float corr = exp2f(m - m_new);
-    float ps = 0.0f;
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      pr[u] = key_of[u] < nk ? exp2f(sc[u] - m_new) : 0.0f;
-      ps += pr[u];
-    }
-    ps += __shfl_xor_sync(0xffffffffu, ps, 1);
-    ps += __shfl_xor_sync(0xffffffffu, ps, 2);
-    l = l * corr + ps;
-    m = m_new;
-    // This lane's C columns are heads 2t and 2t + 1, whose corrections sit in lanes 8t and 8t + 4.
-    const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
-#pragma unroll
-    for (int mt = 0; mt < kD / 16; ++mt) {
-      c[mt][0] *= c0;
-      c[mt][1] *= c1;
-      c[mt][2] *= c0;
-      c[mt][3] *= c1;
-    }
+    for (int u = 0; u < 4; ++u) sc[u] = key_of[u] < nk ? raw[u] * scale2 : -INFINITY;
+    tile_softmax(sc, m, l, pr, c, [](float x) { return exp2f(x); });
     wait_group<1>();  // this tile's V; pending after it: the K tile just requested
     __syncwarp();
     // B fragments of P'^T per V block: f16(p * d_v(key, block)) of head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t.
@@ -265,25 +235,12 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
-  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(wsm);
-#pragma unroll
-  for (int mt = 0; mt < kD / 16; ++mt)
-#pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const int hh = 2 * t + (x & 1), d = i8_v_row_element(mt, g + 8 * (x >> 1));
-      if (hh < G) acc[hh][d] = c[mt][x];
-    }
-  float* ml = reinterpret_cast<float*>(wsm + 2 * kQTile);  // the warp's G maxima, then its G sums
-  if (t == 0 && g < G) {
-    ml[g] = m * 0.6931471805599453f;  // back to natural-log units, as the merge and the combine take them
-    ml[G + g] = l;
-  }
-  __syncthreads();
-  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(smem + w * kWarpSmem + 2 * kQTile); };
-  merge_warps_and_store<kD, G>(
-      [&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
-      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(smem + w * kWarpSmem)[hh * kD + d]; }, a, i,
-      h0, s, a.one_split_direct && used == 1);
+  tile_merge_and_store<kD, G>(
+      c, m * 0.6931471805599453f, l,  // the maximum back to natural-log units, as the merge and the combine take it
+      [](int mt, int r) { return i8_v_row_element(mt, r); },
+      [&](int w) { return reinterpret_cast<float*>(smem + w * kWarpSmem); },
+      [&](int w) { return reinterpret_cast<float*>(smem + w * kWarpSmem + 2 * kQTile); }, a, i, h0, s,
+      a.one_split_direct && used == 1);
 }
 
 }  // namespace

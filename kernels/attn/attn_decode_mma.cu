@@ -85,13 +85,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   // (AttnParams::pos0): read before the dependency wait.
   const int pos_first = *a.pos0;
   const int pos = pos_first + i;
-  int lo, hi;
-  key_range(pos, a.window, lo, hi);
-  const int len = max(0, hi - lo);
-  const int used = splits_used(len, a.n_splits, a.min_split_keys);
-  if (s >= used) return;  // block-uniform: the combine reads only the used splits
-  const int chunk = (len + used - 1) / used;
-  const int b = lo + s * chunk, e = min(hi, b + chunk);
+  int b, e, used;
+  if (!split_keys(a, pos, s, b, e, used)) return;  // block-uniform: the combine reads only the used splits
   // ldmatrix .x4 addresses: lanes 8j .. 8j + 7 give matrix j's rows; matrices 0 / 1 are keys 0-7 at
   // chunk 2x / 2x + 1, matrices 2 / 3 keys 8-15. For K (no transpose) that is b0, b1 of the keys
   // 0-7 n-tile and b0, b1 of keys 8-15 at k-step x; for V (transposed) a0 .. a3 of m-tile x.
@@ -151,38 +146,15 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
     commit_group();
     // Head g's keys in this lane: 2t, 2t + 1, 8 + 2t, 9 + 2t.
     const float raw[4] = {s0[0], s0[1], s1[0], s1[1]};
-    float sc[4], p[4], mx = -INFINITY;
+    float sc[4], p[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int key = 2 * t + (u & 1) + 8 * (u >> 1);
       sc[u] = key < nk ? finish_score(raw[u], a.scale, a.softcap) : -INFINITY;
-      mx = fmaxf(mx, sc[u]);
     }
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m, mx);  // finite: the tile's key 0 is valid
-    const float corr = expf(m - m_new);
-    float ps = 0.0f;
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      p[u] = sc[u] == -INFINITY ? 0.0f : expf(sc[u] - m_new);
-      ps += p[u];
-    }
-    ps += __shfl_xor_sync(0xffffffffu, ps, 1);
-    ps += __shfl_xor_sync(0xffffffffu, ps, 2);
-    l = l * corr + ps;
-    m = m_new;
+    tile_softmax(sc, m, l, p, c, [](float x) { return expf(x); });
     // B fragments of P^T: keys 2t, 2t + 1 and 8 + 2t, 9 + 2t of head g.
     const uint32_t pb0 = pack_h2(p[0], p[1]), pb1 = pack_h2(p[2], p[3]);
-    // This lane's C columns are heads 2t and 2t + 1, whose corrections sit in lanes 8t and 8t + 4.
-    const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
-#pragma unroll
-    for (int mt = 0; mt < kD / 16; ++mt) {
-      c[mt][0] *= c0;
-      c[mt][1] *= c1;
-      c[mt][2] *= c0;
-      c[mt][3] *= c1;
-    }
     // This tile's V; pending after it: the K tile just requested.
     wait_group<1>();
     __syncwarp();
@@ -198,25 +170,11 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_f16_mma_kern
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
-  float(*acc)[kD] = reinterpret_cast<float(*)[kD]>(kt);
-#pragma unroll
-  for (int mt = 0; mt < kD / 16; ++mt)
-#pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const int hh = 2 * t + (x & 1), d = 16 * mt + g + 8 * (x >> 1);
-      if (hh < G) acc[hh][d] = c[mt][x];
-    }
-  float* ml = reinterpret_cast<float*>(vt);  // the warp's G maxima, then its G sums
-  if (t == 0 && g < G) {
-    ml[g] = m;
-    ml[G + g] = l;
-  }
-  __syncthreads();
-  const auto ml_of = [&](int w) { return reinterpret_cast<const float*>(tile_at(smem, w, 1)); };
-  merge_warps_and_store<kD, G>(
-      [&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
-      [&](int w, int hh, int d) { return reinterpret_cast<const float*>(tile_at(smem, w, 0))[hh * kD + d]; }, a,
-      i, h0, s, a.one_split_direct && used == 1);
+  tile_merge_and_store<kD, G>(
+      c, m, l, [](int mt, int r) { return 16 * mt + r; },
+      [&](int w) { return reinterpret_cast<float*>(tile_at(smem, w, 0)); },
+      [&](int w) { return reinterpret_cast<float*>(tile_at(smem, w, 1)); }, a, i, h0, s,
+      a.one_split_direct && used == 1);
 }
 
 template <int G>

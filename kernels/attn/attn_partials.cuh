@@ -74,6 +74,69 @@ __device__ __forceinline__ void merge_warps_and_store(MAt m_at, LAt l_at, AccAt 
   }
 }
 
+// The tensor-core tile forms' online softmax over one tile (attn_decode_mma.cu, attn_decode_i8.cu), in
+// the mma C layout: lane (g, t) holds head g's scores sc of keys 2t, 2t + 1, 8 + 2t, 9 + 2t (-inf where
+// masked: p = 0 there), a head's maximum and sum over its 4 lanes by two xor-shuffles; m and l are
+// updated, p returned, and the O^T fragments c (columns: heads 2t, 2t + 1, whose corrections sit in
+// lanes 8t and 8t + 4) rescaled. ex: the exponential of the scores' units (expf, or exp2f on scores
+// scaled by log2 e).
+template <int MT, class Ex>
+__device__ __forceinline__ void tile_softmax(const float (&sc)[4], float& m, float& l, float (&p)[4], float (&c)[MT][4],
+                                             Ex ex) {
+  const int t = threadIdx.x & 3;
+  float mx = fmaxf(fmaxf(sc[0], sc[1]), fmaxf(sc[2], sc[3]));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  const float m_new = fmaxf(m, mx);  // finite: the tile's key 0 is valid
+  const float corr = ex(m - m_new);
+  float ps = 0.0f;
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    p[u] = sc[u] == -INFINITY ? 0.0f : ex(sc[u] - m_new);
+    ps += p[u];
+  }
+  ps += __shfl_xor_sync(0xffffffffu, ps, 1);
+  ps += __shfl_xor_sync(0xffffffffu, ps, 2);
+  l = l * corr + ps;
+  m = m_new;
+  const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    c[mt][0] *= c0;
+    c[mt][1] *= c1;
+    c[mt][2] *= c0;
+    c[mt][3] *= c1;
+  }
+}
+
+// The tensor-core tile forms' end (attn_decode_mma.cu, attn_decode_i8.cu): the warp's O^T fragments
+// c (m-tile mt, row r: element elem_of(mt, r); lane (g, t) holds rows g, g + 8 of heads 2t, 2t + 1) and
+// its heads' maximum and sum (the same in a head's 4 lanes) go to the warp's own shared memory (acc_of(w):
+// G x D floats, ml_of(w): the G maxima, then the G sums), then after a block barrier the block's warps
+// are merged and stored (merge_warps_and_store).
+template <int D, int G, class ElemOf, class AccOf, class MlOf>
+__device__ __forceinline__ void tile_merge_and_store(const float (&c)[D / 16][4], float m, float l, ElemOf elem_of,
+                                                     AccOf acc_of, MlOf ml_of, const Args& a, int i, int h0, int s,
+                                                     bool direct) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  float* acc = acc_of(warp);
+#pragma unroll
+  for (int mt = 0; mt < D / 16; ++mt)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      const int hh = 2 * t + (x & 1), d = elem_of(mt, g + 8 * (x >> 1));
+      if (hh < G) acc[hh * D + d] = c[mt][x];
+    }
+  float* ml = ml_of(warp);
+  if (t == 0 && g < G) {
+    ml[g] = m;
+    ml[G + g] = l;
+  }
+  __syncthreads();
+  merge_warps_and_store<D, G>([&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
+                              [&](int w, int hh, int d) { return acc_of(w)[hh * D + d]; }, a, i, h0, s, direct);
+}
+
 template <int D, int G, class PutAcc>
 __device__ __forceinline__ void merge_and_store_with(MergeSmem<D, G>& sm, const float (&m)[G], const float (&l)[G],
                                                      PutAcc put_acc, const Args& a, int i, int h0, int s,
