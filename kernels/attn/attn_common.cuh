@@ -100,6 +100,17 @@ __device__ __forceinline__ bool split_keys(const Args& a, int pos, int s, int& b
   return true;
 }
 
+// The int8 score path's query rule for one 32-element block held one element per lane (all 32 lanes
+// call it): d = amax / 127 (returned through d), q = rn(x * (1 / d)), 0 for an all-zero block.
+__device__ __forceinline__ int q8_query_quant(float x, float& d) {
+  float amax = fabsf(x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  d = amax / 127.0f;
+  const float id = d > 0.0f ? 1.0f / d : 0.0f;
+  return __float2int_rn(x * id);
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -365,12 +365,8 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
       __syncwarp();
     }
     for (int blk = warp; blk < kNb; blk += kWarps) {
-      const float x = qf[blk * 32 + lane];
-      float amax = fabsf(x);
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-      const float d = amax / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
-      const int qv = __float2int_rn(x * id);
+      float d;
+      const int qv = attn::q8_query_quant(qf[blk * 32 + lane], d);
       const int g = blk / (D / 32), b = blk % (D / 32);
       reinterpret_cast<int8_t*>(qi.q[g])[b * 32 + lane] = (int8_t)qv;
       if (lane == 0) qi.d[g][b] = d;

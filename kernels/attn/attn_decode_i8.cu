@@ -138,12 +138,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   // path's rule), one block per warp at a time.
   for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
     const int hh = blk / (kD / 32), bb = blk % (kD / 32);
-    const float x = a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
-    float amax = fabsf(x);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    const float d = amax / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
-    qi[hh][bb * 32 + lane] = (int8_t)__float2int_rn(x * id);
+    float d;
+    qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane], d);
     if (lane == 0) qd[hh][bb] = d;
   }
   __syncthreads();
