@@ -726,6 +726,28 @@ case "$phase" in
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
+  kvp59)
+    # The split-plane q8_0 KV cache in the engine (kv.planes, fifty-ninth session; bench/notes/attn-i8-tile.md):
+    # its gates (kernel-check kv / fused / attn planes cases: appends and reads byte for byte the CPU's q8_0
+    # reordered, the prefill kernels over planes the bytes of the same kernels over blocks, the decode route
+    # over cache rows within tolerance of the f64 reference and the bytes of the dense-plane probe with the
+    # engine's switches and q8s emission; the CUDA-vs-CPU test CudaModels.KvPlanesAgainstOracle), then qwen3-8b
+    # q4_k_m tg128 at 0 / 4096 / 16384 keys: the defaults, V q8_0 in blocks (configs/arm-kv-q8v.toml) and the
+    # planes (configs/arm-kv-planes.toml) interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~6 minutes.
+    gpu_info
+    for sec in kv fused attn; do
+      timeout 150 "$bin/kernel-check" --section $sec --filter "planes" --seed 20265901 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp59-$sec.log" 2>&1
+      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp59-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp59-$sec.log"
+    done
+    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp59.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp59.log" | head -n 8
+    timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
+      --seed 20265902 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 2
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 3 330 --arm configs/arm-base.toml --arm configs/arm-kv-q8v.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
   i858c)
     # i858b cut to a short call (~3 minutes): the probe's times at 16384 keys (64 / 66 / ~128 splits) and at 4096
     # beside the head-split fold form there, then ncu of one launch of the probe. Any sm_90 card, a "dense" pack.

@@ -39,7 +39,8 @@ kv::KvOptions kv_options(const Config& cfg, const std::string& backend_name, int
   kv::KvOptions o;
   o.n_ctx = n_ctx;
   o.type_k = kv::resolve_kv_type(cfg.kv.type_k, false, gpu);
-  o.type_v = kv::resolve_kv_type(cfg.kv.type_v, true, gpu);
+  o.type_v = gpu && cfg.kv.planes && cfg.kv.type_v == "auto" ? QType::Q8_0 : kv::resolve_kv_type(cfg.kv.type_v, true, gpu);
+  o.planes = gpu && cfg.kv.planes;
   return o;
 }
 

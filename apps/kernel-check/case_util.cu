@@ -86,4 +86,11 @@ void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::
   cuda::sp::q8_1_to_q8s(blocks.data(), m, k, xq.data(), xds.data(), [](uint16_t h) { return fp16_to_f32(h); });
 }
 
+void q8_0_blocks_to_planes(const uint8_t* blocks, int row_elems, uint8_t* planes) {
+  for (int b = 0; b < row_elems / 32; ++b) {
+    std::memcpy(planes + 32 * b, blocks + 34 * b + 2, 32);
+    std::memcpy(planes + row_elems + 2 * b, blocks + 34 * b, 2);
+  }
+}
+
 }  // namespace memra::kc

@@ -29,4 +29,9 @@ std::vector<double> matmul_f64(const std::vector<float>& w, const std::vector<fl
 void q8_1_to_q8s(const std::vector<uint8_t>& blocks, int64_t m, int64_t k, std::vector<int8_t>& xq,
                  std::vector<float>& xds);
 
+// q8_0 blocks of one KV cache row of row_elems elements (quantize_row's output) in the split-plane
+// order of kv.planes (kernels/kv/kv_kernels.h, KvAppendParams::scale_plane): every block's 32
+// quants in block order, then every block's 2-byte scale from byte row_elems on.
+void q8_0_blocks_to_planes(const uint8_t* blocks, int row_elems, uint8_t* planes);
+
 }  // namespace memra::kc

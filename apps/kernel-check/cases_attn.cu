@@ -410,6 +410,55 @@ class AttnQ8sEmitCase : public AttnCase {
   float *dxds_ = nullptr, *dxds2_ = nullptr, *dplain_ = nullptr;
 };
 
+// The prefill kernels over q8_0 split-plane cache rows (kv.planes: each row's quants, then its
+// blocks' f16 scales; AttnParams::k_scale_plane) against the same kernel over the same values in
+// GGUF blocks: identical bytes (the same values reach the same arithmetic; the staged form
+// stages planes through launch_kv_read's f16 output, blocks through launch_dequantize's).
+class AttnPlanesPrefillCase : public AttnCase {
+ public:
+  using AttnCase::AttnCase;
+  void generate(Env& env) override {
+    AttnCase::generate(env);
+    for (int c = 0; c < 2; ++c) {
+      const int64_t rb = c ? rbv_ : rbk_;
+      const auto blocks = env.download(c ? dv_ : dk_, (size_t)(rb * n_ctx_));
+      std::vector<uint8_t> planes(blocks.size());
+      for (int j = 0; j < n_ctx_; ++j)
+        q8_0_blocks_to_planes(blocks.data() + (size_t)j * rb, kv_row_, planes.data() + (size_t)j * rb);
+      (c ? dvp_ : dkp_) = env.upload(planes);
+    }
+    dbase_ = env.alloc<float>((size_t)c_.n_tokens * q_width_);
+  }
+  cudaError_t launch(Env& env) override {
+    cuda::AttnParams p = params();
+    p.k_cache = dkp_;
+    p.v_cache = dvp_;
+    p.k_scale_plane = p.v_scale_plane = kv_row_;
+    return run(p, env);
+  }
+  void reference(Env& env) override {
+    cuda::AttnParams p = params();
+    p.out = dbase_;
+    ref::check(run(p, env), "the prefill over GGUF blocks");
+  }
+  Verdict compare(Env& env) override {
+    const size_t n = (size_t)c_.n_tokens * q_width_;
+    const auto got = env.download(dout_, n), want = env.download(dbase_, n);
+    return compare_bytes(got.data(), want.data(), n * 4);
+  }
+
+ private:
+  cudaError_t run(const cuda::AttnParams& p, Env& env) {
+    switch (c_.kern) {
+      case Kern::Tiled: return cuda::launch_attn_prefill_tiled(p, env.stream());
+      case Kern::Mma: return cuda::launch_attn_prefill_mma(p, env.stream());
+      default: return cuda::launch_attn_prefill_staged(p, c_.pos0, dstage_, stage_bytes_, env.stream());
+    }
+  }
+  uint8_t *dkp_ = nullptr, *dvp_ = nullptr;
+  float* dbase_ = nullptr;
+};
+
 void add_attn_cases(Registry& r) {
   struct Heads {
     int n_head, n_head_kv;
@@ -462,6 +511,15 @@ void add_attn_cases(Registry& r) {
   add({Kern::Tiled, 17, 0, 4, 2, 32, QType::F16, QType::F16, 0, 0.0f});
   add({Kern::Decode, 1, 100, 4, 2, 32, QType::Q8_0, QType::Q8_0, 0, 0.0f});
   add({Kern::Decode, 1, 16383, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
+  // Prefill over the q8_0 split-plane rows (kv.planes) against the same kernel over GGUF blocks.
+  for (Kern k : {Kern::Tiled, Kern::Mma, Kern::Staged})
+    for (auto [n, pos0] : {std::pair<int, int>{17, 0}, std::pair<int, int>{200, 300}}) {
+      const AttnCfg c{k, n, pos0, 32, 8, 128, QType::Q8_0, QType::Q8_0, 0, 0.0f};
+      if (k == Kern::Mma && !cuda::attn_prefill_mma_supported(128)) continue;
+      r.add("attn", ref::cat(name(c).substr(0, name(c).find('/') + 1), "q8_0-q8_0/planes/32-8x128/n", n, "@", pos0,
+                             "/vs_blocks_bytes"),
+            [=] { return std::make_unique<AttnPlanesPrefillCase>(c); });
+    }
   // The q8s planes for the next matvec.
   for (int n : {1, 3}) {
     const AttnCfg c{Kern::Decode, n, 700, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f};

@@ -7,8 +7,16 @@
 // max-subtracted softmax in f32, P rounded to f16 and multiplied by V's block scale into f16, V's
 // quants exact, f32 sums. Named as the other decode cases at the same shapes (n1@16383 ...), so
 // --perf --filter compares them.
+// The cache-row cases (".../rows/...") take the engine's path instead (kv.planes): launch_attn_decode
+// over q8_0 split-plane cache rows (each position's quants for all kv heads, then their scales:
+// AttnParams::k_scale_plane), the same reference and tolerance, and byte-identical to the probe
+// over dense planes of the same values (the same kernel, other strides), with the engine's decode
+// switches at their defaults (one-split rows written directly, no combine for rows of <= 128 keys,
+// the grid trimmed at round 8) and the q8s planes for the o projection (interleaved for one row)
+// byte for byte launch_quantize_q8s of the output.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <tuple>
 
@@ -17,6 +25,8 @@
 #include "case_util.h"
 #include "cases_ref.h"
 #include "core/half.h"
+#include "matvec/mmvs.h"
+#include "matvec/q8s_order.h"
 #include "quant/quant.h"
 
 namespace memra::kc {
@@ -26,8 +36,8 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 
 class AttnI8TileCase : public Case {
  public:
-  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps)
-      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps) {}
+  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false)
+      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -60,6 +70,26 @@ class AttnI8TileCase : public Case {
     pl_.k_scales = env.upload(kd_);
     pl_.v_scales = env.upload(vd_);
     pl_.n_ctx = n_ctx_;
+    if (rows_) {  // the cache rows: position j's quants (nkv * 128 bytes), then its nkv * 4 f16 scales
+      const size_t rb = (size_t)row * 17 / 16;
+      std::vector<uint8_t> kr((size_t)n_ctx_ * rb), vr(kr.size());
+      for (int j = 0; j < n_ctx_; ++j)
+        for (int c = 0; c < 2; ++c) {
+          uint8_t* dst = (c ? vr : kr).data() + (size_t)j * rb;
+          const int8_t* q = (c ? vq_ : kq_).data() + (size_t)j * row;
+          const uint16_t* d = (c ? vd_ : kd_).data() + (size_t)j * row / 32;
+          std::memcpy(dst, q, (size_t)row);
+          std::memcpy(dst + row, d, (size_t)row / 16);
+        }
+      dk_rows_ = env.upload(kr);
+      dv_rows_ = env.upload(vr);
+      dout_dense_ = env.alloc_output<float>((size_t)n_ * nh_ * kD);
+      const size_t nn = (size_t)n_ * nh_ * kD, nq = n_ == 1 ? (size_t)cuda::q8s::il_row_bytes((int64_t)nn) : nn;
+      dxq_ = env.alloc_output<int8_t>(nq);
+      dxds_ = env.alloc_output<float>(nn / 32 * 2);
+      dxq2_ = env.alloc<int8_t>(nq);
+      dxds2_ = env.alloc<float>(nn / 32 * 2);
+    }
     dq_ = env.upload(q_);
     dpos_ = env.upload(std::vector<int32_t>{pos0_});
     dout_ = env.alloc_output<float>((size_t)n_ * nh_ * kD);
@@ -82,9 +112,27 @@ class AttnI8TileCase : public Case {
     p.workspace = dws_;
     p.combine_preload = true;  // the config's default combine
     p.min_split_keys = 128;
+    if (rows_) {  // the engine's defaults (CudaBackend::attention_planes)
+      p.one_split_direct = true;
+      p.rows_one_split = pos0_ + n_ <= 128;
+      p.grid_splits = cuda::attn_decode_grid_splits(pos0_ + n_, splits_, 8);
+    }
     return p;
   }
-  cudaError_t launch(Env& env) override { return cuda::launch_attn_decode_i8_tile(params(), pl_, env.stream()); }
+  cudaError_t launch(Env& env) override {
+    if (!rows_) return cuda::launch_attn_decode_i8_tile(params(), pl_, env.stream());
+    cuda::AttnParams p = params();
+    const int row = nkv_ * kD;
+    p.k_cache = dk_rows_;
+    p.v_cache = dv_rows_;
+    p.type_k = p.type_v = QType::Q8_0;
+    p.k_row_bytes = p.v_row_bytes = (int64_t)row * 17 / 16;
+    p.k_scale_plane = p.v_scale_plane = row;
+    p.q8s_xq = dxq_;
+    p.q8s_xds = dxds_;
+    p.q8s_il = n_ == 1;
+    return cuda::launch_attn_decode(p, env.stream());
+  }
   void reference(Env&) override {
     const int G = nh_ / nkv_, row = nkv_ * kD;
     const float scale = 1.0f / std::sqrt((float)kD);
@@ -156,7 +204,21 @@ class AttnI8TileCase : public Case {
     const double e_naive = ref::norm_err(naive_, ref_);
     Verdict v = ref::norm(got, ref_, 4 * e_naive + 1e-6);
     v.detail += ref::cat(" (naive int8 scores + f16 P d_v error ", e_naive, ", splits ", splits_, ")");
-    return v;
+    if (!rows_) return v;
+    cuda::AttnParams p = params();
+    p.out = dout_dense_;
+    ref::check(cuda::launch_attn_decode_i8_tile(p, pl_, env.stream()), "launch_attn_decode_i8_tile (dense planes)");
+    cuda::QuantizeQ8sParams qp;
+    qp.x = dout_dense_;
+    qp.n = (int64_t)nh_ * kD;
+    qp.rows = n_;
+    qp.xq = dxq2_;
+    qp.xds = dxds2_;
+    qp.act_il = n_ == 1;
+    ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
+    return ref::all_of({{"against the reference", v},
+                        {"out and q8s against the dense planes' out, quantized",
+                         ref::compare_q8s_emit(env, dout_, dout_dense_, dxq_, dxq2_, dxds_, dxds2_, ref_.size(), n_ == 1)}});
   }
   PerfCount perf_count() const override {
     const double keys = (double)pos0_ + n_;
@@ -166,6 +228,11 @@ class AttnI8TileCase : public Case {
  private:
   static constexpr int kD = 128;
   int n_, pos0_, nh_, nkv_, max_splits_, bps_;
+  bool rows_;
+  uint8_t *dk_rows_ = nullptr, *dv_rows_ = nullptr;
+  float* dout_dense_ = nullptr;
+  int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
+  float *dxds_ = nullptr, *dxds2_ = nullptr;
   int n_ctx_ = 0, splits_ = 1;
   std::vector<int8_t> kq_, vq_;
   std::vector<uint16_t> kd_, vd_;
@@ -186,6 +253,11 @@ void add_attn_i8_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/n", n, "@", len - 1, "/max_splits", ms,
                            bps != 4 ? ref::cat("/bps", bps) : ""),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
+  // The engine's route over cache rows (kv.planes), at the shapes of its rows: one key, partial
+  // tiles, a verify batch, 4096 and 16384 keys at the default split cap.
+  for (auto [n, len] : {std::pair<int, int>{1, 1}, {1, 129}, {3, 2001}, {1, 4096}, {1, 16384}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/rows/n", n, "@", len - 1, "/max_splits96"),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, 96, 4, true); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

@@ -129,7 +129,9 @@ class QkNormRopeCase : public Case {
 // byte-identical (the reference caches start as the poison pattern the fused ones get).
 class QkNormRopeKvCase : public QkNormRopeCase {
  public:
-  QkNormRopeKvCase(QkCfg c, QType tk, QType tv) : QkNormRopeCase(c), tk_(tk), tv_(tv) {}
+  // planes: both caches q8_0 split-plane rows (kv.planes) on both sides.
+  QkNormRopeKvCase(QkCfg c, QType tk, QType tv, bool planes = false)
+      : QkNormRopeCase(c), tk_(tk), tv_(tv), planes_(planes) {}
   void generate(Env& env) override {
     QkNormRopeCase::generate(env);
     row_ = c_.n_kv * c_.head_dim;
@@ -143,7 +145,9 @@ class QkNormRopeKvCase : public QkNormRopeCase {
     cv2_ = env.upload(std::vector<uint8_t>((size_t)(rbv_ * ctx_), 0xFF));
   }
   cuda::KvAppendParams side(const float* src, void* cache, QType t, int64_t rb) const {
-    return kv_side(src, c_.rows, row_, cache, t, rb, dpos_, ctx_);
+    cuda::KvAppendParams p = kv_side(src, c_.rows, row_, cache, t, rb, dpos_, ctx_);
+    p.scale_plane = planes_ ? row_ : 0;
+    return p;
   }
   cudaError_t launch(Env& env) override {
     cuda::QkNormRopeParams p;
@@ -173,6 +177,7 @@ class QkNormRopeKvCase : public QkNormRopeCase {
 
  private:
   QType tk_, tv_;
+  bool planes_;
   int row_ = 0, ctx_ = 0;
   int64_t rbk_ = 0, rbv_ = 0;
   float* dv_ = nullptr;
@@ -181,7 +186,8 @@ class QkNormRopeKvCase : public QkNormRopeCase {
 
 class KvPairCase : public Case {
  public:
-  KvPairCase(QType tk, QType tv, int n_tokens, int row) : tk_(tk), tv_(tv), n_(n_tokens), row_(row) {}
+  KvPairCase(QType tk, QType tv, int n_tokens, int row, bool planes = false)
+      : tk_(tk), tv_(tv), n_(n_tokens), row_(row), planes_(planes) {}
   void generate(Env& env) override {
     ctx_ = 37 + n_;
     dk_ = env.upload(env.normal((size_t)n_ * row_, 1.5f));
@@ -195,7 +201,9 @@ class KvPairCase : public Case {
     dpos_ = env.upload(std::vector<int32_t>{31});
   }
   cuda::KvAppendParams side(const float* src, void* cache, QType t, int64_t rb) const {
-    return kv_side(src, n_, row_, cache, t, rb, dpos_, ctx_);
+    cuda::KvAppendParams p = kv_side(src, n_, row_, cache, t, rb, dpos_, ctx_);
+    p.scale_plane = planes_ ? row_ : 0;
+    return p;
   }
   cudaError_t launch(Env& env) override {
     cudaError_t e = cuda::launch_kv_append_pair(side(dk_, ck_, tk_, rbk_), side(dv_, cv_, tv_, rbv_), env.stream());
@@ -214,7 +222,9 @@ class KvPairCase : public Case {
 
  private:
   QType tk_, tv_;
-  int n_, row_, ctx_ = 0;
+  int n_, row_;
+  bool planes_;
+  int ctx_ = 0;
   int64_t rbk_ = 0, rbv_ = 0;
   float *dk_ = nullptr, *dv_ = nullptr;
   uint8_t *ck_ = nullptr, *cv_ = nullptr, *ck2_ = nullptr, *cv2_ = nullptr;
@@ -409,6 +419,15 @@ void add_fused_cases(Registry& r) {
     for (int n : {1, 4})
       r.add("fused", ref::cat("kv_append_pair/", qtype_name(tk), "-", qtype_name(tv), "/n", n, "x1024/vs_two_launches_bytes"),
             [=] { return std::make_unique<KvPairCase>(tk, tv, n, 1024); });
+  // The q8_0 split-plane rows (kv.planes): the fused append and the pair launch against the plain
+  // appends of the same layout (kernel-check kv's kv_append/q8_0/planes/* ties those to quantize_row).
+  for (int n : {1, 4})
+    r.add("fused", ref::cat("kv_append_pair/q8_0-q8_0/planes/n", n, "x1024/vs_two_launches_bytes"),
+          [=] { return std::make_unique<KvPairCase>(QType::Q8_0, QType::Q8_0, n, 1024, true); });
+  for (const QkCfg c : {QkCfg{K::Neox, 1, 32, 8, 128, 4100, true, false}, QkCfg{K::Neox, 3, 32, 8, 128, 77, true, false}})
+    r.add("fused", ref::cat("qk_norm_rope_kv/neox_norm/q8_0-q8_0/planes/32-8x128/n", c.rows, "@", c.pos0,
+                            "/vs_norm_rope_then_append_bytes"),
+          [=] { return std::make_unique<QkNormRopeKvCase>(c, QType::Q8_0, QType::Q8_0, true); });
   // The RoPE fold: one split (1, 17, 128 keys), the first two-split row (129: the new key opens
   // nothing, it ends the second split), several tiles and splits (4097, 16384), G = 4 and 8, both
   // pair layouts, with and without the head norms, YaRN, a sliding window.

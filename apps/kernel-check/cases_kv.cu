@@ -1,11 +1,15 @@
 // kernel-check section "kv": device KV-cache append (quantize on write) byte-for-byte against
 // lib/quant's CPU quantize_row (the host cache's quantizer) for every cache type, rows outside
 // the written range left untouched, rows past n_ctx skipped; and dequantize-on-read byte-for-byte
-// against the CPU dequantize_row.
+// against the CPU dequantize_row. The q8_0 split-plane rows (kv.planes, ".../planes/..."): the same
+// blocks' quants first and their f16 scales after them, byte for byte the CPU's quantize_row output
+// reordered; their reads (f32, and f16 for the staged prefill) byte for byte dequantize_row.
 #include <cstring>
 #include <memory>
 
+#include "case_util.h"
 #include "cases_ref.h"
+#include "core/half.h"
 #include "kv/kv_kernels.h"
 #include "quant/quant.h"
 
@@ -46,8 +50,8 @@ void plant_edges(std::vector<float>& x, int row_elems, int n_rows) {
 class KvAppendCase : public Case {
  public:
   // Cache of n_ctx rows; rows [pos0, pos0 + n_tokens) are written (those < n_ctx).
-  KvAppendCase(QType t, int n_tokens, int row_elems, int pos0, int n_ctx, bool edges)
-      : t_(t), n_(n_tokens), re_(row_elems), pos0_(pos0), n_ctx_(n_ctx), edges_(edges) {}
+  KvAppendCase(QType t, int n_tokens, int row_elems, int pos0, int n_ctx, bool edges, bool planes = false)
+      : t_(t), n_(n_tokens), re_(row_elems), pos0_(pos0), n_ctx_(n_ctx), edges_(edges), planes_(planes) {}
   void generate(Env& env) override {
     rb_ = (int64_t)*qtype_row_bytes(t_, re_);
     ld_ = re_ + 32;
@@ -73,6 +77,7 @@ class KvAppendCase : public Case {
     p.row_bytes = rb_;
     p.pos0 = dpos_;
     p.n_ctx = n_ctx_;
+    p.scale_plane = planes_ ? re_ : 0;
     return cuda::launch_kv_append(p, env.stream());
   }
   void reference(Env&) override {
@@ -81,6 +86,10 @@ class KvAppendCase : public Case {
       const int pos = pos0_ + i;
       if (pos >= n_ctx_) continue;
       quantize_row(t_, src_.data() + (size_t)i * ld_, want_.data() + (size_t)pos * rb_, re_);
+      if (planes_) {
+        const std::vector<uint8_t> blocks(want_.begin() + (size_t)pos * rb_, want_.begin() + (size_t)(pos + 1) * rb_);
+        q8_0_blocks_to_planes(blocks.data(), re_, want_.data() + (size_t)pos * rb_);
+      }
     }
   }
   Verdict compare(Env& env) override {
@@ -92,7 +101,7 @@ class KvAppendCase : public Case {
  private:
   QType t_;
   int n_, re_, pos0_, n_ctx_;
-  bool edges_;
+  bool edges_, planes_;
   int64_t rb_ = 0, ld_ = 0;
   std::vector<float> src_;
   std::vector<uint8_t> want_;
@@ -103,7 +112,9 @@ class KvAppendCase : public Case {
 
 class KvReadCase : public Case {
  public:
-  KvReadCase(QType t, int n_rows, int row_elems) : t_(t), n_(n_rows), re_(row_elems) {}
+  // planes: the q8_0 split-plane rows; f16: the values rounded to f16 (KvReadParams::dst_f16).
+  KvReadCase(QType t, int n_rows, int row_elems, bool planes = false, bool f16 = false)
+      : t_(t), n_(n_rows), re_(row_elems), planes_(planes), f16_(f16) {}
   void generate(Env& env) override {
     rb_ = (int64_t)*qtype_row_bytes(t_, re_);
     const int total = n_ + 5;  // read rows [5, 5 + n)
@@ -112,7 +123,15 @@ class KvReadCase : public Case {
     cache_.assign((size_t)total * rb_, 0);
     for (int i = 0; i < total; ++i) quantize_row(t_, x.data() + (size_t)i * re_, cache_.data() + (size_t)i * rb_, re_);
     dcache_ = env.upload(cache_);
-    dout_ = env.alloc_output<float>((size_t)n_ * re_);
+    if (planes_) {  // the device copy in the split-plane order; cache_ keeps the blocks for the reference
+      std::vector<uint8_t> pl(cache_.size());
+      for (int i = 0; i < total; ++i) q8_0_blocks_to_planes(cache_.data() + (size_t)i * rb_, re_, pl.data() + (size_t)i * rb_);
+      dcache_ = env.upload(pl);
+    }
+    if (f16_)
+      dout16_ = env.alloc_output<uint16_t>((size_t)n_ * re_);
+    else
+      dout_ = env.alloc_output<float>((size_t)n_ * re_);
   }
   cudaError_t launch(Env& env) override {
     cuda::KvReadParams p;
@@ -123,7 +142,9 @@ class KvReadCase : public Case {
     p.pos_begin = 5;
     p.n_rows = n_;
     p.dst = dout_;
+    p.dst_f16 = dout16_;
     p.ld_dst = re_;
+    p.scale_plane = planes_ ? re_ : 0;
     return cuda::launch_kv_read(p, env.stream());
   }
   void reference(Env&) override {
@@ -132,19 +153,27 @@ class KvReadCase : public Case {
       dequantize_row(t_, cache_.data() + (size_t)(5 + i) * rb_, want_.data() + (size_t)i * re_, re_);
   }
   Verdict compare(Env& env) override {
+    if (f16_) {
+      std::vector<uint16_t> want(want_.size());
+      for (size_t i = 0; i < want.size(); ++i) want[i] = f32_to_fp16(want_[i]);
+      const auto got = env.download(dout16_, want.size());
+      return compare_bytes(got.data(), want.data(), got.size() * 2);
+    }
     const auto got = env.download(dout_, want_.size());
     return compare_bytes(got.data(), want_.data(), got.size() * 4);
   }
-  PerfCount perf_count() const override { return {(double)n_ * rb_ + (double)n_ * re_ * 4, 0}; }
+  PerfCount perf_count() const override { return {(double)n_ * rb_ + (double)n_ * re_ * (f16_ ? 2 : 4), 0}; }
 
  private:
   QType t_;
   int n_, re_;
+  bool planes_, f16_;
   int64_t rb_ = 0;
   std::vector<uint8_t> cache_;
   std::vector<float> want_;
   uint8_t* dcache_ = nullptr;
   float* dout_ = nullptr;
+  uint16_t* dout16_ = nullptr;
 };
 
 void add_kv_cases(Registry& r) {
@@ -169,6 +198,21 @@ void add_kv_cases(Registry& r) {
           [=] { return std::make_unique<KvReadCase>(t, 4097, 1024); });
     r.add("kv", ref::cat("kv_read/", kv_name(t), "/17x192"), [=] { return std::make_unique<KvReadCase>(t, 17, 192); });
   }
+  // The q8_0 split-plane rows (kv.planes).
+  for (int n : {1, 17, 33})
+    r.add("kv", ref::cat("kv_append/q8_0/planes/", n, "x1024@7"),
+          [=] { return std::make_unique<KvAppendCase>(QType::Q8_0, n, 1024, 7, 7 + n + 9, false, true); });
+  r.add("kv", "kv_append/q8_0/planes/edges/33x1024@0",
+        [] { return std::make_unique<KvAppendCase>(QType::Q8_0, 33, 1024, 0, 40, true, true); });
+  r.add("kv", "kv_append/q8_0/planes/overflow/17x192@4000",
+        [] { return std::make_unique<KvAppendCase>(QType::Q8_0, 17, 192, 4000, 4014, false, true); });
+  for (bool f16 : {false, true}) {
+    r.add("kv", ref::cat("kv_read/q8_0/planes/4097x1024", f16 ? "/f16" : ""),
+          [=] { return std::make_unique<KvReadCase>(QType::Q8_0, 4097, 1024, true, f16); });
+    r.add("kv", ref::cat("kv_read/q8_0/planes/17x192", f16 ? "/f16" : ""),
+          [=] { return std::make_unique<KvReadCase>(QType::Q8_0, 17, 192, true, f16); });
+  }
+  r.add("kv", "kv_read/q8_0/4097x1024/f16", [] { return std::make_unique<KvReadCase>(QType::Q8_0, 4097, 1024, false, true); });
 }
 MEMRA_KC_REGISTER(add_kv_cases);
 

@@ -5,6 +5,7 @@
 
 #include "attn/attn_kernels.h"
 #include "kv/kv_dequant.cuh"
+#include "kv/kv_kernels.h"
 
 namespace memra::cuda::attn {
 
@@ -43,6 +44,7 @@ struct Args {
   bool one_split_direct;    // AttnParams::one_split_direct
   bool rows_one_split;      // AttnParams::rows_one_split
   bool f16_mma;             // AttnParams::f16_mma
+  int k_plane, v_plane;     // AttnParams::k_scale_plane / v_scale_plane
 };
 
 inline Args make_args(const AttnParams& p) {
@@ -50,7 +52,8 @@ inline Args make_args(const AttnParams& p) {
           static_cast<const uint8_t*>(p.v_cache), p.type_v, p.v_row_bytes, p.out, p.ld_out,
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
           p.min_split_keys, p.grid_splits > 0 ? p.grid_splits : p.n_splits, p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
-          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma};
+          p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma,
+          p.k_scale_plane, p.v_scale_plane};
 }
 
 // p ? a : b through an opaque PTX select. A chain of these picks one of a warp-uniform array's
@@ -155,7 +158,12 @@ inline bool valid(const AttnParams& p) {
     const auto need = qtype_row_bytes(t, kv_row);
     if (!need || rb < (int64_t)*need) return false;
   }
-  return true;
+  return (p.k_scale_plane > 0) == (p.v_scale_plane > 0) &&
+         kv_scale_plane_valid(p.type_k, (int)kv_row, p.k_row_bytes, p.k_scale_plane) &&
+         kv_scale_plane_valid(p.type_v, (int)kv_row, p.v_row_bytes, p.v_scale_plane);
 }
+
+// Whether p's cache rows are the q8_0 split-plane layout (AttnParams::k_scale_plane).
+inline bool planes(const AttnParams& p) { return p.k_scale_plane > 0; }
 
 }  // namespace memra::cuda::attn

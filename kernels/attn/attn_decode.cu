@@ -8,6 +8,7 @@
 
 #include "attn/attn_common.cuh"
 #include "attn/attn_decode_mma.cuh"
+#include "attn/attn_i8_tile.h"
 #include "attn/attn_mma_scores.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_pv_mma.cuh"
@@ -872,6 +873,7 @@ cudaError_t launch_attn_decode(const AttnParams& p, cudaStream_t s) {
   if (!attn::valid(p) || p.n_splits < 1 || p.n_splits > 1024 || !p.workspace || p.grid_splits < 0 ||
       p.grid_splits > p.n_splits)
     return cudaErrorInvalidValue;
+  if (attn::planes(p)) return launch_attn_decode_planes(p, s);  // q8_0 split-plane rows: the int8 tile form
   if (p.min_split_keys < 16 || p.min_split_keys > kAttnMinSplitKeys ||
       (p.min_split_keys != kAttnMinSplitKeys && !attn_decode_f16_mma(p)))
     return cudaErrorInvalidValue;  // shorter splits only in the f16 tile form

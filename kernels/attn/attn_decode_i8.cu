@@ -23,6 +23,8 @@
 // against the f64 reference with the naive twin of that class.
 #include <cuda_fp16.h>
 
+#include <algorithm>
+
 #include "attn/attn_common.cuh"
 #include "attn/attn_i8_tile.h"
 #include "attn/attn_i8_words.h"
@@ -247,16 +249,46 @@ namespace memra::cuda {
 bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   const auto al = [](const void* x, uintptr_t n) { return x && reinterpret_cast<uintptr_t>(x) % n == 0; };
   return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && p.n_head_kv > 0 && p.n_head == 4 * p.n_head_kv &&
-         p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && pl.n_ctx > 0 &&
-         pl.n_ctx * p.n_head_kv * 128 < (int64_t{1} << 32) && p.ld_q >= (int64_t)p.n_head * 128 && p.ld_out >= (int64_t)p.n_head * 128 &&
+         p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && pl.n_ctx > 0 && pl.quant_row >= 0 &&
+         pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
+         (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
+         (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&
+         pl.n_ctx * (pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128) < (int64_t{1} << 32) &&
+         p.ld_q >= (int64_t)p.n_head * 128 && p.ld_out >= (int64_t)p.n_head * 128 &&
          al(p.q, 4) && al(pl.k_quants, 16) &&
          al(pl.v_quants, 16) && al(pl.k_scales, 8) && al(pl.v_scales, 8);
+}
+
+AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx) {
+  const auto* k = static_cast<const uint8_t*>(p.k_cache);
+  const auto* v = static_cast<const uint8_t*>(p.v_cache);
+  AttnI8Planes pl;
+  pl.k_quants = reinterpret_cast<const int8_t*>(k);
+  pl.k_scales = reinterpret_cast<const uint16_t*>(k + p.k_scale_plane);
+  pl.v_quants = reinterpret_cast<const int8_t*>(v);
+  pl.v_scales = reinterpret_cast<const uint16_t*>(v + p.v_scale_plane);
+  pl.n_ctx = n_ctx;
+  pl.quant_row = p.k_row_bytes;
+  pl.scale_row = p.k_row_bytes / 2;
+  return pl;
+}
+
+bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx) {
+  return attn::valid(p) && attn::planes(p) && p.k_row_bytes == p.v_row_bytes && p.k_row_bytes % 2 == 0 &&
+         p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 && !p.rope.on &&
+         p.min_split_keys == kAttnMinSplitKeys && attn_decode_i8_tile_applies(p, attn_cache_planes(p, n_ctx));
+}
+
+cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
+  const int64_t n_ctx = ((int64_t{1} << 32) - 1) / std::max<int64_t>(1, p.k_row_bytes);
+  if (!attn_decode_planes_applies(p, n_ctx)) return cudaErrorInvalidValue;
+  return launch_attn_decode_i8_tile(p, attn_cache_planes(p, n_ctx), stream);
 }
 
 cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& pl, cudaStream_t stream) {
   if (!attn_decode_i8_tile_applies(p, pl)) return cudaErrorInvalidValue;
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
-                 (int64_t)p.n_head_kv * 128, (int64_t)p.n_head_kv * 4};
+                 pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
   const dim3 grid(x.a.grid_splits, p.n_head_kv, p.n_tokens), block(attn::kDecodeWarps * 32);
   cudaError_t e = launch_kernel(attn::attn_decode_i8_tile_kernel<4>, grid, block, 0, stream, x);
   if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;

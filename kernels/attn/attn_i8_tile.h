@@ -21,6 +21,10 @@ struct AttnI8Planes {
   const int8_t* v_quants = nullptr;
   const uint16_t* v_scales = nullptr;
   int64_t n_ctx = 0;  // cache rows (positions) of the planes: the kernel's offsets are 32-bit
+  // Bytes between consecutive positions' quant rows and halves between their scale rows: 0 for
+  // dense planes (n_head_kv * 128 and n_head_kv * 4); the cache's split-plane rows
+  // (AttnParams::k_scale_plane) interleave the two planes per position, row_bytes and row_bytes / 2.
+  int64_t quant_row = 0, scale_row = 0;
 };
 
 // Whether the probe has a kernel for p: head dim 128, 4 query heads per kv head, q 4-byte aligned,
@@ -31,5 +35,15 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& planes
 // The split kernel, then the decode attention's combine kernel (unless one_split_direct and
 // rows_one_split), as launch_attn_decode does.
 cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& planes, cudaStream_t stream);
+
+// The engine's path for a q8_0 split-plane cache (AttnParams::k_scale_plane, kv.planes): the
+// planes of p's cache rows (K and V, p.k_row_bytes apart, n_ctx positions) for the kernel above.
+AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx);
+// Whether launch_attn_decode takes p on the planes (split-plane rows the tile form applies to at
+// n_ctx positions, no RoPE fold, the 128-key split partition).
+bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx);
+// launch_attn_decode's route for split-plane rows: the tile form over attn_cache_planes(p, n_ctx),
+// n_ctx taken as the largest the 32-bit offsets allow (the kernel reads only rows below pos + 1).
+cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream);
 
 }  // namespace memra::cuda

@@ -35,6 +35,12 @@ struct AttnParams {
   float scale = 1.0f;
   int window = 0;
   float softcap = 0.0f;
+  // The q8_0 split-plane cache rows (kv.planes; kernels/kv/kv_kernels.h, KvAppendParams::scale_plane):
+  // 0, or the row's element count (n_head_kv * head_dim), where its f16 scales start. Both or
+  // neither. Decode (launch_attn_decode) then takes the int8 tile form (attn_i8_tile.h) whatever
+  // the other decode switches say; prefill the tiled and mma kernels (not the staged one).
+  int k_scale_plane = 0;
+  int v_scale_plane = 0;
   // Split-K decode only: the key range of each row is cut into n_splits chunks whose partial
   // softmax states land in `workspace` (attn_decode_workspace_floats) and are merged after.
   // A row's result depends on (its q, its key range, n_splits) only, not on n_tokens, so a

@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kRows * 32) attn_prefill_kernel(attn::Args a) 
     __syncthreads();  // the previous tile is consumed
     for (int g = threadIdx.x; g < nk * (D / 8); g += kRows * 32) {
       const int kj = g / (D / 8), e = (g % (D / 8)) * 8;
-      kvq::load<8>(a.type_k, a.k + (int64_t)(t0 + kj) * a.k_row_bytes, hk * D + e, &ks[kj][e]);
-      kvq::load<8>(a.type_v, a.v + (int64_t)(t0 + kj) * a.v_row_bytes, hk * D + e, &vs[kj][e]);
+      kvq::load_row<8>(a.type_k, a.k_plane, a.k + (int64_t)(t0 + kj) * a.k_row_bytes, hk * D + e, &ks[kj][e]);
+      kvq::load_row<8>(a.type_v, a.v_plane, a.v + (int64_t)(t0 + kj) * a.v_row_bytes, hk * D + e, &vs[kj][e]);
     }
     __syncthreads();
     if (!active) continue;

@@ -156,8 +156,8 @@ __global__ void __launch_bounds__(kWarps * 32) attn_prefill_mma_kernel(attn::Arg
       const int kj = gi / (D / 8), e = (gi % (D / 8)) * 8;
       float kv[8], vv[8];
       if (t0 + kj < bhi) {
-        kvq::load<8>(a.type_k, a.k + (int64_t)(t0 + kj) * a.k_row_bytes, hk * D + e, kv);
-        kvq::load<8>(a.type_v, a.v + (int64_t)(t0 + kj) * a.v_row_bytes, hk * D + e, vv);
+        kvq::load_row<8>(a.type_k, a.k_plane, a.k + (int64_t)(t0 + kj) * a.k_row_bytes, hk * D + e, kv);
+        kvq::load_row<8>(a.type_v, a.v_plane, a.v + (int64_t)(t0 + kj) * a.v_row_bytes, hk * D + e, vv);
       } else {  // past the block's last key: zeros (0 * p, never NaN * 0)
 #pragma unroll
         for (int x = 0; x < 8; ++x) kv[x] = vv[x] = 0.0f;
@@ -411,6 +411,20 @@ cudaError_t launch_attn_prefill_staged(const AttnParams& p, int pos0, void* stag
   auto* ks = static_cast<uint8_t*>(stage);
   auto* vs = ks + plane;
   for (int x = 0; x < 2; ++x) {
+    if (attn::planes(p)) {  // q8_0 split-plane rows: the same values through the cache's reader
+      KvReadParams r;
+      r.cache = x == 0 ? p.k_cache : p.v_cache;
+      r.type = x == 0 ? p.type_k : p.type_v;
+      r.row_bytes = x == 0 ? p.k_row_bytes : p.v_row_bytes;
+      r.row_elems = (int)cols;
+      r.pos_begin = lo;
+      r.n_rows = hi - lo;
+      r.ld_dst = cols;
+      r.scale_plane = x == 0 ? p.k_scale_plane : p.v_scale_plane;
+      r.dst_f16 = x == 0 ? ks : vs;
+      if (const cudaError_t e = launch_kv_read(r, s); e != cudaSuccess) return e;
+      continue;
+    }
     DequantizeParams dq;
     dq.type = x == 0 ? p.type_k : p.type_v;
     dq.w = static_cast<const uint8_t*>(x == 0 ? p.k_cache : p.v_cache) + (int64_t)lo * (x == 0 ? p.k_row_bytes : p.v_row_bytes);
@@ -427,6 +441,7 @@ cudaError_t launch_attn_prefill_staged(const AttnParams& p, int pos0, void* stag
   a.v = vs;
   a.type_k = a.type_v = QType::F16;
   a.k_row_bytes = a.v_row_bytes = cols * (int64_t)sizeof(__half);
+  a.k_plane = a.v_plane = 0;
   switch (p.head_dim) {
 #ifndef MEMRA_REDUCED_INSTANCES
     case 64: return run_staged<64>(a, lo, p.n_tokens, p.n_head, s);

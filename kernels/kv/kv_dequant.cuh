@@ -102,6 +102,20 @@ __device__ __forceinline__ void load(QType t, const uint8_t* row, int e0, float*
 }
 
 
+// load<N> of a row in the cache's layout: scale_plane 0 is the GGUF block layout (load<N>); a
+// positive scale_plane is the q8_0 split-plane row (t must be Q8_0): the row's quants first, one
+// byte per element (element e at row + e), then its blocks' f16 scales from byte scale_plane on
+// (block b at row + scale_plane + 2 b; scale_plane = the row's element count). Same values as
+// load<N> of the same blocks in GGUF order.
+template <int N>
+__device__ __forceinline__ void load_row(QType t, int scale_plane, const uint8_t* row, int e0, float* out) {
+  if (scale_plane <= 0) return load<N>(t, row, e0, out);
+  const float d = h2f(row + scale_plane + (e0 / 32) * 2);
+  const int8_t* q = reinterpret_cast<const int8_t*>(row) + e0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = __fmul_rn((float)q[i], d);
+}
+
 // The same values as load<N>, read with aligned 2/4/8/16-byte loads instead of byte loads, for
 // the types the decode attention reads most (Q5_1, Q8_0, F16; the rest go to load<N>). The caller
 // guarantees the alignment: row 4-byte aligned (F16: 2*N bytes, at most 16).

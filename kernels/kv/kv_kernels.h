@@ -26,7 +26,14 @@ struct KvAppendParams {
   int64_t row_bytes = 0;  // bytes between cache rows (>= qtype_row_bytes(type, row_elems), even)
   const int32_t* pos0 = nullptr;  // device
   int n_ctx = 0;
+  // The q8_0 split-plane row (kv.planes; type Q8_0 only): 0 for the GGUF block layout, else
+  // row_elems: the row's quants first (element e at byte e), then its blocks' f16 scales from this
+  // byte on (block b at scale_plane + 2 b). The same bytes as the block layout, reordered.
+  int scale_plane = 0;
 };
+// Whether a row of row_elems elements of type t may use scale_plane (0 always; else Q8_0, a
+// multiple of 32 elements, scale_plane == row_elems and row_bytes >= row_elems * 17 / 16).
+bool kv_scale_plane_valid(QType t, int row_elems, int64_t row_bytes, int scale_plane);
 cudaError_t launch_kv_append(const KvAppendParams& p, cudaStream_t stream);
 // K and V of the same tokens: one launch when both are block types (same bytes as two
 // launch_kv_append calls), else the two calls.
@@ -42,6 +49,9 @@ struct KvReadParams {
   int n_rows = 0;
   float* dst = nullptr;
   int64_t ld_dst = 0;
+  int scale_plane = 0;  // as KvAppendParams::scale_plane
+  // Instead of dst: the values rounded to f16 (round to nearest even), ld_dst halves apart.
+  void* dst_f16 = nullptr;
 };
 cudaError_t launch_kv_read(const KvReadParams& p, cudaStream_t stream);
 

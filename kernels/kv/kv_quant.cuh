@@ -36,18 +36,22 @@ __device__ __forceinline__ void put_half(uint8_t* p, float f) {
 __device__ __forceinline__ int trunc_i8(float f) { return (int)(int8_t)(int)f; }
 __device__ __forceinline__ int f2u8(float f) { return (int)(uint8_t)(int)f; }
 
+// q8_0's block (lane j holds x[j]): the quants to q[0..31], the f16 scale to d.
+__device__ __forceinline__ void quantize_q8_0(float x, int lane, uint8_t* q, uint8_t* d) {
+  const float amax = wmax(fabsf(x));
+  const float dv = amax / 127.0f;
+  const float id = dv != 0.0f ? 1.0f / dv : 0.0f;
+  reinterpret_cast<int8_t*>(q)[lane] = (int8_t)roundf(__fmul_rn(x, id));
+  if (lane == 0) put_half(d, dv);
+}
+
 // One warp quantizes one 32-element block: lane j holds x[j]. Arithmetic follows lib/quant's
 // reference quantizers (ggml's *_ref), operation for operation.
 __device__ inline void quantize_block(QType t, float x, int lane, uint8_t* b) {
   switch (t) {
-    case QType::Q8_0: {
-      const float amax = wmax(fabsf(x));
-      const float d = amax / 127.0f;
-      const float id = d != 0.0f ? 1.0f / d : 0.0f;
-      reinterpret_cast<int8_t*>(b + 2)[lane] = (int8_t)roundf(__fmul_rn(x, id));
-      if (lane == 0) put_half(b, d);
+    case QType::Q8_0:
+      quantize_q8_0(x, lane, b + 2, b);
       break;
-    }
     case QType::Q4_0:
     case QType::Q5_0: {
       const bool q5 = t == QType::Q5_0;
@@ -104,5 +108,13 @@ __device__ inline void quantize_block(QType t, float x, int lane, uint8_t* b) {
   }
 }
 
+// Block b of a row in the cache's layout (kvq::load_row): scale_plane 0, the GGUF block at
+// row + b * block_bytes (quantize_block); positive, the q8_0 split-plane row (t must be Q8_0): the
+// quants at row + 32 b, the f16 scale at row + scale_plane + 2 b. The same arithmetic either way.
+__device__ inline void quantize_block_row(QType t, int scale_plane, float x, int lane, uint8_t* row, int b,
+                                          int block_bytes) {
+  if (scale_plane <= 0) return quantize_block(t, x, lane, row + (int64_t)b * block_bytes);
+  quantize_q8_0(x, lane, row + 32 * b, row + scale_plane + 2 * b);
+}
 
 }  // namespace memra::cuda::kvq

@@ -69,6 +69,7 @@ struct KvOut {
   int n_ctx;
   const float* src;  // V only: the rows to append
   int64_t ld_src;
+  int scale_plane;  // KvAppendParams::scale_plane
 };
 
 // Head `head` of cache row pos from the warp's registers (lane owns elements lane + 32 t), as
@@ -86,7 +87,7 @@ __device__ __forceinline__ void put_head(const KvOut& c, int64_t pos, int head, 
     } else if (c.t == QType::F16) {
       reinterpret_cast<__half*>(row)[e] = __float2half_rn(o[t]);
     } else {
-      kvq::quantize_block(c.t, o[t], lane, row + (int64_t)(head * head_dim / 32 + t) * c.block_bytes);
+      kvq::quantize_block_row(c.t, c.scale_plane, o[t], lane, row, head * head_dim / 32 + t, c.block_bytes);
     }
   }
 }
@@ -208,10 +209,11 @@ cudaError_t launch_qk_norm_rope(const QkNormRopeParams& qp, cudaStream_t s) {
       const auto need = qtype_row_bytes(c.type, (uint64_t)row);
       const auto blk = qtype_row_bytes(c.type, 32);
       if (!kv_type_supported(c.type) || !c.cache || !need || !blk || c.row_bytes < (int64_t)*need ||
-          c.row_bytes % 2 || c.row_elems != row || c.n_tokens != p.rows || c.n_ctx <= 0)
+          c.row_bytes % 2 || c.row_elems != row || c.n_tokens != p.rows || c.n_ctx <= 0 ||
+          !kv_scale_plane_valid(c.type, c.row_elems, c.row_bytes, c.scale_plane))
         return cudaErrorInvalidValue;
       KvOut& o = which ? vc : kc;
-      o = {static_cast<uint8_t*>(c.cache), c.type, c.row_bytes, (int)*blk, c.n_ctx, c.src, c.ld_src};
+      o = {static_cast<uint8_t*>(c.cache), c.type, c.row_bytes, (int)*blk, c.n_ctx, c.src, c.ld_src, c.scale_plane};
     }
     if (!qp.kv_v.src || qp.kv_v.ld_src < row) return cudaErrorInvalidValue;
   }

@@ -43,6 +43,8 @@ struct KvSection {
   // K q8_0 / V q5_1 on CUDA (the bytes a decode step reads at depth).
   std::string type_k = "auto";  // auto | f32 | f16 | q8_0
   std::string type_v = "auto";  // auto | f32 | f16 | q8_0 | q5_1
+  // CUDA: K and V rows as q8_0 split planes (quants, then scales) for the int8 tile decode form.
+  bool planes = false;
 };
 
 struct CpuSection {

@@ -17,6 +17,9 @@ struct KvOptions {
   int n_ctx = 4096;
   QType type_k = QType::F16;
   QType type_v = QType::F16;
+  // kv.planes: a GPU backend stores q8_0 K and V rows as split planes (the CPU cache ignores it:
+  // the same values in GGUF blocks).
+  bool planes = false;
 };
 
 struct KvLayerShape {

@@ -124,8 +124,9 @@ inline void check_model_file(const std::string& path, const std::string& rel, co
   // The GPU's default cache types (kv.type_* = auto) on all three runs, so the comparison is in
   // one numeric configuration. (Before this used parse_kv_type, which rejects "auto": every model
   // case failed at setup on the H200, 2026-12-01, receipts/h200/logs/test_backend_cuda_gpu-20261201.log.gz.)
-  const kv::KvOptions ko{kPrompt + kDecode + 4, kv::resolve_kv_type(cfg.kv.type_k, false, true),
-                         kv::resolve_kv_type(cfg.kv.type_v, true, true)};
+  kv::KvOptions ko{kPrompt + kDecode + 4, kv::resolve_kv_type(cfg.kv.type_k, false, true),
+                   kv::resolve_kv_type(cfg.kv.type_v, true, true)};
+  ko.planes = cfg.kv.planes;  // the CPU caches ignore it (the same q8_0 values in blocks)
   ModelRun runs[3] = {open_run(cpu_backend(false), path, ko), open_run(cpu_backend(true), path, ko),
                       open_run(backend::make_cuda_backend(cfg), path, ko)};
   const int64_t nv = runs[0].model->hparams().n_vocab;

@@ -485,3 +485,59 @@ TEST(CudaModels, AttnGridTrimSameBytes) {
     std::remove(path.c_str());
   }
 }
+
+// kv.planes (q8_0 K and V rows as split planes, the decode attention on the int8 tile form):
+// against the CPU oracle with check_model_file's rule (the CPU's q8_0 cache holds the same values)
+// on head_dim 128 models with 4 query heads per kv head, the planes form taken; every row of a
+// 5-token verify batch the bytes of the one-token step at its position, at 20 keys (one split, no
+// combine) and at 300 (splits and the combine: the prompt through the prefill's planes reader); and
+// a group of 8 (qwen3-32b's shape) refused with the key named.
+TEST(CudaModels, KvPlanesAgainstOracle) {
+  MEMRA_REQUIRE_GPU();
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
+    const std::string path = write_hd128(preset, "kv-planes");
+    Config c = gpu_config(true);
+    c.kv.planes = true;
+    c.kv.type_k = "q8_0";
+    c.kv.type_v = "q8_0";
+    check_model_file(path, std::string(preset) + " hd128 kv.planes", c, "i8planes");
+    kv::KvOptions ko{512, QType::Q8_0, QType::Q8_0};
+    ko.planes = true;
+    for (int n_prompt : {kPrompt, 300}) {
+      ModelRun run = open_run(backend::make_cuda_backend(c), path, ko);
+      const int64_t nv = run.model->hparams().n_vocab;
+      std::vector<int32_t> prompt((size_t)n_prompt);
+      for (int i = 0; i < n_prompt; ++i) prompt[(size_t)i] = (int32_t)((i * 29 + 5) % nv);
+      (void)step(run, prompt, 0, false);
+      const int32_t t[5] = {(int32_t)(3 % nv), (int32_t)(77 % nv), (int32_t)(12 % nv), (int32_t)(5 % nv), (int32_t)(40 % nv)};
+      std::vector<std::vector<float>> ones;
+      for (int i = 0; i < 5; ++i) ones.push_back(step(run, std::span<const int32_t>(t + i, 1), n_prompt + i, false));
+      run.kv->truncate(n_prompt);
+      const auto all = step(run, t, n_prompt, true);
+      ASSERT_GE(all.size(), (size_t)(5 * nv));
+      for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(0, std::memcmp(all.data() + (size_t)i * nv, ones[(size_t)i].data(), (size_t)nv * 4))
+            << preset << ", " << n_prompt << " keys: verify row " << i << " differs from its one-token step";
+      EXPECT_TRUE(run.be->decode_graph()) << preset;
+      ASSERT_TRUE(run.be->variants().count("attn_decode"));
+      EXPECT_NE(run.be->variants().at("attn_decode").find("i8planes"), std::string::npos) << run.be->variants().at("attn_decode");
+      EXPECT_NE(run.be->variants().at("kv_append").find("_planes"), std::string::npos) << run.be->variants().at("kv_append");
+    }
+    std::remove(path.c_str());
+  }
+  const std::string path = write_hd128("qwen3-32b-tiny", "kv-planes-g8");
+  Config c = gpu_config(true);
+  c.kv.planes = true;
+  c.kv.type_k = c.kv.type_v = "q8_0";
+  kv::KvOptions ko{64, QType::Q8_0, QType::Q8_0};
+  ko.planes = true;
+  ModelRun run = open_run(backend::make_cuda_backend(c), path, ko);
+  const int32_t one[1] = {1};
+  try {
+    (void)step(run, one, 0, false);
+    ADD_FAILURE() << "a group of 8 query heads per kv head ran on kv.planes";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("kv.planes"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}

@@ -68,6 +68,9 @@ CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOp
   for (QType t : {o.type_k, o.type_v})
     MEMRA_CHECK(cuda::kv_type_supported(t), "KV cache type {} has no CUDA kernels (use f32, f16, q8_0, q5_1, "
                 "q5_0, q4_0 or q4_1)", qtype_name(t));
+  MEMRA_CHECK(!o.planes || (o.type_k == QType::Q8_0 && o.type_v == QType::Q8_0),
+              "kv.planes needs q8_0 K and V (kv.type_k = q8_0, kv.type_v = q8_0 or auto), got K {} / V {}",
+              qtype_name(o.type_k), qtype_name(o.type_v));
   for (const auto& ls : shp.layers)
     MEMRA_CHECK(ls.idx_dim == 0, "sparse-attention indexer keys (MiniMax-M3) have no CUDA path yet: run this "
                 "model with run.backend = cpu");
@@ -89,6 +92,15 @@ CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOp
     Layer L;
     L.k_row_bytes = kb;
     L.v_row_bytes = vb;
+    if (o.planes && !shp.layers[l].recurrent()) {
+      // Split-plane rows: the quants (one byte per element), then the scales from this byte on.
+      // The int8 tile decode form's offsets are 32-bit.
+      MEMRA_CHECK((uint64_t)std::max(kb, vb) * (uint64_t)o.n_ctx < (uint64_t{1} << 32),
+                  "kv.planes: n_ctx={} gives a layer's cache {} bytes, over the 4 GiB its decode kernel addresses",
+                  o.n_ctx, (uint64_t)std::max(kb, vb) * (uint64_t)o.n_ctx);
+      L.k_scale_plane = (int)shp.layers[l].k_row();
+      L.v_scale_plane = (int)shp.layers[l].v_row();
+    }
     if (shp.layers[l].recurrent()) {
       // A recurrent layer (kv::KvLayerShape::state_floats): its state, zero at the start.
       L.state = cuda::DeviceBuffer(pool, (size_t)shp.layers[l].state_floats * sizeof(float), "recurrent state");
@@ -519,6 +531,7 @@ void CudaBackend::kv_append_params(KvStore& kvs, int layer, int pos0, View k, Vi
     p.cache = which ? L.v.get() : L.k.get();
     p.type = which ? c.opts_.type_v : c.opts_.type_k;
     p.row_bytes = which ? L.v_row_bytes : L.k_row_bytes;
+    p.scale_plane = which ? L.v_scale_plane : L.k_scale_plane;
     p.pos0 = dpos;
     p.n_ctx = c.n_ctx();
   }
@@ -538,7 +551,8 @@ void CudaBackend::kv_write(KvStore& kvs, int layer, int pos0, View k, View v) {
 }
 
 void CudaBackend::kv_appended(CudaKv& c, int pos0, int rows, const char* how) {
-  note("kv_append", fmt::format("{}k_{}_v_{}", how, qtype_name(c.opts_.type_k), qtype_name(c.opts_.type_v)));
+  note("kv_append", fmt::format("{}k_{}_v_{}{}", how, qtype_name(c.opts_.type_k), qtype_name(c.opts_.type_v),
+                                 c.opts_.planes ? "_planes" : ""));
   c.n_written = std::max(c.n_written, pos0 + rows);
 }
 

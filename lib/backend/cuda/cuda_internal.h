@@ -48,6 +48,7 @@ class CudaKv final : public KvStore {
   struct Layer {
     cuda::DeviceBuffer k, v;
     int64_t k_row_bytes = 0, v_row_bytes = 0;
+    int k_scale_plane = 0, v_scale_plane = 0;  // kv.planes: the rows' scale plane offsets (AttnParams::k_scale_plane)
     cuda::DeviceBuffer state;  // recurrent layers only (kv::KvLayerShape::state_floats f32)
     cuda::DeviceBuffer ckpt;   // save_checkpoint's copy of state (allocated at the first save)
   };
@@ -285,6 +286,8 @@ class CudaBackend final : public Backend {
   // (qk_norm_rope_kv_attention, which has appended the cache bookkeeping already).
   void attention_impl(View q, const KvStore& kv, int layer, int pos0, const AttnParams& p, View out,
                       const cuda::AttnParams::RopeFold* rf);
+  // attention_impl's decode over a kv.planes cache (p from attn_params).
+  void attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out);
   // The fast attention kernels' parameters of a layer (cache, q, out, heads, scale, window);
   // the path-specific fields are the caller's.
   cuda::AttnParams attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos, const AttnParams& ap,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "act/act_kernels.h"
+#include "attn/attn_i8_tile.h"
 #include "attn/attn_kernels.h"
 #include "attn/attn_prefill_f16.h"
 #include "backend/cuda/cuda_check.h"
@@ -654,6 +655,8 @@ cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, co
   p.v_cache = L.v.get();
   p.type_v = c.opts_.type_v;
   p.v_row_bytes = L.v_row_bytes;
+  p.k_scale_plane = L.k_scale_plane;
+  p.v_scale_plane = L.v_scale_plane;
   p.out = out.data;
   p.ld_out = out.ld;
   p.n_tokens = (int)q.rows;
@@ -697,6 +700,8 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   // cache capacity, so a row's result never depends on the batch (decode == verify).
   const bool decode = n < cfg_.kernels.gemm_min_batch && n <= cuda::kMatvecMaxM;
   MEMRA_CHECK(!rf || (decode && fast && n == 1), "internal: the RoPE fold outside the one-token decode path");
+  MEMRA_CHECK(!c.opts_.planes || fast, "kv.planes: attention with head dims {}/{}{} has no kernel for split-plane rows "
+              "(set kv.planes = false)", ap.head_dim_k, ap.head_dim_v, ap.sinks ? " and sinks" : "");
   if (!fast) {
     cuda::AttnNaiveParams p;
     p.q = q.data;
@@ -724,6 +729,10 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     return;
   }
   cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
+  if (decode && c.opts_.planes) {
+    attention_planes(p, c, pos0, out);
+    return;
+  }
   if (decode) {
     p.f16_mma = cfg_.kernels.attn_f16_mma;
     // kernels.attn_f16_split_keys only where the f16 tile form is taken (launch_attn_decode refuses
@@ -786,6 +795,38 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     note("attn_prefill", fmt::format("{}_hd{}", kind == cuda::AttnPrefillKernel::Mma ? "mma" : "tiled",
                                      ap.head_dim_k));
   }
+}
+
+// Decode over split-plane rows (kv.planes): the int8 tile form, with the split count, workspace,
+// q8s emission, one-split rule and grid trim of the default decode path.
+void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
+  const int n = p.n_tokens;
+  p.n_splits = cuda::attn_decode_splits(c.n_ctx(), p.n_head, p.n_head_kv, ctx().info().sm_count,
+                                        cfg_.kernels.attn_max_splits, p.min_split_keys, cfg_.kernels.attn_blocks_per_sm);
+  p.workspace = static_cast<float*>(
+      workspace(kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, p.n_head, p.head_dim, p.n_splits)));
+  const bool emit = emit_q8s_for(out);
+  if (emit) {
+    const Q8s q = q8s_planes(out.rows, out.cols);
+    p.q8s_xq = const_cast<int8_t*>(q.xq);
+    p.q8s_xds = const_cast<void*>(q.xds);
+    p.q8s_il = q.il;
+  }
+  p.combine_direct = !cfg_.kernels.attn_combine_smem;
+  p.combine_preload = cfg_.kernels.attn_combine_preload;
+  p.one_split_direct = cfg_.kernels.attn_one_split_direct;
+  p.rows_one_split = attn_one_split_at(pos0, n, p.n_splits);
+  p.grid_splits = cuda::attn_decode_grid_splits(pos0 + n, p.n_splits, cfg_.kernels.attn_grid_round);
+  MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
+              "kv.planes: the split-plane decode form needs head dim 128, 4 query heads per kv head and no softcap "
+              "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = false",
+              p.head_dim, p.n_head / p.n_head_kv, p.softcap);
+  cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
+  if (emit) hold_q8s(out);
+  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}", p.n_splits, p.head_dim,
+                                  p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
+                                  emit ? "+q8s" : "",
+                                  p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
 }
 
 void CudaBackend::glu(View gate, View up, Activation act, View out) {
