@@ -738,29 +738,10 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
     // kernels.attn_f16_split_keys only where the f16 tile form is taken (launch_attn_decode refuses
     // shorter splits elsewhere).
     if (cuda::attn_decode_f16_mma(p)) p.min_split_keys = cfg_.kernels.attn_f16_split_keys;
-    p.n_splits = cuda::attn_decode_splits(c.n_ctx(), ap.n_head, ap.n_head_kv, ctx().info().sm_count,
-                                          cfg_.kernels.attn_max_splits, p.min_split_keys, cfg_.kernels.attn_blocks_per_sm);
-    p.workspace = static_cast<float*>(workspace(
-        kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, ap.n_head, ap.head_dim_k, p.n_splits)));
-    const bool emit = emit_q8s_for(out);
-    if (emit) {
-      const Q8s q = q8s_planes(out.rows, out.cols);
-      p.q8s_xq = const_cast<int8_t*>(q.xq);
-      p.q8s_xds = const_cast<void*>(q.xds);
-      p.q8s_il = q.il;
-    }
+    const bool emit = decode_setup(p, c, pos0, out);
     p.q8_scores = cuda::attn_q8_scores_applies(cfg_.kernels, ap.scale, ap.head_dim_k);
     p.v_stage = cfg_.kernels.attn_v_stage;
     p.pv_mma = cfg_.kernels.attn_pv_mma;
-    p.combine_direct = !cfg_.kernels.attn_combine_smem;
-    p.combine_preload = cfg_.kernels.attn_combine_preload;
-    p.one_split_direct = cfg_.kernels.attn_one_split_direct;
-    p.rows_one_split = attn_one_split_at(pos0, n, p.n_splits);
-    // kernels.attn_grid_round: no blocks past the longest row's used splits (rounded up), where the
-    // partition is the 128-key one (the f16 tile form's shorter splits keep the full grid). The
-    // step graph's key holds attn_grid_key_at, which fixes this for every layer.
-    if (p.min_split_keys == cuda::kAttnMinSplitKeys)
-      p.grid_splits = cuda::attn_decode_grid_splits(pos0 + n, p.n_splits, cfg_.kernels.attn_grid_round);
     if (rf) p.rope = *rf;
     cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
     if (cfg_.kernels.probe_boundaries > 0) {
@@ -797,9 +778,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   }
 }
 
-// Decode over split-plane rows (kv.planes): the int8 tile form, with the split count, workspace,
-// q8s emission, one-split rule and grid trim of the default decode path.
-void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
+bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
   const int n = p.n_tokens;
   p.n_splits = cuda::attn_decode_splits(c.n_ctx(), p.n_head, p.n_head_kv, ctx().info().sm_count,
                                         cfg_.kernels.attn_max_splits, p.min_split_keys, cfg_.kernels.attn_blocks_per_sm);
@@ -816,7 +795,18 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   p.combine_preload = cfg_.kernels.attn_combine_preload;
   p.one_split_direct = cfg_.kernels.attn_one_split_direct;
   p.rows_one_split = attn_one_split_at(pos0, n, p.n_splits);
-  p.grid_splits = cuda::attn_decode_grid_splits(pos0 + n, p.n_splits, cfg_.kernels.attn_grid_round);
+  // kernels.attn_grid_round: no blocks past the longest row's used splits (rounded up), where the
+  // partition is the 128-key one (the f16 tile form's shorter splits keep the full grid). The
+  // step graph's key holds attn_grid_key_at, which fixes this for every layer.
+  if (p.min_split_keys == cuda::kAttnMinSplitKeys)
+    p.grid_splits = cuda::attn_decode_grid_splits(pos0 + n, p.n_splits, cfg_.kernels.attn_grid_round);
+  return emit;
+}
+
+// Decode over split-plane rows (kv.planes): the int8 tile form, with the default decode path's
+// split count, workspace, q8s emission, combine, one-split rule and grid trim (decode_setup).
+void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
+  const bool emit = decode_setup(p, c, pos0, out);
   MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
               "kv.planes: the split-plane decode form needs head dim 128, 4 query heads per kv head and no softcap "
               "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = false",
