@@ -731,9 +731,11 @@ case "$phase" in
     # its gates (kernel-check kv / fused / attn planes cases: appends and reads byte for byte the CPU's q8_0
     # reordered, the prefill kernels over planes the bytes of the same kernels over blocks, the decode route
     # over cache rows within tolerance of the f64 reference and the bytes of the dense-plane probe with the
-    # engine's switches and q8s emission; the CUDA-vs-CPU test CudaModels.KvPlanesAgainstOracle), then qwen3-8b
-    # q4_k_m tg128 at 0 / 4096 / 16384 keys: the defaults, V q8_0 in blocks (configs/arm-kv-q8v.toml) and the
-    # planes (configs/arm-kv-planes.toml) interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~6 minutes.
+    # engine's switches and q8s emission; the tile form's fold of the q/k norm + RoPE + append the bytes of the
+    # unfolded launches; the CUDA-vs-CPU test CudaModels.KvPlanesAgainstOracle), then qwen3-8b q4_k_m tg128 at
+    # 0 / 4096 / 16384 keys: the defaults, the planes (configs/arm-kv-planes.toml, the fold on) and the planes
+    # without the fold (configs/arm-kv-planes-nofold.toml) interleaved with an A/A copy (configs/arm-kv-q8v.toml,
+    # V q8_0 in blocks, waits for a later call). Any sm_90 card, a "dense" pack. ~8 minutes.
     gpu_info
     for sec in kv fused attn; do
       timeout 150 "$bin/kernel-check" --section $sec --filter "planes" --seed 20265901 --receipt "$out/kernel-check.jsonl" \
@@ -745,7 +747,7 @@ case "$phase" in
     timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
       --seed 20265902 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 2
     synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 3 330 --arm configs/arm-base.toml --arm configs/arm-kv-q8v.toml --arm configs/arm-kv-planes.toml
+    tg_on 0,4096,16384 3 330 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nofold.toml
     rm -f "$f" "$f.done"
     ;;
   i858c)

@@ -8,7 +8,9 @@
 // Inputs are fresh random values; the fused outputs are poisoned before each launch.
 #include <memory>
 
+#include "attn/attn_i8_tile.h"
 #include "attn/attn_kernels.h"
+#include "case_util.h"
 #include "cases_ref.h"
 #include "kv/kv_kernels.h"
 #include "norm/norm_kernels.h"
@@ -251,6 +253,7 @@ struct FoldCfg {
   bool ms = false;      // AttnParams::RopeFold::mma_scores (the folded side only)
   int grid_round = 0;   // AttnParams::grid_splits at attn_decode_grid_splits(len, n_splits, this) (the folded side only)
   int extra_ctx = 0;    // cache rows past len + 3 (more splits than the row uses)
+  bool planes = false;  // both sides on q8_0 K and V split-plane rows (kv.planes: the int8 tile form's fold)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -262,12 +265,18 @@ class AttnRopeFoldCase : public Case {
     row_ = c_.n_kv * kD;
     nq_ = (size_t)c_.n_head * kD;
     rbk_ = (int64_t)*qtype_row_bytes(QType::Q8_0, row_);
-    rbv_ = (int64_t)*qtype_row_bytes(QType::Q5_1, row_);
+    tv_ = c_.planes ? QType::Q8_0 : QType::Q5_1;
+    rbv_ = (int64_t)*qtype_row_bytes(tv_, row_);
     const auto kf = env.normal((size_t)ctx_ * row_, 1.0f), vf = env.normal((size_t)ctx_ * row_, 1.0f);
-    std::vector<uint8_t> kc((size_t)(ctx_ * rbk_)), vc((size_t)(ctx_ * rbv_));
+    std::vector<uint8_t> kc((size_t)(ctx_ * rbk_)), vc((size_t)(ctx_ * rbv_)), blk((size_t)rbk_);
     for (int j = 0; j < ctx_; ++j) {
       quantize_row(QType::Q8_0, kf.data() + (size_t)j * row_, kc.data() + (size_t)j * rbk_, row_);
-      quantize_row(QType::Q5_1, vf.data() + (size_t)j * row_, vc.data() + (size_t)j * rbv_, row_);
+      quantize_row(tv_, vf.data() + (size_t)j * row_, vc.data() + (size_t)j * rbv_, row_);
+      if (c_.planes)
+        for (std::vector<uint8_t>* c : {&kc, &vc}) {
+          std::copy(c->begin() + (size_t)j * rbk_, c->begin() + (size_t)(j + 1) * rbk_, blk.begin());
+          q8_0_blocks_to_planes(blk.data(), row_, c->data() + (size_t)j * rbk_);
+        }
     }
     ck_ = env.upload(kc);
     cv_ = env.upload(vc);
@@ -302,8 +311,9 @@ class AttnRopeFoldCase : public Case {
     p.type_k = QType::Q8_0;
     p.k_row_bytes = rbk_;
     p.v_cache = v;
-    p.type_v = QType::Q5_1;
+    p.type_v = tv_;
     p.v_row_bytes = rbv_;
+    p.k_scale_plane = p.v_scale_plane = c_.planes ? row_ : 0;
     p.out = out;
     p.ld_out = (int64_t)nq_;
     p.n_tokens = 1;
@@ -353,7 +363,8 @@ class AttnRopeFoldCase : public Case {
     p.k_norm = c_.norm ? wk_ : nullptr;
     p.eps = 1e-6f;
     p.kv_k = kv_side(nullptr, 1, row_, ck2_, QType::Q8_0, rbk_, dpos_, ctx_);
-    p.kv_v = kv_side(dv_, 1, row_, cv2_, QType::Q5_1, rbv_, dpos_, ctx_);
+    p.kv_v = kv_side(dv_, 1, row_, cv2_, tv_, rbv_, dpos_, ctx_);
+    p.kv_k.scale_plane = p.kv_v.scale_plane = c_.planes ? row_ : 0;
     ref::check(cuda::launch_qk_norm_rope(p, env.stream()), "launch_qk_norm_rope (+kv append)");
     ref::check(cuda::launch_attn_decode(attn(dq2_, ck2_, cv2_, dws2_, dout2_, dxq2_, dxds2_), env.stream()),
                "launch_attn_decode (unfolded)");
@@ -376,7 +387,7 @@ class AttnRopeFoldCase : public Case {
       v.pass = false;
       v.detail += " (the head-split form was not taken)";
     }
-    if (!cuda::attn_decode_rope_fold_applies(folded())) {
+    if (c_.planes ? !cuda::attn_decode_planes_fold_applies(folded()) : !cuda::attn_decode_rope_fold_applies(folded())) {
       v.pass = false;
       v.detail += " (the fold does not apply to this configuration)";
     }
@@ -385,6 +396,7 @@ class AttnRopeFoldCase : public Case {
 
  private:
   FoldCfg c_;
+  QType tv_ = QType::Q5_1;
   int pos_ = 0, ctx_ = 0, row_ = 0, splits_ = 1;
   size_t nq_ = 0;
   int64_t rbk_ = 0, rbv_ = 0;
@@ -436,7 +448,8 @@ void add_fused_cases(Registry& r) {
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
                             c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
-                            c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "", "/q8_0-q5_1/", c.n_head, "-",
+                            c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
+                            c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
           [=] { return std::make_unique<AttnRopeFoldCase>(c); });
   };
@@ -552,6 +565,20 @@ void add_fused_cases(Registry& r) {
   for (int len : {4097 + 7, 4097 + 8, 4097 + 15, 4097 + 16, 4097 + 31, 16384 + 1}) {
     FoldCfg c{K::Neox, 32, 8, len, true, false, 0, true, true, true, 96};
     c.si = c.ms = true;
+    add_fold(c);
+  }
+  // The int8 tile form's fold over split-plane rows (kv.planes): one split, the new key first and
+  // last in its tile, two splits, many (66 of a cache's, the grid trimmed at 8, one-split rows
+  // direct), both pair layouts, with and without head norms, YaRN; G = 4 only.
+  for (FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false}, FoldCfg{K::Neox, 32, 8, 17, true, false},
+                    FoldCfg{K::Neox, 32, 8, 16, true, false}, FoldCfg{K::Neox, 32, 8, 129, true, false},
+                    FoldCfg{K::Normal, 32, 8, 300, false, false}, FoldCfg{K::Neox, 32, 8, 4097, true, true},
+                    FoldCfg{K::Neox, 32, 8, 16384, true, false}}) {
+    c.planes = true;
+    c.max_splits = 96;
+    c.direct = true;
+    c.grid_round = 8;
+    c.extra_ctx = c.len < 16384 ? 66 * 128 + 200 - c.len : 0;
     add_fold(c);
   }
 }

@@ -32,6 +32,8 @@
 #include "attn/attn_partials.cuh"
 #include "attn/attn_tile_ptx.cuh"
 #include "common/launch.cuh"
+#include "kv/kv_quant.cuh"
+#include "rope/rope_math.cuh"
 
 namespace memra::cuda::attn {
 
@@ -95,20 +97,39 @@ __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_
   if (lane < kTile) cp8(st + lane * 8, lane < nk ? srow : srow - lane * d_row, lane < nk);
 }
 
-template <int G>
+// RF: the fold of the q / k norm + RoPE + K / V append (AttnParams::rope, one token, split-plane cache
+// rows; RF_NEOX / RF_NORMAL its pair layout): every block normalizes and rotates its query heads
+// itself; the block whose keys end at pos (one per kv head) also normalizes and rotates the new K
+// head and quantizes it and the V head into the cache rows at pos (q8_0 split planes, the
+// arithmetic of qk_norm_rope_kernel's append) before any of its tiles is requested, so the tile
+// holding pos reads those bytes (the block barrier orders the writes before the copies).
+enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
+
+template <int G, int RF>
 __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(I8Args p) {
+  constexpr bool kNeox = RF == RF_NEOX;
+  constexpr int N = kD / 32;
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
   const Args& a = p.a;
   __shared__ __align__(128) uint8_t smem[kDecodeWarps * kWarpSmem];
   __shared__ __align__(16) int8_t qi[G][kD];
   __shared__ float qd[G][kD / 32];
+  __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z, h0 = hk * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int pos_first = *a.pos0;  // staged before the step's first kernel (AttnParams::pos0)
   const int pos = pos_first + i;
   int b, e, used;
   if (!split_keys(a, pos, s, b, e, used)) return;  // block-uniform: the combine reads only the used splits
+  // RF, before the wait (nothing a kernel writes): the head norms' weights and the cos / sin of this
+  // lane's pairs at pos (the same helpers and values as qk_norm_rope_kernel).
+  [[maybe_unused]] float wq[N], wk[N], cs[N], sn[N];
+  if constexpr (RF != RF_NONE) {
+    head_norm_weights<N>(a.rf.q_norm, lane, wq);
+    head_norm_weights<N>(a.rf.k_norm, lane, wk);
+    head_rope_cs<kNeox, N>(a.rf.ang, lane, (float)pos, cs, sn);
+  }
   // ldmatrix .x4 rows of this lane (attn_i8_words.h: which matrix each register comes from).
   const int krow = i8_k_ldsm_row(lane), vrow = i8_v_ldsm_row(lane);
   constexpr int kStride = kDecodeWarps * kTile;
@@ -135,13 +156,45 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   };
   if (early) stage_first();
   pdl_wait();
+  if constexpr (RF != RF_NONE) {
+    // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
+    // in the block whose keys end at pos, warp w also quantizes block w of the new K head (every
+    // warp normalizes and rotates the whole head: the same values) and of the V head into row pos.
+    for (int g = warp; g < G; g += kDecodeWarps) {
+      float v[N], o[N];
+#pragma unroll
+      for (int t = 0; t < N; ++t) v[t] = a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + g) * kD + lane + 32 * t];
+      norm_rope_head<kNeox, N>(v, a.rf.q_norm != nullptr, wq, kD, a.rf.eps, cs, sn, lane, o);
+#pragma unroll
+      for (int t = 0; t < N; ++t) qf[g][lane + 32 * t] = o[t];
+    }
+    if (e == pos + 1) {  // block-uniform
+      float kraw[N], o[N];
+#pragma unroll
+      for (int t = 0; t < N; ++t) kraw[t] = a.rf.k_src[(int64_t)hk * kD + lane + 32 * t];
+      const float vraw = a.rf.v_src[(int64_t)hk * kD + lane + 32 * warp];
+      norm_rope_head<kNeox, N>(kraw, a.rf.k_norm != nullptr, wk, kD, a.rf.eps, cs, sn, lane, o);
+      float mine = o[0];
+#pragma unroll
+      for (int t = 1; t < N; ++t)
+        if (t == warp) mine = o[t];
+      const int blk = hk * (kD / 32) + warp;
+      kvq::quantize_block_row(QType::Q8_0, a.k_plane, mine, lane, const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes,
+                              blk, 34);
+      kvq::quantize_block_row(QType::Q8_0, a.v_plane, vraw, lane, const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes,
+                              blk, 34);
+    }
+    __syncthreads();  // row pos written before any copy of it; qf complete
+  }
   if (any && !early) stage_first();
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
   // path's rule), one block per warp at a time.
   for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
     const int hh = blk / (kD / 32), bb = blk % (kD / 32);
+    const float x = RF != RF_NONE ? qf[RF ? hh : 0][RF ? bb * 32 + lane : 0]
+                                  : a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
     float d;
-    qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane], d);
+    qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(x, d);
     if (lane == 0) qd[hh][bb] = d;
   }
   __syncthreads();
@@ -256,7 +309,10 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
          pl.n_ctx * (pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128) < (int64_t{1} << 32) &&
          p.ld_q >= (int64_t)p.n_head * 128 && p.ld_out >= (int64_t)p.n_head * 128 &&
          al(p.q, 4) && al(pl.k_quants, 16) &&
-         al(pl.v_quants, 16) && al(pl.k_scales, 8) && al(pl.v_scales, 8);
+         al(pl.v_quants, 16) && al(pl.k_scales, 8) && al(pl.v_scales, 8) &&
+         // the fold writes row pos of the cache rows the planes are (attn_cache_planes)
+         (!p.rope.on || (p.n_tokens == 1 && p.rope.k_src && p.rope.v_src && p.k_scale_plane > 0 &&
+                         pl.k_quants == p.k_cache && pl.v_quants == p.v_cache));
 }
 
 AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx) {
@@ -275,8 +331,13 @@ AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx) {
 
 bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx) {
   return attn::valid(p) && attn::planes(p) && p.k_row_bytes == p.v_row_bytes && p.k_row_bytes % 2 == 0 &&
-         p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 && !p.rope.on &&
+         p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 &&
          p.min_split_keys == kAttnMinSplitKeys && attn_decode_i8_tile_applies(p, attn_cache_planes(p, n_ctx));
+}
+
+bool attn_decode_planes_fold_applies(const AttnParams& p) {
+  return attn::valid(p) && attn::planes(p) && p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 && p.n_tokens == 1 &&
+         p.head_dim == 128 && p.n_head == 4 * p.n_head_kv && p.softcap == 0.0f && p.rope.k_src && p.rope.v_src;
 }
 
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
@@ -290,7 +351,11 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
                  pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
   const dim3 grid(x.a.grid_splits, p.n_head_kv, p.n_tokens), block(attn::kDecodeWarps * 32);
-  cudaError_t e = launch_kernel(attn::attn_decode_i8_tile_kernel<4>, grid, block, 0, stream, x);
+  using attn::attn_decode_i8_tile_kernel;
+  const auto kern = !p.rope.on    ? attn_decode_i8_tile_kernel<4, attn::RF_NONE>
+                    : p.rope.neox ? attn_decode_i8_tile_kernel<4, attn::RF_NEOX>
+                                  : attn_decode_i8_tile_kernel<4, attn::RF_NORMAL>;
+  cudaError_t e = launch_kernel(kern, grid, block, 0, stream, x);
   if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;
   return attn::launch_decode_combine(x.a, 128, p.n_tokens, stream);
 }

@@ -29,8 +29,9 @@ struct AttnI8Planes {
 
 // Whether the probe has a kernel for p: head dim 128, 4 query heads per kv head, q 4-byte aligned,
 // quant planes 16-byte and scale planes 8-byte aligned, no softcap, quant planes under 4 GiB.
-// p.k_cache / p.v_cache / the cache types are not read; p.min_split_keys, p.n_splits, p.workspace,
-// p.combine_preload are (as by the decode kernels).
+// p.k_cache / p.v_cache / the cache types are not read (but for p.rope.on, which only cache rows take:
+// attn_cache_planes); p.min_split_keys, p.n_splits, p.workspace, p.combine_preload are (as by the
+// decode kernels).
 bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& planes);
 // The split kernel, then the decode attention's combine kernel (unless one_split_direct and
 // rows_one_split), as launch_attn_decode does.
@@ -40,8 +41,14 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
 // planes of p's cache rows (K and V, p.k_row_bytes apart, n_ctx positions) for the kernel above.
 AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx);
 // Whether launch_attn_decode takes p on the planes (split-plane rows the tile form applies to at
-// n_ctx positions, no RoPE fold, the 128-key split partition).
+// n_ctx positions, the 128-key split partition; p.rope.on: one token, the fold writing row pos of
+// the cache rows, as the default kernels' fold does: the same bytes as launch_qk_norm_rope with its
+// append followed by the unfolded launch).
 bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx);
+// The fold's part of that (for the backend's choice before the launch's split count and workspace
+// exist): split-plane rows of q8_0 K and V, one token, head dim 128, 4 query heads per kv head, no
+// softcap, p.rope's K and V sources set.
+bool attn_decode_planes_fold_applies(const AttnParams& p);
 // launch_attn_decode's route for split-plane rows: the tile form over attn_cache_planes(p, n_ctx),
 // n_ctx taken as the largest the 32-bit offsets allow (the kernel reads only rows below pos + 1).
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream);

@@ -489,8 +489,9 @@ TEST(CudaModels, AttnGridTrimSameBytes) {
 // kv.planes (q8_0 K and V rows as split planes, the decode attention on the int8 tile form):
 // against the CPU oracle with check_model_file's rule (the CPU's q8_0 cache holds the same values)
 // on head_dim 128 models with 4 query heads per kv head, the planes form taken; every row of a
-// 5-token verify batch the bytes of the one-token step at its position, at 20 keys (one split, no
-// combine) and at 300 (splits and the combine: the prompt through the prefill's planes reader); and
+// 5-token verify batch (appended by the RoPE launch) the bytes of the one-token step at its position
+// (its append folded into the tile form), at 20 keys (one split, no combine) and at 300 (splits and
+// the combine: the prompt through the prefill's planes reader); and
 // a group of 8 (qwen3-32b's shape) refused with the key named.
 TEST(CudaModels, KvPlanesAgainstOracle) {
   MEMRA_REQUIRE_GPU();
@@ -512,6 +513,11 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
       const int32_t t[5] = {(int32_t)(3 % nv), (int32_t)(77 % nv), (int32_t)(12 % nv), (int32_t)(5 % nv), (int32_t)(40 % nv)};
       std::vector<std::vector<float>> ones;
       for (int i = 0; i < 5; ++i) ones.push_back(step(run, std::span<const int32_t>(t + i, 1), n_prompt + i, false));
+      // The one-token steps fold the q/k norm + RoPE + append into the tile form (kernels.attn_rope_fold);
+      // the verify batch below appends in the RoPE launch: its rows the same bytes.
+      ASSERT_TRUE(run.be->variants().count("attn_decode"));
+      EXPECT_NE(run.be->variants().at("attn_decode").find("i8planes_s"), std::string::npos) << run.be->variants().at("attn_decode");
+      EXPECT_NE(run.be->variants().at("attn_decode").find("+rope"), std::string::npos) << run.be->variants().at("attn_decode");
       run.kv->truncate(n_prompt);
       const auto all = step(run, t, n_prompt, true);
       ASSERT_GE(all.size(), (size_t)(5 * nv));

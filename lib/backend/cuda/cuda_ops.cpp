@@ -629,7 +629,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     t.v_stage = cfg_.kernels.attn_v_stage;
     t.pv_mma = cfg_.kernels.attn_pv_mma;
     t.rope = rf;
-    rf.on = cuda::attn_decode_rope_fold_applies(t);
+    rf.on = c->opts_.planes ? cuda::attn_decode_planes_fold_applies(t) : cuda::attn_decode_rope_fold_applies(t);
   }
   if (!rf.on)
     return Backend::qk_norm_rope_kv_attention(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kvs, layer, ap,
@@ -730,6 +730,7 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   }
   cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
   if (decode && c.opts_.planes) {
+    if (rf) p.rope = *rf;
     attention_planes(p, c, pos0, out);
     return;
   }
@@ -813,7 +814,7 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
               p.head_dim, p.n_head / p.n_head_kv, p.softcap);
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
   if (emit) hold_q8s(out);
-  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}", p.n_splits, p.head_dim,
+  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
                                   emit ? "+q8s" : "",
                                   p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
