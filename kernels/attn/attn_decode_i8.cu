@@ -109,6 +109,7 @@ template <int G, int RF>
 __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(I8Args p) {
   constexpr bool kNeox = RF == RF_NEOX;
   constexpr int N = kD / 32;
+  static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
   const Args& a = p.a;
