@@ -726,6 +726,20 @@ case "$phase" in
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
     rm -f "$f" "$f.done"
     ;;
+  kvp59s)
+    # kvp59 cut for a short call (~3 minutes): the planes gates of kernel-check (attn and fused, the decode route
+    # and the fold), then qwen3-8b q4_k_m tg128 at 0 and 16384 keys, the defaults against the planes (fold on),
+    # interleaved with an A/A copy. Any sm_90 card, a "dense" pack.
+    gpu_info
+    for sec in fused attn; do
+      timeout 90 "$bin/kernel-check" --section $sec --filter "planes" --seed 20265903 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp59s-$sec.log" 2>&1
+      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp59s-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp59s-$sec.log"
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
   kvp59)
     # The split-plane q8_0 KV cache in the engine (kv.planes, fifty-ninth session; bench/notes/attn-i8-tile.md):
     # its gates (kernel-check kv / fused / attn planes cases: appends and reads byte for byte the CPU's q8_0
