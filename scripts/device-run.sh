@@ -83,6 +83,10 @@
 # 9/9, 16384 keys 0.712x / 0.736x the default depth kernel's time; receipts/h100/*-i858-18b9626-*), g57 in the same call
 # (one task stays: 0.986x / 0.984x). No H200 came (ten tries, one ran). Queue: r55h on an H200, then h53 on the same
 # H200; i858c (or i858b, its longer form) on any card (where the probe's time goes); then r50, chain48 / chain45 / md41.
+# Fifty-ninth session: kv.planes built (the split-plane q8_0 cache in the engine, the tile form's fold; bench/notes/
+# attn-i8-tile.md, "In the engine"); its gates and rows are kvp59 (any card, ~5 minutes: every planes gate, the GPU
+# test, tg128 at 0 / 4096 / 16384 keys against the planes with and without the fold), or kvp59s / kvp59t in a short
+# call. Queue: kvp59 first (on an H200 then r55h and h53 on the same machine), i858c, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -724,6 +728,22 @@ case "$phase" in
     gpu_info
     synth qwen3-8b iq4_xs
     tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-mmvs-q5k-iq4xs-two-task.toml
+    rm -f "$f" "$f.done"
+    ;;
+  kvp59t)
+    # kvp59 at its shortest (~2.5 minutes, for the last device time of a session): the fold and decode-route
+    # gates of the planes (kernel-check fused planes, attn .../rows/ and the prefill over planes), then qwen3-8b
+    # q4_k_m tg128 at 16384 keys, the defaults against the planes, interleaved with an A/A copy. Any sm_90 card.
+    gpu_info
+    k=0
+    for c in "fused planes" "attn i8tile/q8_0-planes/32-8x128/rows/" "attn q8_0-q8_0/planes/"; do
+      k=$((k + 1))
+      timeout 60 "$bin/kernel-check" --section ${c%% *} --filter "${c#* }" --seed 20265904 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp59t-$k.log" 2>&1
+      echo "kernel-check ${c} rc=$?"; grep -E "FAIL" "$out/kc-kvp59t-$k.log" | head -n 5; tail -n 1 "$out/kc-kvp59t-$k.log"
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 16384 3 100 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
     ;;
   kvp59s)
