@@ -38,7 +38,8 @@ struct AttnParams {
   // The q8_0 split-plane cache rows (kv.planes; kernels/kv/kv_kernels.h, KvAppendParams::scale_plane):
   // 0, or the row's element count (n_head_kv * head_dim), where its f16 scales start. Both or
   // neither. Decode (launch_attn_decode) then takes the int8 tile form (attn_i8_tile.h) whatever
-  // the other decode switches say; prefill the tiled and mma kernels (not the staged one).
+  // the other decode switches say (rope: its own fold); every prefill kernel reads the planes (the
+  // staged one through launch_kv_read's f16 output).
   int k_scale_plane = 0;
   int v_scale_plane = 0;
   // Split-K decode only: the key range of each row is cut into n_splits chunks whose partial
