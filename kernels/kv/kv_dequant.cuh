@@ -16,6 +16,13 @@ __device__ __forceinline__ float h2f(const uint8_t* p) {
   return __half2float(h);
 }
 
+// n q8_0 values: quants q times the block's scale d.
+template <int N>
+__device__ __forceinline__ void q8_0_values(const int8_t* q, float d, float* out) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = __fmul_rn((float)q[i], d);
+}
+
 // n contiguous elements starting at element e0 of a row, with n a power of two <= 32 dividing
 // e0 (so the run never crosses a 32-element block).
 template <int N>
@@ -35,10 +42,7 @@ __device__ __forceinline__ void load(QType t, const uint8_t* row, int e0, float*
     }
     case QType::Q8_0: {
       const uint8_t* b = row + (e0 / 32) * 34;
-      const float d = h2f(b);
-      const int8_t* q = reinterpret_cast<const int8_t*>(b + 2) + e0 % 32;
-#pragma unroll
-      for (int i = 0; i < N; ++i) out[i] = __fmul_rn((float)q[i], d);
+      q8_0_values<N>(reinterpret_cast<const int8_t*>(b + 2) + e0 % 32, h2f(b), out);
       break;
     }
     case QType::Q5_1: {
@@ -110,10 +114,7 @@ __device__ __forceinline__ void load(QType t, const uint8_t* row, int e0, float*
 template <int N>
 __device__ __forceinline__ void load_row(QType t, int scale_plane, const uint8_t* row, int e0, float* out) {
   if (scale_plane <= 0) return load<N>(t, row, e0, out);
-  const float d = h2f(row + scale_plane + (e0 / 32) * 2);
-  const int8_t* q = reinterpret_cast<const int8_t*>(row) + e0;
-#pragma unroll
-  for (int i = 0; i < N; ++i) out[i] = __fmul_rn((float)q[i], d);
+  q8_0_values<N>(reinterpret_cast<const int8_t*>(row) + e0, h2f(row + scale_plane + (e0 / 32) * 2), out);
 }
 
 // The same values as load<N>, read with aligned 2/4/8/16-byte loads instead of byte loads, for
