@@ -87,6 +87,8 @@
 # attn-i8-tile.md, "In the engine"); its gates and rows are kvp59 (any card, ~5 minutes: every planes gate, the GPU
 # test, tg128 at 0 / 4096 / 16384 keys against the planes with and without the fold), or kvp59s / kvp59t in a short
 # call. Queue: kvp59 first (on an H200 then r55h and h53 on the same machine), i858c, r50, chain48 / chain45 / md41.
+# Sixtieth session: kv.planes at 8 query heads per kv head (qwen3-32b); its gates and 32B rows are kvp60 (any card,
+# ~6 minutes). Queue: kvp59, kvp60 (one call each, or kvp59s + kvp60 in one), then as above.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -758,6 +760,24 @@ case "$phase" in
     done
     synth qwen3-8b q4_k_m
     tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
+  kvp60)
+    # kv.planes at qwen3-32b's group (8 query heads per kv head, sixtieth session: the tile form's <8, RF>
+    # instances): the G = 8 gates (kernel-check attn rows and prefill over planes at 64-8x128, the fused fold
+    # cases q8_0-q8_0-planes/64-8x128, the GPU test with qwen3-32b-tiny), then qwen3-32b q4_k_m tg128 at 0 and
+    # 16384 keys, the defaults against the planes, interleaved with an A/A copy. Any sm_90 card, a "dense"
+    # pack. ~6 minutes (the 32B file ~100 s of it).
+    gpu_info
+    for c in "attn planes/64-8x128" "fused q8_0-q8_0-planes/64-8x128"; do
+      timeout 90 "$bin/kernel-check" --section ${c%% *} --filter "${c#* }" --seed 20266001 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp60-${c%% *}.log" 2>&1
+      echo "kernel-check ${c} rc=$?"; grep -E "FAIL" "$out/kc-kvp60-${c%% *}.log" | head -n 5; tail -n 2 "$out/kc-kvp60-${c%% *}.log"
+    done
+    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp60.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60.log" | head -n 8
+    synth qwen3-32b q4_k_m 300
+    tg_on 0,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
     ;;
   kvp59)

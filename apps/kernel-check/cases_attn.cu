@@ -511,12 +511,13 @@ void add_attn_cases(Registry& r) {
   add({Kern::Tiled, 17, 0, 4, 2, 32, QType::F16, QType::F16, 0, 0.0f});
   add({Kern::Decode, 1, 100, 4, 2, 32, QType::Q8_0, QType::Q8_0, 0, 0.0f});
   add({Kern::Decode, 1, 16383, 32, 8, 128, QType::Q8_0, QType::Q5_1, 0, 0.0f});
-  // Prefill over the q8_0 split-plane rows (kv.planes) against the same kernel over GGUF blocks.
+  // Prefill over the q8_0 split-plane rows (kv.planes) against the same kernel over GGUF blocks, at
+  // groups of 4 and (a chunk over cached rows) 8 query heads per kv head.
   for (Kern k : {Kern::Tiled, Kern::Mma, Kern::Staged})
-    for (auto [n, pos0] : {std::pair<int, int>{17, 0}, std::pair<int, int>{200, 300}}) {
-      const AttnCfg c{k, n, pos0, 32, 8, 128, QType::Q8_0, QType::Q8_0, 0, 0.0f};
+    for (auto [nh, n, pos0] : {std::tuple<int, int, int>{32, 17, 0}, {32, 200, 300}, {64, 200, 300}}) {
+      const AttnCfg c{k, n, pos0, nh, 8, 128, QType::Q8_0, QType::Q8_0, 0, 0.0f};
       if (k == Kern::Mma && !cuda::attn_prefill_mma_supported(128)) continue;
-      r.add("attn", ref::cat(name(c).substr(0, name(c).find('/') + 1), "q8_0-q8_0/planes/32-8x128/n", n, "@", pos0,
+      r.add("attn", ref::cat(name(c).substr(0, name(c).find('/') + 1), "q8_0-q8_0/planes/", nh, "-8x128/n", n, "@", pos0,
                              "/vs_blocks_bytes"),
             [=] { return std::make_unique<AttnPlanesPrefillCase>(c); });
     }

@@ -255,9 +255,11 @@ void add_attn_i8_cases(Registry& r) {
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
   // The engine's route over cache rows (kv.planes), at the shapes of its rows: one key, partial
   // tiles, a verify batch, 4096 and 16384 keys at the default split cap.
-  for (auto [n, len] : {std::pair<int, int>{1, 1}, {1, 129}, {3, 2001}, {1, 4096}, {1, 16384}})
-    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/rows/n", n, "@", len - 1, "/max_splits96"),
-          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, 96, 4, true); });
+  // The same at qwen3-32b's group (8 query heads per kv head: 64 / 8).
+  for (auto [nh, n, len] : {std::tuple<int, int, int>{32, 1, 1}, {32, 1, 129}, {32, 3, 2001}, {32, 1, 4096}, {32, 1, 16384},
+                            {64, 1, 1}, {64, 1, 129}, {64, 3, 2001}, {64, 1, 16384}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96"),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

@@ -444,7 +444,8 @@ void add_fused_cases(Registry& r) {
   // nothing, it ends the second split), several tiles and splits (4097, 16384), G = 4 and 8, both
   // pair layouts, with and without the head norms, YaRN, a sliding window.
   const auto add_fold = [&r](const FoldCfg& c) {
-    if (c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;  // reduced builds: G = 4 only
+    // reduced builds: G = 4 only (but for the int8 tile form's fold, whose instances are all built)
+    if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
                             c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
@@ -569,11 +570,13 @@ void add_fused_cases(Registry& r) {
   }
   // The int8 tile form's fold over split-plane rows (kv.planes): one split, the new key first and
   // last in its tile, two splits, many (66 of a cache's, the grid trimmed at 8, one-split rows
-  // direct), both pair layouts, with and without head norms, YaRN; G = 4 only.
+  // direct), both pair layouts, with and without head norms, YaRN; G = 4 and (qwen3-32b's group) 8.
   for (FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false}, FoldCfg{K::Neox, 32, 8, 17, true, false},
                     FoldCfg{K::Neox, 32, 8, 16, true, false}, FoldCfg{K::Neox, 32, 8, 129, true, false},
                     FoldCfg{K::Normal, 32, 8, 300, false, false}, FoldCfg{K::Neox, 32, 8, 4097, true, true},
-                    FoldCfg{K::Neox, 32, 8, 16384, true, false}}) {
+                    FoldCfg{K::Neox, 32, 8, 16384, true, false}, FoldCfg{K::Neox, 64, 8, 1, true, false},
+                    FoldCfg{K::Neox, 64, 8, 129, true, false}, FoldCfg{K::Normal, 64, 8, 4097, false, true},
+                    FoldCfg{K::Neox, 64, 8, 16384, true, false}}) {
     c.planes = true;
     c.max_splits = 96;
     c.direct = true;

@@ -1,6 +1,6 @@
 // The split-K decode attention over a split-plane int8 K / V cache (kernels/attn/attn_i8_tile.h),
 // 16-key tiles on tensor cores: a probe of the depth form (bench/notes/attn-i8-tile.md).
-// Grid (n_splits, n_head_kv, n_tokens), 4 warps; a block serves the G = 4 query heads of one kv
+// Grid (n_splits, n_head_kv, n_tokens), 4 warps; a block serves the G = 4 or 8 query heads of one kv
 // head over one split's keys, warp w its 16-key tiles w, w + 4, ...; then the in-block merge and
 // partials of the other split kernels (attn_partials.cuh) and their combine kernel.
 //
@@ -295,6 +295,14 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       a.one_split_direct && used == 1);
 }
 
+// The kernel for G query heads per kv head and p's fold (none, NeoX or normal pairs).
+template <int G>
+auto i8_tile_kernel(const AttnParams& p) {
+  return !p.rope.on    ? attn_decode_i8_tile_kernel<G, RF_NONE>
+         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX>
+                       : attn_decode_i8_tile_kernel<G, RF_NORMAL>;
+}
+
 }  // namespace
 }  // namespace memra::cuda::attn
 
@@ -302,7 +310,8 @@ namespace memra::cuda {
 
 bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   const auto al = [](const void* x, uintptr_t n) { return x && reinterpret_cast<uintptr_t>(x) % n == 0; };
-  return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && p.n_head_kv > 0 && p.n_head == 4 * p.n_head_kv &&
+  return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && p.n_head_kv > 0 &&
+         (p.n_head == 4 * p.n_head_kv || p.n_head == 8 * p.n_head_kv) &&
          p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && pl.n_ctx > 0 && pl.quant_row >= 0 &&
          pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
          (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
@@ -338,7 +347,8 @@ bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx) {
 
 bool attn_decode_planes_fold_applies(const AttnParams& p) {
   return attn::valid(p) && attn::planes(p) && p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 && p.n_tokens == 1 &&
-         p.head_dim == 128 && p.n_head == 4 * p.n_head_kv && p.softcap == 0.0f && p.rope.k_src && p.rope.v_src;
+         p.head_dim == 128 && p.n_head_kv > 0 && (p.n_head == 4 * p.n_head_kv || p.n_head == 8 * p.n_head_kv) &&
+         p.softcap == 0.0f && p.rope.k_src && p.rope.v_src;
 }
 
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
@@ -352,10 +362,7 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
                  pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
   const dim3 grid(x.a.grid_splits, p.n_head_kv, p.n_tokens), block(attn::kDecodeWarps * 32);
-  using attn::attn_decode_i8_tile_kernel;
-  const auto kern = !p.rope.on    ? attn_decode_i8_tile_kernel<4, attn::RF_NONE>
-                    : p.rope.neox ? attn_decode_i8_tile_kernel<4, attn::RF_NEOX>
-                                  : attn_decode_i8_tile_kernel<4, attn::RF_NORMAL>;
+  const auto kern = p.n_head == 4 * p.n_head_kv ? attn::i8_tile_kernel<4>(p) : attn::i8_tile_kernel<8>(p);
   cudaError_t e = launch_kernel(kern, grid, block, 0, stream, x);
   if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;
   return attn::launch_decode_combine(x.a, 128, p.n_tokens, stream);

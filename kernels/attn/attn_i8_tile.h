@@ -27,7 +27,7 @@ struct AttnI8Planes {
   int64_t quant_row = 0, scale_row = 0;
 };
 
-// Whether the probe has a kernel for p: head dim 128, 4 query heads per kv head, q 4-byte aligned,
+// Whether the probe has a kernel for p: head dim 128, 4 or 8 query heads per kv head, q 4-byte aligned,
 // quant planes 16-byte and scale planes 8-byte aligned, no softcap, quant planes under 4 GiB.
 // p.k_cache / p.v_cache / the cache types are not read (but for p.rope.on, which only cache rows take:
 // attn_cache_planes); p.min_split_keys, p.n_splits, p.workspace, p.combine_preload are (as by the
@@ -46,7 +46,7 @@ AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx);
 // append followed by the unfolded launch).
 bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx);
 // The fold's part of that (for the backend's choice before the launch's split count and workspace
-// exist): split-plane rows of q8_0 K and V, one token, head dim 128, 4 query heads per kv head, no
+// exist): split-plane rows of q8_0 K and V, one token, head dim 128, 4 or 8 query heads per kv head, no
 // softcap, p.rope's K and V sources set.
 bool attn_decode_planes_fold_applies(const AttnParams& p);
 // launch_attn_decode's route for split-plane rows: the tile form over attn_cache_planes(p, n_ctx),

@@ -488,14 +488,14 @@ TEST(CudaModels, AttnGridTrimSameBytes) {
 
 // kv.planes (q8_0 K and V rows as split planes, the decode attention on the int8 tile form):
 // against the CPU oracle with check_model_file's rule (the CPU's q8_0 cache holds the same values)
-// on head_dim 128 models with 4 query heads per kv head, the planes form taken; every row of a
-// 5-token verify batch (appended by the RoPE launch) the bytes of the one-token step at its position
-// (its append folded into the tile form), at 20 keys (one split, no combine) and at 300 (splits and
-// the combine: the prompt through the prefill's planes reader); and
-// a group of 8 (qwen3-32b's shape) refused with the key named.
+// on head_dim 128 models with 4 and 8 (qwen3-32b's shape) query heads per kv head, the planes form
+// taken; every row of a 5-token verify batch (appended by the RoPE launch) the bytes of the one-token
+// step at its position (its append folded into the tile form), at 20 keys (one split, no combine) and
+// at 300 (splits and the combine: the prompt through the prefill's planes reader); and a model of
+// head dim 32 refused with the key named.
 TEST(CudaModels, KvPlanesAgainstOracle) {
   MEMRA_REQUIRE_GPU();
-  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny"}) {
+  for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "kv-planes");
     Config c = gpu_config(true);
     c.kv.planes = true;
@@ -531,7 +531,14 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
     }
     std::remove(path.c_str());
   }
-  const std::string path = write_hd128("qwen3-32b-tiny", "kv-planes-g8");
+  synth::Dims d = synth::find_preset("qwen3-8b-tiny").dims;  // head dim 256 / 8 = 32
+  d.n_layer = 2;
+  ASSERT_NE(d.head_dim, 128);
+  const std::string path = ::testing::TempDir() + "memra-kv-planes-hd" + std::to_string(d.head_dim) + ".gguf";
+  synth::WriteOptions wo;
+  wo.path = path;
+  wo.hash = false;
+  synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
   Config c = gpu_config(true);
   c.kv.planes = true;
   c.kv.type_k = c.kv.type_v = "q8_0";
@@ -541,7 +548,7 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
   const int32_t one[1] = {1};
   try {
     (void)step(run, one, 0, false);
-    ADD_FAILURE() << "a group of 8 query heads per kv head ran on kv.planes";
+    ADD_FAILURE() << "head dim " << d.head_dim << " ran on kv.planes";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("kv.planes"), std::string::npos) << e.what();
   }

@@ -42,7 +42,7 @@ bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, V
 void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
   const bool emit = decode_setup(p, c, pos0, out);
   MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
-              "kv.planes: the split-plane decode form needs head dim 128, 4 query heads per kv head and no softcap "
+              "kv.planes: the split-plane decode form needs head dim 128, 4 or 8 query heads per kv head and no softcap "
               "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = false",
               p.head_dim, p.n_head / p.n_head_kv, p.softcap);
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
