@@ -88,7 +88,8 @@
 # test, tg128 at 0 / 4096 / 16384 keys against the planes with and without the fold), or kvp59s / kvp59t in a short
 # call. Queue: kvp59 first (on an H200 then r55h and h53 on the same machine), i858c, r50, chain48 / chain45 / md41.
 # Sixtieth session: kv.planes at 8 query heads per kv head (qwen3-32b); its gates and 32B rows are kvp60 (any card,
-# ~6 minutes). Queue: kvp59, kvp60 (one call each, or kvp59s + kvp60 in one), then as above.
+# ~6 minutes); two tiles in flight per warp in the tile form (kernels.attn_planes_stages) is kvp60b (~4 minutes).
+# Queue: kvp59, kvp60b, kvp60 (one call each), then as above.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -778,6 +779,28 @@ case "$phase" in
     echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60.log" | head -n 8
     synth qwen3-32b q4_k_m 300
     tg_on 0,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
+  kvp60b)
+    # Two tiles in flight per warp in the int8 tile form (kernels.attn_planes_stages = 2, sixtieth session): its
+    # gates (kernel-check attn .../pd2 rows: the bytes of one tile in flight and the reference's tolerance; fused
+    # _pd2 folds: the bytes of the unfolded launches; the GPU test's pd2 checks), kernel times of the tile form
+    # at 16384 keys with one and two tiles in flight, then qwen3-8b q4_k_m tg128 at 4096 and 16384 keys: the
+    # planes with one against two, interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~4 minutes.
+    gpu_info
+    for c in "attn /pd2" "fused _pd2/"; do
+      timeout 90 "$bin/kernel-check" --section ${c%% *} --filter "${c#* }" --seed 20266002 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp60b-${c%% *}.log" 2>&1
+      echo "kernel-check ${c} rc=$?"; grep -E "FAIL" "$out/kc-kvp60b-${c%% *}.log" | head -n 5; tail -n 2 "$out/kc-kvp60b-${c%% *}.log"
+    done
+    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp60b.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60b.log" | head -n 8
+    for r in 1 2; do
+      timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
+        --seed 20266003 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 3
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 4096,16384 3 200 --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-pd2.toml
     rm -f "$f" "$f.done"
     ;;
   kvp59)

@@ -13,7 +13,8 @@
 // over dense planes of the same values (the same kernel, other strides), with the engine's decode
 // switches at their defaults (one-split rows written directly, no combine for rows of <= 128 keys,
 // the grid trimmed at round 8) and the q8s planes for the o projection (interleaved for one row)
-// byte for byte launch_quantize_q8s of the output.
+// byte for byte launch_quantize_q8s of the output. ".../pd2": two tiles in flight per warp
+// (AttnParams::planes_stages), the dense-plane side with one: so also the bytes of one in flight.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -36,8 +37,8 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 
 class AttnI8TileCase : public Case {
  public:
-  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false)
-      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows) {}
+  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false, int pd = 1)
+      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows), pd_(pd) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -112,6 +113,7 @@ class AttnI8TileCase : public Case {
     p.workspace = dws_;
     p.combine_preload = true;  // the config's default combine
     p.min_split_keys = 128;
+    p.planes_stages = pd_;
     if (rows_) {  // the engine's defaults (CudaBackend::attention_planes)
       p.one_split_direct = true;
       p.rows_one_split = pos0_ + n_ <= 128;
@@ -207,6 +209,7 @@ class AttnI8TileCase : public Case {
     if (!rows_) return v;
     cuda::AttnParams p = params();
     p.out = dout_dense_;
+    p.planes_stages = 1;  // the pd2 rows: the bytes of one tile in flight
     ref::check(cuda::launch_attn_decode_i8_tile(p, pl_, env.stream()), "launch_attn_decode_i8_tile (dense planes)");
     cuda::QuantizeQ8sParams qp;
     qp.x = dout_dense_;
@@ -229,6 +232,7 @@ class AttnI8TileCase : public Case {
   static constexpr int kD = 128;
   int n_, pos0_, nh_, nkv_, max_splits_, bps_;
   bool rows_;
+  int pd_;
   uint8_t *dk_rows_ = nullptr, *dv_rows_ = nullptr;
   float* dout_dense_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
@@ -260,6 +264,12 @@ void add_attn_i8_cases(Registry& r) {
                             {64, 1, 1}, {64, 1, 129}, {64, 3, 2001}, {64, 1, 16384}})
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96"),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true); });
+  // Two tiles in flight per warp (kernels.attn_planes_stages = 2): out and q8s the bytes of one in flight
+  // over the same planes (and within the reference's tolerance), partial and several tiles per warp.
+  for (auto [nh, n, len] : {std::tuple<int, int, int>{32, 1, 1}, {32, 1, 129}, {32, 3, 2001}, {32, 1, 4096}, {32, 1, 16384},
+                            {64, 1, 16384}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96/pd2"),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true, 2); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

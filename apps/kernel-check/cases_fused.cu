@@ -254,6 +254,7 @@ struct FoldCfg {
   int grid_round = 0;   // AttnParams::grid_splits at attn_decode_grid_splits(len, n_splits, this) (the folded side only)
   int extra_ctx = 0;    // cache rows past len + 3 (more splits than the row uses)
   bool planes = false;  // both sides on q8_0 K and V split-plane rows (kv.planes: the int8 tile form's fold)
+  int pd = 1;           // AttnParams::planes_stages (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -348,6 +349,7 @@ class AttnRopeFoldCase : public Case {
     p.rope.softmax_interleave = c_.si;
     p.rope.mma_scores = c_.ms;
     p.one_split_direct = c_.direct;
+    p.planes_stages = c_.pd;
     if (c_.grid_round > 0) p.grid_splits = cuda::attn_decode_grid_splits(c_.len, p.n_splits, c_.grid_round);
     return p;
   }
@@ -447,7 +449,7 @@ void add_fused_cases(Registry& r) {
     // reduced builds: G = 4 only (but for the int8 tile form's fold, whose instances are all built)
     if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
                             c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
                             c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
@@ -583,6 +585,11 @@ void add_fused_cases(Registry& r) {
     c.grid_round = 8;
     c.extra_ctx = c.len < 16384 ? 66 * 128 + 200 - c.len : 0;
     add_fold(c);
+    // Two tiles in flight per warp (kernels.attn_planes_stages = 2) where a warp has more than one tile.
+    if (c.len >= 129) {
+      c.pd = 2;
+      add_fold(c);
+    }
   }
 }
 

@@ -105,15 +105,21 @@ __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_
 // holding pos reads those bytes (the block barrier orders the writes before the copies).
 enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 
-template <int G, int RF>
+// PD: a warp's tiles in flight (AttnParams::planes_stages). PD = 1: one buffer; tile t + 1's K is
+// requested once t's scores are read, its V once t's P x V is done (groups ... [V t] [K t+1] [V t+1]).
+// PD = 2: two buffers; tile t + 2 is requested into t's buffer the same way, so the copies of two
+// tiles are pending while one is consumed. The same arithmetic in the same order: the same bytes.
+template <int G, int RF, int PD>
 __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(I8Args p) {
   constexpr bool kNeox = RF == RF_NEOX;
   constexpr int N = kD / 32;
   static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
+  static_assert(PD == 1 || PD == 2, "one or two tiles in flight per warp");
+  constexpr int kBuf = PD * kWarpSmem;  // a warp's buffers
   const Args& a = p.a;
-  __shared__ __align__(128) uint8_t smem[kDecodeWarps * kWarpSmem];
+  __shared__ __align__(128) uint8_t smem[kDecodeWarps * kBuf];
   __shared__ __align__(16) int8_t qi[G][kD];
   __shared__ float qd[G][kD / 32];
   __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
@@ -136,26 +142,33 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   constexpr int kStride = kDecodeWarps * kTile;
   const int base0 = b + warp * kTile;
   const bool any = base0 < e;  // warp-uniform
-  uint8_t* const wsm = smem + warp * kWarpSmem;
-  // The warp's first tile before the wait where all its keys lie below the launch's first position
-  // (rows written by earlier steps). Groups [K0], [V0].
+  uint8_t* const wsm0 = smem + warp * kBuf;
+  // The warp's first tile (PD = 2: first two) before the wait where all its keys lie below the launch's
+  // first position (rows written by earlier steps). Groups [K0], [V0] (, [K1], [V1]).
   const bool early = any && min(e, base0 + kTile) <= pos_first;
+  const bool early1 = PD == 2 && early && min(e, base0 + kStride + kTile) <= pos_first;
   // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8;
   // scale row of key base0 + lane % 16), stepped by kStride keys per tile.
   // 32-bit offsets (the launcher checks that every position's rows fit), pointers formed at each copy.
   uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * kRow + (lane & 7) * 16);
   uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * 4);
   const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
-  uint8_t* const kst = wsm + 2 * kQTile;
-  uint8_t* const vst = kst + kSTile;
-  const auto stage_first = [&] {
-    const int n0 = min(kTile, e - base0);
-    stage_tile(wsm, kst, p.kq + koff, p.kd + soff, p.q_row, p.d_row, n0);
+  // Buffer x's K quants, V quants, K scales, V scales.
+  const auto kq_buf = [&](int x) { return wsm0 + x * kWarpSmem; };
+  const auto vq_buf = [&](int x) { return wsm0 + x * kWarpSmem + kQTile; };
+  const auto ks_buf = [&](int x) { return wsm0 + x * kWarpSmem + 2 * kQTile; };
+  const auto vs_buf = [&](int x) { return wsm0 + x * kWarpSmem + 2 * kQTile + kSTile; };
+  // Tile j of the warp (keys base0 + j * kStride ..) into buffer j % PD; empty groups past e.
+  const auto stage_ahead = [&](int j) {
+    const int bj = base0 + j * kStride, nj = min(kTile, e - bj);
+    const uint32_t ko = koff + (uint32_t)j * qstep, so = soff + (uint32_t)j * sstep;
+    if (nj > 0) stage_tile(kq_buf(j % PD), ks_buf(j % PD), p.kq + ko, p.kd + so, p.q_row, p.d_row, nj);
     commit_group();
-    stage_tile(wsm + kQTile, vst, p.vq + koff, p.vd + soff, p.q_row, p.d_row, n0);
+    if (nj > 0) stage_tile(vq_buf(j % PD), vs_buf(j % PD), p.vq + ko, p.vd + so, p.q_row, p.d_row, nj);
     commit_group();
   };
-  if (early) stage_first();
+  if (early) stage_ahead(0);
+  if (early1) stage_ahead(1);
   pdl_wait();
   if constexpr (RF != RF_NONE) {
     // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
@@ -187,7 +200,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     __syncthreads();  // row pos written before any copy of it; qf complete
   }
-  if (any && !early) stage_first();
+  if (any && !early) stage_ahead(0);
+  if (PD == 2 && any && !early1) stage_ahead(1);
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
   // path's rule), one block per warp at a time.
   for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
@@ -218,10 +232,13 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   // This lane's keys in a tile (the C / B layout): 2t, 2t + 1, 8 + 2t, 9 + 2t.
   const int key_of[4] = {2 * t, 2 * t + 1, 8 + 2 * t, 9 + 2 * t};
   const float scale2 = a.scale * 1.4426950408889634f;
-  for (int base = base0; base < e; base += kStride) {
+  for (int base = base0, buf = 0; base < e; base += kStride, buf = PD == 2 ? buf ^ 1 : 0) {
     const int nk = min(kTile, e - base);
-    const int nb = base + kStride;  // the warp's next tile
-    wait_group<1>();  // this tile's K; pending after it: its V
+    const int nb = base + PD * kStride;  // the tile this buffer takes next
+    uint8_t* const wsm = kq_buf(buf);
+    uint8_t* const kst = ks_buf(buf);
+    uint8_t* const vst = vs_buf(buf);
+    wait_group<2 * PD - 1>();  // this tile's K; pending after it: its V (and the next tile's K, V)
     __syncwarp();
     uint2 dk[4];
 #pragma unroll
@@ -240,14 +257,15 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       for (int u = 0; u < 4; ++u) raw[u] += (float)is[u] * (scale_at(dk[u], bb) * dq[bb]);
     }
     __syncwarp();  // every lane has read the K tile and its scales: the next ones may land there
-    if (nb < e) stage_tile(wsm, kst, p.kq + (koff + qstep), p.kd + (soff + sstep), p.q_row, p.d_row, min(kTile, e - nb));
+    if (nb < e)
+      stage_tile(wsm, kst, p.kq + (koff + PD * qstep), p.kd + (soff + PD * sstep), p.q_row, p.d_row, min(kTile, e - nb));
     commit_group();
     // Scores in log2 units (scale * log2 e folded in: one ex2 per exponential); no softcap (applies).
     float sc[4], pr[4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) sc[u] = key_of[u] < nk ? raw[u] * scale2 : -INFINITY;
     tile_softmax(sc, m, l, pr, c, [](float x) { return exp2f(x); });
-    wait_group<1>();  // this tile's V; pending after it: the K tile just requested
+    wait_group<2 * PD - 1>();  // this tile's V; pending after it: the K just requested (and the next tile's)
     __syncwarp();
     // B fragments of P'^T per V block: f16(p * d_v(key, block)) of head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t.
     uint2 dv[4];
@@ -269,7 +287,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
     for (int j = 0; j < kD / 16; j += 2) {
       uint32_t vr[4];
-      ldsm_x4_trans(vr, wsm + kQTile + swz(vrow, i8_v_ldsm_chunk(lane, j)));
+      ldsm_x4_trans(vr, vq_buf(buf) + swz(vrow, i8_v_ldsm_chunk(lane, j)));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         uint32_t a0, a1, a2, a3;  // rows g (element 2g), g + 8 (element 2g + 1); keys 2t.. / 8 + 2t..
@@ -280,27 +298,32 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       }
     }
     __syncwarp();  // every lane has read the V tile and its scales
+    if (nb < e)
+      stage_tile(vq_buf(buf), vst, p.vq + (koff + PD * qstep), p.vd + (soff + PD * sstep), p.q_row, p.d_row, min(kTile, e - nb));
+    commit_group();
     koff += qstep;
     soff += sstep;
-    if (nb < e) stage_tile(wsm + kQTile, vst, p.vq + koff, p.vd + soff, p.q_row, p.d_row, min(kTile, e - nb));
-    commit_group();
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
   tile_merge_and_store<kD, G>(
       c, m * 0.6931471805599453f, l,  // the maximum back to natural-log units, as the merge and the combine take it
       [](int mt, int r) { return i8_v_row_element(mt, r); },
-      [&](int w) { return reinterpret_cast<float*>(smem + w * kWarpSmem); },
-      [&](int w) { return reinterpret_cast<float*>(smem + w * kWarpSmem + 2 * kQTile); }, a, i, h0, s,
+      [&](int w) { return reinterpret_cast<float*>(smem + w * kBuf); },
+      [&](int w) { return reinterpret_cast<float*>(smem + w * kBuf + 2 * kQTile); }, a, i, h0, s,
       a.one_split_direct && used == 1);
 }
 
-// The kernel for G query heads per kv head and p's fold (none, NeoX or normal pairs).
+// The kernel for G query heads per kv head, p's fold (none, NeoX or normal pairs) and tiles in flight.
+template <int G, int PD>
+auto i8_tile_kernel_pd(const AttnParams& p) {
+  return !p.rope.on    ? attn_decode_i8_tile_kernel<G, RF_NONE, PD>
+         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD>
+                       : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD>;
+}
 template <int G>
 auto i8_tile_kernel(const AttnParams& p) {
-  return !p.rope.on    ? attn_decode_i8_tile_kernel<G, RF_NONE>
-         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX>
-                       : attn_decode_i8_tile_kernel<G, RF_NORMAL>;
+  return p.planes_stages == 2 ? i8_tile_kernel_pd<G, 2>(p) : i8_tile_kernel_pd<G, 1>(p);
 }
 
 }  // namespace
@@ -312,7 +335,8 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   const auto al = [](const void* x, uintptr_t n) { return x && reinterpret_cast<uintptr_t>(x) % n == 0; };
   return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && p.n_head_kv > 0 &&
          (p.n_head == 4 * p.n_head_kv || p.n_head == 8 * p.n_head_kv) &&
-         p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && pl.n_ctx > 0 && pl.quant_row >= 0 &&
+         p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
+         pl.n_ctx > 0 && pl.quant_row >= 0 &&
          pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
          (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
          (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&

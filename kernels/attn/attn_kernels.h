@@ -42,6 +42,9 @@ struct AttnParams {
   // staged one through launch_kv_read's f16 output).
   int k_scale_plane = 0;
   int v_scale_plane = 0;
+  // The int8 tile form (the planes' decode, attn_i8_tile.h): each warp's 16-key tiles in flight, 1 or 2
+  // (kernels.attn_planes_stages); the same bytes.
+  int planes_stages = 1;
   // Split-K decode only: the key range of each row is cut into n_splits chunks whose partial
   // softmax states land in `workspace` (attn_decode_workspace_floats) and are merged after.
   // A row's result depends on (its q, its key range, n_splits) only, not on n_tokens, so a

@@ -502,6 +502,9 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
     c.kv.type_k = "q8_0";
     c.kv.type_v = "q8_0";
     check_model_file(path, std::string(preset) + " hd128 kv.planes", c, "i8planes");
+    Config c2 = c;  // two tiles in flight per warp (the same bytes as one: kernel-check's pd2 cases)
+    c2.kernels.attn_planes_stages = 2;
+    check_model_file(path, std::string(preset) + " hd128 kv.planes pd2", c2, "+pd2");
     kv::KvOptions ko{512, QType::Q8_0, QType::Q8_0};
     ko.planes = true;
     for (int n_prompt : {kPrompt, 300}) {

@@ -41,13 +41,15 @@ bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, V
 // split count, workspace, q8s emission, combine, one-split rule and grid trim (decode_setup).
 void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
   const bool emit = decode_setup(p, c, pos0, out);
+  p.planes_stages = cfg_.kernels.attn_planes_stages;
   MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
               "kv.planes: the split-plane decode form needs head dim 128, 4 or 8 query heads per kv head and no softcap "
               "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = false",
               p.head_dim, p.n_head / p.n_head_kv, p.softcap);
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
   if (emit) hold_q8s(out);
-  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
+  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
+                                  p.planes_stages == 2 ? "+pd2" : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
                                   emit ? "+q8s" : "",
                                   p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
