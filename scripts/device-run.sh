@@ -89,7 +89,7 @@
 # call. Queue: kvp59 first (on an H200 then r55h and h53 on the same machine), i858c, r50, chain48 / chain45 / md41.
 # Sixtieth session: kv.planes at 8 query heads per kv head (qwen3-32b); its gates and 32B rows are kvp60 (any card,
 # ~6 minutes); two tiles in flight per warp in the tile form (kernels.attn_planes_stages) is kvp60b (~4 minutes).
-# Queue: kvp59, kvp60b, kvp60 (one call each), then as above.
+# Queue: kvp59, kvp60b, kvp60 (one call each; kvp60c is kvp59 + kvp60b cut to one short call), then as above.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -779,6 +779,25 @@ case "$phase" in
     echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60.log" | head -n 8
     synth qwen3-32b q4_k_m 300
     tg_on 0,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
+  kvp60c)
+    # kvp59 + kvp60b at their shortest for one call (~5 minutes): every planes gate (kernel-check kv / fused /
+    # attn "planes": G = 4 and 8, one and two tiles in flight), the GPU test, kernel-check --perf of the rows at
+    # 16384 keys (one and two stages), then qwen3-8b q4_k_m tg128 at 0 and 16384 keys: the defaults, the planes
+    # and the planes with two stages, interleaved with an A/A copy. Any sm_90 card, a "dense" pack.
+    gpu_info
+    for sec in kv fused attn; do
+      timeout 120 "$bin/kernel-check" --section $sec --filter "planes" --seed 20266004 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp60c-$sec.log" 2>&1
+      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp60c-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp60c-$sec.log"
+    done
+    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp60c.log" 2>&1
+    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60c.log" | head -n 8
+    timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
+      --seed 20266005 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 3
+    synth qwen3-8b q4_k_m
+    tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-pd2.toml
     rm -f "$f" "$f.done"
     ;;
   kvp60b)
