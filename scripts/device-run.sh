@@ -781,6 +781,20 @@ case "$phase" in
     tg_on 0,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
     ;;
+  kvp60t)
+    # kvp60c for the last minutes of a session (~3 minutes): the fused and attn planes gates (G = 4 and 8, one and
+    # two stages), then qwen3-8b q4_k_m tg128 at 0 and 16384 keys: the defaults, the planes, the planes with two
+    # stages, interleaved with an A/A copy. Any sm_90 card, a "dense" pack.
+    gpu_info
+    for sec in fused attn; do
+      timeout 60 "$bin/kernel-check" --section $sec --filter "planes" --seed 20266006 --receipt "$out/kernel-check.jsonl" \
+        > "$out/kc-kvp60t-$sec.log" 2>&1
+      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp60t-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp60t-$sec.log"
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-pd2.toml
+    rm -f "$f" "$f.done"
+    ;;
   kvp60c)
     # kvp59 + kvp60b at their shortest for one call (~5 minutes): every planes gate (kernel-check kv / fused /
     # attn "planes": G = 4 and 8, one and two tiles in flight), the GPU test, kernel-check --perf of the rows at
