@@ -26,6 +26,7 @@
 #include "case_util.h"
 #include "cases_ref.h"
 #include "core/half.h"
+#include "kv/kv_kernels.h"
 #include "matvec/mmvs.h"
 #include "matvec/q8s_order.h"
 #include "quant/quant.h"
@@ -71,9 +72,10 @@ class AttnI8TileCase : public Case {
     pl_.k_scales = env.upload(kd_);
     pl_.v_scales = env.upload(vd_);
     pl_.n_ctx = n_ctx_;
-    if (rows_) {  // the cache rows: position j's quants (nkv * 128 bytes), then its nkv * 4 f16 scales
-      const size_t rb = (size_t)row * 17 / 16;
-      std::vector<uint8_t> kr((size_t)n_ctx_ * rb), vr(kr.size());
+    if (rows_) {  // the cache rows: position j's quants (nkv * 128 bytes), then its nkv * 4 f16 scales,
+                  // then the stride's padding (odd kv head counts), poisoned: never read
+      const size_t rb = (size_t)cuda::kv_planes_row_bytes(row);
+      std::vector<uint8_t> kr((size_t)n_ctx_ * rb, 0xA5), vr(kr.size(), 0x5A);
       for (int j = 0; j < n_ctx_; ++j)
         for (int c = 0; c < 2; ++c) {
           uint8_t* dst = (c ? vr : kr).data() + (size_t)j * rb;
@@ -128,7 +130,7 @@ class AttnI8TileCase : public Case {
     p.k_cache = dk_rows_;
     p.v_cache = dv_rows_;
     p.type_k = p.type_v = QType::Q8_0;
-    p.k_row_bytes = p.v_row_bytes = (int64_t)row * 17 / 16;
+    p.k_row_bytes = p.v_row_bytes = cuda::kv_planes_row_bytes(row);
     p.k_scale_plane = p.v_scale_plane = row;
     p.q8s_xq = dxq_;
     p.q8s_xds = dxds_;
@@ -259,11 +261,14 @@ void add_attn_i8_cases(Registry& r) {
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
   // The engine's route over cache rows (kv.planes), at the shapes of its rows: one key, partial
   // tiles, a verify batch, 4096 and 16384 keys at the default split cap.
-  // The same at qwen3-32b's group (8 query heads per kv head: 64 / 8).
-  for (auto [nh, n, len] : {std::tuple<int, int, int>{32, 1, 1}, {32, 1, 129}, {32, 3, 2001}, {32, 1, 4096}, {32, 1, 16384},
-                            {64, 1, 1}, {64, 1, 129}, {64, 3, 2001}, {64, 1, 16384}})
-    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96"),
-          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true); });
+  // The same at qwen3-32b's group (8 query heads per kv head: 64 / 8), and at odd kv head counts (rows
+  // padded to 16 bytes: kv_planes_row_bytes) with groups of 4 (12 / 3) and 8 (8 / 1).
+  for (auto [nh, nkv, n, len] :
+       {std::tuple<int, int, int, int>{32, 8, 1, 1}, {32, 8, 1, 129}, {32, 8, 3, 2001}, {32, 8, 1, 4096}, {32, 8, 1, 16384},
+        {64, 8, 1, 1}, {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 1, 129}, {12, 3, 3, 4096},
+        {8, 1, 1, 2001}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits96"),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 96, 4, true); });
   // Two tiles in flight per warp (kernels.attn_planes_stages = 2): out and q8s the bytes of one in flight
   // over the same planes (and within the reference's tolerance), partial and several tiles per warp.
   for (auto [nh, n, len] : {std::tuple<int, int, int>{32, 1, 1}, {32, 1, 129}, {32, 3, 2001}, {32, 1, 4096}, {32, 1, 16384},

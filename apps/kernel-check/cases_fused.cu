@@ -265,9 +265,9 @@ class AttnRopeFoldCase : public Case {
     ctx_ = c_.len + 3 + c_.extra_ctx;
     row_ = c_.n_kv * kD;
     nq_ = (size_t)c_.n_head * kD;
-    rbk_ = (int64_t)*qtype_row_bytes(QType::Q8_0, row_);
     tv_ = c_.planes ? QType::Q8_0 : QType::Q5_1;
-    rbv_ = (int64_t)*qtype_row_bytes(tv_, row_);
+    rbk_ = c_.planes ? cuda::kv_planes_row_bytes(row_) : (int64_t)*qtype_row_bytes(QType::Q8_0, row_);
+    rbv_ = c_.planes ? rbk_ : (int64_t)*qtype_row_bytes(tv_, row_);
     const auto kf = env.normal((size_t)ctx_ * row_, 1.0f), vf = env.normal((size_t)ctx_ * row_, 1.0f);
     std::vector<uint8_t> kc((size_t)(ctx_ * rbk_)), vc((size_t)(ctx_ * rbv_)), blk((size_t)rbk_);
     for (int j = 0; j < ctx_; ++j) {
@@ -578,7 +578,8 @@ void add_fused_cases(Registry& r) {
                     FoldCfg{K::Normal, 32, 8, 300, false, false}, FoldCfg{K::Neox, 32, 8, 4097, true, true},
                     FoldCfg{K::Neox, 32, 8, 16384, true, false}, FoldCfg{K::Neox, 64, 8, 1, true, false},
                     FoldCfg{K::Neox, 64, 8, 129, true, false}, FoldCfg{K::Normal, 64, 8, 4097, false, true},
-                    FoldCfg{K::Neox, 64, 8, 16384, true, false}}) {
+                    FoldCfg{K::Neox, 64, 8, 16384, true, false}, FoldCfg{K::Neox, 12, 3, 300, true, false},
+                    FoldCfg{K::Neox, 8, 1, 2001, true, false}}) {
     c.planes = true;
     c.max_splits = 96;
     c.direct = true;

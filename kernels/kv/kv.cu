@@ -116,6 +116,8 @@ bool kv_type_supported(QType t) {
   }
 }
 
+int64_t kv_planes_row_bytes(int64_t row_elems) { return (row_elems + row_elems / 16 + 15) / 16 * 16; }
+
 bool kv_scale_plane_valid(QType t, int row_elems, int64_t row_bytes, int scale_plane) {
   return scale_plane == 0 || (t == QType::Q8_0 && row_elems > 0 && row_elems % 32 == 0 && scale_plane == row_elems &&
                               row_bytes >= (int64_t)row_elems + row_elems / 16);

@@ -34,6 +34,10 @@ struct KvAppendParams {
 // Whether a row of row_elems elements of type t may use scale_plane (0 always; else Q8_0, a
 // multiple of 32 elements, scale_plane == row_elems and row_bytes >= row_elems * 17 / 16).
 bool kv_scale_plane_valid(QType t, int row_elems, int64_t row_bytes, int scale_plane);
+// The cache's row stride for split-plane rows of row_elems elements: q8_0's bytes (row_elems * 17 / 16)
+// rounded up to 16, so that every row's quants start 16-byte aligned (the int8 tile form's ldmatrix
+// tiles) whatever the kv head count (an odd count of 128-element heads leaves 8 bytes of padding).
+int64_t kv_planes_row_bytes(int64_t row_elems);
 cudaError_t launch_kv_append(const KvAppendParams& p, cudaStream_t stream);
 // K and V of the same tokens: one launch when both are block types (same bytes as two
 // launch_kv_append calls), else the two calls.

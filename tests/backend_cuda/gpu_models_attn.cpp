@@ -76,10 +76,13 @@ void expect_attn_token(const std::vector<Across128Run>& runs, const char* preset
   }
 }
 
-std::string write_hd128(const char* preset, const char* tag) {
+// preset's structure at head dim 128, two layers; n_head / n_head_kv > 0 replace the preset's.
+std::string write_hd128(const char* preset, const char* tag, int n_head = 0, int n_head_kv = 0) {
   synth::Dims d = synth::find_preset(preset).dims;
   d.n_layer = 2;
   d.head_dim = 128;
+  if (n_head > 0) d.n_head = (uint64_t)n_head;
+  if (n_head_kv > 0) d.n_head_kv = (uint64_t)n_head_kv;
   d.n_embd = d.n_head * 128;
   const std::string path = ::testing::TempDir() + "memra-" + tag + "-" + preset + ".gguf";
   synth::WriteOptions wo;
@@ -491,7 +494,8 @@ TEST(CudaModels, AttnGridTrimSameBytes) {
 // on head_dim 128 models with 4 and 8 (qwen3-32b's shape) query heads per kv head, the planes form
 // taken; every row of a 5-token verify batch (appended by the RoPE launch) the bytes of the one-token
 // step at its position (its append folded into the tile form), at 20 keys (one split, no combine) and
-// at 300 (splits and the combine: the prompt through the prefill's planes reader); and a model of
+// at 300 (splits and the combine: the prompt through the prefill's planes reader); an odd kv head
+// count (12 / 3: rows padded to 16 bytes, kv_planes_row_bytes) against the oracle; and a model of
 // head dim 32 refused with the key named.
 TEST(CudaModels, KvPlanesAgainstOracle) {
   MEMRA_REQUIRE_GPU();
@@ -533,6 +537,14 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
       EXPECT_NE(run.be->variants().at("kv_append").find("_planes"), std::string::npos) << run.be->variants().at("kv_append");
     }
     std::remove(path.c_str());
+  }
+  {
+    const std::string odd = write_hd128("qwen3-8b-tiny", "kv-planes-odd", 12, 3);
+    Config c = gpu_config(true);
+    c.kv.planes = true;
+    c.kv.type_k = c.kv.type_v = "q8_0";
+    check_model_file(odd, "qwen3-8b-tiny 12/3 heads hd128 kv.planes", c, "i8planes");
+    std::remove(odd.c_str());
   }
   synth::Dims d = synth::find_preset("qwen3-8b-tiny").dims;  // head dim 256 / 8 = 32
   d.n_layer = 2;

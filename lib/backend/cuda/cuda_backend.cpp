@@ -79,7 +79,11 @@ CudaKv::CudaKv(std::shared_ptr<Shared> s, const kv::KvShape& shp, const kv::KvOp
   for (const auto& ls : shp.layers) {
     MEMRA_CHECK(ls.state_floats >= 0 && (!ls.recurrent() || ls.n_head_kv == 0),
                 "KV cache: a recurrent layer ({} state floats) with {} kv heads", ls.state_floats, ls.n_head_kv);
-    const int64_t kb = even_row_bytes(o.type_k, ls.k_row()), vb = even_row_bytes(o.type_v, ls.v_row());
+    int64_t kb = even_row_bytes(o.type_k, ls.k_row()), vb = even_row_bytes(o.type_v, ls.v_row());
+    if (o.planes && !ls.recurrent()) {  // split-plane rows: 16-byte aligned quants (cuda::kv_planes_row_bytes)
+      kb = cuda::kv_planes_row_bytes(ls.k_row());
+      vb = cuda::kv_planes_row_bytes(ls.v_row());
+    }
     rbs.emplace_back(kb, vb);
     total += (uint64_t)(kb + vb) * (uint64_t)o.n_ctx + (uint64_t)ls.state_floats * sizeof(float);
   }
