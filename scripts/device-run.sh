@@ -208,6 +208,19 @@ tg_on() {  # depths reps limit_s [pp-bench args: arms...]: tg128 rows of the ggu
   timeout "$limit" "$bin/pp-bench" -m "$f" -p 0 -n 128 -d "$depths" -r "$reps" "$@" "${aa[@]}" --set receipt.hash_model=false \
     --set kernels.prefill_f16_weights=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
 }
+kc_gate() {  # tag seed limit_s section filter: one kernel-check gate run (log $out/kc-TAG-SECTION.log), its FAILs and summary
+  local log="$out/kc-$1-$4.log"
+  timeout "$3" "$bin/kernel-check" --section "$4" --filter "$5" --seed "$2" --receipt "$out/kernel-check.jsonl" > "$log" 2>&1
+  echo "kernel-check $4 $5 rc=$?"; grep -E "FAIL" "$log" | head -n 5; tail -n 2 "$log"
+}
+planes_test() {  # tag: the CUDA-vs-CPU kv.planes test (CudaModels.KvPlanesAgainstOracle)
+  timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-$1.log" 2>&1
+  echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-$1.log" | head -n 8
+}
+planes_perf() {  # seed: kernel-check --perf of the kv.planes decode rows at 16384 keys (one and two tiles in flight)
+  timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
+    --seed "$1" --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 3
+}
 tg_resident() {  # depth reps limit_s arms...: tg128 of $f with one arm resident at a time, the defaults first and last
   local depth=$1 reps=$2 limit=$3 a args=(--arm configs/arm-base.toml); shift 3
   for a in "$@"; do args+=(--arm "$a"); done
@@ -754,11 +767,7 @@ case "$phase" in
     # and the fold), then qwen3-8b q4_k_m tg128 at 0 and 16384 keys, the defaults against the planes (fold on),
     # interleaved with an A/A copy. Any sm_90 card, a "dense" pack.
     gpu_info
-    for sec in fused attn; do
-      timeout 90 "$bin/kernel-check" --section $sec --filter "planes" --seed 20265903 --receipt "$out/kernel-check.jsonl" \
-        > "$out/kc-kvp59s-$sec.log" 2>&1
-      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp59s-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp59s-$sec.log"
-    done
+    for sec in fused attn; do kc_gate kvp59s 20265903 90 $sec planes; done
     synth qwen3-8b q4_k_m
     tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
@@ -770,13 +779,9 @@ case "$phase" in
     # 16384 keys, the defaults against the planes, interleaved with an A/A copy. Any sm_90 card, a "dense"
     # pack. ~6 minutes (the 32B file ~100 s of it).
     gpu_info
-    for c in "attn planes/64-8x128" "fused q8_0-q8_0-planes/64-8x128"; do
-      timeout 90 "$bin/kernel-check" --section ${c%% *} --filter "${c#* }" --seed 20266001 --receipt "$out/kernel-check.jsonl" \
-        > "$out/kc-kvp60-${c%% *}.log" 2>&1
-      echo "kernel-check ${c} rc=$?"; grep -E "FAIL" "$out/kc-kvp60-${c%% *}.log" | head -n 5; tail -n 2 "$out/kc-kvp60-${c%% *}.log"
-    done
-    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp60.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60.log" | head -n 8
+    kc_gate kvp60 20266001 90 attn planes/64-8x128
+    kc_gate kvp60 20266001 90 fused q8_0-q8_0-planes/64-8x128
+    planes_test kvp60
     synth qwen3-32b q4_k_m 300
     tg_on 0,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
@@ -786,11 +791,7 @@ case "$phase" in
     # two stages), then qwen3-8b q4_k_m tg128 at 0 and 16384 keys: the defaults, the planes, the planes with two
     # stages, interleaved with an A/A copy. Any sm_90 card, a "dense" pack.
     gpu_info
-    for sec in fused attn; do
-      timeout 60 "$bin/kernel-check" --section $sec --filter "planes" --seed 20266006 --receipt "$out/kernel-check.jsonl" \
-        > "$out/kc-kvp60t-$sec.log" 2>&1
-      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp60t-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp60t-$sec.log"
-    done
+    for sec in fused attn; do kc_gate kvp60t 20266006 60 $sec planes; done
     synth qwen3-8b q4_k_m
     tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-pd2.toml
     rm -f "$f" "$f.done"
@@ -801,15 +802,9 @@ case "$phase" in
     # 16384 keys (one and two stages), then qwen3-8b q4_k_m tg128 at 0 and 16384 keys: the defaults, the planes
     # and the planes with two stages, interleaved with an A/A copy. Any sm_90 card, a "dense" pack.
     gpu_info
-    for sec in kv fused attn; do
-      timeout 120 "$bin/kernel-check" --section $sec --filter "planes" --seed 20266004 --receipt "$out/kernel-check.jsonl" \
-        > "$out/kc-kvp60c-$sec.log" 2>&1
-      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp60c-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp60c-$sec.log"
-    done
-    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp60c.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60c.log" | head -n 8
-    timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
-      --seed 20266005 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 3
+    for sec in kv fused attn; do kc_gate kvp60c 20266004 120 $sec planes; done
+    planes_test kvp60c
+    planes_perf 20266005
     synth qwen3-8b q4_k_m
     tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-pd2.toml
     rm -f "$f" "$f.done"
@@ -821,17 +816,11 @@ case "$phase" in
     # at 16384 keys with one and two tiles in flight, then qwen3-8b q4_k_m tg128 at 4096 and 16384 keys: the
     # planes with one against two, interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~4 minutes.
     gpu_info
-    for c in "attn /pd2" "fused _pd2/"; do
-      timeout 90 "$bin/kernel-check" --section ${c%% *} --filter "${c#* }" --seed 20266002 --receipt "$out/kernel-check.jsonl" \
-        > "$out/kc-kvp60b-${c%% *}.log" 2>&1
-      echo "kernel-check ${c} rc=$?"; grep -E "FAIL" "$out/kc-kvp60b-${c%% *}.log" | head -n 5; tail -n 2 "$out/kc-kvp60b-${c%% *}.log"
-    done
-    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp60b.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp60b.log" | head -n 8
-    for r in 1 2; do
-      timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
-        --seed 20266003 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 3
-    done
+    kc_gate kvp60b 20266002 90 attn /pd2
+    kc_gate kvp60b 20266002 90 fused _pd2/
+    planes_test kvp60b
+    planes_perf 20266003
+    planes_perf 20266003
     synth qwen3-8b q4_k_m
     tg_on 4096,16384 3 200 --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-pd2.toml
     rm -f "$f" "$f.done"
@@ -847,15 +836,9 @@ case "$phase" in
     # without the fold (configs/arm-kv-planes-nofold.toml) interleaved with an A/A copy (configs/arm-kv-q8v.toml,
     # V q8_0 in blocks, waits for a later call). Any sm_90 card, a "dense" pack. ~8 minutes.
     gpu_info
-    for sec in kv fused attn; do
-      timeout 150 "$bin/kernel-check" --section $sec --filter "planes" --seed 20265901 --receipt "$out/kernel-check.jsonl" \
-        > "$out/kc-kvp59-$sec.log" 2>&1
-      echo "kernel-check $sec planes rc=$?"; grep -E "FAIL" "$out/kc-kvp59-$sec.log" | head -n 5; tail -n 2 "$out/kc-kvp59-$sec.log"
-    done
-    timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-kvp59.log" 2>&1
-    echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-kvp59.log" | head -n 8
-    timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
-      --seed 20265902 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 2
+    for sec in kv fused attn; do kc_gate kvp59 20265901 150 $sec planes; done
+    planes_test kvp59
+    planes_perf 20265902
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 3 330 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nofold.toml
     rm -f "$f" "$f.done"

@@ -299,7 +299,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     __syncwarp();  // every lane has read the V tile and its scales
     if (nb < e)
-      stage_tile(vq_buf(buf), vst, p.vq + (koff + PD * qstep), p.vd + (soff + PD * sstep), p.q_row, p.d_row, min(kTile, e - nb));
+      stage_tile(vq_buf(buf), vst, p.vq + (koff + PD * qstep), p.vd + (soff + PD * sstep), p.q_row, p.d_row,
+                 min(kTile, e - nb));
     commit_group();
     koff += qstep;
     soff += sstep;

@@ -2,8 +2,9 @@
 // The decode attention over a split-plane int8 K / V cache on tensor cores (bench/notes/attn-i8-tile.md;
 // issue 7): built as a probe of the depth form, the engine's decode over kv.planes cache rows since the
 // fifty-ninth session (launch_attn_decode_planes below). Each key's head slice of K and of V is
-// q8_0's content (4 blocks of 32 int8 quants with one f16 scale each) laid out as two planes: the quants [pos][kv head][128] (128 bytes, 16-byte aligned: ldmatrix
-// reads them straight into mma fragments) and the scales [pos][kv head][4] (8 bytes). The question
+// q8_0's content (4 blocks of 32 int8 quants with one f16 scale each) laid out as two planes: the
+// quants [pos][kv head][128] (128 bytes, 16-byte aligned: ldmatrix reads them straight into mma
+// fragments) and the scales [pos][kv head][4] (8 bytes). The question
 // it answers on the device: how fast the 16384-key attention can be when a key's K and V reach the
 // tensor cores without dequantization on the way (kernel-check attn_decode_i8tile/*: gated against
 // the f64 reference, timed beside the default q8_0 / q5_1 kernel at the same shapes).
