@@ -332,13 +332,19 @@ auto i8_tile_kernel(const AttnParams& p) {
 
 namespace memra::cuda {
 
+namespace {
+// The tile form's query heads per kv head (its kernels' G): 4 or 8, else 0 (no kernel).
+int tile_group(const AttnParams& p) {
+  if (p.n_head_kv <= 0) return 0;
+  return p.n_head == 4 * p.n_head_kv ? 4 : p.n_head == 8 * p.n_head_kv ? 8 : 0;
+}
+}  // namespace
+
 bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   const auto al = [](const void* x, uintptr_t n) { return x && reinterpret_cast<uintptr_t>(x) % n == 0; };
-  return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && p.n_head_kv > 0 &&
-         (p.n_head == 4 * p.n_head_kv || p.n_head == 8 * p.n_head_kv) &&
-         p.n_tokens >= 1 && p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
-         pl.n_ctx > 0 && pl.quant_row >= 0 &&
-         pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
+  return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && tile_group(p) > 0 && p.n_tokens >= 1 &&
+         p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
+         pl.n_ctx > 0 && pl.quant_row >= 0 && pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
          (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
          (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&
          pl.n_ctx * (pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128) < (int64_t{1} << 32) &&
@@ -372,8 +378,7 @@ bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx) {
 
 bool attn_decode_planes_fold_applies(const AttnParams& p) {
   return attn::valid(p) && attn::planes(p) && p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 && p.n_tokens == 1 &&
-         p.head_dim == 128 && p.n_head_kv > 0 && (p.n_head == 4 * p.n_head_kv || p.n_head == 8 * p.n_head_kv) &&
-         p.softcap == 0.0f && p.rope.k_src && p.rope.v_src;
+         p.head_dim == 128 && tile_group(p) > 0 && p.softcap == 0.0f && p.rope.k_src && p.rope.v_src;
 }
 
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
@@ -387,7 +392,7 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
                  pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
   const dim3 grid(x.a.grid_splits, p.n_head_kv, p.n_tokens), block(attn::kDecodeWarps * 32);
-  const auto kern = p.n_head == 4 * p.n_head_kv ? attn::i8_tile_kernel<4>(p) : attn::i8_tile_kernel<8>(p);
+  const auto kern = tile_group(p) == 4 ? attn::i8_tile_kernel<4>(p) : attn::i8_tile_kernel<8>(p);
   cudaError_t e = launch_kernel(kern, grid, block, 0, stream, x);
   if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;
   return attn::launch_decode_combine(x.a, 128, p.n_tokens, stream);
