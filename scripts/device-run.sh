@@ -772,6 +772,24 @@ case "$phase" in
     tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
     ;;
+  kvp61)
+    # After kvp60c (H100: every planes gate green; tg128 1.045x at 16384 keys, 0.971x at 0, two stages no
+    # better): where the planes lose at 0 keys. kernel-check --perf of the decode attention at 128 keys (the
+    # default fold over q8_0 / q5_1 blocks against the planes' fold, one and two stages; the planes' rows
+    # unfolded), qwen3-8b q4_k_m tg128 at 0 and 4096 keys (defaults, planes, planes without the fold), then
+    # kvp60's 32B rows one arm resident at a time (the interleaved arms ran out of the H100's memory).
+    gpu_info
+    timeout 90 "$bin/kernel-check" --section fused --filter "32-8x128/n1@128/" --perf --reps 30 --seed 20266101 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 8
+    timeout 60 "$bin/kernel-check" --section attn --filter "32-8x128/rows/n1@128" --perf --reps 30 --seed 20266101 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nofold.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-32b q4_k_m 300
+    tg_resident 0,16384 3 300 configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
   kvp60)
     # kv.planes at qwen3-32b's group (8 query heads per kv head, sixtieth session: the tile form's <8, RF>
     # instances): the G = 8 gates (kernel-check attn rows and prefill over planes at 64-8x128, the fused fold
