@@ -774,17 +774,20 @@ case "$phase" in
     ;;
   kvp61)
     # After kvp60c (H100: every planes gate green; tg128 1.045x at 16384 keys, 0.971x at 0, two stages no
-    # better): where the planes lose at 0 keys. kernel-check --perf of the decode attention at 128 keys (the
-    # default fold over q8_0 / q5_1 blocks against the planes' fold, one and two stages; the planes' rows
-    # unfolded), qwen3-8b q4_k_m tg128 at 0 and 4096 keys (defaults, planes, planes without the fold), then
-    # kvp60's 32B rows one arm resident at a time (the interleaved arms ran out of the H100's memory).
+    # better): the fold block's tiles skip the new key's row in their copies and take it from shared memory
+    # (patch_row; every tile requested before the wait). Its gates (kernel-check fused planes: the fold's
+    # bytes against the unfolded launches, one and two stages; the GPU test), kernel-check --perf of the
+    # decode attention at 128 keys (the default fold over q8_0 / q5_1 blocks against the planes' fold),
+    # qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys (defaults, planes, planes without the fold: that
+    # kernel unchanged), then kvp60's 32B rows one arm resident at a time (interleaved arms ran out of the
+    # H100's memory). Any sm_90 card, a "dense" pack. ~9 minutes (the 32B last).
     gpu_info
-    timeout 90 "$bin/kernel-check" --section fused --filter "32-8x128/n1@128/" --perf --reps 30 --seed 20266101 \
+    kc_gate kvp61 20266101 120 fused planes
+    planes_test kvp61
+    timeout 90 "$bin/kernel-check" --section fused --filter "32-8x128/n1@128/" --perf --reps 30 --seed 20266102 \
       --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 8
-    timeout 60 "$bin/kernel-check" --section attn --filter "32-8x128/rows/n1@128" --perf --reps 30 --seed 20266101 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 4
     synth qwen3-8b q4_k_m
-    tg_on 0,4096 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nofold.toml
+    tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nofold.toml
     rm -f "$f" "$f.done"
     synth qwen3-32b q4_k_m 300
     tg_resident 0,16384 3 300 configs/arm-kv-planes.toml

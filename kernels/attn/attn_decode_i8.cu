@@ -84,25 +84,45 @@ __device__ __forceinline__ void i8_pairs_to_h2(uint32_t r, uint32_t& lo, uint32_
 // The warp's copies of one cache's rows of keys base .. base + nk - 1 (kv head hk) into its tiles:
 // row points at this lane's first quant chunk (key base + r0, r0 = lane / 8; chunk lane % 8), srow at
 // this lane's scale row (key base + lane, lanes 0-15); rows nk .. 15 zero-filled (their scores
-// are masked, their V scales 0, so P' = 0 meets quants 0). Not committed.
+// are masked, their V scales 0, so P' = 0 meets quants 0); row skip (-1: none) left alone (the
+// step's new key, written by patch_row). Not committed.
 __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_t* row, const uint16_t* srow,
-                                           int64_t q_row, int64_t d_row, int nk) {
+                                           int64_t q_row, int64_t d_row, int nk, int skip) {
   const int lane = threadIdx.x & 31, r0 = lane >> 3, ch = lane & 7;
 #pragma unroll
   for (int x = 0; x < kTile / 4; ++x) {
     const int r = r0 + 4 * x;
     const bool valid = r < nk;
-    cp16(qt + swz(r, ch), valid ? row + x * 4 * q_row : row - r0 * q_row, valid);  // invalid: key base, not read
+    if (r != skip) cp16(qt + swz(r, ch), valid ? row + x * 4 * q_row : row - r0 * q_row, valid);  // invalid: key base, not read
   }
-  if (lane < kTile) cp8(st + lane * 8, lane < nk ? srow : srow - lane * d_row, lane < nk);
+  if (lane < kTile && lane != skip) cp8(st + lane * 8, lane < nk ? srow : srow - lane * d_row, lane < nk);
+}
+// The step's new key (RF): its K and V quant rows (128 bytes each) and scale rows (8 bytes each) as the
+// fold block quantized them, side by side in shared memory.
+struct NewRow {
+  int8_t kq[kRow], vq[kRow];
+  uint16_t kd[4], vd[4];
+};
+// Row r of a K tile (qk, sk) and its V tile (qv, sv) from n: lanes 0-7 / 8-15 a 16-byte chunk of the K /
+// V quants each, lanes 16 / 17 the scale rows. Plain shared stores: the warp's __syncwarp before the
+// tile is read orders them.
+__device__ __forceinline__ void patch_row(uint8_t* qk, uint8_t* sk, uint8_t* qv, uint8_t* sv, const NewRow& n, int r) {
+  const int lane = threadIdx.x & 31;
+  if (lane < 16) {
+    const int8_t* src = lane < 8 ? n.kq : n.vq;
+    *reinterpret_cast<uint4*>((lane < 8 ? qk : qv) + swz(r, lane & 7)) = *reinterpret_cast<const uint4*>(src + 16 * (lane & 7));
+  } else if (lane < 18) {
+    *reinterpret_cast<uint2*>((lane == 16 ? sk : sv) + r * 8) = *reinterpret_cast<const uint2*>(lane == 16 ? n.kd : n.vd);
+  }
 }
 
 // RF: the fold of the q / k norm + RoPE + K / V append (AttnParams::rope, one token, split-plane cache
 // rows; RF_NEOX / RF_NORMAL its pair layout): every block normalizes and rotates its query heads
 // itself; the block whose keys end at pos (one per kv head) also normalizes and rotates the new K
 // head and quantizes it and the V head into the cache rows at pos (q8_0 split planes, the
-// arithmetic of qk_norm_rope_kernel's append) before any of its tiles is requested, so the tile
-// holding pos reads those bytes (the block barrier orders the writes before the copies).
+// arithmetic of qk_norm_rope_kernel's append) and into a NewRow in shared memory. Its tiles skip row
+// pos in their copies (so every tile of the step may be requested before the dependency wait) and
+// take that row from the NewRow (patch_row): the bytes the copy would bring, one round trip shorter.
 enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 
 // PD: a warp's tiles in flight (AttnParams::planes_stages). PD = 1: one buffer; tile t + 1's K is
@@ -123,6 +143,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   __shared__ __align__(16) int8_t qi[G][kD];
   __shared__ float qd[G][kD / 32];
   __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
+  __shared__ __align__(16) NewRow nrow;          // RF: the new key's rows
   const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z, h0 = hk * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int pos_first = *a.pos0;  // staged before the step's first kernel (AttnParams::pos0)
@@ -143,10 +164,14 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const int base0 = b + warp * kTile;
   const bool any = base0 < e;  // warp-uniform
   uint8_t* const wsm0 = smem + warp * kBuf;
-  // The warp's first tile (PD = 2: first two) before the wait where all its keys lie below the launch's
-  // first position (rows written by earlier steps). Groups [K0], [V0] (, [K1], [V1]).
-  const bool early = any && min(e, base0 + kTile) <= pos_first;
-  const bool early1 = PD == 2 && early && min(e, base0 + kStride + kTile) <= pos_first;
+  // RF: this block writes row pos (its keys end there; pos_first == pos, one token), and tile rows skip it.
+  const bool last_new = RF != RF_NONE && e == pos + 1;  // block-uniform
+  const auto skip_of = [&](int bj) { return last_new && pos >= bj && pos < bj + kTile ? pos - bj : -1; };
+  // The warp's first tile (PD = 2: first two) before the wait where all its keys but a skipped row lie
+  // below the launch's first position (rows written by earlier steps). Groups [K0], [V0] (, [K1], [V1]).
+  const int e_old = last_new ? e - 1 : e;
+  const bool early = any && min(e_old, base0 + kTile) <= pos_first;
+  const bool early1 = PD == 2 && early && min(e_old, base0 + kStride + kTile) <= pos_first;
   // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8;
   // scale row of key base0 + lane % 16), stepped by kStride keys per tile.
   // 32-bit offsets (the launcher checks that every position's rows fit), pointers formed at each copy.
@@ -160,12 +185,17 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const auto vs_buf = [&](int x) { return wsm0 + x * kWarpSmem + 2 * kQTile + kSTile; };
   // Tile j of the warp (keys base0 + j * kStride ..) into buffer j % PD; empty groups past e.
   const auto stage_ahead = [&](int j) {
-    const int bj = base0 + j * kStride, nj = min(kTile, e - bj);
+    const int bj = base0 + j * kStride, nj = min(kTile, e - bj), sk = skip_of(bj);
     const uint32_t ko = koff + (uint32_t)j * qstep, so = soff + (uint32_t)j * sstep;
-    if (nj > 0) stage_tile(kq_buf(j % PD), ks_buf(j % PD), p.kq + ko, p.kd + so, p.q_row, p.d_row, nj);
+    if (nj > 0) stage_tile(kq_buf(j % PD), ks_buf(j % PD), p.kq + ko, p.kd + so, p.q_row, p.d_row, nj, sk);
     commit_group();
-    if (nj > 0) stage_tile(vq_buf(j % PD), vs_buf(j % PD), p.vq + ko, p.vd + so, p.q_row, p.d_row, nj);
+    if (nj > 0) stage_tile(vq_buf(j % PD), vs_buf(j % PD), p.vq + ko, p.vd + so, p.q_row, p.d_row, nj, sk);
     commit_group();
+  };
+  // The new key's row into buffer x's tiles where the tile at bj holds it (after the fold's barrier).
+  const auto patch = [&](int x, int bj) {
+    const int r = skip_of(bj);
+    if (r >= 0) patch_row(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r);
   };
   if (early) stage_ahead(0);
   if (early1) stage_ahead(1);
@@ -192,16 +222,30 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
       for (int t = 1; t < N; ++t)
         if (t == warp) mine = o[t];
+      // Block w of both heads: q8_0's arithmetic (kvq::quantize_block_row's planes form), to the cache rows
+      // at pos and to nrow.
       const int blk = hk * (kD / 32) + warp;
-      kvq::quantize_block_row(QType::Q8_0, a.k_plane, mine, lane, const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes,
-                              blk, 34);
-      kvq::quantize_block_row(QType::Q8_0, a.v_plane, vraw, lane, const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes,
-                              blk, 34);
+      uint16_t dk, dv;
+      const int8_t qk = kvq::q8_0_quant(mine, dk), qv = kvq::q8_0_quant(vraw, dv);
+      uint8_t* const kdst = const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes;
+      uint8_t* const vdst = const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes;
+      reinterpret_cast<int8_t*>(kdst)[32 * blk + lane] = qk;
+      reinterpret_cast<int8_t*>(vdst)[32 * blk + lane] = qv;
+      nrow.kq[32 * warp + lane] = qk;
+      nrow.vq[32 * warp + lane] = qv;
+      if (lane == 0) {
+        *reinterpret_cast<uint16_t*>(kdst + a.k_plane + 2 * blk) = dk;
+        *reinterpret_cast<uint16_t*>(vdst + a.v_plane + 2 * blk) = dv;
+        nrow.kd[warp] = dk;
+        nrow.vd[warp] = dv;
+      }
     }
-    __syncthreads();  // row pos written before any copy of it; qf complete
+    __syncthreads();  // nrow and qf complete
   }
   if (any && !early) stage_ahead(0);
   if (PD == 2 && any && !early1) stage_ahead(1);
+  patch(0, base0);  // the skipped row of the first tiles (staged before or after the wait)
+  if (PD == 2) patch(1, base0 + kStride);
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
   // path's rule), one block per warp at a time.
   for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
@@ -258,7 +302,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     __syncwarp();  // every lane has read the K tile and its scales: the next ones may land there
     if (nb < e)
-      stage_tile(wsm, kst, p.kq + (koff + PD * qstep), p.kd + (soff + PD * sstep), p.q_row, p.d_row, min(kTile, e - nb));
+      stage_tile(wsm, kst, p.kq + (koff + PD * qstep), p.kd + (soff + PD * sstep), p.q_row, p.d_row, min(kTile, e - nb),
+                 skip_of(nb));
     commit_group();
     // Scores in log2 units (scale * log2 e folded in: one ex2 per exponential); no softcap (applies).
     float sc[4], pr[4];
@@ -298,9 +343,11 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       }
     }
     __syncwarp();  // every lane has read the V tile and its scales
-    if (nb < e)
+    if (nb < e) {
       stage_tile(vq_buf(buf), vst, p.vq + (koff + PD * qstep), p.vd + (soff + PD * sstep), p.q_row, p.d_row,
-                 min(kTile, e - nb));
+                 min(kTile, e - nb), skip_of(nb));
+      patch(buf, nb);  // both of buf's tiles are free: the K tile's copies skipped the row as well
+    }
     commit_group();
     koff += qstep;
     soff += sstep;

@@ -36,13 +36,19 @@ __device__ __forceinline__ void put_half(uint8_t* p, float f) {
 __device__ __forceinline__ int trunc_i8(float f) { return (int)(int8_t)(int)f; }
 __device__ __forceinline__ int f2u8(float f) { return (int)(uint8_t)(int)f; }
 
-// q8_0's block (lane j holds x[j]): the quants to q[0..31], the f16 scale to d.
-__device__ __forceinline__ void quantize_q8_0(float x, int lane, uint8_t* q, uint8_t* d) {
+// q8_0's block (lane j holds x[j]): lane j's quant, and the block's f16 scale in d (every lane).
+__device__ __forceinline__ int8_t q8_0_quant(float x, uint16_t& d) {
   const float amax = wmax(fabsf(x));
   const float dv = amax / 127.0f;
   const float id = dv != 0.0f ? 1.0f / dv : 0.0f;
-  reinterpret_cast<int8_t*>(q)[lane] = (int8_t)roundf(__fmul_rn(x, id));
-  if (lane == 0) put_half(d, dv);
+  d = __half_as_ushort(__float2half_rn(dv));
+  return (int8_t)roundf(__fmul_rn(x, id));
+}
+// q8_0's block (lane j holds x[j]): the quants to q[0..31], the f16 scale to d.
+__device__ __forceinline__ void quantize_q8_0(float x, int lane, uint8_t* q, uint8_t* d) {
+  uint16_t dh;
+  reinterpret_cast<int8_t*>(q)[lane] = q8_0_quant(x, dh);
+  if (lane == 0) *reinterpret_cast<uint16_t*>(d) = dh;
 }
 
 // One warp quantizes one 32-element block: lane j holds x[j]. Arithmetic follows lib/quant's
