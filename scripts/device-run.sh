@@ -772,6 +772,17 @@ case "$phase" in
     tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
     ;;
+  t61)
+    # Where kv.planes loses at 0 keys (kvp61, H100: 0.971x with the fold; 1.03x at 4096 / 16384): CUPTI
+    # timelines of qwen3-8b q4_k_m tg128 at 0 and 16384 keys, the defaults and the planes. A "trace" pack.
+    # ~3 minutes.
+    gpu_info
+    synth qwen3-8b q4_k_m
+    traces_at 0 16384 -- base
+    traces_at 0 16384 -- planes --config configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    for t in base planes; do for d in 0 16384; do echo "== $t d$d"; python3 scripts/trace-exposed.py "$out/trace-$t-d$d.jsonl.gz" | head -n 14; done; done
+    ;;
   kvp61)
     # After kvp60c (H100: every planes gate green; tg128 1.045x at 16384 keys, 0.971x at 0, two stages no
     # better): the fold block's tiles skip the new key's row in their copies and take it from shared memory
