@@ -772,6 +772,19 @@ case "$phase" in
     tg_on 0,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
     ;;
+  kvp61h)
+    # The int8 tile form's head split (one block per query head while a row has at most
+    # kernels.attn_head_split_keys keys, as the default kernels; the sixty-first session): its gates
+    # (kernel-check fused planes: every fold case, the _hs ones against the group's unfolded launches' bytes;
+    # the GPU test, whose decode steps now take it) and qwen3-8b q4_k_m tg128 at 0 keys, the defaults
+    # against the planes (kvp61: 0.971x before it). Any sm_90 card, a "dense" pack. ~2.5 minutes.
+    gpu_info
+    kc_gate kvp61h 20266103 90 fused planes
+    planes_test kvp61h
+    synth qwen3-8b q4_k_m
+    tg_on 0 3 100 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
   t61)
     # Where kv.planes loses at 0 keys (kvp61, H100: 0.971x with the fold; 1.03x at 4096 / 16384): CUPTI
     # timelines of qwen3-8b q4_k_m tg128 at 0 and 16384 keys, the defaults and the planes. A "trace" pack.

@@ -846,6 +846,7 @@ bool attn_decode_f16_mma(const AttnParams& p) {
 }
 
 bool attn_decode_head_split(const AttnParams& p) {
+  if (attn::planes(p)) return attn_decode_planes_head_split(p);
   return attn_decode_rope_fold_applies(p) && attn_decode_pv_mma(p) && head_split_applies(attn::make_args(p), p.head_dim);
 }
 

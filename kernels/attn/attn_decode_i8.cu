@@ -125,6 +125,12 @@ __device__ __forceinline__ void patch_row(uint8_t* qk, uint8_t* sk, uint8_t* qv,
 // take that row from the NewRow (patch_row): the bytes the copy would bring, one round trip shorter.
 enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 
+// G: the query heads of a block, the group's (4 or 8: one block per kv head) or, in the fold's head split
+// (AttnParams::RopeFold::head_split = 1), one: a.group / G blocks per kv head, block y serving heads
+// G y .. G y + G - 1 of kv head y / (a.group / G). A head's rows and columns of the mmas, its softmax and
+// its merge do not meet the other heads' values: the same bytes per head in either form. In the head split
+// every block of the step's last split takes the new key from its own NewRow; the group's first writes it
+// to the cache rows.
 // PD: a warp's tiles in flight (AttnParams::planes_stages). PD = 1: one buffer; tile t + 1's K is
 // requested once t's scores are read, its V once t's P x V is done (groups ... [V t] [K t+1] [V t+1]).
 // PD = 2: two buffers; tile t + 2 is requested into t's buffer the same way, so the copies of two
@@ -144,7 +150,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   __shared__ float qd[G][kD / 32];
   __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
   __shared__ __align__(16) NewRow nrow;          // RF: the new key's rows
-  const int s = blockIdx.x, hk = blockIdx.y, i = blockIdx.z, h0 = hk * G;
+  const int bpk = a.group / G;  // blocks per kv head
+  const int s = blockIdx.x, hk = blockIdx.y / bpk, i = blockIdx.z, h0 = blockIdx.y * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int pos_first = *a.pos0;  // staged before the step's first kernel (AttnParams::pos0)
   const int pos = pos_first + i;
@@ -229,13 +236,18 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       const int8_t qk = kvq::q8_0_quant(mine, dk), qv = kvq::q8_0_quant(vraw, dv);
       uint8_t* const kdst = const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes;
       uint8_t* const vdst = const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes;
-      reinterpret_cast<int8_t*>(kdst)[32 * blk + lane] = qk;
-      reinterpret_cast<int8_t*>(vdst)[32 * blk + lane] = qv;
+      const bool writer = blockIdx.y % bpk == 0;  // the group's first block
+      if (writer) {
+        reinterpret_cast<int8_t*>(kdst)[32 * blk + lane] = qk;
+        reinterpret_cast<int8_t*>(vdst)[32 * blk + lane] = qv;
+      }
       nrow.kq[32 * warp + lane] = qk;
       nrow.vq[32 * warp + lane] = qv;
       if (lane == 0) {
-        *reinterpret_cast<uint16_t*>(kdst + a.k_plane + 2 * blk) = dk;
-        *reinterpret_cast<uint16_t*>(vdst + a.v_plane + 2 * blk) = dv;
+        if (writer) {
+          *reinterpret_cast<uint16_t*>(kdst + a.k_plane + 2 * blk) = dk;
+          *reinterpret_cast<uint16_t*>(vdst + a.v_plane + 2 * blk) = dv;
+        }
         nrow.kd[warp] = dk;
         nrow.vd[warp] = dv;
       }
@@ -362,10 +374,13 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       a.one_split_direct && used == 1);
 }
 
-// The kernel for G query heads per kv head, p's fold (none, NeoX or normal pairs) and tiles in flight.
+// The kernel for G query heads per block, p's fold (none, NeoX or normal pairs) and tiles in flight
+// (G = 1, the fold's head split: no unfolded instance).
 template <int G, int PD>
 auto i8_tile_kernel_pd(const AttnParams& p) {
-  return !p.rope.on    ? attn_decode_i8_tile_kernel<G, RF_NONE, PD>
+  decltype(&attn_decode_i8_tile_kernel<G, RF_NEOX, PD>) none = nullptr;
+  if constexpr (G > 1) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD>;
+  return !p.rope.on    ? none
          : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD>
                        : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD>;
 }
@@ -380,11 +395,14 @@ auto i8_tile_kernel(const AttnParams& p) {
 namespace memra::cuda {
 
 namespace {
-// The tile form's query heads per kv head (its kernels' G): 4 or 8, else 0 (no kernel).
+// The tile form's query heads per kv head: 4 or 8, else 0 (no kernel).
 int tile_group(const AttnParams& p) {
   if (p.n_head_kv <= 0) return 0;
   return p.n_head == 4 * p.n_head_kv ? 4 : p.n_head == 8 * p.n_head_kv ? 8 : 0;
 }
+// Its query heads per block (the kernels' G): 1 in the fold's head split (RopeFold::head_split = 1),
+// else the group. The pair form (head_split 2) is not taken: the group's block.
+int tile_heads(const AttnParams& p) { return p.rope.on && p.rope.head_split == 1 ? 1 : tile_group(p); }
 }  // namespace
 
 bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
@@ -428,6 +446,10 @@ bool attn_decode_planes_fold_applies(const AttnParams& p) {
          p.head_dim == 128 && tile_group(p) > 0 && p.softcap == 0.0f && p.rope.k_src && p.rope.v_src;
 }
 
+bool attn_decode_planes_head_split(const AttnParams& p) {
+  return attn_decode_planes_fold_applies(p) && p.rope.on && tile_heads(p) < tile_group(p);
+}
+
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
   const int64_t n_ctx = ((int64_t{1} << 32) - 1) / std::max<int64_t>(1, p.k_row_bytes);
   if (!attn_decode_planes_applies(p, n_ctx)) return cudaErrorInvalidValue;
@@ -438,8 +460,9 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
   if (!attn_decode_i8_tile_applies(p, pl)) return cudaErrorInvalidValue;
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
                  pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
-  const dim3 grid(x.a.grid_splits, p.n_head_kv, p.n_tokens), block(attn::kDecodeWarps * 32);
-  const auto kern = tile_group(p) == 4 ? attn::i8_tile_kernel<4>(p) : attn::i8_tile_kernel<8>(p);
+  const int heads = tile_heads(p);
+  const dim3 grid(x.a.grid_splits, p.n_head / heads, p.n_tokens), block(attn::kDecodeWarps * 32);
+  const auto kern = heads == 1 ? attn::i8_tile_kernel<1>(p) : heads == 4 ? attn::i8_tile_kernel<4>(p) : attn::i8_tile_kernel<8>(p);
   cudaError_t e = launch_kernel(kern, grid, block, 0, stream, x);
   if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;
   return attn::launch_decode_combine(x.a, 128, p.n_tokens, stream);
