@@ -90,6 +90,12 @@
 # Sixtieth session: kv.planes at 8 query heads per kv head (qwen3-32b); its gates and 32B rows are kvp60 (any card,
 # ~6 minutes); two tiles in flight per warp in the tile form (kernels.attn_planes_stages) is kvp60b (~4 minutes).
 # Queue: kvp59, kvp60b, kvp60 (one call each; kvp60c is kvp59 + kvp60b cut to one short call), then as above.
+# Sixty-first session (four calls ran on H100s of twelve minutes' budget, receipts/h100/*-{kvp60c,kvp60,kvp61}-*):
+# kvp60c / kvp60 / kvp61 (every planes gate green; planes 0.971x / 1.032x / 1.034x at 0 / 4096 / 16384 keys on the
+# 8B, 0.967x / 1.162x at 0 / 16384 on the 32B; two stages no gain; kvp59, kvp60b and kvp60 are done). Built after:
+# the tile form's head split. Queue: kvp61h (its gates and the 8B rows at 0 / 4096 / 16384: kv.planes' default
+# turns on if all three are >= 0.99x with 16384 a win), t61 (timelines of the planes, a "trace" pack), i858c
+# (ncu of the tile form at 16384 keys), then on an H200 r55h and h53 on the same machine, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -776,8 +782,17 @@ case "$phase" in
     # The int8 tile form's head split (one block per query head while a row has at most
     # kernels.attn_head_split_keys keys, as the default kernels; the sixty-first session): its gates
     # (kernel-check fused planes: every fold case, the _hs ones against the group's unfolded launches' bytes;
-    # the GPU test, whose decode steps now take it) and qwen3-8b q4_k_m tg128 at 0 keys, the defaults
-    # against the planes (kvp61: 0.971x before it). Any sm_90 card, a "dense" pack. ~2.5 minutes.
+    # the GPU test, whose decode steps now take it) and qwen3-8b q4_k_m tg128 at 0 / 1024 / 4096 / 16384 keys,
+    # the defaults against the planes (kvp61: 0.971x / - / 1.032x / 1.034x before it). Any sm_90 card, a "dense"
+    # pack. ~4 minutes (kvp61ht: the 0-key row only, ~2.5).
+    gpu_info
+    kc_gate kvp61h 20266103 90 fused planes
+    planes_test kvp61h
+    synth qwen3-8b q4_k_m
+    tg_on 0,1024,4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    rm -f "$f" "$f.done"
+    ;;
+  kvp61ht)
     gpu_info
     kc_gate kvp61h 20266103 90 fused planes
     planes_test kvp61h
