@@ -780,16 +780,17 @@ case "$phase" in
     ;;
   kvp61h)
     # The int8 tile form's head split (one block per query head while a row has at most
-    # kernels.attn_head_split_keys keys, as the default kernels; the sixty-first session): its gates
-    # (kernel-check fused planes: every fold case, the _hs ones against the group's unfolded launches' bytes;
+    # kernels.attn_head_split_keys keys, blocks of 2 to kernels.attn_head_pair_keys, as the default kernels;
+    # the sixty-first session): its gates
+    # (kernel-check fused planes: every fold case, the _hs / _hs2 ones against the group's unfolded launches' bytes;
     # the GPU test, whose decode steps now take it) and qwen3-8b q4_k_m tg128 at 0 / 1024 / 4096 / 16384 keys,
-    # the defaults against the planes (kvp61: 0.971x / - / 1.032x / 1.034x before it). Any sm_90 card, a "dense"
-    # pack. ~4 minutes (kvp61ht: the 0-key row only, ~2.5).
+    # the defaults against the planes (kvp61: 0.971x / - / 1.032x / 1.034x before it) and the planes without
+    # the pairs (arm-kv-planes-nopair). Any sm_90 card, a "dense" pack. ~5 minutes (kvp61ht: the 0-key row, ~2.5).
     gpu_info
     kc_gate kvp61h 20266103 90 fused planes
     planes_test kvp61h
     synth qwen3-8b q4_k_m
-    tg_on 0,1024,4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
+    tg_on 0,1024,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nopair.toml
     rm -f "$f" "$f.done"
     ;;
   kvp61ht)

@@ -573,7 +573,7 @@ void add_fused_cases(Registry& r) {
   // The int8 tile form's fold over split-plane rows (kv.planes): one split, the new key first and
   // last in its tile, two splits, many (66 of a cache's, the grid trimmed at 8, one-split rows
   // direct), both pair layouts, with and without head norms, YaRN; G = 4 and (qwen3-32b's group) 8;
-  // the head split to 1024 keys.
+  // the head split to 1024 keys, its pair form past 128 keys to 4608.
   for (FoldCfg c : {FoldCfg{K::Neox, 32, 8, 1, true, false}, FoldCfg{K::Neox, 32, 8, 17, true, false},
                     FoldCfg{K::Neox, 32, 8, 16, true, false}, FoldCfg{K::Neox, 32, 8, 129, true, false},
                     FoldCfg{K::Normal, 32, 8, 300, false, false}, FoldCfg{K::Neox, 32, 8, 4097, true, true},
@@ -587,17 +587,20 @@ void add_fused_cases(Registry& r) {
     c.grid_round = 8;
     c.extra_ctx = c.len < 16384 ? 66 * 128 + 200 - c.len : 0;
     add_fold(c);
-    // One block per query head (the fold's head split, taken to kernels.attn_head_split_keys): each
-    // block's heads the bytes of the group's block.
-    FoldCfg h = c;
+    // One block per query head (the fold's head split, taken to kernels.attn_head_split_keys) and blocks
+    // of 2 (the pair form, to kernels.attn_head_pair_keys): each block's heads the bytes of the group's block.
+    FoldCfg h = c, h2 = c;
     h.hs = 1;
+    h2.hs = 2;
     if (c.len <= 1024) add_fold(h);
+    if (c.len > 128 && c.len <= 4608) add_fold(h2);
     // Two tiles in flight per warp (kernels.attn_planes_stages = 2) where a warp has more than one tile.
     if (c.len >= 129) {
       c.pd = 2;
       add_fold(c);
-      h.pd = 2;
+      h.pd = h2.pd = 2;
       if (c.len <= 1024) add_fold(h);
+      if (c.len <= 4608) add_fold(h2);
     }
   }
 }

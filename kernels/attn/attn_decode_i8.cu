@@ -126,7 +126,7 @@ __device__ __forceinline__ void patch_row(uint8_t* qk, uint8_t* sk, uint8_t* qv,
 enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 
 // G: the query heads of a block, the group's (4 or 8: one block per kv head) or, in the fold's head split
-// (AttnParams::RopeFold::head_split = 1), one: a.group / G blocks per kv head, block y serving heads
+// (AttnParams::RopeFold::head_split = 1 or 2), one or two: a.group / G blocks per kv head, block y serving heads
 // G y .. G y + G - 1 of kv head y / (a.group / G). A head's rows and columns of the mmas, its softmax and
 // its merge do not meet the other heads' values: the same bytes per head in either form. In the head split
 // every block of the step's last split takes the new key from its own NewRow; the group's first writes it
@@ -375,11 +375,11 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 }
 
 // The kernel for G query heads per block, p's fold (none, NeoX or normal pairs) and tiles in flight
-// (G = 1, the fold's head split: no unfolded instance).
+// (G = 1 or 2, the fold's head split: no unfolded instance).
 template <int G, int PD>
 auto i8_tile_kernel_pd(const AttnParams& p) {
   decltype(&attn_decode_i8_tile_kernel<G, RF_NEOX, PD>) none = nullptr;
-  if constexpr (G > 1) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD>;
+  if constexpr (G > 2) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD>;
   return !p.rope.on    ? none
          : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD>
                        : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD>;
@@ -400,9 +400,12 @@ int tile_group(const AttnParams& p) {
   if (p.n_head_kv <= 0) return 0;
   return p.n_head == 4 * p.n_head_kv ? 4 : p.n_head == 8 * p.n_head_kv ? 8 : 0;
 }
-// Its query heads per block (the kernels' G): 1 in the fold's head split (RopeFold::head_split = 1),
-// else the group. The pair form (head_split 2) is not taken: the group's block.
-int tile_heads(const AttnParams& p) { return p.rope.on && p.rope.head_split == 1 ? 1 : tile_group(p); }
+// Its query heads per block (the kernels' G): RopeFold::head_split (1 or 2) in the fold's head split,
+// else the group.
+int tile_heads(const AttnParams& p) {
+  const int hs = p.rope.on ? p.rope.head_split : 0;
+  return (hs == 1 || hs == 2) && hs < tile_group(p) ? hs : tile_group(p);
+}
 }  // namespace
 
 bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
@@ -462,7 +465,10 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
                  pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
   const int heads = tile_heads(p);
   const dim3 grid(x.a.grid_splits, p.n_head / heads, p.n_tokens), block(attn::kDecodeWarps * 32);
-  const auto kern = heads == 1 ? attn::i8_tile_kernel<1>(p) : heads == 4 ? attn::i8_tile_kernel<4>(p) : attn::i8_tile_kernel<8>(p);
+  const auto kern = heads == 1   ? attn::i8_tile_kernel<1>(p)
+                    : heads == 2 ? attn::i8_tile_kernel<2>(p)
+                    : heads == 4 ? attn::i8_tile_kernel<4>(p)
+                                 : attn::i8_tile_kernel<8>(p);
   cudaError_t e = launch_kernel(kern, grid, block, 0, stream, x);
   if (e != cudaSuccess || (x.a.one_split_direct && x.a.rows_one_split)) return e;
   return attn::launch_decode_combine(x.a, 128, p.n_tokens, stream);

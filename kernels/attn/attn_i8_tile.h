@@ -50,8 +50,8 @@ bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx);
 // exist): split-plane rows of q8_0 K and V, one token, head dim 128, 4 or 8 query heads per kv head, no
 // softcap, p.rope's K and V sources set.
 bool attn_decode_planes_fold_applies(const AttnParams& p);
-// Whether the fold over split-plane rows takes p.rope.head_split (= 1: one block per query head, the
-// same bytes per head; 2, the pair form, is not taken).
+// Whether the fold over split-plane rows takes p.rope.head_split (1: one block per query head, 2: blocks
+// of 2; the same bytes per head).
 bool attn_decode_planes_head_split(const AttnParams& p);
 // launch_attn_decode's route for split-plane rows: the tile form over attn_cache_planes(p, n_ctx),
 // n_ctx taken as the largest the 32-bit offsets allow (the kernel reads only rows below pos + 1).

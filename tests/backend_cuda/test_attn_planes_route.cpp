@@ -98,20 +98,20 @@ TEST(AttnPlanesRoute, FoldTakesOneTokenWithItsSources) {
   }
 }
 
-// The fold's head split (RopeFold::head_split = 1: one block per query head) is taken with the fold only;
-// the pair form (2) and the unfolded launch keep the group's block. attn_decode_head_split answers the
-// same for split-plane rows (kernel-check's fused _hs cases fail when it is not taken).
+// The fold's head split (RopeFold::head_split = 1: one block per query head, 2: blocks of 2) is taken with
+// the fold only; 0, other values and the unfolded launch keep the group's block. attn_decode_head_split
+// answers the same for split-plane rows (kernel-check's fused _hs / _hs2 cases fail when it is not taken).
 TEST(AttnPlanesRoute, HeadSplitOnlyInTheFold) {
   float src[256] = {};
   for (auto [nh, nkv] : {std::pair{32, 8}, {64, 8}, {12, 3}, {8, 1}}) {
-    for (int hs : {0, 1, 2}) {
+    for (int hs : {0, 1, 2, 3, 4}) {
       cu::AttnParams p = planes_params(nh, nkv);
       p.rope.k_src = src;
       p.rope.v_src = src;
       p.rope.head_split = hs;
       p.rope.on = true;
-      EXPECT_EQ(cu::attn_decode_planes_head_split(p), hs == 1) << nh << "/" << nkv << " hs " << hs;
-      EXPECT_EQ(cu::attn_decode_head_split(p), hs == 1) << nh << "/" << nkv << " hs " << hs;
+      EXPECT_EQ(cu::attn_decode_planes_head_split(p), hs == 1 || hs == 2) << nh << "/" << nkv << " hs " << hs;
+      EXPECT_EQ(cu::attn_decode_head_split(p), hs == 1 || hs == 2) << nh << "/" << nkv << " hs " << hs;
       p.rope.on = false;
       EXPECT_FALSE(cu::attn_decode_planes_head_split(p)) << nh << "/" << nkv << " hs " << hs;
     }
