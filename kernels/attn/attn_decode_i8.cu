@@ -82,20 +82,24 @@ __device__ __forceinline__ void i8_pairs_to_h2(uint32_t r, uint32_t& lo, uint32_
 }
 
 // The warp's copies of one cache's rows of keys base .. base + nk - 1 (kv head hk) into its tiles:
-// row points at this lane's first quant chunk (key base + r0, r0 = lane / 8; chunk lane % 8), srow at
-// this lane's scale row (key base + lane, lanes 0-15); rows nk .. 15 zero-filled (their scores
-// are masked, their V scales 0, so P' = 0 meets quants 0); row skip (-1: none) left alone (the
-// step's new key, written by patch_row). Not committed.
-__device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_t* row, const uint16_t* srow,
-                                           int64_t q_row, int64_t d_row, int nk, int skip) {
+// q[qoff] is this lane's first quant chunk (key base + r0, r0 = lane / 8; chunk lane % 8), d[doff]
+// this lane's scale row (key base + lane, lanes 0-15), q_row / d_row the rows' strides (32-bit offsets:
+// the launcher checks that every position's rows fit); rows nk .. 15 zero-filled (their scores
+// are masked, their V scales 0, so P' = 0 meets quants 0); SKIP: row skip left alone (the step's new
+// key, written by patch_row; a separate instance so that the other tiles' copies carry no test). Not committed.
+template <bool SKIP = false>
+__device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_t* q, const uint16_t* d, uint32_t qoff,
+                                           uint32_t doff, uint32_t q_row, uint32_t d_row, int nk, int skip = -1) {
   const int lane = threadIdx.x & 31, r0 = lane >> 3, ch = lane & 7;
+  const uint32_t qbase = qoff - (uint32_t)r0 * q_row;  // the key base's chunk: the source of invalid rows, not read
 #pragma unroll
   for (int x = 0; x < kTile / 4; ++x) {
     const int r = r0 + 4 * x;
     const bool valid = r < nk;
-    if (r != skip) cp16(qt + swz(r, ch), valid ? row + x * 4 * q_row : row - r0 * q_row, valid);  // invalid: key base, not read
+    if (!SKIP || r != skip) cp16(qt + swz(r, ch), q + (valid ? qoff + (uint32_t)(4 * x) * q_row : qbase), valid);
   }
-  if (lane < kTile && lane != skip) cp8(st + lane * 8, lane < nk ? srow : srow - lane * d_row, lane < nk);
+  if (lane < kTile && (!SKIP || lane != skip))
+    cp8(st + lane * 8, d + (lane < nk ? doff : doff - (uint32_t)lane * d_row), lane < nk);
 }
 // The step's new key (RF): its K and V quant rows (128 bytes each) and scale rows (8 bytes each) as the
 // fold block quantized them, side by side in shared memory.
@@ -173,7 +177,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   uint8_t* const wsm0 = smem + warp * kBuf;
   // RF: this block writes row pos (its keys end there; pos_first == pos, one token), and tile rows skip it.
   const bool last_new = RF != RF_NONE && e == pos + 1;  // block-uniform
-  const auto skip_of = [&](int bj) { return last_new && pos >= bj && pos < bj + kTile ? pos - bj : -1; };
+  // The warp's tile j_new (keys base0 + j_new * kStride ..) holds pos at row r_new (-1, -1: none); warp-uniform.
+  const int d_new = pos - base0;
+  const bool has_new = last_new && d_new >= 0 && d_new % kStride < kTile;
+  const int j_new = has_new ? d_new / kStride : -1, r_new = has_new ? d_new % kStride : -1;
   // The warp's first tile (PD = 2: first two) before the wait where all its keys but a skipped row lie
   // below the launch's first position (rows written by earlier steps). Groups [K0], [V0] (, [K1], [V1]).
   const int e_old = last_new ? e - 1 : e;
@@ -185,6 +192,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * kRow + (lane & 7) * 16);
   uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * 4);
   const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
+  const uint32_t q_row = (uint32_t)p.q_row, d_row = (uint32_t)p.d_row;
   // Buffer x's K quants, V quants, K scales, V scales.
   const auto kq_buf = [&](int x) { return wsm0 + x * kWarpSmem; };
   const auto vq_buf = [&](int x) { return wsm0 + x * kWarpSmem + kQTile; };
@@ -192,18 +200,15 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const auto vs_buf = [&](int x) { return wsm0 + x * kWarpSmem + 2 * kQTile + kSTile; };
   // Tile j of the warp (keys base0 + j * kStride ..) into buffer j % PD; empty groups past e.
   const auto stage_ahead = [&](int j) {
-    const int bj = base0 + j * kStride, nj = min(kTile, e - bj), sk = skip_of(bj);
+    const int bj = base0 + j * kStride, nj = min(kTile, e - bj), sk = j == j_new ? r_new : -1;
     const uint32_t ko = koff + (uint32_t)j * qstep, so = soff + (uint32_t)j * sstep;
-    if (nj > 0) stage_tile(kq_buf(j % PD), ks_buf(j % PD), p.kq + ko, p.kd + so, p.q_row, p.d_row, nj, sk);
+    if (nj > 0) stage_tile<RF != RF_NONE>(kq_buf(j % PD), ks_buf(j % PD), p.kq, p.kd, ko, so, q_row, d_row, nj, sk);
     commit_group();
-    if (nj > 0) stage_tile(vq_buf(j % PD), vs_buf(j % PD), p.vq + ko, p.vd + so, p.q_row, p.d_row, nj, sk);
+    if (nj > 0) stage_tile<RF != RF_NONE>(vq_buf(j % PD), vs_buf(j % PD), p.vq, p.vd, ko, so, q_row, d_row, nj, sk);
     commit_group();
   };
-  // The new key's row into buffer x's tiles where the tile at bj holds it (after the fold's barrier).
-  const auto patch = [&](int x, int bj) {
-    const int r = skip_of(bj);
-    if (r >= 0) patch_row(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r);
-  };
+  // The new key's row into buffer x's tiles (tile j_new's, after the fold's barrier).
+  const auto patch = [&](int x) { patch_row(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r_new); };
   if (early) stage_ahead(0);
   if (early1) stage_ahead(1);
   pdl_wait();
@@ -256,8 +261,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   }
   if (any && !early) stage_ahead(0);
   if (PD == 2 && any && !early1) stage_ahead(1);
-  patch(0, base0);  // the skipped row of the first tiles (staged before or after the wait)
-  if (PD == 2) patch(1, base0 + kStride);
+  if (RF != RF_NONE && j_new >= 0 && j_new < PD) patch(j_new);  // a first tile's skipped row (staged before or after the wait)
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
   // path's rule), one block per warp at a time.
   for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
@@ -288,9 +292,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   // This lane's keys in a tile (the C / B layout): 2t, 2t + 1, 8 + 2t, 9 + 2t.
   const int key_of[4] = {2 * t, 2 * t + 1, 8 + 2 * t, 9 + 2 * t};
   const float scale2 = a.scale * 1.4426950408889634f;
-  for (int base = base0, buf = 0; base < e; base += kStride, buf = PD == 2 ? buf ^ 1 : 0) {
+  for (int base = base0, buf = 0, j = 0; base < e; base += kStride, buf = PD == 2 ? buf ^ 1 : 0, ++j) {
     const int nk = min(kTile, e - base);
-    const int nb = base + PD * kStride;  // the tile this buffer takes next
+    const int nb = base + PD * kStride;  // the tile this buffer takes next (the warp's tile j + PD)
+    const bool nb_new = RF != RF_NONE && j + PD == j_new;  // it holds the new key: its copies skip row r_new
     uint8_t* const wsm = kq_buf(buf);
     uint8_t* const kst = ks_buf(buf);
     uint8_t* const vst = vs_buf(buf);
@@ -313,9 +318,13 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       for (int u = 0; u < 4; ++u) raw[u] += (float)is[u] * (scale_at(dk[u], bb) * dq[bb]);
     }
     __syncwarp();  // every lane has read the K tile and its scales: the next ones may land there
-    if (nb < e)
-      stage_tile(wsm, kst, p.kq + (koff + PD * qstep), p.kd + (soff + PD * sstep), p.q_row, p.d_row, min(kTile, e - nb),
-                 skip_of(nb));
+    if (nb < e) {
+      const uint32_t ko = koff + PD * qstep, so = soff + PD * sstep;
+      if (nb_new)
+        stage_tile<true>(wsm, kst, p.kq, p.kd, ko, so, q_row, d_row, min(kTile, e - nb), r_new);
+      else
+        stage_tile(wsm, kst, p.kq, p.kd, ko, so, q_row, d_row, min(kTile, e - nb));
+    }
     commit_group();
     // Scores in log2 units (scale * log2 e folded in: one ex2 per exponential); no softcap (applies).
     float sc[4], pr[4];
@@ -356,9 +365,13 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     __syncwarp();  // every lane has read the V tile and its scales
     if (nb < e) {
-      stage_tile(vq_buf(buf), vst, p.vq + (koff + PD * qstep), p.vd + (soff + PD * sstep), p.q_row, p.d_row,
-                 min(kTile, e - nb), skip_of(nb));
-      patch(buf, nb);  // both of buf's tiles are free: the K tile's copies skipped the row as well
+      const uint32_t ko = koff + PD * qstep, so = soff + PD * sstep;
+      if (nb_new) {
+        stage_tile<true>(vq_buf(buf), vst, p.vq, p.vd, ko, so, q_row, d_row, min(kTile, e - nb), r_new);
+        patch(buf);  // both of buf's tiles are free: the K tile's copies skipped the row as well
+      } else {
+        stage_tile(vq_buf(buf), vst, p.vq, p.vd, ko, so, q_row, d_row, min(kTile, e - nb));
+      }
     }
     commit_group();
     koff += qstep;
