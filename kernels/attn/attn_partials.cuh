@@ -78,8 +78,8 @@ __device__ __forceinline__ void merge_warps_and_store(MAt m_at, LAt l_at, AccAt 
 // the mma C layout: lane (g, t) holds head g's scores sc of keys 2t, 2t + 1, 8 + 2t, 9 + 2t (-inf where
 // masked: p = 0 there), a head's maximum and sum over its 4 lanes by two xor-shuffles; m and l are
 // updated, p returned, and the O^T fragments c (columns: heads 2t, 2t + 1, whose corrections sit in
-// lanes 8t and 8t + 4) rescaled. ex: the exponential of the scores' units (expf, or exp2f on scores
-// scaled by log2 e).
+// lanes 8t and 8t + 4) rescaled where a correction is not 1. Called by all 32 lanes (a warp vote). ex:
+// the exponential of the scores' units (expf, or exp2f on scores scaled by log2 e).
 template <int MT, class Ex>
 __device__ __forceinline__ void tile_softmax(const float (&sc)[4], float& m, float& l, float (&p)[4], float (&c)[MT][4],
                                              Ex ex) {
@@ -99,6 +99,9 @@ __device__ __forceinline__ void tile_softmax(const float (&sc)[4], float& m, flo
   ps += __shfl_xor_sync(0xffffffffu, ps, 2);
   l = l * corr + ps;
   m = m_new;
+  // Once no head's maximum moves (corr exactly 1 in every lane: most tiles past the first few) the
+  // products below are x * 1 = x: skipped, the same bits, 2 shuffles and 8 MT multiplies fewer.
+  if (!__any_sync(0xffffffffu, corr != 1.0f)) return;
   const float c0 = __shfl_sync(0xffffffffu, corr, 8 * t), c1 = __shfl_sync(0xffffffffu, corr, 8 * t + 4);
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
