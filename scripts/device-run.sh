@@ -783,12 +783,18 @@ case "$phase" in
     # kernels.attn_head_split_keys keys, blocks of 2 to kernels.attn_head_pair_keys, as the default kernels;
     # the sixty-first session): its gates
     # (kernel-check fused planes: every fold case, the _hs / _hs2 ones against the group's unfolded launches' bytes;
-    # the GPU test, whose decode steps now take it) and qwen3-8b q4_k_m tg128 at 0 / 1024 / 4096 / 16384 keys,
+    # the GPU test, whose decode steps now take it; the attn i8tile and f16mma gates: the tile loop's copies
+    # and the online softmax's rescale skip changed after kvp61; their kernel times at 16384 keys against
+    # kvp60c's / i858's) and qwen3-8b q4_k_m tg128 at 0 / 1024 / 4096 / 16384 keys,
     # the defaults against the planes (kvp61: 0.971x / - / 1.032x / 1.034x before it) and the planes without
     # the pairs (arm-kv-planes-nopair). Any sm_90 card, a "dense" pack. ~5 minutes (kvp61ht: the 0-key row, ~2.5).
     gpu_info
     kc_gate kvp61h 20266103 90 fused planes
+    kc_gate kvp61h 20266103 90 attn i8tile
+    kc_gate kvp61h 20266103 90 attn f16mma
     planes_test kvp61h
+    timeout 90 "$bin/kernel-check" --section attn --filter "n1@16383" --perf --reps 30 --seed 20266104 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E "i8tile|f16mma" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/; s/norm_err.*|/|/' | head -n 10
     synth qwen3-8b q4_k_m
     tg_on 0,1024,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nopair.toml
     rm -f "$f" "$f.done"
