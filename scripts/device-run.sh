@@ -802,6 +802,8 @@ case "$phase" in
   kvp61ht)
     gpu_info
     kc_gate kvp61h 20266103 90 fused planes
+    kc_gate kvp61h 20266103 90 attn i8tile
+    kc_gate kvp61h 20266103 90 attn f16mma
     planes_test kvp61h
     synth qwen3-8b q4_k_m
     tg_on 0 3 100 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
