@@ -505,10 +505,20 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
     c.kv.planes = true;
     c.kv.type_k = "q8_0";
     c.kv.type_v = "q8_0";
-    check_model_file(path, std::string(preset) + " hd128 kv.planes", c, "i8planes");
+    // The one-token steps (at most 1024 keys here) take the tile form's head split: one block per query head.
+    check_model_file(path, std::string(preset) + " hd128 kv.planes", c, "+hs");
     Config c2 = c;  // two tiles in flight per warp (the same bytes as one: kernel-check's pd2 cases)
     c2.kernels.attn_planes_stages = 2;
     check_model_file(path, std::string(preset) + " hd128 kv.planes pd2", c2, "+pd2");
+    // The head split's pair form (blocks of 2 query heads; a group of 8 keeps its block: attn_head_pair_max_group),
+    // and the group's block: the fold's other two forms against the oracle.
+    Config c3 = c;
+    c3.kernels.attn_head_split_keys = 0;
+    const bool pairs = std::string(preset) != "qwen3-32b-tiny";
+    check_model_file(path, std::string(preset) + " hd128 kv.planes pairs", c3, pairs ? "+hs2" : "i8planes");
+    Config c4 = c3;
+    c4.kernels.attn_head_pair_keys = 0;
+    check_model_file(path, std::string(preset) + " hd128 kv.planes group blocks", c4, "i8planes");
     kv::KvOptions ko{512, QType::Q8_0, QType::Q8_0};
     ko.planes = true;
     for (int n_prompt : {kPrompt, 300}) {
