@@ -787,7 +787,8 @@ case "$phase" in
     # and the online softmax's rescale skip changed after kvp61; their kernel times at 16384 keys against
     # kvp60c's / i858's) and qwen3-8b q4_k_m tg128 at 0 / 1024 / 4096 / 16384 keys,
     # the defaults against the planes (kvp61: 0.971x / - / 1.032x / 1.034x before it) and the planes without
-    # the pairs (arm-kv-planes-nopair). Any sm_90 card, a "dense" pack. ~5 minutes (kvp61ht: the 0-key row, ~2.5).
+    # the pairs (arm-kv-planes-nopair), then pp512 / pp2048 of both. Any sm_90 card, a "dense" pack. ~6 minutes
+    # (kvp61ht: the 0-key row, ~2.5).
     gpu_info
     kc_gate kvp61h 20266103 90 fused planes
     kc_gate kvp61h 20266103 90 attn i8tile
@@ -797,6 +798,9 @@ case "$phase" in
       --receipt "$out/kernel-check-perf.jsonl" | grep -E "i8tile|f16mma" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/; s/norm_err.*|/|/' | head -n 10
     synth qwen3-8b q4_k_m
     tg_on 0,1024,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml --arm configs/arm-kv-planes-nopair.toml
+    # The prefill over the planes (a default flip must keep the prefill rows): pp512 and pp2048 at 0 keys.
+    timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml \
+      --set bench.aa_copy=true --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f" "$f.done"
     ;;
   kvp61ht)
