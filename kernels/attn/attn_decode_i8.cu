@@ -234,25 +234,20 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
       for (int t = 1; t < N; ++t)
         if (t == warp) mine = o[t];
-      // Block w of both heads: q8_0's arithmetic (kvq::quantize_block_row's planes form), to the cache rows
-      // at pos and to nrow.
+      // Block w of both heads: q8_0's arithmetic and places (kvq::quantize_block_row's planes form), to the
+      // cache rows at pos and to nrow.
       const int blk = hk * (kD / 32) + warp;
       uint16_t dk, dv;
       const int8_t qk = kvq::q8_0_quant(mine, dk), qv = kvq::q8_0_quant(vraw, dv);
       uint8_t* const kdst = const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes;
       uint8_t* const vdst = const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes;
-      const bool writer = blockIdx.y % bpk == 0;  // the group's first block
-      if (writer) {
-        reinterpret_cast<int8_t*>(kdst)[32 * blk + lane] = qk;
-        reinterpret_cast<int8_t*>(vdst)[32 * blk + lane] = qv;
+      if (blockIdx.y % bpk == 0) {  // the group's first block
+        kvq::put_q8_0_planes(kdst, a.k_plane, blk, lane, qk, dk);
+        kvq::put_q8_0_planes(vdst, a.v_plane, blk, lane, qv, dv);
       }
       nrow.kq[32 * warp + lane] = qk;
       nrow.vq[32 * warp + lane] = qv;
       if (lane == 0) {
-        if (writer) {
-          *reinterpret_cast<uint16_t*>(kdst + a.k_plane + 2 * blk) = dk;
-          *reinterpret_cast<uint16_t*>(vdst + a.v_plane + 2 * blk) = dv;
-        }
         nrow.kd[warp] = dk;
         nrow.vd[warp] = dv;
       }

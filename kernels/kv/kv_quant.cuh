@@ -114,13 +114,21 @@ __device__ inline void quantize_block(QType t, float x, int lane, uint8_t* b) {
   }
 }
 
+// Lane's quant q and the scale d of block b (every lane's d the same) at their places in a q8_0
+// split-plane row: the quants at row + 32 b, the f16 scale at row + scale_plane + 2 b.
+__device__ __forceinline__ void put_q8_0_planes(uint8_t* row, int scale_plane, int b, int lane, int8_t q, uint16_t d) {
+  reinterpret_cast<int8_t*>(row)[32 * b + lane] = q;
+  if (lane == 0) *reinterpret_cast<uint16_t*>(row + scale_plane + 2 * b) = d;
+}
 // Block b of a row in the cache's layout (kvq::load_row): scale_plane 0, the GGUF block at
 // row + b * block_bytes (quantize_block); positive, the q8_0 split-plane row (t must be Q8_0): the
 // quants at row + 32 b, the f16 scale at row + scale_plane + 2 b. The same arithmetic either way.
 __device__ inline void quantize_block_row(QType t, int scale_plane, float x, int lane, uint8_t* row, int b,
                                           int block_bytes) {
   if (scale_plane <= 0) return quantize_block(t, x, lane, row + (int64_t)b * block_bytes);
-  quantize_q8_0(x, lane, row + 32 * b, row + scale_plane + 2 * b);
+  uint16_t d;
+  const int8_t q = q8_0_quant(x, d);
+  put_q8_0_planes(row, scale_plane, b, lane, q, d);
 }
 
 }  // namespace memra::cuda::kvq
