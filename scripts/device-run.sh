@@ -803,6 +803,16 @@ case "$phase" in
       --set bench.aa_copy=true --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f" "$f.done"
     ;;
+  k32)
+    # After kvp61h (the head split in the tile form): qwen3-32b q4_k_m tg128 at 0 and 16384 keys, the defaults
+    # against the planes with and without the pairs, one arm resident at a time (the interleaved arms OOM on
+    # an H100). Run in the sixty-second session as an inline edit of this file on the machine; recorded here.
+    # Any sm_90 card, a "dense" pack. ~5 minutes (the synth file ~100 s).
+    gpu_info
+    synth qwen3-32b q4_k_m
+    tg_resident 0,16384 3 420 configs/arm-kv-planes.toml configs/arm-kv-planes-nopair.toml
+    rm -f "$f" "$f.done"
+    ;;
   kvp61ht)
     gpu_info
     kc_gate kvp61h 20266103 90 fused planes
