@@ -96,6 +96,10 @@
 # the tile form's head split. Queue: kvp61h (its gates and the 8B rows at 0 / 4096 / 16384: kv.planes' default
 # turns on if all three are >= 0.99x with 16384 a win), t61 (timelines of the planes, a "trace" pack), i858c
 # (ncu of the tile form at 16384 keys), then on an H200 r55h and h53 on the same machine, r50, chain48 / chain45 / md41.
+# Sixty-second session (three calls on one H100: kvp61h, i858c, k32; receipts/h100/*-{kvp61h,i858c,k32}-973ed0a-*):
+# planes 1.005x / 1.018x / 1.025x / 1.040x at 0 / 1024 / 4096 / 16384 keys (8B), 1.013x / 1.161x (32B): kv.planes
+# became "auto" (the default). Queue: flip62 (the suite at the new defaults and the flip's rows; on an H200 the
+# README rows), t61, then on an H200 h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -802,6 +806,18 @@ case "$phase" in
     timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml \
       --set bench.aa_copy=true --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
     rm -f "$f" "$f.done"
+    ;;
+  flip62)
+    # kv.planes = auto, the default since the sixty-second session (the split planes wherever the int8 tile form
+    # takes every attention layer): the whole CUDA-vs-CPU suite at the new defaults, then qwen3-8b q4_k_m tg128 at
+    # 0 / 16384 keys, the defaults against the reversed arm (configs/arm-kv-planes-off.toml); on an H200 the
+    # README's 8B decode rows after it. Any sm_90 card, a "dense" pack. ~5 minutes (~9 on an H200).
+    gpu_info
+    cuda_vs_cpu
+    synth qwen3-8b q4_k_m
+    tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml
+    rm -f "$f" "$f.done"
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
     ;;
   k32)
     # After kvp61h (the head split in the tile form): qwen3-32b q4_k_m tg128 at 0 and 16384 keys, the defaults

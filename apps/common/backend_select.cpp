@@ -39,8 +39,13 @@ kv::KvOptions kv_options(const Config& cfg, const std::string& backend_name, int
   kv::KvOptions o;
   o.n_ctx = n_ctx;
   o.type_k = kv::resolve_kv_type(cfg.kv.type_k, false, gpu);
-  o.type_v = gpu && cfg.kv.planes && cfg.kv.type_v == "auto" ? QType::Q8_0 : kv::resolve_kv_type(cfg.kv.type_v, true, gpu);
-  o.planes = gpu && cfg.kv.planes;
+  // kv.planes = on: the layout required (an auto V is q8_0 then); auto: the CUDA cache decides per model
+  // (backend::cuda_kv_options); the CPU cache ignores the key.
+  const bool on = gpu && cfg.kv.planes == "on";
+  o.type_v = on && cfg.kv.type_v == "auto" ? QType::Q8_0 : kv::resolve_kv_type(cfg.kv.type_v, true, gpu);
+  o.planes = on;
+  o.planes_auto = gpu && cfg.kv.planes == "auto";
+  o.type_v_auto = cfg.kv.type_v == "auto";
   return o;
 }
 

@@ -66,8 +66,11 @@ Loaded load_session(Context& ctx, std::shared_ptr<const gguf::File> file, const 
   m[p + "backend"] = l.backend_name;
   m[p + "load_ms"] = l.load_ms;
   m[p + "n_ctx"] = cfg.run.n_ctx;
-  m[p + "kv_type_k"] = std::string(qtype_name(so.kv.type_k));
-  m[p + "kv_type_v"] = std::string(qtype_name(so.kv.type_v));
+  // The cache as the backend made it (kv.planes = auto resolves there).
+  const kv::KvOptions& ko = l.session->kv_options();
+  m[p + "kv_type_k"] = std::string(qtype_name(ko.type_k));
+  m[p + "kv_type_v"] = std::string(qtype_name(ko.type_v));
+  m[p + "kv_planes"] = ko.planes;
   m[p + "weight_bytes"] = l.session->model().weight_bytes();
   return l;
 }

@@ -241,6 +241,7 @@ int main(int argc, char** argv) {
             for (auto n : ar.cfg.bench.n_gen) max_ctx = std::max(max_ctx, d + n);
           ar.ko = app::kv_options(ar.cfg, ar.chosen, (int)max_ctx);
           ar.kvs = ar.be->create_kv(ar.model->kv_shape(), ar.ko);
+          ar.ko = ar.kvs->options();  // as the backend made the cache (kv.planes = auto resolves there)
           ar.logits = ar.be->alloc(hp.n_vocab);
           ar.tok = std::uniform_int_distribution<int32_t>(0, hp.n_vocab - 1);
         }
@@ -382,6 +383,7 @@ int main(int argc, char** argv) {
             m["depth"] = row.depth;
             m["kv_type_k"] = std::string(qtype_name(ko.type_k));
             m["kv_type_v"] = std::string(qtype_name(ko.type_v));
+            m["kv_planes"] = ko.planes;
             m["tok_s_median"] = st.median;
             m["tok_s_mean"] = st.mean;
             m["tok_s_sd"] = st.stddev;

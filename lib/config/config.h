@@ -40,11 +40,13 @@ struct ReceiptSection {
 
 struct KvSection {
   // auto: f16 on the CPU backend (llama.cpp's default, the numeric class of the references),
-  // K q8_0 / V q5_1 on CUDA (the bytes a decode step reads at depth).
+  // K q8_0 / V q5_1 on CUDA (the bytes a decode step reads at depth), V q8_0 where kv.planes
+  // takes the cache.
   std::string type_k = "auto";  // auto | f32 | f16 | q8_0
   std::string type_v = "auto";  // auto | f32 | f16 | q8_0 | q5_1
   // CUDA: K and V rows as q8_0 split planes (quants, then scales) for the int8 tile decode form.
-  bool planes = false;
+  // auto: where the model's attention layers and the cache types allow it; on: required; off.
+  std::string planes = "auto";  // auto | on | off
 };
 
 struct CpuSection {

@@ -33,6 +33,8 @@ class Session {
   backend::Backend& backend() { return be_; }
   int n_vocab() const { return hparams().n_vocab; }
   int n_ctx() const { return opts_.kv.n_ctx; }
+  // The cache's options as the backend made it (a backend may resolve kv.planes = auto).
+  const kv::KvOptions& kv_options() const { return kv_->options(); }
   int n_past() const { return n_past_; }
 
   // Runs ids at positions n_past().. and appends them to the cache. Returns the logits of every

@@ -20,6 +20,11 @@ struct KvOptions {
   // kv.planes: a GPU backend stores q8_0 K and V rows as split planes (the CPU cache ignores it:
   // the same values in GGUF blocks).
   bool planes = false;
+  // kv.planes = auto: a GPU backend sets planes itself where its split-plane form takes every
+  // attention layer of the shape and the types (planes must be false then); with type_v_auto
+  // (kv.type_v = auto) V is q8_0 where it does. The store's options() are the resolved ones.
+  bool planes_auto = false;
+  bool type_v_auto = false;
 };
 
 struct KvLayerShape {
@@ -32,6 +37,11 @@ struct KvLayerShape {
   // Sparse-attention indexer keys (MiniMax-M3): idx_dim floats per position kept beside the K/V
   // rows, always in f32 whatever type_k is (llama.cpp's indexer-key cache is f32 too); 0: none.
   int idx_dim = 0;
+  // The query heads reading this layer's rows (0: not given) and whether its scores add attention
+  // sinks (gpt-oss): what a backend's choice of cache layout may depend on (KvOptions::planes_auto).
+  int n_head = 0;
+  bool sinks = false;
+
   bool recurrent() const { return state_floats > 0; }
   int64_t k_row() const { return (int64_t)n_head_kv * head_dim_k; }
   int64_t v_row() const { return (int64_t)n_head_kv * head_dim_v; }

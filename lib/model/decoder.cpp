@@ -67,7 +67,10 @@ kv::KvShape DecoderModel::kv_shape() const {
   kv::KvShape s;
   for (int l = 0; l < hp_.n_layer; ++l) {
     const LayerGeom& g = hp_.geom(l);
-    s.layers.push_back(kv::KvLayerShape{g.n_head_kv, g.head_dim_k, g.head_dim_v});
+    kv::KvLayerShape ls{g.n_head_kv, g.head_dim_k, g.head_dim_v};
+    ls.n_head = g.n_head;
+    ls.sinks = layers_[(size_t)l].attn.sinks != nullptr;
+    s.layers.push_back(ls);
   }
   return s;
 }

@@ -93,6 +93,7 @@ class MinimaxM3Model final : public Model {
     for (int l = 0; l < hp_.n_layer; ++l) {
       const LayerGeom& g = hp_.geom(l);
       kv::KvLayerShape ls{g.n_head_kv, g.head_dim_k, g.head_dim_v};
+      ls.n_head = g.n_head;
       if (layers_[(size_t)l].sparse) ls.idx_dim = bp_.idx_dim;
       s.layers.push_back(ls);
     }

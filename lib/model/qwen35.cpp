@@ -115,7 +115,9 @@ class Qwen35Model final : public Model {
         s.layers.push_back(ls);
       } else {
         const LayerGeom& g = hp_.geom(l);
-        s.layers.push_back(kv::KvLayerShape{g.n_head_kv, g.head_dim_k, g.head_dim_v});
+        kv::KvLayerShape ls{g.n_head_kv, g.head_dim_k, g.head_dim_v};
+        ls.n_head = g.n_head;
+        s.layers.push_back(ls);
       }
     }
     return s;

@@ -502,7 +502,7 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
   for (const char* preset : {"qwen3-8b-tiny", "llama3-8b-tiny", "qwen3-32b-tiny"}) {
     const std::string path = write_hd128(preset, "kv-planes");
     Config c = gpu_config(true);
-    c.kv.planes = true;
+    c.kv.planes = "on";
     c.kv.type_k = "q8_0";
     c.kv.type_v = "q8_0";
     // The one-token steps (at most 1024 keys here) take the tile form's head split: one block per query head.
@@ -551,7 +551,7 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
   {
     const std::string odd = write_hd128("qwen3-8b-tiny", "kv-planes-odd", 12, 3);
     Config c = gpu_config(true);
-    c.kv.planes = true;
+    c.kv.planes = "on";
     c.kv.type_k = c.kv.type_v = "q8_0";
     check_model_file(odd, "qwen3-8b-tiny 12/3 heads hd128 kv.planes", c, "i8planes");
     std::remove(odd.c_str());
@@ -565,7 +565,7 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
   wo.hash = false;
   synth::write_model(synth::make_plan(d, synth::mix_from_name("q8_0")), wo);
   Config c = gpu_config(true);
-  c.kv.planes = true;
+  c.kv.planes = "on";
   c.kv.type_k = c.kv.type_v = "q8_0";
   kv::KvOptions ko{64, QType::Q8_0, QType::Q8_0};
   ko.planes = true;

@@ -28,6 +28,27 @@ std::unique_ptr<Backend> make_cuda_backend(const Config& cfg) {
   return std::make_unique<cuda_impl::CudaBackend>(cfg);
 }
 
+kv::KvOptions cuda_kv_options(const kv::KvShape& shape, const kv::KvOptions& o) {
+  kv::KvOptions r = o;
+  r.planes_auto = false;
+  if (!o.planes_auto) return r;
+  MEMRA_CHECK(!o.planes, "internal: KvOptions with both planes and planes_auto");
+  bool fit = o.type_k == QType::Q8_0 && (o.type_v == QType::Q8_0 || o.type_v_auto);
+  bool any = false;
+  for (const auto& ls : shape.layers) {
+    if (ls.recurrent()) continue;
+    any = true;
+    const int64_t rb = cuda::kv_planes_row_bytes(ls.k_row());
+    fit = fit && ls.head_dim_k == 128 && ls.head_dim_v == 128 && ls.n_head_kv > 0 &&
+          (ls.n_head == 4 * ls.n_head_kv || ls.n_head == 8 * ls.n_head_kv) && !ls.sinks && ls.idx_dim == 0 &&
+          (uint64_t)rb * (uint64_t)o.n_ctx < (uint64_t{1} << 32);
+  }
+  if (!fit || !any) return r;
+  r.planes = true;
+  r.type_v = QType::Q8_0;
+  return r;
+}
+
 namespace cuda_impl {
 
 namespace {
@@ -508,7 +529,7 @@ void CudaBackend::synchronize() { cuda::stream_sync(stream()); }
 // ---------------------------------------------------------------- KV cache
 
 std::unique_ptr<KvStore> CudaBackend::create_kv(const kv::KvShape& shape, const kv::KvOptions& opts) {
-  return std::make_unique<CudaKv>(sh_, shape, opts, ++kv_serial_);
+  return std::make_unique<CudaKv>(sh_, shape, cuda_kv_options(shape, opts), ++kv_serial_);
 }
 
 void CudaBackend::kv_append_params(KvStore& kvs, int layer, int pos0, View k, View v,
