@@ -811,13 +811,13 @@ case "$phase" in
     # kv.planes = auto, the default since the sixty-second session (the split planes wherever the int8 tile form
     # takes every attention layer): the whole CUDA-vs-CPU suite at the new defaults, then qwen3-8b q4_k_m tg128 at
     # 0 / 16384 keys, the defaults against the reversed arm (configs/arm-kv-planes-off.toml); on an H200 the
-    # README's 8B decode rows after it. Any sm_90 card, a "dense" pack. ~5 minutes (~9 on an H200).
+    # README's 8B decode rows instead of the arms. Any sm_90 card, a "dense" pack. ~5 minutes (~8 on an H200).
     gpu_info
     cuda_vs_cpu
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; exit 0; fi
     synth qwen3-8b q4_k_m
     tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml
     rm -f "$f" "$f.done"
-    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then rows_8b; fi
     ;;
   k32)
     # After kvp61h (the head split in the tile form): qwen3-32b q4_k_m tg128 at 0 and 16384 keys, the defaults
