@@ -151,6 +151,7 @@ struct KernelsSection {
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys
   int attn_head_pair_keys = 4608;    // ... then blocks of 2 query heads up to this many keys
   int attn_head_pair_max_group = 4;  // ... for groups of at most this many query heads per kv head
+  bool attn_planes_head_pairs = false;  // kv.planes: the tile form takes that pair form too
   bool attn_one_split_direct = true;   // decode attention: one-split rows written by the split kernel (no combine pass)
   bool attn_one_split_no_combine = true;  // decode attention: no combine launch in a step whose rows are all one split
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem

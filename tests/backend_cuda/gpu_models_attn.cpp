@@ -514,6 +514,7 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
     // and the group's block: the fold's other two forms against the oracle.
     Config c3 = c;
     c3.kernels.attn_head_split_keys = 0;
+    c3.kernels.attn_planes_head_pairs = true;
     const bool pairs = std::string(preset) != "qwen3-32b-tiny";
     check_model_file(path, std::string(preset) + " hd128 kv.planes pairs", c3, pairs ? "+hs2" : "i8planes");
     Config c4 = c3;

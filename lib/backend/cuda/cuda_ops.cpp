@@ -620,7 +620,10 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.head_split = attn_head_split_at(pos0, 1);
     // The pair form only for groups of at most kernels.attn_head_pair_max_group query heads: a
     // function of the step graph's key and the layer, so one graph holds one choice per layer.
-    if (rf.head_split == 2 && n_head > cfg_.kernels.attn_head_pair_max_group * n_head_kv) rf.head_split = 0;
+    // Over split planes only with kernels.attn_planes_head_pairs (the tile form's group block measured faster there).
+    if (rf.head_split == 2 && (n_head > cfg_.kernels.attn_head_pair_max_group * n_head_kv ||
+                               (c->opts_.planes && !cfg_.kernels.attn_planes_head_pairs)))
+      rf.head_split = 0;
     // Whether the kernel takes it: the parameters attention_impl builds, asked beforehand.
     MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
                 c->layers.size());
