@@ -819,6 +819,16 @@ case "$phase" in
     tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml
     rm -f "$f" "$f.done"
     ;;
+  flip62s)
+    # flip62 cut to the budget's end (~4.5 minutes): the suite, then on an H200 qwen3-8b q4_k_m tg128 at 0 / 4096 /
+    # 16384 keys at the new defaults (three repetitions), elsewhere the arms of flip62.
+    gpu_info
+    cuda_vs_cpu
+    synth qwen3-8b q4_k_m
+    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then tg_on 0,4096,16384 3 150
+    else tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml; fi
+    rm -f "$f" "$f.done"
+    ;;
   k32)
     # After kvp61h (the head split in the tile form): qwen3-32b q4_k_m tg128 at 0 and 16384 keys, the defaults
     # against the planes with and without the pairs, one arm resident at a time (the interleaved arms OOM on
