@@ -829,6 +829,12 @@ case "$phase" in
     else tg_on 0,16384 3 150 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml; fi
     rm -f "$f" "$f.done"
     ;;
+  suite62)
+    # The whole CUDA-vs-CPU suite at the sixty-second session's defaults (kv.planes = auto), alone: the last
+    # device minutes of that session. Any sm_90 card, a "dense" pack. ~2.5 minutes.
+    gpu_info
+    cuda_vs_cpu
+    ;;
   k32)
     # After kvp61h (the head split in the tile form): qwen3-32b q4_k_m tg128 at 0 and 16384 keys, the defaults
     # against the planes with and without the pairs, one arm resident at a time (the interleaved arms OOM on
