@@ -98,8 +98,9 @@
 # (ncu of the tile form at 16384 keys), then on an H200 r55h and h53 on the same machine, r50, chain48 / chain45 / md41.
 # Sixty-second session (three calls on one H100: kvp61h, i858c, k32; receipts/h100/*-{kvp61h,i858c,k32}-973ed0a-*):
 # planes 1.005x / 1.018x / 1.025x / 1.040x at 0 / 1024 / 4096 / 16384 keys (8B), 1.013x / 1.161x (32B): kv.planes
-# became "auto" (the default). Queue: flip62 (the suite at the new defaults and the flip's rows; on an H200 the
-# README rows), t61, then on an H200 h53, r50, chain48 / chain45 / md41.
+# became "auto" (the default), kernels.attn_planes_head_pairs false. The budget ran out before the suite at the
+# new defaults ran. Queue: suite62 first (~2.5 min) or flip62 (the suite and the flip's rows, ~5; on an H200 the
+# README rows instead), t61, then on an H200 h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
