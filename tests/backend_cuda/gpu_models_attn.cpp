@@ -520,6 +520,8 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
     Config c4 = c3;
     c4.kernels.attn_head_pair_keys = 0;
     check_model_file(path, std::string(preset) + " hd128 kv.planes group blocks", c4, "i8planes");
+    // The defaults (kv.planes = auto, kv.type_v = auto): these shapes take the planes (backend::cuda_kv_options).
+    check_model_file(path, std::string(preset) + " hd128 kv.planes auto (the defaults)", gpu_config(true), "i8planes");
     kv::KvOptions ko{512, QType::Q8_0, QType::Q8_0};
     ko.planes = true;
     for (int n_prompt : {kPrompt, 300}) {
