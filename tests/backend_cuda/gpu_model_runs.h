@@ -23,6 +23,7 @@
 #include <span>
 
 #include "backend_cuda/gpu_util.h"
+#include "common/backend_select.h"
 #include "common/launch.cuh"
 #include "core/error.h"
 #include "gguf/gguf.h"
@@ -124,15 +125,10 @@ inline void check_model_file(const std::string& path, const std::string& rel, co
   // The GPU's default cache types (kv.type_* = auto) on all three runs, so the comparison is in
   // one numeric configuration. (Before this used parse_kv_type, which rejects "auto": every model
   // case failed at setup on the H200, 2026-12-01, receipts/h200/logs/test_backend_cuda_gpu-20261201.log.gz.)
-  // kv.planes as the apps resolve it (app::kv_options): on, or auto (the CUDA cache decides per model and
-  // may make an auto V q8_0); the CPU runs then take the cache types the CUDA cache was made with (they
-  // ignore the planes: the same q8_0 values in blocks).
-  kv::KvOptions ko{kPrompt + kDecode + 4, kv::resolve_kv_type(cfg.kv.type_k, false, true),
-                   kv::resolve_kv_type(cfg.kv.type_v, true, true)};
-  ko.planes = cfg.kv.planes == "on";
-  if (ko.planes && cfg.kv.type_v == "auto") ko.type_v = QType::Q8_0;
-  ko.planes_auto = cfg.kv.planes == "auto";
-  ko.type_v_auto = cfg.kv.type_v == "auto";
+  // The kv.* keys as the apps resolve them (app::kv_options; kv.planes = auto: the CUDA cache decides per
+  // model and may make an auto V q8_0); the CPU runs then take the cache types the CUDA cache was made with
+  // (they ignore the planes: the same q8_0 values in blocks).
+  const kv::KvOptions ko = app::kv_options(cfg, "cuda", kPrompt + kDecode + 4);
   ModelRun gpu = open_run(backend::make_cuda_backend(cfg), path, ko);
   const kv::KvOptions made = gpu.kv->options();
   ModelRun runs[3] = {open_run(cpu_backend(false), path, made), open_run(cpu_backend(true), path, made), std::move(gpu)};
