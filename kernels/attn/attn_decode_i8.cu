@@ -402,12 +402,14 @@ auto i8_tile_kernel(const AttnParams& p) {
 
 namespace memra::cuda {
 
+int attn_planes_group(int n_head, int n_head_kv, int head_dim) {
+  if (n_head_kv <= 0 || head_dim != 128) return 0;
+  return n_head == 4 * n_head_kv ? 4 : n_head == 8 * n_head_kv ? 8 : 0;
+}
+
 namespace {
 // The tile form's query heads per kv head: 4 or 8, else 0 (no kernel).
-int tile_group(const AttnParams& p) {
-  if (p.n_head_kv <= 0) return 0;
-  return p.n_head == 4 * p.n_head_kv ? 4 : p.n_head == 8 * p.n_head_kv ? 8 : 0;
-}
+int tile_group(const AttnParams& p) { return attn_planes_group(p.n_head, p.n_head_kv, p.head_dim); }
 // Its query heads per block (the kernels' G): RopeFold::head_split (1 or 2) in the fold's head split,
 // else the group.
 int tile_heads(const AttnParams& p) {

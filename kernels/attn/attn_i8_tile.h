@@ -38,6 +38,11 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& planes
 // rows_one_split), as launch_attn_decode does.
 cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& planes, cudaStream_t stream);
 
+// The tile form's group for a layer of n_head query heads over n_head_kv kv heads of head_dim: 4 or 8
+// query heads per kv head at head dim 128, else 0 (no kernel). The layer rule kv.planes = auto asks
+// of every attention layer (backend::cuda_kv_options) and the launch rules below apply.
+int attn_planes_group(int n_head, int n_head_kv, int head_dim);
+
 // The engine's path for a q8_0 split-plane cache (AttnParams::k_scale_plane, kv.planes): the
 // planes of p's cache rows (K and V, p.k_row_bytes apart, n_ctx positions) for the kernel above.
 AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx);

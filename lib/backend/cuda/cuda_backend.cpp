@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_internal.h"
 #include "core/error.h"
 #include "common/launch.cuh"
+#include "attn/attn_i8_tile.h"
 #include "kv/kv_kernels.h"
 #include "quant/types.h"
 #include "matvec/matvec.h"
@@ -39,9 +40,8 @@ kv::KvOptions cuda_kv_options(const kv::KvShape& shape, const kv::KvOptions& o) 
     if (ls.recurrent()) continue;
     any = true;
     const int64_t rb = cuda::kv_planes_row_bytes(ls.k_row());
-    fit = fit && ls.head_dim_k == 128 && ls.head_dim_v == 128 && ls.n_head_kv > 0 &&
-          (ls.n_head == 4 * ls.n_head_kv || ls.n_head == 8 * ls.n_head_kv) && !ls.sinks && ls.idx_dim == 0 &&
-          (uint64_t)rb * (uint64_t)o.n_ctx < (uint64_t{1} << 32);
+    fit = fit && ls.head_dim_k == ls.head_dim_v && cuda::attn_planes_group(ls.n_head, ls.n_head_kv, ls.head_dim_k) > 0 &&
+          !ls.sinks && ls.idx_dim == 0 && (uint64_t)rb * (uint64_t)o.n_ctx < (uint64_t{1} << 32);
   }
   if (!fit || !any) return r;
   r.planes = true;
