@@ -101,6 +101,8 @@
 # became "auto" (the default), kernels.attn_planes_head_pairs false. The budget ran out before the suite at the
 # new defaults ran. Queue: suite62 first (~2.5 min) or flip62 (the suite and the flip's rows, ~5; on an H200 the
 # README rows instead), t61, then on an H200 h53, r50, chain48 / chain45 / md41.
+# Sixty-third session: s63 first (the bulk-copy tile form's gates, suite62's suite, its perf and tg rows; ~7 min),
+# then on an H200 flip62 (the README rows at the new defaults).
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -230,7 +232,7 @@ planes_test() {  # tag: the CUDA-vs-CPU kv.planes test (CudaModels.KvPlanesAgain
 }
 planes_perf() {  # seed: kernel-check --perf of the kv.planes decode rows at 16384 keys (one and two tiles in flight)
   timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
-    --seed "$1" --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 3
+    --seed "$1" --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 5
 }
 tg_resident() {  # depth reps limit_s arms...: tg128 of $f with one arm resident at a time, the defaults first and last
   local depth=$1 reps=$2 limit=$3 a args=(--arm configs/arm-base.toml); shift 3
@@ -806,6 +808,26 @@ case "$phase" in
     # The prefill over the planes (a default flip must keep the prefill rows): pp512 and pp2048 at 0 keys.
     timeout 120 "$bin/pp-bench" -m "$f" -p 512,2048 -n 0 -d 0 -r 3 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml \
       --set bench.aa_copy=true --set receipt.hash_model=false --receipt "$out/pp-bench.jsonl" 2>&1 | grep -E "^\| /tmp"
+    rm -f "$f" "$f.done"
+    ;;
+  s63)
+    # The int8 tile form's quant tiles by the copy engine (kernels.attn_planes_copy = bulk / tensor, sixty-third
+    # session; async by default): their gates (kernel-check attn .../bulk and /tensor rows: the bytes of the
+    # cp.async form and the reference's tolerance; fused _bulk / _tensor folds: the bytes of the unfolded
+    # launches; the GPU test's bulk / tensor checks), then the whole CUDA-vs-CPU suite at the defaults (kv.planes
+    # = auto since the sixty-second session: suite62), kernel-check --perf of the planes rows at 16384 keys
+    # (cp.async, two stages, bulk, tensor), qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys: the defaults against
+    # the bulk and tensor arms, interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~8 minutes.
+    gpu_info
+    kc_gate s63b 20266301 90 attn /bulk
+    kc_gate s63t 20266301 90 attn /tensor
+    kc_gate s63b 20266301 120 fused _bulk/
+    kc_gate s63t 20266301 120 fused _tensor/
+    planes_test s63
+    planes_perf 20266302
+    cuda_vs_cpu
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-bulk.toml --arm configs/arm-kv-planes-tensor.toml
     rm -f "$f" "$f.done"
     ;;
   flip62)

@@ -15,6 +15,8 @@
 // the grid trimmed at round 8) and the q8s planes for the o projection (interleaved for one row)
 // byte for byte launch_quantize_q8s of the output. ".../pd2": two tiles in flight per warp
 // (AttnParams::planes_stages), the dense-plane side with one: so also the bytes of one in flight.
+// ".../bulk", ".../tensor": the quant tiles by the copy engine (AttnParams::planes_copy), the dense-plane side
+// by cp.async: so also the bytes of the cp.async form.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -38,8 +40,10 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 
 class AttnI8TileCase : public Case {
  public:
-  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false, int pd = 1)
-      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows), pd_(pd) {}
+  AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false, int pd = 1,
+                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async)
+      : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows), pd_(pd),
+        cp_(cp) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -116,6 +120,8 @@ class AttnI8TileCase : public Case {
     p.combine_preload = true;  // the config's default combine
     p.min_split_keys = 128;
     p.planes_stages = pd_;
+    p.planes_copy = cp_;
+    p.kv_rows = n_ctx_;
     if (rows_) {  // the engine's defaults (CudaBackend::attention_planes)
       p.one_split_direct = true;
       p.rows_one_split = pos0_ + n_ <= 128;
@@ -212,6 +218,7 @@ class AttnI8TileCase : public Case {
     cuda::AttnParams p = params();
     p.out = dout_dense_;
     p.planes_stages = 1;  // the pd2 rows: the bytes of one tile in flight
+    p.planes_copy = cuda::PlanesCopy::Async;  // the bulk / tensor rows: the bytes of the cp.async copies
     ref::check(cuda::launch_attn_decode_i8_tile(p, pl_, env.stream()), "launch_attn_decode_i8_tile (dense planes)");
     cuda::QuantizeQ8sParams qp;
     qp.x = dout_dense_;
@@ -235,6 +242,7 @@ class AttnI8TileCase : public Case {
   int n_, pos0_, nh_, nkv_, max_splits_, bps_;
   bool rows_;
   int pd_;
+  cuda::PlanesCopy cp_;
   uint8_t *dk_rows_ = nullptr, *dv_rows_ = nullptr;
   float* dout_dense_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
@@ -275,6 +283,16 @@ void add_attn_i8_cases(Registry& r) {
                             {64, 1, 16384}})
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96/pd2"),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true, 2); });
+  // The quant tiles by the copy engine (kernels.attn_planes_copy = bulk / tensor): out and q8s the bytes of the
+  // cp.async copies over the same planes (and within the reference's tolerance), at the cache-row cases' shapes
+  // (the last tiles' boxes past the cache's last row: the tensor copies' zero rows).
+  for (auto cp : {cuda::PlanesCopy::BulkRows, cuda::PlanesCopy::TensorTiles})
+    for (auto [nh, nkv, n, len] :
+         {std::tuple<int, int, int, int>{32, 8, 1, 1}, {32, 8, 1, 17}, {32, 8, 1, 129}, {32, 8, 3, 2001}, {32, 8, 1, 4096},
+          {32, 8, 1, 16384}, {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 3, 4096}, {8, 1, 1, 2001}})
+      r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits96/",
+                             cp == cuda::PlanesCopy::BulkRows ? "bulk" : "tensor"),
+            [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 96, 4, true, 1, cp); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

@@ -255,6 +255,7 @@ struct FoldCfg {
   int extra_ctx = 0;    // cache rows past len + 3 (more splits than the row uses)
   bool planes = false;  // both sides on q8_0 K and V split-plane rows (kv.planes: the int8 tile form's fold)
   int pd = 1;           // AttnParams::planes_stages (the folded side only)
+  cuda::PlanesCopy cp = cuda::PlanesCopy::Async;  // AttnParams::planes_copy (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -350,6 +351,8 @@ class AttnRopeFoldCase : public Case {
     p.rope.mma_scores = c_.ms;
     p.one_split_direct = c_.direct;
     p.planes_stages = c_.pd;
+    p.planes_copy = c_.cp;
+    p.kv_rows = ctx_;
     if (c_.grid_round > 0) p.grid_splits = cuda::attn_decode_grid_splits(c_.len, p.n_splits, c_.grid_round);
     return p;
   }
@@ -449,7 +452,7 @@ void add_fused_cases(Registry& r) {
     // reduced builds: G = 4 only (but for the int8 tile form's fold, whose instances are all built)
     if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::BulkRows ? "_bulk" : c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
                             c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
                             c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
@@ -594,6 +597,14 @@ void add_fused_cases(Registry& r) {
     h2.hs = 2;
     if (c.len <= 1024) add_fold(h);
     if (c.len > 128 && c.len <= 4608) add_fold(h2);
+    // The quant tiles by the copy engine (kernels.attn_planes_copy = bulk / tensor): every shape, each fold form.
+    for (auto cp : {cuda::PlanesCopy::BulkRows, cuda::PlanesCopy::TensorTiles}) {
+      FoldCfg b = c, hb = h, hb2 = h2;
+      b.cp = hb.cp = hb2.cp = cp;
+      add_fold(b);
+      if (c.len <= 1024) add_fold(hb);
+      if (c.len > 128 && c.len <= 4608) add_fold(hb2);
+    }
     // Two tiles in flight per warp (kernels.attn_planes_stages = 2) where a warp has more than one tile.
     if (c.len >= 129) {
       c.pd = 2;

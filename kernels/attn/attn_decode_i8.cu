@@ -21,6 +21,7 @@
 // Numeric class: q and K as int8 blocks with exact integer sums (the q8 score path's), P * d_v
 // rounded to f16, V's quants exact, f32 accumulation. Gate: kernel-check attn_decode_i8tile/*
 // against the f64 reference with the naive twin of that class.
+#include <cuda.h>  // CUtensorMap and its encoder's types (the encoder through the runtime's entry point)
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include "attn/attn_mma_scores.cuh"
 #include "attn/attn_partials.cuh"
 #include "attn/attn_tile_ptx.cuh"
+#include "common/bulk_copy.cuh"
 #include "common/launch.cuh"
 #include "kv/kv_quant.cuh"
 #include "rope/rope_math.cuh"
@@ -44,9 +46,7 @@ namespace {
 constexpr int kD = 128;                   // head dim of this form
 constexpr int kTile = 16;                 // keys per warp tile
 constexpr int kRow = kD;                  // bytes of one key's int8 head slice
-constexpr int kQTile = kTile * kRow;      // 2 KB
 constexpr int kSTile = kTile * 8;         // 16 keys' scale rows (4 f16 each: 8 bytes)
-constexpr int kWarpSmem = 2 * kQTile + 2 * kSTile;  // K quants, V quants, K scales, V scales
 
 struct I8Args {
   Args a;
@@ -55,11 +55,29 @@ struct I8Args {
   const int8_t* vq;
   const uint16_t* vd;
   int64_t q_row, d_row;  // bytes between consecutive positions' quant rows, halves between scale rows
+  CUtensorMap kmap, vmap;  // CP = 2: the K / V quant planes as 2-D tensors (rows = positions; encode_planes_map)
 };
 
-// Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row): the 8 rows an
-// ldmatrix phase reads at one chunk column land in distinct bank groups.
-__device__ __forceinline__ int swz(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
+// How a warp's quant tiles reach shared memory (AttnParams::planes_copy as the kernels' CP).
+constexpr int kCopyAsync = 0, kCopyBulkRows = 1, kCopyTensor = 2;
+
+// A warp's quant tiles in shared memory, as its copies land them. Async (cp.async, 16 bytes per lane and
+// copy) and Tensor (one tensor copy per tile with the 128-byte swizzle: the same pattern where the tile
+// starts at a multiple of 1024 bytes): 128-byte rows, the 16-byte chunks swizzled by the row. BulkRows (one
+// bulk copy per key row): a key's 128 bytes whole in a 144-byte row. Either way the 8 rows an ldmatrix
+// phase reads at one chunk column land in distinct bank groups, and the same bytes reach the same fragments.
+template <int CP>
+struct TileLayout {
+  static constexpr int kRowBytes = CP == kCopyBulkRows ? kRow + 16 : kRow;
+  static constexpr int kQTile = kTile * kRowBytes;  // 2 KB, or 2.25 KB
+  // A buffer's K quants, V quants, then (but for Tensor, whose tiles are 1024-byte aligned: after every
+  // warp's tiles) its K scales, V scales.
+  static constexpr int kBufSmem = 2 * kQTile + (CP == kCopyTensor ? 0 : 2 * kSTile);
+  // Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row).
+  __device__ static __forceinline__ int off(int r, int c) {
+    return CP == kCopyBulkRows ? r * kRowBytes + (c << 4) : r * kRow + ((c ^ (r & 7)) << 4);
+  }
+};
 // 8 bytes global -> shared, or zeros where !valid (src-size 0: the source is not read).
 __device__ __forceinline__ void cp8(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 8 : 0)
@@ -81,6 +99,14 @@ __device__ __forceinline__ void i8_pairs_to_h2(uint32_t r, uint32_t& lo, uint32_
   hi = *reinterpret_cast<const uint32_t*>(&y);
 }
 
+// The warp's copies of the scale rows of keys base .. base + nk - 1 (d[doff]: this lane's, key base + lane,
+// lanes 0-15) into st, rows nk .. 15 zero, row skip left alone (SKIP). Not committed.
+template <bool SKIP>
+__device__ __forceinline__ void stage_scales(uint8_t* st, const uint16_t* d, uint32_t doff, uint32_t d_row, int nk, int skip) {
+  const int lane = threadIdx.x & 31;
+  if (lane < kTile && (!SKIP || lane != skip))
+    cp8(st + lane * 8, d + (lane < nk ? doff : doff - (uint32_t)lane * d_row), lane < nk);
+}
 // The warp's copies of one cache's rows of keys base .. base + nk - 1 (kv head hk) into its tiles:
 // q[qoff] is this lane's first quant chunk (key base + r0, r0 = lane / 8; chunk lane % 8), d[doff]
 // this lane's scale row (key base + lane, lanes 0-15), q_row / d_row the rows' strides (32-bit offsets:
@@ -96,10 +122,42 @@ __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_
   for (int x = 0; x < kTile / 4; ++x) {
     const int r = r0 + 4 * x;
     const bool valid = r < nk;
-    if (!SKIP || r != skip) cp16(qt + swz(r, ch), q + (valid ? qoff + (uint32_t)(4 * x) * q_row : qbase), valid);
+    if (!SKIP || r != skip) cp16(qt + TileLayout<kCopyAsync>::off(r, ch), q + (valid ? qoff + (uint32_t)(4 * x) * q_row : qbase), valid);
   }
-  if (lane < kTile && (!SKIP || lane != skip))
-    cp8(st + lane * 8, d + (lane < nk ? doff : doff - (uint32_t)lane * d_row), lane < nk);
+  stage_scales<SKIP>(st, d, doff, d_row, nk, skip);
+}
+// The same with bulk copies of the quants (TileLayout<true>): lane r < nk requests key row r's 128 bytes
+// (q[qoff]: this lane's row, key base + lane % 16) as one copy completing on bar, lane 0 expects the
+// rows' bytes; the scale rows as stage_tile's (cp.async, rows nk .. 15 zero). Quant rows nk .. 15 are
+// left as they are: finite int8 whatever they hold, their scores masked and their V scales 0, so each
+// meets P' = 0 and adds nothing (kernel-check: the bytes of stage_tile's zero rows).
+template <bool SKIP = false>
+__device__ __forceinline__ void stage_tile_bulk(uint8_t* qt, uint8_t* st, uint64_t* bar, const int8_t* q,
+                                                const uint16_t* d, uint32_t qoff, uint32_t doff, uint32_t d_row, int nk,
+                                                int skip = -1) {
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) bulk::expect_bytes(bar, (uint32_t)(nk - (SKIP && skip >= 0 && skip < nk ? 1 : 0)) * kRow);
+  if (lane < nk && (!SKIP || lane != skip))
+    bulk::copy_async(qt + lane * TileLayout<kCopyBulkRows>::kRowBytes, q + qoff, kRow, bar);
+  stage_scales<SKIP>(st, d, doff, d_row, nk, skip);
+}
+// The same with one tensor copy of the quants (TileLayout<kCopyTensor>): lane 0 expects the box's 2048 bytes
+// and requests rows y .. y + 15 of the plane's bytes x .. x + 127 (map: AttnArgs::kmap / vmap; rows past the
+// cache's end zero). Every row lands, row skip too (the step's new key, maybe not yet written: the caller
+// patches it after the wait), and rows nk .. 15 as stage_tile_bulk's.
+template <bool SKIP = false>
+__device__ __forceinline__ void stage_tile_tensor(uint8_t* qt, uint8_t* st, uint64_t* bar, const CUtensorMap* map, int x,
+                                                  int y, const uint16_t* d, uint32_t doff, uint32_t d_row, int nk,
+                                                  int skip = -1) {
+  if ((threadIdx.x & 31) == 0) {
+    bulk::expect_bytes(bar, (uint32_t)TileLayout<kCopyTensor>::kQTile);
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
+            "r"(smem_u32(qt)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar))
+        : "memory");
+  }
+  stage_scales<SKIP>(st, d, doff, d_row, nk, skip);
 }
 // The step's new key (RF): its K and V quant rows (128 bytes each) and scale rows (8 bytes each) as the
 // fold block quantized them, side by side in shared memory.
@@ -110,11 +168,15 @@ struct NewRow {
 // Row r of a K tile (qk, sk) and its V tile (qv, sv) from n: lanes 0-7 / 8-15 a 16-byte chunk of the K /
 // V quants each, lanes 16 / 17 the scale rows. Plain shared stores: the warp's __syncwarp before the
 // tile is read orders them.
+// PARTS: 1 the K row, 2 the V row, 3 both.
+template <int CP, int PARTS = 3>
 __device__ __forceinline__ void patch_row(uint8_t* qk, uint8_t* sk, uint8_t* qv, uint8_t* sv, const NewRow& n, int r) {
   const int lane = threadIdx.x & 31;
+  if (!(PARTS & 1) && (lane < 8 || lane == 16)) return;
+  if (!(PARTS & 2) && ((lane >= 8 && lane < 16) || lane == 17)) return;
   if (lane < 16) {
     const int8_t* src = lane < 8 ? n.kq : n.vq;
-    *reinterpret_cast<uint4*>((lane < 8 ? qk : qv) + swz(r, lane & 7)) = *reinterpret_cast<const uint4*>(src + 16 * (lane & 7));
+    *reinterpret_cast<uint4*>((lane < 8 ? qk : qv) + TileLayout<CP>::off(r, lane & 7)) = *reinterpret_cast<const uint4*>(src + 16 * (lane & 7));
   } else if (lane < 18) {
     *reinterpret_cast<uint2*>((lane == 16 ? sk : sv) + r * 8) = *reinterpret_cast<const uint2*>(lane == 16 ? n.kd : n.vd);
   }
@@ -139,21 +201,34 @@ enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 // requested once t's scores are read, its V once t's P x V is done (groups ... [V t] [K t+1] [V t+1]).
 // PD = 2: two buffers; tile t + 2 is requested into t's buffer the same way, so the copies of two
 // tiles are pending while one is consumed. The same arithmetic in the same order: the same bytes.
-template <int G, int RF, int PD>
-__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(I8Args p) {
+// CP (AttnParams::planes_copy): kCopyAsync as above; kCopyBulkRows / kCopyTensor (PD = 1): the quant tiles by
+// bulk copies of the rows (stage_tile_bulk) or one tensor copy each (stage_tile_tensor), each warp's K and V
+// tiles completing on its two mbarriers (phase j % 2 for its tile j), the scale rows on cp.async groups as
+// before: the same bytes in the same fragments. (kCopyTensor's tiles take every row: the new key's row is
+// patched after the tile's wait instead of beside its copies.)
+template <int G, int RF, int PD, int CP>
+__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(const __grid_constant__ I8Args p) {
   constexpr bool kNeox = RF == RF_NEOX;
   constexpr int N = kD / 32;
   static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
+  constexpr bool BULK = CP != kCopyAsync;  // the quants complete on mbarriers
+  constexpr bool kTensor = CP == kCopyTensor;
+  using L = TileLayout<CP>;
+  constexpr int kQTile = L::kQTile;
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
   static_assert(PD == 1 || PD == 2, "one or two tiles in flight per warp");
-  constexpr int kBuf = PD * kWarpSmem;  // a warp's buffers
+  static_assert(!BULK || PD == 1, "bulk copies: one tile in flight per warp");
+  static_assert(!kTensor || L::kBufSmem % 1024 == 0, "tensor copies: every tile 1024-byte aligned (the swizzle's pattern)");
+  constexpr int kBuf = PD * L::kBufSmem;  // a warp's buffers
+  constexpr int kScales = kTensor ? kDecodeWarps * kBuf : 0;  // Tensor: the warps' scale rows after their tiles
   const Args& a = p.a;
-  __shared__ __align__(128) uint8_t smem[kDecodeWarps * kBuf];
+  __shared__ __align__(1024) uint8_t smem[kDecodeWarps * kBuf + (kTensor ? kDecodeWarps * 2 * kSTile : 0)];
   __shared__ __align__(16) int8_t qi[G][kD];
   __shared__ float qd[G][kD / 32];
   __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
   __shared__ __align__(16) NewRow nrow;          // RF: the new key's rows
+  __shared__ uint64_t bars[BULK ? 2 * kDecodeWarps : 1];  // BULK: warp w's K tile's barrier 2 w, its V tile's 2 w + 1
   const int bpk = a.group / G;  // blocks per kv head
   const int s = blockIdx.x, hk = blockIdx.y / bpk, i = blockIdx.z, h0 = blockIdx.y * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -161,6 +236,17 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const int pos = pos_first + i;
   int b, e, used;
   if (!split_keys(a, pos, s, b, e, used)) return;  // block-uniform: the combine reads only the used splits
+  uint64_t* const kbar = &bars[BULK ? 2 * (threadIdx.x >> 5) : 0];
+  uint64_t* const vbar = kbar + (BULK ? 1 : 0);
+  if constexpr (BULK) {
+    if ((threadIdx.x & 31) == 0) {
+      bulk::init_barrier(kbar);
+      bulk::init_barrier(vbar);
+    }
+    __syncwarp();
+    // The cache rows were written by earlier kernels through the generic proxy; the copy engine reads them.
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+  }
   // RF, before the wait (nothing a kernel writes): the head norms' weights and the cos / sin of this
   // lane's pairs at pos (the same helpers and values as qk_norm_rope_kernel).
   [[maybe_unused]] float wq[N], wk[N], cs[N], sn[N];
@@ -186,29 +272,44 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const int e_old = last_new ? e - 1 : e;
   const bool early = any && min(e_old, base0 + kTile) <= pos_first;
   const bool early1 = PD == 2 && early && min(e_old, base0 + kStride + kTile) <= pos_first;
-  // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8;
-  // scale row of key base0 + lane % 16), stepped by kStride keys per tile.
+  // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8; BULK: key
+  // base0 + lane % 16's row; scale row of key base0 + lane % 16), stepped by kStride keys per tile.
   // 32-bit offsets (the launcher checks that every position's rows fit), pointers formed at each copy.
-  uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * kRow + (lane & 7) * 16);
+  uint32_t koff = BULK ? (uint32_t)((base0 + (lane & 15)) * p.q_row + hk * kRow)
+                       : (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * kRow + (lane & 7) * 16);
   uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * 4);
   const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
   const uint32_t q_row = (uint32_t)p.q_row, d_row = (uint32_t)p.d_row;
   // Buffer x's K quants, V quants, K scales, V scales.
-  const auto kq_buf = [&](int x) { return wsm0 + x * kWarpSmem; };
-  const auto vq_buf = [&](int x) { return wsm0 + x * kWarpSmem + kQTile; };
-  const auto ks_buf = [&](int x) { return wsm0 + x * kWarpSmem + 2 * kQTile; };
-  const auto vs_buf = [&](int x) { return wsm0 + x * kWarpSmem + 2 * kQTile + kSTile; };
+  const auto kq_buf = [&](int x) { return wsm0 + x * L::kBufSmem; };
+  const auto vq_buf = [&](int x) { return wsm0 + x * L::kBufSmem + kQTile; };
+  const auto ks_buf = [&](int x) {
+    return kTensor ? smem + kScales + warp * 2 * kSTile : wsm0 + x * L::kBufSmem + 2 * kQTile;
+  };
+  const auto vs_buf = [&](int x) { return ks_buf(x) + kSTile; };
   // Tile j of the warp (keys base0 + j * kStride ..) into buffer j % PD; empty groups past e.
   const auto stage_ahead = [&](int j) {
     const int bj = base0 + j * kStride, nj = min(kTile, e - bj), sk = j == j_new ? r_new : -1;
     const uint32_t ko = koff + (uint32_t)j * qstep, so = soff + (uint32_t)j * sstep;
-    if (nj > 0) stage_tile<RF != RF_NONE>(kq_buf(j % PD), ks_buf(j % PD), p.kq, p.kd, ko, so, q_row, d_row, nj, sk);
-    commit_group();
-    if (nj > 0) stage_tile<RF != RF_NONE>(vq_buf(j % PD), vs_buf(j % PD), p.vq, p.vd, ko, so, q_row, d_row, nj, sk);
-    commit_group();
+    if constexpr (kTensor) {
+      if (nj > 0) stage_tile_tensor<RF != RF_NONE>(kq_buf(0), ks_buf(0), kbar, &p.kmap, hk * kRow, bj, p.kd, so, d_row, nj, sk);
+      commit_group();
+      if (nj > 0) stage_tile_tensor<RF != RF_NONE>(vq_buf(0), vs_buf(0), vbar, &p.vmap, hk * kRow, bj, p.vd, so, d_row, nj, sk);
+      commit_group();
+    } else if constexpr (BULK) {
+      if (nj > 0) stage_tile_bulk<RF != RF_NONE>(kq_buf(0), ks_buf(0), kbar, p.kq, p.kd, ko, so, d_row, nj, sk);
+      commit_group();
+      if (nj > 0) stage_tile_bulk<RF != RF_NONE>(vq_buf(0), vs_buf(0), vbar, p.vq, p.vd, ko, so, d_row, nj, sk);
+      commit_group();
+    } else {
+      if (nj > 0) stage_tile<RF != RF_NONE>(kq_buf(j % PD), ks_buf(j % PD), p.kq, p.kd, ko, so, q_row, d_row, nj, sk);
+      commit_group();
+      if (nj > 0) stage_tile<RF != RF_NONE>(vq_buf(j % PD), vs_buf(j % PD), p.vq, p.vd, ko, so, q_row, d_row, nj, sk);
+      commit_group();
+    }
   };
   // The new key's row into buffer x's tiles (tile j_new's, after the fold's barrier).
-  const auto patch = [&](int x) { patch_row(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r_new); };
+  const auto patch = [&](int x) { patch_row<CP>(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r_new); };
   if (early) stage_ahead(0);
   if (early1) stage_ahead(1);
   pdl_wait();
@@ -254,9 +355,11 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     __syncthreads();  // nrow and qf complete
   }
+  if (BULK && any && !early) asm volatile("fence.proxy.async.global;" ::: "memory");  // as before the early copies
   if (any && !early) stage_ahead(0);
   if (PD == 2 && any && !early1) stage_ahead(1);
-  if (RF != RF_NONE && j_new >= 0 && j_new < PD) patch(j_new);  // a first tile's skipped row (staged before or after the wait)
+  // A first tile's skipped row (staged before or after the wait); Tensor: after its copies land, in the loop.
+  if (RF != RF_NONE && !kTensor && j_new >= 0 && j_new < PD) patch(j_new);
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
   // path's rule), one block per warp at a time.
   for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
@@ -295,6 +398,9 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     uint8_t* const kst = ks_buf(buf);
     uint8_t* const vst = vs_buf(buf);
     wait_group<2 * PD - 1>();  // this tile's K; pending after it: its V (and the next tile's K, V)
+    if constexpr (BULK) bulk::wait_barrier(kbar, j & 1);  // its quants
+    if (kTensor && RF != RF_NONE && j == j_new)  // the new key's K row over the one the tile's copy brought
+      patch_row<CP, 1>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
     __syncwarp();
     uint2 dk[4];
 #pragma unroll
@@ -303,7 +409,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
     for (int bb = 0; bb < kD / 32; ++bb) {
       uint32_t kb[4];
-      ldsm_x4(kb, wsm + swz(krow, i8_k_ldsm_chunk(lane, bb)));
+      ldsm_x4(kb, wsm + L::off(krow, i8_k_ldsm_chunk(lane, bb)));
       int s0[4] = {0, 0, 0, 0}, s1[4] = {0, 0, 0, 0};
       const uint32_t af[4] = {qa[bb][0], 0u, qa[bb][1], 0u};
       mma_s8_16x8x32(s0, af, kb[0], kb[1]);
@@ -312,13 +418,26 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
       for (int u = 0; u < 4; ++u) raw[u] += (float)is[u] * (scale_at(dk[u], bb) * dq[bb]);
     }
+    // BULK: the copy engine's writes after this tile's patch (generic stores) to the same rows.
+    if (BULK && RF != RF_NONE && j == j_new) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncwarp();  // every lane has read the K tile and its scales: the next ones may land there
     if (nb < e) {
       const uint32_t ko = koff + PD * qstep, so = soff + PD * sstep;
-      if (nb_new)
+      if constexpr (kTensor) {
+        if (nb_new)
+          stage_tile_tensor<true>(wsm, kst, kbar, &p.kmap, hk * kRow, nb, p.kd, so, d_row, min(kTile, e - nb), r_new);
+        else
+          stage_tile_tensor(wsm, kst, kbar, &p.kmap, hk * kRow, nb, p.kd, so, d_row, min(kTile, e - nb));
+      } else if constexpr (BULK) {
+        if (nb_new)
+          stage_tile_bulk<true>(wsm, kst, kbar, p.kq, p.kd, ko, so, d_row, min(kTile, e - nb), r_new);
+        else
+          stage_tile_bulk(wsm, kst, kbar, p.kq, p.kd, ko, so, d_row, min(kTile, e - nb));
+      } else if (nb_new) {
         stage_tile<true>(wsm, kst, p.kq, p.kd, ko, so, q_row, d_row, min(kTile, e - nb), r_new);
-      else
+      } else {
         stage_tile(wsm, kst, p.kq, p.kd, ko, so, q_row, d_row, min(kTile, e - nb));
+      }
     }
     commit_group();
     // Scores in log2 units (scale * log2 e folded in: one ex2 per exponential); no softcap (applies).
@@ -327,6 +446,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     for (int u = 0; u < 4; ++u) sc[u] = key_of[u] < nk ? raw[u] * scale2 : -INFINITY;
     tile_softmax(sc, m, l, pr, c, [](float x) { return exp2f(x); });
     wait_group<2 * PD - 1>();  // this tile's V; pending after it: the K just requested (and the next tile's)
+    if constexpr (BULK) bulk::wait_barrier(vbar, j & 1);
+    if (kTensor && RF != RF_NONE && j == j_new) patch_row<CP, 2>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
     __syncwarp();
     // B fragments of P'^T per V block: f16(p * d_v(key, block)) of head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t.
     uint2 dv[4];
@@ -346,22 +467,34 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       }
     }
 #pragma unroll
-    for (int j = 0; j < kD / 16; j += 2) {
+    for (int mt = 0; mt < kD / 16; mt += 2) {
       uint32_t vr[4];
-      ldsm_x4_trans(vr, vq_buf(buf) + swz(vrow, i8_v_ldsm_chunk(lane, j)));
+      ldsm_x4_trans(vr, vq_buf(buf) + L::off(vrow, i8_v_ldsm_chunk(lane, mt)));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         uint32_t a0, a1, a2, a3;  // rows g (element 2g), g + 8 (element 2g + 1); keys 2t.. / 8 + 2t..
         i8_pairs_to_h2(vr[2 * h], a0, a1);
         i8_pairs_to_h2(vr[2 * h + 1], a2, a3);
-        const int bb = (j + h) / 2;
-        mma16816(c[j + h], a0, a1, a2, a3, pb[bb][0], pb[bb][1]);
+        const int bb = (mt + h) / 2;
+        mma16816(c[mt + h], a0, a1, a2, a3, pb[bb][0], pb[bb][1]);
       }
     }
+    if (BULK && RF != RF_NONE && j == j_new) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncwarp();  // every lane has read the V tile and its scales
     if (nb < e) {
       const uint32_t ko = koff + PD * qstep, so = soff + PD * sstep;
-      if (nb_new) {
+      if constexpr (kTensor) {
+        if (nb_new)
+          stage_tile_tensor<true>(vq_buf(buf), vst, vbar, &p.vmap, hk * kRow, nb, p.vd, so, d_row, min(kTile, e - nb), r_new);
+        else
+          stage_tile_tensor(vq_buf(buf), vst, vbar, &p.vmap, hk * kRow, nb, p.vd, so, d_row, min(kTile, e - nb));
+      } else if constexpr (BULK) {
+        if (nb_new)
+          stage_tile_bulk<true>(vq_buf(buf), vst, vbar, p.vq, p.vd, ko, so, d_row, min(kTile, e - nb), r_new);
+        else
+          stage_tile_bulk(vq_buf(buf), vst, vbar, p.vq, p.vd, ko, so, d_row, min(kTile, e - nb));
+        if (nb_new) patch(buf);  // rows other than r_new: the copy engine's; r_new: the patch's
+      } else if (nb_new) {
         stage_tile<true>(vq_buf(buf), vst, p.vq, p.vd, ko, so, q_row, d_row, min(kTile, e - nb), r_new);
         patch(buf);  // both of buf's tiles are free: the K tile's copies skipped the row as well
       } else {
@@ -378,23 +511,59 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       c, m * 0.6931471805599453f, l,  // the maximum back to natural-log units, as the merge and the combine take it
       [](int mt, int r) { return i8_v_row_element(mt, r); },
       [&](int w) { return reinterpret_cast<float*>(smem + w * kBuf); },
-      [&](int w) { return reinterpret_cast<float*>(smem + w * kBuf + 2 * kQTile); }, a, i, h0, s,
+      [&](int w) { return reinterpret_cast<float*>(kTensor ? smem + kScales + w * 2 * kSTile : smem + w * kBuf + 2 * kQTile); },
+      a, i, h0, s,
       a.one_split_direct && used == 1);
 }
 
-// The kernel for G query heads per block, p's fold (none, NeoX or normal pairs) and tiles in flight
+// The kernel for G query heads per block, p's fold (none, NeoX or normal pairs), tiles in flight and copies
 // (G = 1 or 2, the fold's head split: no unfolded instance).
-template <int G, int PD>
+template <int G, int PD, int CP>
 auto i8_tile_kernel_pd(const AttnParams& p) {
-  decltype(&attn_decode_i8_tile_kernel<G, RF_NEOX, PD>) none = nullptr;
-  if constexpr (G > 2) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD>;
+  decltype(&attn_decode_i8_tile_kernel<G, RF_NEOX, PD, CP>) none = nullptr;
+  if constexpr (G > 2) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD, CP>;
   return !p.rope.on    ? none
-         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD>
-                       : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD>;
+         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD, CP>
+                       : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD, CP>;
 }
 template <int G>
 auto i8_tile_kernel(const AttnParams& p) {
-  return p.planes_stages == 2 ? i8_tile_kernel_pd<G, 2>(p) : i8_tile_kernel_pd<G, 1>(p);
+  return p.planes_copy == PlanesCopy::BulkRows      ? i8_tile_kernel_pd<G, 1, kCopyBulkRows>(p)
+         : p.planes_copy == PlanesCopy::TensorTiles ? i8_tile_kernel_pd<G, 1, kCopyTensor>(p)
+         : p.planes_stages == 2                     ? i8_tile_kernel_pd<G, 2, kCopyAsync>(p)
+                                                    : i8_tile_kernel_pd<G, 1, kCopyAsync>(p);
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link to the driver library); null
+// where the driver has none.
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+EncodeTiledFn encode_tiled() {
+  static const EncodeTiledFn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return EncodeTiledFn{};
+    return reinterpret_cast<EncodeTiledFn>(f);
+  }();
+  return fn;
+}
+// A quant plane (n_ctx rows of n_head_kv * 128 bytes, row_bytes apart) as a 2-D tensor of bytes for the tile
+// form's tensor copies: boxes of 16 rows x 128 bytes (one kv head's slices of 16 keys) with the 128-byte
+// swizzle, rows past n_ctx read as zeros.
+cudaError_t encode_planes_map(CUtensorMap* map, const int8_t* plane, int n_head_kv, int64_t n_ctx, int64_t row_bytes) {
+  const EncodeTiledFn enc = encode_tiled();
+  if (!enc) return cudaErrorNotSupported;
+  const cuuint64_t dim[2] = {(cuuint64_t)n_head_kv * kRow, (cuuint64_t)n_ctx};
+  const cuuint64_t stride[1] = {(cuuint64_t)row_bytes};
+  const cuuint32_t box[2] = {(cuuint32_t)kRow, (cuuint32_t)kTile};
+  const cuuint32_t estride[2] = {1, 1};
+  const CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<int8_t*>(plane), dim, stride, box, estride,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 }  // namespace
@@ -422,6 +591,7 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   const auto al = [](const void* x, uintptr_t n) { return x && reinterpret_cast<uintptr_t>(x) % n == 0; };
   return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && tile_group(p) > 0 && p.n_tokens >= 1 &&
          p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
+         (p.planes_copy == PlanesCopy::Async || p.planes_stages == 1) &&
          pl.n_ctx > 0 && pl.quant_row >= 0 && pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
          (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
          (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&
@@ -449,7 +619,9 @@ AttnI8Planes attn_cache_planes(const AttnParams& p, int64_t n_ctx) {
 }
 
 bool attn_decode_planes_applies(const AttnParams& p, int64_t n_ctx) {
+  // the tensor copies read whole 16-row boxes: bounded by the cache's rows (AttnParams::kv_rows)
   return attn::valid(p) && attn::planes(p) && p.k_row_bytes == p.v_row_bytes && p.k_row_bytes % 2 == 0 &&
+         (p.planes_copy != PlanesCopy::TensorTiles || (p.kv_rows > 0 && p.kv_rows <= n_ctx)) &&
          p.type_k == QType::Q8_0 && p.type_v == QType::Q8_0 &&
          p.min_split_keys == kAttnMinSplitKeys && attn_decode_i8_tile_applies(p, attn_cache_planes(p, n_ctx));
 }
@@ -464,15 +636,20 @@ bool attn_decode_planes_head_split(const AttnParams& p) {
 }
 
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
-  const int64_t n_ctx = ((int64_t{1} << 32) - 1) / std::max<int64_t>(1, p.k_row_bytes);
-  if (!attn_decode_planes_applies(p, n_ctx)) return cudaErrorInvalidValue;
-  return launch_attn_decode_i8_tile(p, attn_cache_planes(p, n_ctx), stream);
+  const int64_t n_max = ((int64_t{1} << 32) - 1) / std::max<int64_t>(1, p.k_row_bytes);
+  if (!attn_decode_planes_applies(p, n_max)) return cudaErrorInvalidValue;
+  return launch_attn_decode_i8_tile(p, attn_cache_planes(p, p.kv_rows > 0 ? p.kv_rows : n_max), stream);
 }
 
 cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& pl, cudaStream_t stream) {
   if (!attn_decode_i8_tile_applies(p, pl)) return cudaErrorInvalidValue;
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
-                 pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4};
+                 pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4,
+                 {}, {}};
+  if (p.planes_copy == PlanesCopy::TensorTiles) {
+    for (auto [map, plane] : {std::pair{&x.kmap, pl.k_quants}, std::pair{&x.vmap, pl.v_quants}})
+      if (const cudaError_t e = attn::encode_planes_map(map, plane, p.n_head_kv, pl.n_ctx, x.q_row); e != cudaSuccess) return e;
+  }
   const int heads = tile_heads(p);
   const dim3 grid(x.a.grid_splits, p.n_head / heads, p.n_tokens), block(attn::kDecodeWarps * 32);
   const auto kern = heads == 1   ? attn::i8_tile_kernel<1>(p)

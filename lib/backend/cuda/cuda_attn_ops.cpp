@@ -42,15 +42,20 @@ bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, V
 void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
   const bool emit = decode_setup(p, c, pos0, out);
   p.planes_stages = cfg_.kernels.attn_planes_stages;
+  const std::string& cp = cfg_.kernels.attn_planes_copy;
+  p.planes_copy = cp == "bulk" ? cuda::PlanesCopy::BulkRows : cp == "tensor" ? cuda::PlanesCopy::TensorTiles : cuda::PlanesCopy::Async;
+  p.kv_rows = c.n_ctx();
+  MEMRA_CHECK(p.planes_copy == cuda::PlanesCopy::Async || p.planes_stages == 1,
+              "kernels.attn_planes_copy = \"{}\" needs kernels.attn_planes_stages = 1 (it is {})", cp, p.planes_stages);
   MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
               "kv.planes: the split-plane decode form needs head dim 128, 4 or 8 query heads per kv head and no softcap "
-              "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = false",
+              "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = \"off\"",
               p.head_dim, p.n_head / p.n_head_kv, p.softcap);
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
   if (emit) hold_q8s(out);
   note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
                                   cuda::attn_decode_planes_head_split(p) ? (p.rope.head_split == 2 ? "+hs2" : "+hs") : "",
-                                  p.planes_stages == 2 ? "+pd2" : "",
+                                  p.planes_stages == 2 ? "+pd2" : p.planes_copy != cuda::PlanesCopy::Async ? "+" + cp : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
                                   emit ? "+q8s" : "",
                                   p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
