@@ -185,7 +185,10 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
   for t in Llama:llama Qwen2:qwen2 Qwen3:qwen3 Gemma3:gemma3 Gemma4:gemma4; do
     [ -f "$sh/models/synth/${t#*:}-f32.gguf" ] || skip="$skip:CudaModels.${t%%:*}_F32*"
   done
-  if [ -n "$skip" ]; then echo "cuda_vs_cpu: f32 synth models not in this pack, skipped: ${skip#:}"; fi
+  # A "dense" pack has no qwen35 / qwen3moe files: their tests (and the speculative ones, on qwen35) are skipped.
+  [ -f "$sh/models/synth/qwen35-q4_k_m.gguf" ] || skip="$skip:CudaModels.Qwen35*:CudaModels.Speculative*"
+  [ -f "$sh/models/synth/qwen3moe-q4_k_m.gguf" ] || skip="$skip:CudaModels.Qwen3Moe*"
+  if [ -n "$skip" ]; then echo "cuda_vs_cpu: synth models not in this pack, skipped: ${skip#:}"; fi
   # suite_args (e.g. --config FILE: the base configuration of every test) and suite_tag (the log's
   # name suffix) are set by a phase around a call; empty by default.
   timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" ${skip:+--gtest_filter=-${skip#:}} "${suite_args[@]}" \
@@ -828,6 +831,21 @@ case "$phase" in
     cuda_vs_cpu
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-bulk.toml --arm configs/arm-kv-planes-tensor.toml
+    rm -f "$f" "$f.done"
+    ;;
+  s63m)
+    # After s63 (the suite at kv.planes = auto green on a "dense" pack but for the tests of the models it leaves
+    # out): the qwen35 / qwen3moe / speculative CUDA-vs-CPU tests at the defaults, then qwen3-30b-a3b q4_k_m
+    # tg128 at 0 / 4096 / 16384 keys (its group of 8 at head dim 128 takes the planes under auto since the
+    # sixty-second session, unmeasured), the defaults against the reversed arm (configs/arm-kv-planes-off.toml)
+    # with an A/A copy. Any sm_90 card, a "slim" pack. ~6 minutes.
+    gpu_info
+    timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen35*:CudaModels.Qwen3Moe*:CudaModels.Speculative*' \
+      > "$out/test_backend_cuda_gpu-moe.log" 2>&1
+    echo "test_backend_cuda_gpu (qwen35, qwen3moe, speculative) rc=$?"
+    grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu-moe.log" | tail -n 14
+    synth qwen3-30b-a3b q4_k_m 200
+    tg_on 0,4096,16384 3 300 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml
     rm -f "$f" "$f.done"
     ;;
   flip62)
