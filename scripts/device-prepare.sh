@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${2:-../shared}
-build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|dense|trace|f32] [OLD_BUILD_DIR]
+build=${1:-build/release}  # usage: device-prepare.sh [BUILD_DIR] [SHARED_DIR] [lean|quant|slim|dense|trace|f32|moe] [OLD_BUILD_DIR]
 # OLD_BUILD_DIR: a second build (another commit's, e.g. a candidate branch built in a git worktree)
 # whose pp-bench, kernel-check and libmemra.so go to .device/old/ (the same relative layout, so its
 # RPATH finds its own library): for phases that gate and time a change without a config key against
@@ -30,6 +30,9 @@ bins="run-gen run-spec kernel-check pp-bench gguf-synth receipt-sweep rp-q4-prob
 # mmvf, gemma's GELU GLU), which the other packs leave out for room: four of the five (llama, qwen3,
 # gemma3, gemma4; qwen2, a llama-like file, does not fit beside them).
 [ "$lean" = f32 ] && bins="kernel-check test_backend_cuda_gpu"
+# moe: the GPU tests, pp-bench and gguf-synth with the qwen35 / qwen3moe fixtures (the tests a "dense" pack
+# skips, and MoE rows of synth files): "slim" is over the carry limit.
+[ "$lean" = moe ] && bins="pp-bench gguf-synth test_backend_cuda_gpu"
 rm -rf .device && mkdir -p .device/bin .device/lib .device/shared/models/synth .device/shared/reference/arch .device/shared/anchors
 for b in $bins; do
   [ -x "$build/bin/$b" ] && cp "$build/bin/$b" .device/bin/
@@ -61,6 +64,7 @@ models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q
 [ "$lean" = trace ] && models=""
 [ "$lean" = f32 ] && models="llama-f32 qwen3-f32 gemma3-f32 gemma4-f32"  # (qwen2-f32 too went over the carry limit)
 [ "$lean" = dense ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m"
+[ "$lean" = moe ] && models="qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = slim ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/

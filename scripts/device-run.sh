@@ -838,7 +838,7 @@ case "$phase" in
     # out): the qwen35 / qwen3moe / speculative CUDA-vs-CPU tests at the defaults, then qwen3-30b-a3b q4_k_m
     # tg128 at 0 / 4096 / 16384 keys (its group of 8 at head dim 128 takes the planes under auto since the
     # sixty-second session, unmeasured), the defaults against the reversed arm (configs/arm-kv-planes-off.toml)
-    # with an A/A copy. Any sm_90 card, a "slim" pack. ~6 minutes.
+    # with an A/A copy. Any sm_90 card, a "moe" pack ("slim" is over the carry limit). ~6 minutes.
     gpu_info
     timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Qwen35*:CudaModels.Qwen3Moe*:CudaModels.Speculative*' \
       > "$out/test_backend_cuda_gpu-moe.log" 2>&1
