@@ -833,6 +833,21 @@ case "$phase" in
     tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-bulk.toml --arm configs/arm-kv-planes-tensor.toml
     rm -f "$f" "$f.done"
     ;;
+  r63)
+    # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200
+    # only the README decode rows at the sixty-second session's defaults (kv.planes = auto): qwen3-8b q4_k_m
+    # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. A "moe" pack. ~8 minutes.
+    gpu_info
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Speculative*' \
+      > "$out/test_backend_cuda_gpu-spec.log" 2>&1
+    echo "test_backend_cuda_gpu (speculative) rc=$?"
+    grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu-spec.log" | tail -n 6
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "r63: not an H200, no rows"; exit 0; }
+    rows_8b
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 120
+    rm -f "$f" "$f.done"
+    ;;
   s63m)
     # After s63 (the suite at kv.planes = auto green on a "dense" pack but for the tests of the models it leaves
     # out): the qwen35 / qwen3moe / speculative CUDA-vs-CPU tests at the defaults, then qwen3-30b-a3b q4_k_m
