@@ -63,8 +63,8 @@ models="llama-f32 llama-q8_0 llama-q4_k_m qwen2-f32 qwen3-f32 qwen3-q8_0 qwen3-q
 [ "$lean" = quant ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m gemma3-f32 gemma4-f32 qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 [ "$lean" = trace ] && models=""
 [ "$lean" = f32 ] && models="llama-f32 qwen3-f32 gemma3-f32 gemma4-f32"  # (qwen2-f32 too went over the carry limit)
-[ "$lean" = dense ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m"
-[ "$lean" = moe ] && models="qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"  # (qwen3: the speculative tests' target)
+[ "$lean" = dense ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m qwen35-q4_k_m"  # (qwen35: the speculative tests' draft)
+[ "$lean" = moe ] && models="llama-q8_0 qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"  # (llama, qwen3: the speculative tests')
 [ "$lean" = slim ] && models="llama-q8_0 llama-q4_k_m qwen3-q8_0 qwen3-q4_k_m qwen35-q4_k_m qwen3moe-q4_k_m qwen3moe-q8_0"
 for m in $models; do
   cp "$shared/models/synth/$m.gguf" .device/shared/models/synth/

@@ -185,7 +185,7 @@ cuda_vs_cpu() {  # [extra grep alternatives] [lines]: the CUDA-vs-CPU model test
   for t in Llama:llama Qwen2:qwen2 Qwen3:qwen3 Gemma3:gemma3 Gemma4:gemma4; do
     [ -f "$sh/models/synth/${t#*:}-f32.gguf" ] || skip="$skip:CudaModels.${t%%:*}_F32*"
   done
-  # A "dense" pack has no qwen35 / qwen3moe files: their tests (and the speculative ones, on qwen35) are skipped.
+  # A "dense" pack has no qwen3moe files (a "moe" pack no dense q8_0 / f32 ones): their tests are skipped.
   [ -f "$sh/models/synth/qwen35-q4_k_m.gguf" ] || skip="$skip:CudaModels.Qwen35*:CudaModels.Speculative*"
   [ -f "$sh/models/synth/qwen3moe-q4_k_m.gguf" ] || skip="$skip:CudaModels.Qwen3Moe*"
   if [ -n "$skip" ]; then echo "cuda_vs_cpu: synth models not in this pack, skipped: ${skip#:}"; fi
@@ -832,6 +832,22 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-bulk.toml --arm configs/arm-kv-planes-tensor.toml
     rm -f "$f" "$f.done"
+    ;;
+  bps63)
+    # The tile form's split count at depth (kernels.attn_blocks_per_sm, tuned at 4 before kv.planes): kernel-check
+    # --perf of the dense-plane tile form at 16384 keys with ~33 / ~50 / 66 / 64 / ~128 splits, then qwen3-8b
+    # q4_k_m tg128 at 4096 / 16384 keys, the defaults against 2 and 3 blocks per SM, interleaved with an A/A
+    # copy; then the speculative CUDA-vs-CPU tests. Any sm_90 card, a "dense" pack. ~4 minutes.
+    gpu_info
+    timeout 100 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/n1@16383" --perf --reps 30 \
+      --seed 20266304 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 8
+    synth qwen3-8b q4_k_m
+    tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
+    rm -f "$f" "$f.done"
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Speculative*' \
+      > "$out/test_backend_cuda_gpu-spec.log" 2>&1
+    echo "test_backend_cuda_gpu (speculative) rc=$?"
+    grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu-spec.log" | tail -n 6
     ;;
   r63)
     # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200

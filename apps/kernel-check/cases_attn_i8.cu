@@ -260,10 +260,12 @@ class AttnI8TileCase : public Case {
 void add_attn_i8_cases(Registry& r) {
   // One key, partial tiles and splits (17, 100, 129 keys), several tiles per warp and many splits
   // (1000, 4097, 16384 keys: the depth rows' 66 splits at max_splits 96), a verify batch of 3 rows;
-  // at 16384 keys also 64 splits and ~128 (8 blocks per SM aimed at: two waves).
+  // at 16384 keys also 64 splits, ~128 (8 blocks per SM aimed at: two waves) and ~33 / ~50 (2 / 3 blocks per
+  // SM: longer splits, the blocks' fixed part spread over more tiles).
   for (auto [n, len, ms, bps] :
        {std::tuple<int, int, int, int>{1, 1, 96, 4}, {1, 17, 96, 4}, {1, 100, 96, 4}, {1, 129, 96, 4}, {1, 1000, 96, 4},
-        {1, 4097, 96, 4}, {3, 2001, 96, 4}, {1, 16384, 96, 4}, {1, 16384, 64, 4}, {1, 16384, 1024, 8}})
+        {1, 4097, 96, 4}, {3, 2001, 96, 4}, {1, 16384, 96, 4}, {1, 16384, 64, 4}, {1, 16384, 1024, 8},
+        {1, 16384, 96, 2}, {1, 16384, 96, 3}})
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/n", n, "@", len - 1, "/max_splits", ms,
                            bps != 4 ? ref::cat("/bps", bps) : ""),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
