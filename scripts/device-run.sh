@@ -833,6 +833,18 @@ case "$phase" in
     tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-bulk.toml --arm configs/arm-kv-planes-tensor.toml
     rm -f "$f" "$f.done"
     ;;
+  hm63)
+    # Head-major planes in the tile form's probe (AttnI8Planes::quant_head: each tile's 16 keys one contiguous
+    # 2 KB run, against the cache's 16 runs of 128 bytes a row apart): their gates (kernel-check attn
+    # q8_0-planes-headmajor, against the f64 reference), then --perf at 16384 and 4096 keys beside the
+    # position-major probe, cp.async and bulk-row copies. Any sm_90 card, a "dense" pack. ~2 minutes.
+    gpu_info
+    kc_gate hm63 20266305 90 attn planes-headmajor
+    for n in "n1@16383" "n1@4096"; do
+      timeout 100 "$bin/kernel-check" --section attn --filter "32-8x128/$n/max_splits96" --perf --reps 30 --seed 20266306 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "i8tile" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/; s/norm_err.*|/|/' | head -n 10
+    done
+    ;;
   bps63)
     # The tile form's split count at depth (kernels.attn_blocks_per_sm, tuned at 4 before kv.planes): kernel-check
     # --perf of the dense-plane tile form at 16384 keys with ~33 / ~50 / 66 / 64 / ~128 splits, then qwen3-8b
