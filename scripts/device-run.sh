@@ -864,7 +864,7 @@ case "$phase" in
   r63)
     # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200
     # only the README decode rows at the sixty-second session's defaults (kv.planes = auto): qwen3-8b q4_k_m
-    # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. A "moe" pack. ~8 minutes.
+    # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. A "dense" or "moe" pack. ~8 minutes.
     gpu_info
     timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Speculative*' \
       > "$out/test_backend_cuda_gpu-spec.log" 2>&1
