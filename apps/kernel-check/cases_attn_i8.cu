@@ -15,8 +15,8 @@
 // the grid trimmed at round 8) and the q8s planes for the o projection (interleaved for one row)
 // byte for byte launch_quantize_q8s of the output. ".../pd2": two tiles in flight per warp
 // (AttnParams::planes_stages), the dense-plane side with one: so also the bytes of one in flight.
-// ".../bulk", ".../tensor": the quant tiles by the copy engine (AttnParams::planes_copy), the dense-plane side
-// by cp.async: so also the bytes of the cp.async form.
+// ".../tensor": the quant tiles by the copy engine (AttnParams::planes_copy), the dense-plane side by
+// cp.async: so also the bytes of the cp.async form.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -239,7 +239,7 @@ class AttnI8TileCase : public Case {
     cuda::AttnParams p = params();
     p.out = dout_dense_;
     p.planes_stages = 1;  // the pd2 rows: the bytes of one tile in flight
-    p.planes_copy = cuda::PlanesCopy::Async;  // the bulk / tensor rows: the bytes of the cp.async copies
+    p.planes_copy = cuda::PlanesCopy::Async;  // the tensor rows: the bytes of the cp.async copies
     ref::check(cuda::launch_attn_decode_i8_tile(p, pl_, env.stream()), "launch_attn_decode_i8_tile (dense planes)");
     cuda::QuantizeQ8sParams qp;
     qp.x = dout_dense_;
@@ -292,13 +292,10 @@ void add_attn_i8_cases(Registry& r) {
                            bps != 4 ? ref::cat("/bps", bps) : ""),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
   // Head-major planes (AttnI8Planes::quant_head; a probe of the layout: each tile's 16 keys one contiguous 2 KB
-  // run, against 16 runs of 128 bytes a cache row apart): one key, partial tiles, a verify batch, depth; the
-  // cp.async and bulk-row copies.
-  for (auto cp : {cuda::PlanesCopy::Async, cuda::PlanesCopy::BulkRows})
-    for (auto [n, len] : {std::pair{1, 1}, {1, 100}, {3, 2001}, {1, 4097}, {1, 16384}})
-      r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes-headmajor/32-8x128/n", n, "@", len - 1, "/max_splits96",
-                             cp == cuda::PlanesCopy::BulkRows ? "/bulk" : ""),
-            [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, 96, 4, false, 1, cp, true); });
+  // run, against 16 runs of 128 bytes a cache row apart): one key, partial tiles, a verify batch, depth.
+  for (auto [n, len] : {std::pair{1, 1}, {1, 100}, {3, 2001}, {1, 4097}, {1, 16384}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes-headmajor/32-8x128/n", n, "@", len - 1, "/max_splits96"),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, 96, 4, false, 1, cuda::PlanesCopy::Async, true); });
   // The engine's route over cache rows (kv.planes), at the shapes of its rows: one key, partial
   // tiles, a verify batch, 4096 and 16384 keys at the default split cap.
   // The same at qwen3-32b's group (8 query heads per kv head: 64 / 8), and at odd kv head counts (rows
@@ -315,16 +312,14 @@ void add_attn_i8_cases(Registry& r) {
                             {64, 1, 16384}})
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96/pd2"),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true, 2); });
-  // The quant tiles by the copy engine (kernels.attn_planes_copy = bulk / tensor): out and q8s the bytes of the
+  // The quant tiles by the copy engine (kernels.attn_planes_copy = tensor): out and q8s the bytes of the
   // cp.async copies over the same planes (and within the reference's tolerance), at the cache-row cases' shapes
   // (the last tiles' boxes past the cache's last row: the tensor copies' zero rows).
-  for (auto cp : {cuda::PlanesCopy::BulkRows, cuda::PlanesCopy::TensorTiles})
-    for (auto [nh, nkv, n, len] :
-         {std::tuple<int, int, int, int>{32, 8, 1, 1}, {32, 8, 1, 17}, {32, 8, 1, 129}, {32, 8, 3, 2001}, {32, 8, 1, 4096},
-          {32, 8, 1, 16384}, {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 3, 4096}, {8, 1, 1, 2001}})
-      r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits96/",
-                             cp == cuda::PlanesCopy::BulkRows ? "bulk" : "tensor"),
-            [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 96, 4, true, 1, cp); });
+  for (auto [nh, nkv, n, len] :
+       {std::tuple<int, int, int, int>{32, 8, 1, 1}, {32, 8, 1, 17}, {32, 8, 1, 129}, {32, 8, 3, 2001}, {32, 8, 1, 4096},
+        {32, 8, 1, 16384}, {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 3, 4096}, {8, 1, 1, 2001}})
+    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits96/tensor"),
+          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 96, 4, true, 1, cuda::PlanesCopy::TensorTiles); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

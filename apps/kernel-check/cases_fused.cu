@@ -452,7 +452,7 @@ void add_fused_cases(Registry& r) {
     // reduced builds: G = 4 only (but for the int8 tile form's fold, whose instances are all built)
     if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::BulkRows ? "_bulk" : c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
                             c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
                             c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
@@ -597,10 +597,10 @@ void add_fused_cases(Registry& r) {
     h2.hs = 2;
     if (c.len <= 1024) add_fold(h);
     if (c.len > 128 && c.len <= 4608) add_fold(h2);
-    // The quant tiles by the copy engine (kernels.attn_planes_copy = bulk / tensor): every shape, each fold form.
-    for (auto cp : {cuda::PlanesCopy::BulkRows, cuda::PlanesCopy::TensorTiles}) {
+    // The quant tiles by the copy engine (kernels.attn_planes_copy = tensor): every shape, each fold form.
+    {
       FoldCfg b = c, hb = h, hb2 = h2;
-      b.cp = hb.cp = hb2.cp = cp;
+      b.cp = hb.cp = hb2.cp = cuda::PlanesCopy::TensorTiles;
       add_fold(b);
       if (c.len <= 1024) add_fold(hb);
       if (c.len > 128 && c.len <= 4608) add_fold(hb2);

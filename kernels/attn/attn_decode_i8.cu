@@ -60,24 +60,21 @@ struct I8Args {
 };
 
 // How a warp's quant tiles reach shared memory (AttnParams::planes_copy as the kernels' CP).
-constexpr int kCopyAsync = 0, kCopyBulkRows = 1, kCopyTensor = 2;
+constexpr int kCopyAsync = 0, kCopyTensor = 1;
 
-// A warp's quant tiles in shared memory, as its copies land them. Async (cp.async, 16 bytes per lane and
+// A warp's quant tiles in shared memory, as its copies land them: Async (cp.async, 16 bytes per lane and
 // copy) and Tensor (one tensor copy per tile with the 128-byte swizzle: the same pattern where the tile
-// starts at a multiple of 1024 bytes): 128-byte rows, the 16-byte chunks swizzled by the row. BulkRows (one
-// bulk copy per key row): a key's 128 bytes whole in a 144-byte row. Either way the 8 rows an ldmatrix
-// phase reads at one chunk column land in distinct bank groups, and the same bytes reach the same fragments.
+// starts at a multiple of 1024 bytes) alike, 128-byte rows with the 16-byte chunks swizzled by the row, so
+// the 8 rows an ldmatrix phase reads at one chunk column land in distinct bank groups. (A third form, one
+// bulk copy per key row into 144-byte rows, measured slower and was removed: bench/notes/attn-i8-tile.md.)
 template <int CP>
 struct TileLayout {
-  static constexpr int kRowBytes = CP == kCopyBulkRows ? kRow + 16 : kRow;
-  static constexpr int kQTile = kTile * kRowBytes;  // 2 KB, or 2.25 KB
+  static constexpr int kQTile = kTile * kRow;  // 2 KB
   // A buffer's K quants, V quants, then (but for Tensor, whose tiles are 1024-byte aligned: after every
   // warp's tiles) its K scales, V scales.
   static constexpr int kBufSmem = 2 * kQTile + (CP == kCopyTensor ? 0 : 2 * kSTile);
   // Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row).
-  __device__ static __forceinline__ int off(int r, int c) {
-    return CP == kCopyBulkRows ? r * kRowBytes + (c << 4) : r * kRow + ((c ^ (r & 7)) << 4);
-  }
+  __device__ static __forceinline__ int off(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
 };
 // 8 bytes global -> shared, or zeros where !valid (src-size 0: the source is not read).
 __device__ __forceinline__ void cp8(void* dst, const void* src, bool valid) {
@@ -127,25 +124,12 @@ __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_
   }
   stage_scales<SKIP>(st, d, doff, d_row, nk, skip);
 }
-// The same with bulk copies of the quants (TileLayout<true>): lane r < nk requests key row r's 128 bytes
-// (q[qoff]: this lane's row, key base + lane % 16) as one copy completing on bar, lane 0 expects the
-// rows' bytes; the scale rows as stage_tile's (cp.async, rows nk .. 15 zero). Quant rows nk .. 15 are
-// left as they are: finite int8 whatever they hold, their scores masked and their V scales 0, so each
-// meets P' = 0 and adds nothing (kernel-check: the bytes of stage_tile's zero rows).
-template <bool SKIP = false>
-__device__ __forceinline__ void stage_tile_bulk(uint8_t* qt, uint8_t* st, uint64_t* bar, const int8_t* q,
-                                                const uint16_t* d, uint32_t qoff, uint32_t doff, uint32_t d_row, int nk,
-                                                int skip = -1) {
-  const int lane = threadIdx.x & 31;
-  if (lane == 0) bulk::expect_bytes(bar, (uint32_t)(nk - (SKIP && skip >= 0 && skip < nk ? 1 : 0)) * kRow);
-  if (lane < nk && (!SKIP || lane != skip))
-    bulk::copy_async(qt + lane * TileLayout<kCopyBulkRows>::kRowBytes, q + qoff, kRow, bar);
-  stage_scales<SKIP>(st, d, doff, d_row, nk, skip);
-}
 // The same with one tensor copy of the quants (TileLayout<kCopyTensor>): lane 0 expects the box's 2048 bytes
 // and requests rows y .. y + 15 of the plane's bytes x .. x + 127 (map: AttnArgs::kmap / vmap; rows past the
 // cache's end zero). Every row lands, row skip too (the step's new key, maybe not yet written: the caller
-// patches it after the wait), and rows nk .. 15 as stage_tile_bulk's.
+// patches it after the wait). Quant rows nk .. 15 are whatever the cache holds there (finite int8; rows past its
+// end zero): their scores masked and their V scales 0 (stage_scales), each meets P' = 0 and adds nothing
+// (kernel-check: the bytes of stage_tile's zero rows).
 template <bool SKIP = false>
 __device__ __forceinline__ void stage_tile_tensor(uint8_t* qt, uint8_t* st, uint64_t* bar, const CUtensorMap* map, int x,
                                                   int y, const uint16_t* d, uint32_t doff, uint32_t d_row, int nk,
@@ -202,24 +186,22 @@ enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 // requested once t's scores are read, its V once t's P x V is done (groups ... [V t] [K t+1] [V t+1]).
 // PD = 2: two buffers; tile t + 2 is requested into t's buffer the same way, so the copies of two
 // tiles are pending while one is consumed. The same arithmetic in the same order: the same bytes.
-// CP (AttnParams::planes_copy): kCopyAsync as above; kCopyBulkRows / kCopyTensor (PD = 1): the quant tiles by
-// bulk copies of the rows (stage_tile_bulk) or one tensor copy each (stage_tile_tensor), each warp's K and V
-// tiles completing on its two mbarriers (phase j % 2 for its tile j), the scale rows on cp.async groups as
-// before: the same bytes in the same fragments. (kCopyTensor's tiles take every row: the new key's row is
-// patched after the tile's wait instead of beside its copies.)
+// CP (AttnParams::planes_copy): kCopyAsync as above; kCopyTensor (PD = 1): each quant tile by one tensor copy
+// (stage_tile_tensor), each warp's K and V tiles completing on its two mbarriers (phase j % 2 for its tile j),
+// the scale rows on cp.async groups as before: the same bytes in the same fragments. (Its tiles take every
+// row: the new key's row is patched after the tile's wait instead of beside its copies.)
 template <int G, int RF, int PD, int CP>
 __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(const __grid_constant__ I8Args p) {
   constexpr bool kNeox = RF == RF_NEOX;
   constexpr int N = kD / 32;
   static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
-  constexpr bool BULK = CP != kCopyAsync;  // the quants complete on mbarriers
-  constexpr bool kTensor = CP == kCopyTensor;
+  constexpr bool kTensor = CP == kCopyTensor;  // the quants complete on mbarriers
   using L = TileLayout<CP>;
   constexpr int kQTile = L::kQTile;
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
   static_assert(PD == 1 || PD == 2, "one or two tiles in flight per warp");
-  static_assert(!BULK || PD == 1, "bulk copies: one tile in flight per warp");
+  static_assert(!kTensor || PD == 1, "tensor copies: one tile in flight per warp");
   static_assert(!kTensor || L::kBufSmem % 1024 == 0, "tensor copies: every tile 1024-byte aligned (the swizzle's pattern)");
   constexpr int kBuf = PD * L::kBufSmem;  // a warp's buffers
   constexpr int kScales = kTensor ? kDecodeWarps * kBuf : 0;  // Tensor: the warps' scale rows after their tiles
@@ -229,7 +211,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   __shared__ float qd[G][kD / 32];
   __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
   __shared__ __align__(16) NewRow nrow;          // RF: the new key's rows
-  __shared__ uint64_t bars[BULK ? 2 * kDecodeWarps : 1];  // BULK: warp w's K tile's barrier 2 w, its V tile's 2 w + 1
+  __shared__ uint64_t bars[kTensor ? 2 * kDecodeWarps : 1];  // Tensor: warp w's K tile's barrier 2 w, its V tile's 2 w + 1
   const int bpk = a.group / G;  // blocks per kv head
   const int s = blockIdx.x, hk = blockIdx.y / bpk, i = blockIdx.z, h0 = blockIdx.y * G;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -237,9 +219,9 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const int pos = pos_first + i;
   int b, e, used;
   if (!split_keys(a, pos, s, b, e, used)) return;  // block-uniform: the combine reads only the used splits
-  uint64_t* const kbar = &bars[BULK ? 2 * (threadIdx.x >> 5) : 0];
-  uint64_t* const vbar = kbar + (BULK ? 1 : 0);
-  if constexpr (BULK) {
+  uint64_t* const kbar = &bars[kTensor ? 2 * (threadIdx.x >> 5) : 0];
+  uint64_t* const vbar = kbar + (kTensor ? 1 : 0);
+  if constexpr (kTensor) {
     if ((threadIdx.x & 31) == 0) {
       bulk::init_barrier(kbar);
       bulk::init_barrier(vbar);
@@ -273,11 +255,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const int e_old = last_new ? e - 1 : e;
   const bool early = any && min(e_old, base0 + kTile) <= pos_first;
   const bool early1 = PD == 2 && early && min(e_old, base0 + kStride + kTile) <= pos_first;
-  // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8; BULK: key
-  // base0 + lane % 16's row; scale row of key base0 + lane % 16), stepped by kStride keys per tile.
+  // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8; scale row of
+  // key base0 + lane % 16), stepped by kStride keys per tile.
   // 32-bit offsets (the launcher checks that every position's rows fit), pointers formed at each copy.
-  uint32_t koff = BULK ? (uint32_t)((base0 + (lane & 15)) * p.q_row + hk * p.q_head)
-                       : (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * p.q_head + (lane & 7) * 16);
+  uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * p.q_head + (lane & 7) * 16);
   uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * p.d_head);
   const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
   const uint32_t q_row = (uint32_t)p.q_row, d_row = (uint32_t)p.d_row;
@@ -296,11 +277,6 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       if (nj > 0) stage_tile_tensor<RF != RF_NONE>(kq_buf(0), ks_buf(0), kbar, &p.kmap, hk * kRow, bj, p.kd, so, d_row, nj, sk);
       commit_group();
       if (nj > 0) stage_tile_tensor<RF != RF_NONE>(vq_buf(0), vs_buf(0), vbar, &p.vmap, hk * kRow, bj, p.vd, so, d_row, nj, sk);
-      commit_group();
-    } else if constexpr (BULK) {
-      if (nj > 0) stage_tile_bulk<RF != RF_NONE>(kq_buf(0), ks_buf(0), kbar, p.kq, p.kd, ko, so, d_row, nj, sk);
-      commit_group();
-      if (nj > 0) stage_tile_bulk<RF != RF_NONE>(vq_buf(0), vs_buf(0), vbar, p.vq, p.vd, ko, so, d_row, nj, sk);
       commit_group();
     } else {
       if (nj > 0) stage_tile<RF != RF_NONE>(kq_buf(j % PD), ks_buf(j % PD), p.kq, p.kd, ko, so, q_row, d_row, nj, sk);
@@ -356,7 +332,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     __syncthreads();  // nrow and qf complete
   }
-  if (BULK && any && !early) asm volatile("fence.proxy.async.global;" ::: "memory");  // as before the early copies
+  if (kTensor && any && !early) asm volatile("fence.proxy.async.global;" ::: "memory");  // as before the early copies
   if (any && !early) stage_ahead(0);
   if (PD == 2 && any && !early1) stage_ahead(1);
   // A first tile's skipped row (staged before or after the wait); Tensor: after its copies land, in the loop.
@@ -399,7 +375,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     uint8_t* const kst = ks_buf(buf);
     uint8_t* const vst = vs_buf(buf);
     wait_group<2 * PD - 1>();  // this tile's K; pending after it: its V (and the next tile's K, V)
-    if constexpr (BULK) bulk::wait_barrier(kbar, j & 1);  // its quants
+    if constexpr (kTensor) bulk::wait_barrier(kbar, j & 1);  // its quants
     if (kTensor && RF != RF_NONE && j == j_new)  // the new key's K row over the one the tile's copy brought
       patch_row<CP, 1>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
     __syncwarp();
@@ -419,8 +395,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
       for (int u = 0; u < 4; ++u) raw[u] += (float)is[u] * (scale_at(dk[u], bb) * dq[bb]);
     }
-    // BULK: the copy engine's writes after this tile's patch (generic stores) to the same rows.
-    if (BULK && RF != RF_NONE && j == j_new) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    // Tensor: the copy engine's writes after this tile's patch (generic stores) to the same rows.
+    if (kTensor && RF != RF_NONE && j == j_new) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncwarp();  // every lane has read the K tile and its scales: the next ones may land there
     if (nb < e) {
       const uint32_t ko = koff + PD * qstep, so = soff + PD * sstep;
@@ -429,11 +405,6 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
           stage_tile_tensor<true>(wsm, kst, kbar, &p.kmap, hk * kRow, nb, p.kd, so, d_row, min(kTile, e - nb), r_new);
         else
           stage_tile_tensor(wsm, kst, kbar, &p.kmap, hk * kRow, nb, p.kd, so, d_row, min(kTile, e - nb));
-      } else if constexpr (BULK) {
-        if (nb_new)
-          stage_tile_bulk<true>(wsm, kst, kbar, p.kq, p.kd, ko, so, d_row, min(kTile, e - nb), r_new);
-        else
-          stage_tile_bulk(wsm, kst, kbar, p.kq, p.kd, ko, so, d_row, min(kTile, e - nb));
       } else if (nb_new) {
         stage_tile<true>(wsm, kst, p.kq, p.kd, ko, so, q_row, d_row, min(kTile, e - nb), r_new);
       } else {
@@ -447,7 +418,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     for (int u = 0; u < 4; ++u) sc[u] = key_of[u] < nk ? raw[u] * scale2 : -INFINITY;
     tile_softmax(sc, m, l, pr, c, [](float x) { return exp2f(x); });
     wait_group<2 * PD - 1>();  // this tile's V; pending after it: the K just requested (and the next tile's)
-    if constexpr (BULK) bulk::wait_barrier(vbar, j & 1);
+    if constexpr (kTensor) bulk::wait_barrier(vbar, j & 1);
     if (kTensor && RF != RF_NONE && j == j_new) patch_row<CP, 2>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
     __syncwarp();
     // B fragments of P'^T per V block: f16(p * d_v(key, block)) of head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t.
@@ -480,7 +451,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
         mma16816(c[mt + h], a0, a1, a2, a3, pb[bb][0], pb[bb][1]);
       }
     }
-    if (BULK && RF != RF_NONE && j == j_new) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    if (kTensor && RF != RF_NONE && j == j_new) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncwarp();  // every lane has read the V tile and its scales
     if (nb < e) {
       const uint32_t ko = koff + PD * qstep, so = soff + PD * sstep;
@@ -489,12 +460,6 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
           stage_tile_tensor<true>(vq_buf(buf), vst, vbar, &p.vmap, hk * kRow, nb, p.vd, so, d_row, min(kTile, e - nb), r_new);
         else
           stage_tile_tensor(vq_buf(buf), vst, vbar, &p.vmap, hk * kRow, nb, p.vd, so, d_row, min(kTile, e - nb));
-      } else if constexpr (BULK) {
-        if (nb_new)
-          stage_tile_bulk<true>(vq_buf(buf), vst, vbar, p.vq, p.vd, ko, so, d_row, min(kTile, e - nb), r_new);
-        else
-          stage_tile_bulk(vq_buf(buf), vst, vbar, p.vq, p.vd, ko, so, d_row, min(kTile, e - nb));
-        if (nb_new) patch(buf);  // rows other than r_new: the copy engine's; r_new: the patch's
       } else if (nb_new) {
         stage_tile<true>(vq_buf(buf), vst, p.vq, p.vd, ko, so, q_row, d_row, min(kTile, e - nb), r_new);
         patch(buf);  // both of buf's tiles are free: the K tile's copies skipped the row as well
@@ -529,8 +494,7 @@ auto i8_tile_kernel_pd(const AttnParams& p) {
 }
 template <int G>
 auto i8_tile_kernel(const AttnParams& p) {
-  return p.planes_copy == PlanesCopy::BulkRows      ? i8_tile_kernel_pd<G, 1, kCopyBulkRows>(p)
-         : p.planes_copy == PlanesCopy::TensorTiles ? i8_tile_kernel_pd<G, 1, kCopyTensor>(p)
+  return p.planes_copy == PlanesCopy::TensorTiles ? i8_tile_kernel_pd<G, 1, kCopyTensor>(p)
          : p.planes_stages == 2                     ? i8_tile_kernel_pd<G, 2, kCopyAsync>(p)
                                                     : i8_tile_kernel_pd<G, 1, kCopyAsync>(p);
 }

@@ -17,10 +17,10 @@
 namespace memra::cuda {
 
 // How the int8 tile form (kv.planes' decode, attn_i8_tile.h) copies its 16-key quant tiles into shared memory
-// (kernels.attn_planes_copy): cp.async through L1 (16 bytes per lane and request), bulk copies of the key
-// rows (the copy engine: one request per key's 128 bytes) or one tensor copy per tile (a 2-D tensor map of
-// the cache's quant plane, 128-byte swizzle). The same bytes in shared memory: the same outputs.
-enum class PlanesCopy : uint8_t { Async, BulkRows, TensorTiles };
+// (kernels.attn_planes_copy): cp.async through L1 (16 bytes per lane and request) or one tensor copy per tile
+// (the copy engine, from a 2-D tensor map of the cache's quant plane, 128-byte swizzle). The same bytes in
+// shared memory: the same outputs.
+enum class PlanesCopy : uint8_t { Async, TensorTiles };
 
 struct AttnParams {
   const float* q = nullptr;  // [n_tokens, n_head * head_dim]
@@ -51,8 +51,8 @@ struct AttnParams {
   // The int8 tile form (the planes' decode, attn_i8_tile.h): each warp's 16-key tiles in flight, 1 or 2
   // (kernels.attn_planes_stages); the same bytes.
   int planes_stages = 1;
-  // How its quant tiles reach shared memory (kernels.attn_planes_copy; BulkRows and TensorTiles with
-  // planes_stages 1 only; the same bytes). TensorTiles needs kv_rows.
+  // How its quant tiles reach shared memory (kernels.attn_planes_copy; TensorTiles with planes_stages 1
+  // only and kv_rows known; the same bytes).
   PlanesCopy planes_copy = PlanesCopy::Async;
   // The cache rows (positions) k_cache and v_cache hold: the bound of the tensor copies' 16-row boxes
   // (0: unknown).

@@ -79,9 +79,8 @@ TEST(AttnPlanesRoute, OneOrTwoStages) {
     cu::AttnParams p = planes_params(64, 8);
     p.planes_stages = st;
     EXPECT_EQ(cu::attn_decode_planes_applies(p, 16384), st == 1 || st == 2) << st;
-    p.planes_copy = cu::PlanesCopy::BulkRows;  // kernels.attn_planes_copy = bulk / tensor: one tile in flight only
-    EXPECT_EQ(cu::attn_decode_planes_applies(p, 16384), st == 1) << st << " bulk";
-    p.planes_copy = cu::PlanesCopy::TensorTiles;  // and (tensor) the cache's rows known, within the offsets' range
+    p.planes_copy = cu::PlanesCopy::TensorTiles;  // kernels.attn_planes_copy = tensor: one tile in flight only, the
+                                                  // cache's rows known, within the offsets' range
     p.kv_rows = 4096;
     EXPECT_EQ(cu::attn_decode_planes_applies(p, 16384), st == 1) << st << " tensor";
     p.kv_rows = 0;

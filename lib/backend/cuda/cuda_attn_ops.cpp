@@ -43,7 +43,7 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   const bool emit = decode_setup(p, c, pos0, out);
   p.planes_stages = cfg_.kernels.attn_planes_stages;
   const std::string& cp = cfg_.kernels.attn_planes_copy;
-  p.planes_copy = cp == "bulk" ? cuda::PlanesCopy::BulkRows : cp == "tensor" ? cuda::PlanesCopy::TensorTiles : cuda::PlanesCopy::Async;
+  p.planes_copy = cp == "tensor" ? cuda::PlanesCopy::TensorTiles : cuda::PlanesCopy::Async;
   p.kv_rows = c.n_ctx();
   MEMRA_CHECK(p.planes_copy == cuda::PlanesCopy::Async || p.planes_stages == 1,
               "kernels.attn_planes_copy = \"{}\" needs kernels.attn_planes_stages = 1 (it is {})", cp, p.planes_stages);
