@@ -832,6 +832,58 @@ case "$phase" in
     tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-tensor.toml
     rm -f "$f" "$f.done"
     ;;
+  g63)
+    # After the bulk-row form's removal (the tile kernel's instances and layout back to async + tensor): every
+    # int8 tile gate (kernel-check attn i8tile: dense, head-major, rows, pd2, tensor; fused planes folds: async,
+    # pd2, tensor) and CudaModels.KvPlanesAgainstOracle. Any sm_90 card, a "dense" pack. ~3 minutes.
+    gpu_info
+    kc_gate g63 20266307 120 attn i8tile
+    kc_gate g63 20266307 200 fused planes
+    planes_test g63
+    ;;
+  hm63)
+    # Head-major planes in the tile form's probe (AttnI8Planes::quant_head: each tile's 16 keys one contiguous
+    # 2 KB run, against the cache's 16 runs of 128 bytes a row apart): their gates (kernel-check attn
+    # q8_0-planes-headmajor, against the f64 reference), then --perf at 16384 and 4096 keys beside the
+    # position-major probe, cp.async and bulk-row copies. Any sm_90 card, a "dense" pack. ~2 minutes.
+    gpu_info
+    kc_gate hm63 20266305 90 attn planes-headmajor
+    for n in "n1@16383" "n1@4096"; do
+      timeout 100 "$bin/kernel-check" --section attn --filter "32-8x128/$n/max_splits96" --perf --reps 30 --seed 20266306 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E "i8tile" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/; s/norm_err.*|/|/' | head -n 10
+    done
+    ;;
+  bps63)
+    # The tile form's split count at depth (kernels.attn_blocks_per_sm, tuned at 4 before kv.planes): kernel-check
+    # --perf of the dense-plane tile form at 16384 keys with ~33 / ~50 / 66 / 64 / ~128 splits, then qwen3-8b
+    # q4_k_m tg128 at 4096 / 16384 keys, the defaults against 2 and 3 blocks per SM, interleaved with an A/A
+    # copy; then the speculative CUDA-vs-CPU tests. Any sm_90 card, a "dense" pack. ~4 minutes.
+    gpu_info
+    timeout 100 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/n1@16383" --perf --reps 30 \
+      --seed 20266304 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 8
+    synth qwen3-8b q4_k_m
+    tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
+    rm -f "$f" "$f.done"
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Speculative*' \
+      > "$out/test_backend_cuda_gpu-spec.log" 2>&1
+    echo "test_backend_cuda_gpu (speculative) rc=$?"
+    grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu-spec.log" | tail -n 6
+    ;;
+  r63)
+    # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200
+    # only the README decode rows at the sixty-second session's defaults (kv.planes = auto): qwen3-8b q4_k_m
+    # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. A "dense" or "moe" pack. ~8 minutes.
+    gpu_info
+    timeout 100 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='CudaModels.Speculative*' \
+      > "$out/test_backend_cuda_gpu-spec.log" 2>&1
+    echo "test_backend_cuda_gpu (speculative) rc=$?"
+    grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu-spec.log" | tail -n 6
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "r63: not an H200, no rows"; exit 0; }
+    rows_8b
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 120
+    rm -f "$f" "$f.done"
+    ;;
   s63m)
     # After s63 (the suite at kv.planes = auto green on a "dense" pack but for the tests of the models it leaves
     # out): the qwen35 / qwen3moe / speculative CUDA-vs-CPU tests at the defaults, then qwen3-30b-a3b q4_k_m
