@@ -46,6 +46,7 @@ namespace {
 constexpr int kD = 128;                   // head dim of this form
 constexpr int kTile = 16;                 // keys per warp tile
 constexpr int kRow = kD;                  // bytes of one key's int8 head slice
+constexpr int kQTile = kTile * kRow;      // 2 KB
 constexpr int kSTile = kTile * 8;         // 16 keys' scale rows (4 f16 each: 8 bytes)
 
 struct I8Args {
@@ -56,26 +57,17 @@ struct I8Args {
   const uint16_t* vd;
   int64_t q_row, d_row;  // bytes between consecutive positions' quant rows, halves between scale rows
   int64_t q_head, d_head;  // bytes between kv heads' quant slices of a position, halves between their scale rows
-  CUtensorMap kmap, vmap;  // CP = 2: the K / V quant planes as 2-D tensors (rows = positions; encode_planes_map)
+  CUtensorMap kmap, vmap;  // tensor copies: the K / V quant planes as 2-D tensors (rows = positions; encode_planes_map)
 };
 
 // How a warp's quant tiles reach shared memory (AttnParams::planes_copy as the kernels' CP).
 constexpr int kCopyAsync = 0, kCopyTensor = 1;
 
-// A warp's quant tiles in shared memory, as its copies land them: Async (cp.async, 16 bytes per lane and
-// copy) and Tensor (one tensor copy per tile with the 128-byte swizzle: the same pattern where the tile
-// starts at a multiple of 1024 bytes) alike, 128-byte rows with the 16-byte chunks swizzled by the row, so
-// the 8 rows an ldmatrix phase reads at one chunk column land in distinct bank groups. (A third form, one
+// Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row): the 8 rows an
+// ldmatrix phase reads at one chunk column land in distinct bank groups. The tensor copies' 128-byte
+// swizzle lands the same pattern where the tile starts at a multiple of 1024 bytes. (A third form, one
 // bulk copy per key row into 144-byte rows, measured slower and was removed: bench/notes/attn-i8-tile.md.)
-template <int CP>
-struct TileLayout {
-  static constexpr int kQTile = kTile * kRow;  // 2 KB
-  // A buffer's K quants, V quants, then (but for Tensor, whose tiles are 1024-byte aligned: after every
-  // warp's tiles) its K scales, V scales.
-  static constexpr int kBufSmem = 2 * kQTile + (CP == kCopyTensor ? 0 : 2 * kSTile);
-  // Byte offset of 16-byte chunk c of row r of a quant tile (8 chunks per row).
-  __device__ static __forceinline__ int off(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
-};
+__device__ __forceinline__ int swz(int r, int c) { return r * kRow + ((c ^ (r & 7)) << 4); }
 // 8 bytes global -> shared, or zeros where !valid (src-size 0: the source is not read).
 __device__ __forceinline__ void cp8(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 8 : 0)
@@ -120,11 +112,11 @@ __device__ __forceinline__ void stage_tile(uint8_t* qt, uint8_t* st, const int8_
   for (int x = 0; x < kTile / 4; ++x) {
     const int r = r0 + 4 * x;
     const bool valid = r < nk;
-    if (!SKIP || r != skip) cp16(qt + TileLayout<kCopyAsync>::off(r, ch), q + (valid ? qoff + (uint32_t)(4 * x) * q_row : qbase), valid);
+    if (!SKIP || r != skip) cp16(qt + swz(r, ch), q + (valid ? qoff + (uint32_t)(4 * x) * q_row : qbase), valid);
   }
   stage_scales<SKIP>(st, d, doff, d_row, nk, skip);
 }
-// The same with one tensor copy of the quants (TileLayout<kCopyTensor>): lane 0 expects the box's 2048 bytes
+// The same with one tensor copy of the quants: lane 0 expects the box's 2048 bytes
 // and requests rows y .. y + 15 of the plane's bytes x .. x + 127 (map: AttnArgs::kmap / vmap; rows past the
 // cache's end zero). Every row lands, row skip too (the step's new key, maybe not yet written: the caller
 // patches it after the wait). Quant rows nk .. 15 are whatever the cache holds there (finite int8; rows past its
@@ -135,7 +127,7 @@ __device__ __forceinline__ void stage_tile_tensor(uint8_t* qt, uint8_t* st, uint
                                                   int y, const uint16_t* d, uint32_t doff, uint32_t d_row, int nk,
                                                   int skip = -1) {
   if ((threadIdx.x & 31) == 0) {
-    bulk::expect_bytes(bar, (uint32_t)TileLayout<kCopyTensor>::kQTile);
+    bulk::expect_bytes(bar, (uint32_t)kQTile);
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
             "r"(smem_u32(qt)),
@@ -154,14 +146,14 @@ struct NewRow {
 // V quants each, lanes 16 / 17 the scale rows. Plain shared stores: the warp's __syncwarp before the
 // tile is read orders them.
 // PARTS: 1 the K row, 2 the V row, 3 both.
-template <int CP, int PARTS = 3>
+template <int PARTS = 3>
 __device__ __forceinline__ void patch_row(uint8_t* qk, uint8_t* sk, uint8_t* qv, uint8_t* sv, const NewRow& n, int r) {
   const int lane = threadIdx.x & 31;
   if (!(PARTS & 1) && (lane < 8 || lane == 16)) return;
   if (!(PARTS & 2) && ((lane >= 8 && lane < 16) || lane == 17)) return;
   if (lane < 16) {
     const int8_t* src = lane < 8 ? n.kq : n.vq;
-    *reinterpret_cast<uint4*>((lane < 8 ? qk : qv) + TileLayout<CP>::off(r, lane & 7)) = *reinterpret_cast<const uint4*>(src + 16 * (lane & 7));
+    *reinterpret_cast<uint4*>((lane < 8 ? qk : qv) + swz(r, lane & 7)) = *reinterpret_cast<const uint4*>(src + 16 * (lane & 7));
   } else if (lane < 18) {
     *reinterpret_cast<uint2*>((lane == 16 ? sk : sv) + r * 8) = *reinterpret_cast<const uint2*>(lane == 16 ? n.kd : n.vd);
   }
@@ -197,13 +189,14 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
   constexpr bool kTensor = CP == kCopyTensor;  // the quants complete on mbarriers
-  using L = TileLayout<CP>;
-  constexpr int kQTile = L::kQTile;
+  // A buffer's K quants, V quants, then (but for the tensor copies, whose tiles are 1024-byte aligned: after
+  // every warp's tiles) its K scales, V scales.
+  constexpr int kBufSmem = 2 * kQTile + (kTensor ? 0 : 2 * kSTile);
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
   static_assert(PD == 1 || PD == 2, "one or two tiles in flight per warp");
   static_assert(!kTensor || PD == 1, "tensor copies: one tile in flight per warp");
-  static_assert(!kTensor || L::kBufSmem % 1024 == 0, "tensor copies: every tile 1024-byte aligned (the swizzle's pattern)");
-  constexpr int kBuf = PD * L::kBufSmem;  // a warp's buffers
+  static_assert(!kTensor || kBufSmem % 1024 == 0, "tensor copies: every tile 1024-byte aligned (the swizzle's pattern)");
+  constexpr int kBuf = PD * kBufSmem;  // a warp's buffers
   constexpr int kScales = kTensor ? kDecodeWarps * kBuf : 0;  // Tensor: the warps' scale rows after their tiles
   const Args& a = p.a;
   __shared__ __align__(1024) uint8_t smem[kDecodeWarps * kBuf + (kTensor ? kDecodeWarps * 2 * kSTile : 0)];
@@ -263,10 +256,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
   const uint32_t q_row = (uint32_t)p.q_row, d_row = (uint32_t)p.d_row;
   // Buffer x's K quants, V quants, K scales, V scales.
-  const auto kq_buf = [&](int x) { return wsm0 + x * L::kBufSmem; };
-  const auto vq_buf = [&](int x) { return wsm0 + x * L::kBufSmem + kQTile; };
+  const auto kq_buf = [&](int x) { return wsm0 + x * kBufSmem; };
+  const auto vq_buf = [&](int x) { return wsm0 + x * kBufSmem + kQTile; };
   const auto ks_buf = [&](int x) {
-    return kTensor ? smem + kScales + warp * 2 * kSTile : wsm0 + x * L::kBufSmem + 2 * kQTile;
+    return kTensor ? smem + kScales + warp * 2 * kSTile : wsm0 + x * kBufSmem + 2 * kQTile;
   };
   const auto vs_buf = [&](int x) { return ks_buf(x) + kSTile; };
   // Tile j of the warp (keys base0 + j * kStride ..) into buffer j % PD; empty groups past e.
@@ -286,7 +279,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
   };
   // The new key's row into buffer x's tiles (tile j_new's, after the fold's barrier).
-  const auto patch = [&](int x) { patch_row<CP>(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r_new); };
+  const auto patch = [&](int x) { patch_row(kq_buf(x), ks_buf(x), vq_buf(x), vs_buf(x), nrow, r_new); };
   if (early) stage_ahead(0);
   if (early1) stage_ahead(1);
   pdl_wait();
@@ -377,7 +370,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     wait_group<2 * PD - 1>();  // this tile's K; pending after it: its V (and the next tile's K, V)
     if constexpr (kTensor) bulk::wait_barrier(kbar, j & 1);  // its quants
     if (kTensor && RF != RF_NONE && j == j_new)  // the new key's K row over the one the tile's copy brought
-      patch_row<CP, 1>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
+      patch_row<1>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
     __syncwarp();
     uint2 dk[4];
 #pragma unroll
@@ -386,7 +379,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
     for (int bb = 0; bb < kD / 32; ++bb) {
       uint32_t kb[4];
-      ldsm_x4(kb, wsm + L::off(krow, i8_k_ldsm_chunk(lane, bb)));
+      ldsm_x4(kb, wsm + swz(krow, i8_k_ldsm_chunk(lane, bb)));
       int s0[4] = {0, 0, 0, 0}, s1[4] = {0, 0, 0, 0};
       const uint32_t af[4] = {qa[bb][0], 0u, qa[bb][1], 0u};
       mma_s8_16x8x32(s0, af, kb[0], kb[1]);
@@ -419,7 +412,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     tile_softmax(sc, m, l, pr, c, [](float x) { return exp2f(x); });
     wait_group<2 * PD - 1>();  // this tile's V; pending after it: the K just requested (and the next tile's)
     if constexpr (kTensor) bulk::wait_barrier(vbar, j & 1);
-    if (kTensor && RF != RF_NONE && j == j_new) patch_row<CP, 2>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
+    if (kTensor && RF != RF_NONE && j == j_new) patch_row<2>(wsm, kst, vq_buf(buf), vst, nrow, r_new);
     __syncwarp();
     // B fragments of P'^T per V block: f16(p * d_v(key, block)) of head g, keys 2t, 2t + 1 / 8 + 2t, 9 + 2t.
     uint2 dv[4];
@@ -441,7 +434,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
 #pragma unroll
     for (int mt = 0; mt < kD / 16; mt += 2) {
       uint32_t vr[4];
-      ldsm_x4_trans(vr, vq_buf(buf) + L::off(vrow, i8_v_ldsm_chunk(lane, mt)));
+      ldsm_x4_trans(vr, vq_buf(buf) + swz(vrow, i8_v_ldsm_chunk(lane, mt)));
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         uint32_t a0, a1, a2, a3;  // rows g (element 2g), g + 8 (element 2g + 1); keys 2t.. / 8 + 2t..
