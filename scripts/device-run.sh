@@ -233,11 +233,6 @@ planes_test() {  # tag: the CUDA-vs-CPU kv.planes test (CudaModels.KvPlanesAgain
   timeout 120 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter='*KvPlanes*' > "$out/test-$1.log" 2>&1
   echo "test_backend_cuda_gpu rc=$?"; grep -E "PASSED|FAILED|rror" "$out/test-$1.log" | head -n 8
 }
-gpu_tests() {  # gtest_filter tag [lines]: the CUDA-vs-CPU tests of the filter (log $out/test_backend_cuda_gpu-TAG.log), their summary
-  timeout 150 "$bin/test_backend_cuda_gpu" --shared "$sh" --gtest_filter="$1" > "$out/test_backend_cuda_gpu-$2.log" 2>&1
-  echo "test_backend_cuda_gpu ($2) rc=$?"
-  grep -E "^\[  (PASSED|FAILED) |FAILED" "$out/test_backend_cuda_gpu-$2.log" | tail -n "${3:-6}"
-}
 planes_perf() {  # seed: kernel-check --perf of the kv.planes decode rows at 16384 keys (one and two tiles in flight)
   timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
     --seed "$1" --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 5
@@ -869,14 +864,14 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
-    gpu_tests 'CudaModels.Speculative*' spec
+    gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
   r63)
     # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200
     # only the README decode rows at the sixty-second session's defaults (kv.planes = auto): qwen3-8b q4_k_m
     # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0. A "dense" or "moe" pack. ~8 minutes.
     gpu_info
-    gpu_tests 'CudaModels.Speculative*' spec
+    gpu_tests spec 'CudaModels.Speculative*' 100
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "r63: not an H200, no rows"; exit 0; }
     rows_8b
     synth qwen3-32b q4_k_m 200
@@ -890,7 +885,7 @@ case "$phase" in
     # sixty-second session, unmeasured), the defaults against the reversed arm (configs/arm-kv-planes-off.toml)
     # with an A/A copy. Any sm_90 card, a "moe" pack ("slim" is over the carry limit). ~6 minutes.
     gpu_info
-    gpu_tests 'CudaModels.Qwen35*:CudaModels.Qwen3Moe*:CudaModels.Speculative*' moe 14
+    gpu_tests moe 'CudaModels.Qwen35*:CudaModels.Qwen3Moe*:CudaModels.Speculative*' 150
     synth qwen3-30b-a3b q4_k_m 200
     tg_on 0,4096,16384 3 300 --arm configs/arm-base.toml --arm configs/arm-kv-planes-off.toml
     rm -f "$f" "$f.done"
