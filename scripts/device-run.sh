@@ -101,8 +101,12 @@
 # became "auto" (the default), kernels.attn_planes_head_pairs false. The budget ran out before the suite at the
 # new defaults ran. Queue: suite62 first (~2.5 min) or flip62 (the suite and the flip's rows, ~5; on an H200 the
 # README rows instead), t61, then on an H200 h53, r50, chain48 / chain45 / md41.
-# Sixty-third session: s63 first (the bulk-copy tile form's gates, suite62's suite, its perf and tg rows; ~7 min),
-# then on an H200 flip62 (the README rows at the new defaults).
+# Sixty-third session (eleven calls, all on H100s; receipts/h100/*-{s63,s63m,bps63,hm63,g63}-*): s63 / s63f (the
+# copy-engine tile forms: gates green, tensor 0.995x / bulk 0.975x at 16384 keys: async stays, bulk removed; the
+# suite at kv.planes = auto green), s63m (the MoE row: planes 1.038x / 1.123x / 1.394x at 0 / 4096 / 16384),
+# bps63 (2 / 3 blocks per SM: no gain), hm63 (head-major planes: no gain), g63 (every tile gate after the bulk
+# form's removal). Four r63 calls asked for an H200 and got H100s. Queue: r63 on an H200 first (the README rows
+# at the new defaults), then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
