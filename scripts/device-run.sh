@@ -239,7 +239,7 @@ planes_test() {  # tag: the CUDA-vs-CPU kv.planes test (CudaModels.KvPlanesAgain
 }
 planes_perf() {  # seed: kernel-check --perf of the kv.planes decode rows at 16384 keys (one and two tiles in flight)
   timeout 60 "$bin/kernel-check" --section attn --filter "i8tile/q8_0-planes/32-8x128/rows/n1@16383" --perf --reps 30 \
-    --seed "$1" --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 6
+    --seed "$1" --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | head -n 5
 }
 tg_resident() {  # depth reps limit_s arms...: tg128 of $f with one arm resident at a time, the defaults first and last
   local depth=$1 reps=$2 limit=$3 a args=(--arm configs/arm-base.toml); shift 3
@@ -834,20 +834,6 @@ case "$phase" in
     cuda_vs_cpu
     synth qwen3-8b q4_k_m
     tg_on 0,4096,16384 3 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-tensor.toml
-    rm -f "$f" "$f.done"
-    ;;
-  mb63)
-    # The tile form's group blocks with their registers capped for 5 / 6 blocks per SM (kernels.attn_planes_min_blocks,
-    # sixty-third session: more warps per SM, spills to local memory): the gates (kernel-check attn .../mb5, /mb6
-    # rows: the bytes of the 128-register kernel and the reference's tolerance; fused _mb5_ / _mb6_ folds: the bytes
-    # of the unfolded launches), kernel-check --perf of the rows at 16384 keys, then qwen3-8b q4_k_m tg128 at 4096 /
-    # 16384 keys, the defaults against both, interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~4 minutes.
-    gpu_info
-    kc_gate mb63 20266308 90 attn /mb
-    kc_gate mb63 20266308 120 fused _mb
-    planes_perf 20266309
-    synth qwen3-8b q4_k_m
-    tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-planes-mb5.toml --arm configs/arm-planes-mb6.toml
     rm -f "$f" "$f.done"
     ;;
   g63)

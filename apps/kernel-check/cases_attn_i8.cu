@@ -41,9 +41,9 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 class AttnI8TileCase : public Case {
  public:
   AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false, int pd = 1,
-                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async, bool head_major = false, int min_blocks = 4)
+                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async, bool head_major = false)
       : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows), pd_(pd),
-        cp_(cp), hm_(head_major), mb_(min_blocks) {}
+        cp_(cp), hm_(head_major) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -143,7 +143,6 @@ class AttnI8TileCase : public Case {
     p.planes_stages = pd_;
     p.planes_copy = cp_;
     p.kv_rows = n_ctx_;
-    p.planes_min_blocks = mb_;
     if (rows_) {  // the engine's defaults (CudaBackend::attention_planes)
       p.one_split_direct = true;
       p.rows_one_split = pos0_ + n_ <= 128;
@@ -241,7 +240,6 @@ class AttnI8TileCase : public Case {
     p.out = dout_dense_;
     p.planes_stages = 1;  // the pd2 rows: the bytes of one tile in flight
     p.planes_copy = cuda::PlanesCopy::Async;  // the tensor rows: the bytes of the cp.async copies
-    p.planes_min_blocks = 4;                  // the mb5 / mb6 rows: the bytes of the 128-register kernel
     ref::check(cuda::launch_attn_decode_i8_tile(p, pl_, env.stream()), "launch_attn_decode_i8_tile (dense planes)");
     cuda::QuantizeQ8sParams qp;
     qp.x = dout_dense_;
@@ -267,7 +265,6 @@ class AttnI8TileCase : public Case {
   int pd_;
   cuda::PlanesCopy cp_;
   bool hm_;
-  int mb_;
   uint8_t *dk_rows_ = nullptr, *dv_rows_ = nullptr;
   float* dout_dense_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
@@ -323,12 +320,6 @@ void add_attn_i8_cases(Registry& r) {
         {32, 8, 1, 16384}, {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 3, 4096}, {8, 1, 1, 2001}})
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits96/tensor"),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 96, 4, true, 1, cuda::PlanesCopy::TensorTiles); });
-  // The registers capped for 5 / 6 blocks per SM (kernels.attn_planes_min_blocks): out and q8s the bytes of the
-  // 128-register kernel over the same planes (and within the reference's tolerance).
-  for (int mb : {5, 6})
-    for (auto [nh, n, len] : {std::tuple<int, int, int>{32, 1, 129}, {32, 3, 2001}, {32, 1, 4096}, {32, 1, 16384}, {64, 1, 16384}})
-      r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-8x128/rows/n", n, "@", len - 1, "/max_splits96/mb", mb),
-            [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, 8, 96, 4, true, 1, cuda::PlanesCopy::Async, false, mb); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

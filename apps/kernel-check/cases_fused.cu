@@ -256,7 +256,6 @@ struct FoldCfg {
   bool planes = false;  // both sides on q8_0 K and V split-plane rows (kv.planes: the int8 tile form's fold)
   int pd = 1;           // AttnParams::planes_stages (the folded side only)
   cuda::PlanesCopy cp = cuda::PlanesCopy::Async;  // AttnParams::planes_copy (the folded side only)
-  int mb = 4;           // AttnParams::planes_min_blocks (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -353,7 +352,6 @@ class AttnRopeFoldCase : public Case {
     p.one_split_direct = c_.direct;
     p.planes_stages = c_.pd;
     p.planes_copy = c_.cp;
-    p.planes_min_blocks = c_.mb;
     p.kv_rows = ctx_;
     if (c_.grid_round > 0) p.grid_splits = cuda::attn_decode_grid_splits(c_.len, p.n_splits, c_.grid_round);
     return p;
@@ -454,7 +452,7 @@ void add_fused_cases(Registry& r) {
     // reduced builds: G = 4 only (but for the int8 tile form's fold, whose instances are all built)
     if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "", c.mb != 4 ? ref::cat("_mb", c.mb) : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
                             c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
                             c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
@@ -599,12 +597,6 @@ void add_fused_cases(Registry& r) {
     h2.hs = 2;
     if (c.len <= 1024) add_fold(h);
     if (c.len > 128 && c.len <= 4608) add_fold(h2);
-    // The registers capped for 5 / 6 blocks per SM (kernels.attn_planes_min_blocks): the group's block, every shape.
-    for (int mb : {5, 6}) {
-      FoldCfg m = c;
-      m.mb = mb;
-      add_fold(m);
-    }
     // The quant tiles by the copy engine (kernels.attn_planes_copy = tensor): every shape, each fold form.
     {
       FoldCfg b = c, hb = h, hb2 = h2;

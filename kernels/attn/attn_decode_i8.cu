@@ -182,10 +182,8 @@ enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 // (stage_tile_tensor), each warp's K and V tiles completing on its two mbarriers (phase j % 2 for its tile j),
 // the scale rows on cp.async groups as before: the same bytes in the same fragments. (Its tiles take every
 // row: the new key's row is patched after the tile's wait instead of beside its copies.)
-// MB: the blocks per SM the registers are capped for (AttnParams::planes_min_blocks: 4, 128 registers; 5 / 6
-// spill into local memory); the same arithmetic, the same bytes.
-template <int G, int RF, int PD, int CP, int MB = 4>
-__global__ void __launch_bounds__(kDecodeWarps * 32, MB) attn_decode_i8_tile_kernel(const __grid_constant__ I8Args p) {
+template <int G, int RF, int PD, int CP>
+__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(const __grid_constant__ I8Args p) {
   constexpr bool kNeox = RF == RF_NEOX;
   constexpr int N = kD / 32;
   static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
@@ -479,20 +477,16 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, MB) attn_decode_i8_tile_ker
 
 // The kernel for G query heads per block, p's fold (none, NeoX or normal pairs), tiles in flight and copies
 // (G = 1 or 2, the fold's head split: no unfolded instance).
-template <int G, int PD, int CP, int MB = 4>
+template <int G, int PD, int CP>
 auto i8_tile_kernel_pd(const AttnParams& p) {
-  decltype(&attn_decode_i8_tile_kernel<G, RF_NEOX, PD, CP, MB>) none = nullptr;
-  if constexpr (G > 2) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD, CP, MB>;
+  decltype(&attn_decode_i8_tile_kernel<G, RF_NEOX, PD, CP>) none = nullptr;
+  if constexpr (G > 2) none = attn_decode_i8_tile_kernel<G, RF_NONE, PD, CP>;
   return !p.rope.on    ? none
-         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD, CP, MB>
-                       : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD, CP, MB>;
+         : p.rope.neox ? attn_decode_i8_tile_kernel<G, RF_NEOX, PD, CP>
+                       : attn_decode_i8_tile_kernel<G, RF_NORMAL, PD, CP>;
 }
 template <int G>
 auto i8_tile_kernel(const AttnParams& p) {
-  if constexpr (G > 2) {  // the register caps: the group's blocks (cp.async, one stage) only
-    if (p.planes_min_blocks == 5) return i8_tile_kernel_pd<G, 1, kCopyAsync, 5>(p);
-    if (p.planes_min_blocks == 6) return i8_tile_kernel_pd<G, 1, kCopyAsync, 6>(p);
-  }
   return p.planes_copy == PlanesCopy::TensorTiles ? i8_tile_kernel_pd<G, 1, kCopyTensor>(p)
          : p.planes_stages == 2                     ? i8_tile_kernel_pd<G, 2, kCopyAsync>(p)
                                                     : i8_tile_kernel_pd<G, 1, kCopyAsync>(p);
@@ -556,8 +550,6 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && tile_group(p) > 0 && p.n_tokens >= 1 &&
          p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
          (p.planes_copy == PlanesCopy::Async || p.planes_stages == 1) &&
-         (p.planes_min_blocks == 4 ||
-          ((p.planes_min_blocks == 5 || p.planes_min_blocks == 6) && p.planes_copy == PlanesCopy::Async && p.planes_stages == 1)) &&
          pl.n_ctx > 0 && pl.quant_row >= 0 && pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
          (pl.quant_head == 0
               ? (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&

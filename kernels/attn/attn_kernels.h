@@ -54,9 +54,6 @@ struct AttnParams {
   // How its quant tiles reach shared memory (kernels.attn_planes_copy; TensorTiles with planes_stages 1
   // only and kv_rows known; the same bytes).
   PlanesCopy planes_copy = PlanesCopy::Async;
-  // The blocks per SM its group's blocks cap their registers for (kernels.attn_planes_min_blocks): 4 (128
-  // registers), 5 or 6 (cp.async, one stage; they spill); the head split's blocks keep 4. The same bytes.
-  int planes_min_blocks = 4;
   // The cache rows (positions) k_cache and v_cache hold: the bound of the tensor copies' 16-row boxes
   // (0: unknown).
   int64_t kv_rows = 0;

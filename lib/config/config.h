@@ -147,7 +147,6 @@ struct KernelsSection {
   int attn_grid_round = 8;           // decode attention: the grid's splits trimmed to the used ones, rounded up to this (0: all)
   int attn_blocks_per_sm = 4;        // decode attention: split count aimed at this many blocks per SM
   int attn_planes_stages = 1;        // kv.planes decode: each warp's 16-key tiles in flight (1 or 2)
-  int attn_planes_min_blocks = 4;    // kv.planes decode: blocks per SM the tile form's registers are capped for
   std::string attn_planes_copy = "async";  // kv.planes decode: async | tensor (the tiles' quant copies)
   int attn_f16_split_keys = 128;     // attn_f16_mma: the fewest keys per split of a row past 128 keys
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys

@@ -45,10 +45,6 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   const std::string& cp = cfg_.kernels.attn_planes_copy;
   p.planes_copy = cp == "tensor" ? cuda::PlanesCopy::TensorTiles : cuda::PlanesCopy::Async;
   p.kv_rows = c.n_ctx();
-  p.planes_min_blocks = cfg_.kernels.attn_planes_min_blocks;
-  MEMRA_CHECK(p.planes_min_blocks == 4 || (p.planes_copy == cuda::PlanesCopy::Async && p.planes_stages == 1),
-              "kernels.attn_planes_min_blocks = {} needs kernels.attn_planes_copy = \"async\" and kernels.attn_planes_stages = 1",
-              p.planes_min_blocks);
   MEMRA_CHECK(p.planes_copy == cuda::PlanesCopy::Async || p.planes_stages == 1,
               "kernels.attn_planes_copy = \"{}\" needs kernels.attn_planes_stages = 1 (it is {})", cp, p.planes_stages);
   MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
@@ -59,7 +55,7 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   if (emit) hold_q8s(out);
   note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
                                   cuda::attn_decode_planes_head_split(p) ? (p.rope.head_split == 2 ? "+hs2" : "+hs") : "",
-                                  p.planes_stages == 2 ? "+pd2" : p.planes_copy != cuda::PlanesCopy::Async ? "+" + cp : p.planes_min_blocks != 4 && !cuda::attn_decode_planes_head_split(p) ? fmt::format("+mb{}", p.planes_min_blocks) : "",
+                                  p.planes_stages == 2 ? "+pd2" : p.planes_copy != cuda::PlanesCopy::Async ? "+" + cp : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
                                   emit ? "+q8s" : "",
                                   p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
