@@ -105,7 +105,8 @@
 # copy-engine tile forms: gates green, tensor 0.995x / bulk 0.975x at 16384 keys: async stays, bulk removed; the
 # suite at kv.planes = auto green), s63m (the MoE row: planes 1.038x / 1.123x / 1.394x at 0 / 4096 / 16384),
 # bps63 (2 / 3 blocks per SM: no gain), hm63 (head-major planes: no gain), g63 (every tile gate after the bulk
-# form's removal). Four r63 calls asked for an H200 and got H100s. Queue: r63 on an H200 first (the README rows
+# form's removal), mb63 (a4d9b98: the tile form's registers capped for 5 / 6 blocks per SM, 0.945x / 0.917x at
+# 16384 keys: reverted). Four r63 calls asked for an H200 and got H100s. Queue: r63 on an H200 first (the README rows
 # at the new defaults), then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
