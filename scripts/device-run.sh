@@ -104,7 +104,7 @@
 # Sixty-third session (eleven calls, all on H100s; receipts/h100/*-{s63,s63m,bps63,hm63,g63}-*): s63 / s63f (the
 # copy-engine tile forms: gates green, tensor 0.995x / bulk 0.975x at 16384 keys: async stays, bulk removed; the
 # suite at kv.planes = auto green), s63m (the MoE row: planes 1.038x / 1.123x / 1.394x at 0 / 4096 / 16384),
-# bps63 (2 / 3 blocks per SM: no gain), hm63 (head-major planes: no gain), g63 (every tile gate after the bulk
+# bps63 (2 / 3 blocks per SM: no gain), hm63 (3f35d3e: head-major planes in the probe, no gain; the probe's strides removed after), g63 (every tile gate after the bulk
 # form's removal), mb63 (a4d9b98: the tile form's registers capped for 5 / 6 blocks per SM, 0.945x / 0.917x at
 # 16384 keys: reverted). Four r63 calls asked for an H200 and got H100s. Queue: r63 on an H200 first (the README rows
 # at the new defaults), then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
@@ -845,18 +845,6 @@ case "$phase" in
     kc_gate g63 20266307 120 attn i8tile
     kc_gate g63 20266307 200 fused planes
     planes_test g63
-    ;;
-  hm63)
-    # Head-major planes in the tile form's probe (AttnI8Planes::quant_head: each tile's 16 keys one contiguous
-    # 2 KB run, against the cache's 16 runs of 128 bytes a row apart): their gates (kernel-check attn
-    # q8_0-planes-headmajor, against the f64 reference), then --perf at 16384 and 4096 keys beside the
-    # position-major probe, cp.async and bulk-row copies. Any sm_90 card, a "dense" pack. ~2 minutes.
-    gpu_info
-    kc_gate hm63 20266305 90 attn planes-headmajor
-    for n in "n1@16383" "n1@4096"; do
-      timeout 100 "$bin/kernel-check" --section attn --filter "32-8x128/$n/max_splits96" --perf --reps 30 --seed 20266306 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E "i8tile" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/; s/norm_err.*|/|/' | head -n 10
-    done
     ;;
   bps63)
     # The tile form's split count at depth (kernels.attn_blocks_per_sm, tuned at 4 before kv.planes): kernel-check

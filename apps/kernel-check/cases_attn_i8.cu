@@ -41,9 +41,9 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 class AttnI8TileCase : public Case {
  public:
   AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false, int pd = 1,
-                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async, bool head_major = false)
+                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async)
       : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows), pd_(pd),
-        cp_(cp), hm_(head_major) {}
+        cp_(cp) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -71,31 +71,10 @@ class AttnI8TileCase : public Case {
       }
     }
     q_ = env.normal((size_t)n_ * nh_ * kD, 1.5f);  // sharper than N(0,1): peakier softmax
-    if (hm_) {  // head-major planes (AttnI8Planes::quant_head): kv head h's keys one after another
-      std::vector<int8_t> kq(kq_.size()), vq(vq_.size());
-      std::vector<uint16_t> kd(kd_.size()), vd(vd_.size());
-      for (int j = 0; j < n_ctx_; ++j)
-        for (int h = 0; h < nkv_; ++h) {
-          const size_t src = (size_t)j * nkv_ + h, dst = (size_t)h * n_ctx_ + j;
-          std::memcpy(&kq[dst * kD], &kq_[src * kD], kD);
-          std::memcpy(&vq[dst * kD], &vq_[src * kD], kD);
-          std::memcpy(&kd[dst * 4], &kd_[src * 4], 8);
-          std::memcpy(&vd[dst * 4], &vd_[src * 4], 8);
-        }
-      pl_.k_quants = env.upload(kq);
-      pl_.v_quants = env.upload(vq);
-      pl_.k_scales = env.upload(kd);
-      pl_.v_scales = env.upload(vd);
-      pl_.quant_row = kD;
-      pl_.scale_row = 4;
-      pl_.quant_head = (int64_t)n_ctx_ * kD;
-      pl_.scale_head = (int64_t)n_ctx_ * 4;
-    } else {
-      pl_.k_quants = env.upload(kq_);
-      pl_.v_quants = env.upload(vq_);
-      pl_.k_scales = env.upload(kd_);
-      pl_.v_scales = env.upload(vd_);
-    }
+    pl_.k_quants = env.upload(kq_);
+    pl_.v_quants = env.upload(vq_);
+    pl_.k_scales = env.upload(kd_);
+    pl_.v_scales = env.upload(vd_);
     pl_.n_ctx = n_ctx_;
     if (rows_) {  // the cache rows: position j's quants (nkv * 128 bytes), then its nkv * 4 f16 scales,
                   // then the stride's padding (odd kv head counts), poisoned: never read
@@ -264,7 +243,6 @@ class AttnI8TileCase : public Case {
   bool rows_;
   int pd_;
   cuda::PlanesCopy cp_;
-  bool hm_;
   uint8_t *dk_rows_ = nullptr, *dv_rows_ = nullptr;
   float* dout_dense_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
@@ -291,11 +269,6 @@ void add_attn_i8_cases(Registry& r) {
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/n", n, "@", len - 1, "/max_splits", ms,
                            bps != 4 ? ref::cat("/bps", bps) : ""),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, ms, bps); });
-  // Head-major planes (AttnI8Planes::quant_head; a probe of the layout: each tile's 16 keys one contiguous 2 KB
-  // run, against 16 runs of 128 bytes a cache row apart): one key, partial tiles, a verify batch, depth.
-  for (auto [n, len] : {std::pair{1, 1}, {1, 100}, {3, 2001}, {1, 4097}, {1, 16384}})
-    r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes-headmajor/32-8x128/n", n, "@", len - 1, "/max_splits96"),
-          [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, 32, 8, 96, 4, false, 1, cuda::PlanesCopy::Async, true); });
   // The engine's route over cache rows (kv.planes), at the shapes of its rows: one key, partial
   // tiles, a verify batch, 4096 and 16384 keys at the default split cap.
   // The same at qwen3-32b's group (8 query heads per kv head: 64 / 8), and at odd kv head counts (rows

@@ -56,7 +56,6 @@ struct I8Args {
   const int8_t* vq;
   const uint16_t* vd;
   int64_t q_row, d_row;  // bytes between consecutive positions' quant rows, halves between scale rows
-  int64_t q_head, d_head;  // bytes between kv heads' quant slices of a position, halves between their scale rows
   CUtensorMap kmap, vmap;  // tensor copies: the K / V quant planes as 2-D tensors (rows = positions; encode_planes_map)
 };
 
@@ -251,8 +250,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   // This lane's source pointers for the warp's current tile (key base0 + lane / 8, chunk lane % 8; scale row of
   // key base0 + lane % 16), stepped by kStride keys per tile.
   // 32-bit offsets (the launcher checks that every position's rows fit), pointers formed at each copy.
-  uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * p.q_head + (lane & 7) * 16);
-  uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * p.d_head);
+  uint32_t koff = (uint32_t)((base0 + (lane >> 3)) * p.q_row + hk * kRow + (lane & 7) * 16);
+  uint32_t soff = (uint32_t)((base0 + (lane & 15)) * p.d_row + hk * 4);
   const uint32_t qstep = (uint32_t)(kStride * p.q_row), sstep = (uint32_t)(kStride * p.d_row);
   const uint32_t q_row = (uint32_t)p.q_row, d_row = (uint32_t)p.d_row;
   // Buffer x's K quants, V quants, K scales, V scales.
@@ -551,15 +550,9 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
          p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
          (p.planes_copy == PlanesCopy::Async || p.planes_stages == 1) &&
          pl.n_ctx > 0 && pl.quant_row >= 0 && pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
-         (pl.quant_head == 0
-              ? (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
-                    (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&
-                    pl.n_ctx * (pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128) < (int64_t{1} << 32)
-              : pl.quant_row == 128 && pl.scale_row == 4 && pl.quant_head % 16 == 0 && pl.scale_head % 4 == 0 &&
-                    pl.quant_head >= pl.n_ctx * 128 && pl.scale_head >= pl.n_ctx * 4 &&
-                    (int64_t)p.n_head_kv * pl.quant_head < (int64_t{1} << 32) &&
-                    (int64_t)p.n_head_kv * pl.scale_head < (int64_t{1} << 31) && !p.rope.on &&
-                    p.planes_copy != PlanesCopy::TensorTiles) &&
+         (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
+         (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&
+         pl.n_ctx * (pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128) < (int64_t{1} << 32) &&
          p.ld_q >= (int64_t)p.n_head * 128 && p.ld_out >= (int64_t)p.n_head * 128 &&
          al(p.q, 4) && al(pl.k_quants, 16) &&
          al(pl.v_quants, 16) && al(pl.k_scales, 8) && al(pl.v_scales, 8) &&
@@ -609,7 +602,7 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
   if (!attn_decode_i8_tile_applies(p, pl)) return cudaErrorInvalidValue;
   attn::I8Args x{attn::make_args(p), pl.k_quants, pl.k_scales, pl.v_quants, pl.v_scales,
                  pl.quant_row ? pl.quant_row : (int64_t)p.n_head_kv * 128, pl.scale_row ? pl.scale_row : (int64_t)p.n_head_kv * 4,
-                 pl.quant_head ? pl.quant_head : 128, pl.scale_head ? pl.scale_head : 4, {}, {}};
+                 {}, {}};
   if (p.planes_copy == PlanesCopy::TensorTiles) {
     for (auto [map, plane] : {std::pair{&x.kmap, pl.k_quants}, std::pair{&x.vmap, pl.v_quants}})
       if (const cudaError_t e = attn::encode_planes_map(map, plane, p.n_head_kv, pl.n_ctx, x.q_row); e != cudaSuccess) return e;

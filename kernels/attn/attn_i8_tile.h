@@ -26,11 +26,6 @@ struct AttnI8Planes {
   // dense planes (n_head_kv * 128 and n_head_kv * 4); the cache's split-plane rows
   // (AttnParams::k_scale_plane) interleave the two planes per position, row_bytes and row_bytes / 2.
   int64_t quant_row = 0, scale_row = 0;
-  // Head-major planes ([n_head_kv][n_ctx][128] and [n_head_kv][n_ctx][4], a probe of the layout: a tile's 16
-  // keys one contiguous 2 KB run): bytes between kv heads' quant planes and halves between their scale
-  // planes (at least n_ctx * 128 and n_ctx * 4), with quant_row 128 and scale_row 4. 0: position-major (the
-  // layout above and the cache's). Not with the fold or the tensor copies (position-major rows).
-  int64_t quant_head = 0, scale_head = 0;
 };
 
 // Whether the probe has a kernel for p: head dim 128, 4 or 8 query heads per kv head, q 4-byte aligned,

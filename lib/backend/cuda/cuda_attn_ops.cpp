@@ -44,9 +44,7 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   p.planes_stages = cfg_.kernels.attn_planes_stages;
   const std::string& cp = cfg_.kernels.attn_planes_copy;
   p.planes_copy = cp == "tensor" ? cuda::PlanesCopy::TensorTiles : cuda::PlanesCopy::Async;
-  p.kv_rows = c.n_ctx();
-  MEMRA_CHECK(p.planes_copy == cuda::PlanesCopy::Async || p.planes_stages == 1,
-              "kernels.attn_planes_copy = \"{}\" needs kernels.attn_planes_stages = 1 (it is {})", cp, p.planes_stages);
+  p.kv_rows = c.n_ctx();  // (the constructor refused tensor copies with two stages)
   MEMRA_CHECK(cuda::attn_decode_planes_applies(p, c.n_ctx()),
               "kv.planes: the split-plane decode form needs head dim 128, 4 or 8 query heads per kv head and no softcap "
               "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = \"off\"",

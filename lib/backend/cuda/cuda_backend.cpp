@@ -219,6 +219,9 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     if (!cuda::mmvs_min_blocks_valid(v)) throw Error(fmt::format("{} = {}: must be 0, 5, 6, 8 or 12", key, v));
   if (cfg_.kernels.mmvf_rows_per_warp != 1 && cfg_.kernels.mmvf_rows_per_warp != 2 && cfg_.kernels.mmvf_rows_per_warp != 4)
     throw Error(fmt::format("kernels.mmvf_rows_per_warp = {}: must be 1, 2 or 4", cfg_.kernels.mmvf_rows_per_warp));
+  if (cfg_.kernels.attn_planes_copy != "async" && cfg_.kernels.attn_planes_stages != 1)
+    throw Error(fmt::format("kernels.attn_planes_copy = \"{}\" needs kernels.attn_planes_stages = 1 (it is {})",
+                            cfg_.kernels.attn_planes_copy, cfg_.kernels.attn_planes_stages));
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();
