@@ -108,9 +108,11 @@
 # form's removal), mb63 (a4d9b98: the tile form's registers capped for 5 / 6 blocks per SM, 0.945x / 0.917x at
 # 16384 keys: reverted). Four r63 calls asked for an H200 and got H100s. Queue: r63 on an H200 first (the README rows
 # at the new defaults), then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
-# Sixty-fourth session: r64 (on an H200 r63's README rows; elsewhere timelines of the planes defaults at 0 / 4096 /
-# 16384 keys and kernel-check --perf of the tile rows), cl64 (the tile form's group blocks as thread block clusters
-# with the combine inside: kernels.attn_planes_cluster, its gates and rows). Queue: r64, cl64, then as above.
+# Sixty-fourth session (two calls on one H100; receipts/h100/*-{cl64,r64}-0d1aa66-*): cl64 (0d1aa66: the tile form's
+# group blocks as thread block clusters with the combine inside, kernels.attn_planes_cluster: every gate green,
+# 0.872x / 0.831x at 4096 / 16384 keys with clusters of 4 splits, 0.976x / 0.946x of 2: reverted), r64 (on an H100:
+# timelines of the planes defaults at 0 / 4096 / 16384 keys and the planes off at 16384; its H200 branch, the README
+# rows, is r63's). Queue: r63 on an H200 first, then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -861,46 +863,6 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
-    ;;
-  cl64)
-    # The int8 tile form's group blocks as thread block clusters with the combine inside (kernels.attn_planes_cluster,
-    # sixty-fourth session): its gates (kernel-check attn .../cluster2|4: out and q8s the bytes of the split + combine
-    # kernels at the same split count; fused _cl2 / _cl4: the fold's bytes against the unfolded launches; the GPU
-    # test with both cluster sizes and decode == verify), kernel-check --perf of the rows at 4096 / 16384 keys (the
-    # defaults' 66 splits, 64 and 32 splits with and without the clusters), then qwen3-8b q4_k_m tg128 at 0 / 4096 /
-    # 16384 keys: the defaults against clusters of 4 and of 2 and the 64-split cap alone (A/A copy). Any sm_90 card,
-    # a "dense" pack. ~9 minutes.
-    gpu_info
-    kc_gate cl64 20266402 100 attn "/cluster"
-    kc_gate cl64 20266403 150 fused "_cl"
-    planes_test cl64
-    timeout 120 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/rows/n1@" --perf --reps 30 \
-      --seed 20266404 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | grep -v "tensor\|pd2" | sed 's/bytes: .*|/|/' | head -n 16
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 3 330 --arm configs/arm-base.toml --arm configs/arm-planes-cluster4.toml \
-      --arm configs/arm-attn-max-splits64.toml --arm configs/arm-planes-cluster2.toml
-    rm -f "$f" "$f.done"
-    ;;
-  r64)
-    # On an H200: r63's README decode rows at the defaults (kv.planes = auto since the sixty-second session).
-    # Elsewhere: CUPTI timelines of qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys at the defaults and at 16384
-    # with kv.planes = "off" (where the depth form's time goes in the step: the split kernel against its
-    # combine), and kernel-check --perf of the tile form's rows alone. A "dense" pack. ~8 minutes (H200), ~4.
-    gpu_info
-    if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-      rows_8b
-      synth qwen3-32b q4_k_m 200
-      tg_on 0 5 120
-      rm -f "$f" "$f.done"
-      exit 0
-    fi
-    timeout 100 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/n1@" --perf --reps 30 \
-      --seed 20266401 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 12
-    synth qwen3-8b q4_k_m
-    traces_at 0 4096 16384 -- base
-    traces_at 16384 -- off --config configs/arm-kv-planes-off.toml
-    rm -f "$f" "$f.done"
-    for t in base-d0 base-d4096 base-d16384 off-d16384; do echo "== $t"; python3 scripts/trace-exposed.py "$out/trace-$t.jsonl.gz" | head -n 16; done
     ;;
   r63)
     # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200

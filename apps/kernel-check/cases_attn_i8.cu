@@ -41,9 +41,9 @@ float h16(float x) { return fp16_to_f32(f32_to_fp16(x)); }
 class AttnI8TileCase : public Case {
  public:
   AttnI8TileCase(int n_tokens, int pos0, int n_head, int n_head_kv, int max_splits, int bps, bool rows = false, int pd = 1,
-                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async, int cluster = 0)
+                 cuda::PlanesCopy cp = cuda::PlanesCopy::Async)
       : n_(n_tokens), pos0_(pos0), nh_(n_head), nkv_(n_head_kv), max_splits_(max_splits), bps_(bps), rows_(rows), pd_(pd),
-        cp_(cp), cl_(cluster) {}
+        cp_(cp) {}
   void generate(Env& env) override {
     n_ctx_ = pos0_ + n_ + 3;
     const int row = nkv_ * kD;
@@ -121,7 +121,6 @@ class AttnI8TileCase : public Case {
     p.min_split_keys = 128;
     p.planes_stages = pd_;
     p.planes_copy = cp_;
-    p.planes_cluster = cl_;
     p.kv_rows = n_ctx_;
     if (rows_) {  // the engine's defaults (CudaBackend::attention_planes)
       p.one_split_direct = true;
@@ -220,7 +219,6 @@ class AttnI8TileCase : public Case {
     p.out = dout_dense_;
     p.planes_stages = 1;  // the pd2 rows: the bytes of one tile in flight
     p.planes_copy = cuda::PlanesCopy::Async;  // the tensor rows: the bytes of the cp.async copies
-    p.planes_cluster = 0;                     // the cluster rows: the bytes of the split kernel + combine kernel
     ref::check(cuda::launch_attn_decode_i8_tile(p, pl_, env.stream()), "launch_attn_decode_i8_tile (dense planes)");
     cuda::QuantizeQ8sParams qp;
     qp.x = dout_dense_;
@@ -230,19 +228,9 @@ class AttnI8TileCase : public Case {
     qp.xds = dxds2_;
     qp.act_il = n_ == 1;
     ref::check(cuda::launch_quantize_q8s(qp, env.stream()), "launch_quantize_q8s");
-    Verdict all = ref::all_of({{"against the reference", v},
-                               {"out and q8s against the dense planes' out, quantized",
-                                ref::compare_q8s_emit(env, dout_, dout_dense_, dxq_, dxq2_, dxds_, dxds2_, ref_.size(), n_ == 1)}});
-    if (cl_ > 0) {  // the split kernel + combine kernel's bytes at the same split count; how many clusters fit at once
-      cuda::AttnParams pc = params();
-      pc.k_cache = dk_rows_;
-      pc.v_cache = dv_rows_;
-      pc.k_row_bytes = pc.v_row_bytes = cuda::kv_planes_row_bytes(nkv_ * kD);
-      pc.k_scale_plane = pc.v_scale_plane = nkv_ * kD;
-      all.detail += ref::cat(" (clusters of ", (cuda::attn_decode_grid_splits(pos0_ + n_, splits_, 8) + cl_ - 1) / cl_,
-                             " blocks, at most ", cuda::attn_decode_planes_max_clusters(pc), " at once)");
-    }
-    return all;
+    return ref::all_of({{"against the reference", v},
+                        {"out and q8s against the dense planes' out, quantized",
+                         ref::compare_q8s_emit(env, dout_, dout_dense_, dxq_, dxq2_, dxds_, dxds2_, ref_.size(), n_ == 1)}});
   }
   PerfCount perf_count() const override {
     const double keys = (double)pos0_ + n_;
@@ -255,7 +243,6 @@ class AttnI8TileCase : public Case {
   bool rows_;
   int pd_;
   cuda::PlanesCopy cp_;
-  int cl_;
   uint8_t *dk_rows_ = nullptr, *dv_rows_ = nullptr;
   float* dout_dense_ = nullptr;
   int8_t *dxq_ = nullptr, *dxq2_ = nullptr;
@@ -306,23 +293,6 @@ void add_attn_i8_cases(Registry& r) {
         {32, 8, 1, 16384}, {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 3, 4096}, {8, 1, 1, 2001}})
     r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits96/tensor"),
           [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 96, 4, true, 1, cuda::PlanesCopy::TensorTiles); });
-  // The group blocks as clusters (kernels.attn_planes_cluster = 2 / 4: blocks of 2 / 4 splits, the combine inside
-  // the cluster): out and q8s the bytes of the split kernel + combine kernel at the same split count (16 x the
-  // splits per block at most) over the same planes, and within the reference's tolerance. One key (one split,
-  // written directly), partial tiles and splits, a verify batch, unused splits in a block (4095 keys: 32 splits
-  // of 128 on 32 / 64 slots), the depth row, groups of 4 and 8, odd kv heads.
-  for (int cl : {2, 4})
-    for (auto [nh, nkv, n, len] :
-         {std::tuple<int, int, int, int>{32, 8, 1, 1}, {32, 8, 1, 129}, {32, 8, 3, 2001}, {32, 8, 1, 4095}, {32, 8, 1, 16384},
-          {64, 8, 1, 129}, {64, 8, 3, 2001}, {64, 8, 1, 16384}, {12, 3, 3, 4096}, {8, 1, 1, 2001}})
-      r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/", nh, "-", nkv, "x128/rows/n", n, "@", len - 1, "/max_splits",
-                             16 * cl, "/cluster", cl),
-            [=] { return std::make_unique<AttnI8TileCase>(n, len - 1, nh, nkv, 16 * cl, 4, true, 1, cuda::PlanesCopy::Async, cl); });
-  // Their split counts without the clusters (the --perf baselines of the cluster rows above).
-  for (int ms : {32, 64})
-    for (int len : {4096, 16384})
-      r.add("attn", ref::cat("attn_decode_i8tile/q8_0-planes/32-8x128/rows/n1@", len - 1, "/max_splits", ms),
-            [=] { return std::make_unique<AttnI8TileCase>(1, len - 1, 32, 8, ms, 4, true); });
 }
 MEMRA_KC_REGISTER(add_attn_i8_cases);
 

@@ -256,7 +256,6 @@ struct FoldCfg {
   bool planes = false;  // both sides on q8_0 K and V split-plane rows (kv.planes: the int8 tile form's fold)
   int pd = 1;           // AttnParams::planes_stages (the folded side only)
   cuda::PlanesCopy cp = cuda::PlanesCopy::Async;  // AttnParams::planes_copy (the folded side only)
-  int cl = 0;           // AttnParams::planes_cluster (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -353,7 +352,6 @@ class AttnRopeFoldCase : public Case {
     p.one_split_direct = c_.direct;
     p.planes_stages = c_.pd;
     p.planes_copy = c_.cp;
-    p.planes_cluster = c_.cl;
     p.kv_rows = ctx_;
     if (c_.grid_round > 0) p.grid_splits = cuda::attn_decode_grid_splits(c_.len, p.n_splits, c_.grid_round);
     return p;
@@ -455,7 +453,7 @@ void add_fused_cases(Registry& r) {
     if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
                             c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "",
-                            c.cl ? ref::cat("_cl", c.cl) : "", c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
+                            c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
                             c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
                             c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
                             c.n_kv, "x128/n1@", c.len - 1, "/vs_qk_norm_rope_kv_then_attn_bytes"),
@@ -606,14 +604,6 @@ void add_fused_cases(Registry& r) {
       add_fold(b);
       if (c.len <= 1024) add_fold(hb);
       if (c.len > 128 && c.len <= 4608) add_fold(hb2);
-    }
-    // The group blocks as clusters (kernels.attn_planes_cluster = 2 / 4, the split count capped at 16 x that):
-    // the bytes of the unfolded split kernel + combine kernel at that split count.
-    for (int cl : {2, 4}) {
-      FoldCfg b = c;
-      b.cl = cl;
-      b.max_splits = 16 * cl;
-      add_fold(b);
     }
     // Two tiles in flight per warp (kernels.attn_planes_stages = 2) where a warp has more than one tile.
     if (c.len >= 129) {

@@ -25,8 +25,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <mutex>
-#include <unordered_set>
 
 #include "attn/attn_common.cuh"
 #include "attn/attn_i8_tile.h"
@@ -183,66 +181,16 @@ enum { RF_NONE = 0, RF_NEOX = 1, RF_NORMAL = 2 };
 // (stage_tile_tensor), each warp's K and V tiles completing on its two mbarriers (phase j % 2 for its tile j),
 // the scale rows on cp.async groups as before: the same bytes in the same fragments. (Its tiles take every
 // row: the new key's row is patched after the tile's wait instead of beside its copies.)
-// The shared memory of one split's 4 warps: their tile buffers, the heads' int8 query, the fold's queries and
-// new key, the tensor copies' barriers.
 template <int G, int RF, int PD, int CP>
-struct TileSmem {
-  static constexpr bool kTensor = CP == kCopyTensor;
-  // A buffer's K quants, V quants, then (but for the tensor copies, whose tiles are 1024-byte aligned: after
-  // every warp's tiles) its K scales, V scales.
-  static constexpr int kBufSmem = 2 * kQTile + (kTensor ? 0 : 2 * kSTile);
-  static constexpr int kBuf = PD * kBufSmem;  // a warp's buffers
-  __align__(1024) uint8_t tiles[kDecodeWarps * kBuf + (kTensor ? kDecodeWarps * 2 * kSTile : 0)];
-  __align__(16) int8_t qi[G][kD];
-  float qd[G][kD / 32];
-  float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
-  __align__(16) NewRow nrow;          // RF: the new key's rows
-  uint64_t bars[kTensor ? 2 * kDecodeWarps : 1];  // Tensor: warp w's K tile's barrier 2 w, its V tile's 2 w + 1
-};
-
-// One split's work (its keys: split_keys) for the G query heads of block row blockIdx.y and row blockIdx.z, by 4
-// warps: the split's partial (or, for a one-split row under one_split_direct, the row's result). SB = 0: the
-// split kernel's block (split blockIdx.x, static shared memory, the block's barrier); SB > 0: group
-// threadIdx.x / 128 of a cluster-form block of SB groups (split SB blockIdx.x + group, the group's part of the
-// dynamic shared memory, a named barrier per group).
-template <int G, int RF, int PD, int CP, int SB>
-__device__ __forceinline__ void i8_tile_split(const I8Args& p) {
-  constexpr int kGroupThreads = kDecodeWarps * 32;
-  using Sm = TileSmem<G, RF, PD, CP>;
-  uint8_t* smem;
-  int8_t(*qi)[kD];
-  float(*qd)[kD / 32];
-  float(*qf)[RF ? kD : 1];
-  NewRow* nrowp;
-  uint64_t* bars;
-  if constexpr (SB == 0) {
-    __shared__ __align__(1024) uint8_t tiles_s[sizeof(Sm::tiles)];
-    __shared__ __align__(16) int8_t qi_s[G][kD];
-    __shared__ float qd_s[G][kD / 32];
-    __shared__ float qf_s[RF ? G : 1][RF ? kD : 1];
-    __shared__ __align__(16) NewRow nrow_s;
-    __shared__ uint64_t bars_s[sizeof(Sm::bars) / 8];
-    smem = tiles_s, qi = qi_s, qd = qd_s, qf = qf_s, nrowp = &nrow_s, bars = bars_s;
-  } else {
-    extern __shared__ __align__(1024) uint8_t dyn[];
-    Sm& sm = reinterpret_cast<Sm*>(dyn)[threadIdx.x / kGroupThreads];
-    smem = sm.tiles, qi = sm.qi, qd = sm.qd, qf = sm.qf, nrowp = &sm.nrow, bars = sm.bars;
-  }
-  NewRow& nrow = *nrowp;
-  const unsigned tx = SB == 0 ? threadIdx.x : threadIdx.x % kGroupThreads;  // the thread among its 4 warps'
-  const int s = SB == 0 ? (int)blockIdx.x : (int)(blockIdx.x * SB + threadIdx.x / kGroupThreads);
-  const auto sync = [] {
-    if constexpr (SB == 0)
-      __syncthreads();
-    else
-      asm volatile("bar.sync %0, %1;" ::"r"(1 + threadIdx.x / kGroupThreads), "r"(kGroupThreads) : "memory");
-  };
+__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(const __grid_constant__ I8Args p) {
   constexpr bool kNeox = RF == RF_NEOX;
   constexpr int N = kD / 32;
   static_assert(RF == RF_NONE || N == kDecodeWarps, "the fold: warp w quantizes block w of the new K and V heads");
   static_assert(G >= 1 && G <= 8, "the heads are the m rows of one mma tile (8 used at most)");
   constexpr bool kTensor = CP == kCopyTensor;  // the quants complete on mbarriers
-  constexpr int kBufSmem = TileSmem<G, RF, PD, CP>::kBufSmem;
+  // A buffer's K quants, V quants, then (but for the tensor copies, whose tiles are 1024-byte aligned: after
+  // every warp's tiles) its K scales, V scales.
+  constexpr int kBufSmem = 2 * kQTile + (kTensor ? 0 : 2 * kSTile);
   static_assert(G * kD * 4 <= 2 * kQTile && 2 * G * 4 <= 2 * kSTile, "a warp's merge values overlay its tiles");
   static_assert(PD == 1 || PD == 2, "one or two tiles in flight per warp");
   static_assert(!kTensor || PD == 1, "tensor copies: one tile in flight per warp");
@@ -250,14 +198,20 @@ __device__ __forceinline__ void i8_tile_split(const I8Args& p) {
   constexpr int kBuf = PD * kBufSmem;  // a warp's buffers
   constexpr int kScales = kTensor ? kDecodeWarps * kBuf : 0;  // Tensor: the warps' scale rows after their tiles
   const Args& a = p.a;
+  __shared__ __align__(1024) uint8_t smem[kDecodeWarps * kBuf + (kTensor ? kDecodeWarps * 2 * kSTile : 0)];
+  __shared__ __align__(16) int8_t qi[G][kD];
+  __shared__ float qd[G][kD / 32];
+  __shared__ float qf[RF ? G : 1][RF ? kD : 1];  // RF: the heads' queries after their norm and rotation
+  __shared__ __align__(16) NewRow nrow;          // RF: the new key's rows
+  __shared__ uint64_t bars[kTensor ? 2 * kDecodeWarps : 1];  // Tensor: warp w's K tile's barrier 2 w, its V tile's 2 w + 1
   const int bpk = a.group / G;  // blocks per kv head
-  const int hk = blockIdx.y / bpk, i = blockIdx.z, h0 = blockIdx.y * G;
-  const int warp = tx >> 5, lane = tx & 31, g = lane >> 2, t = lane & 3;
+  const int s = blockIdx.x, hk = blockIdx.y / bpk, i = blockIdx.z, h0 = blockIdx.y * G;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int pos_first = *a.pos0;  // staged before the step's first kernel (AttnParams::pos0)
   const int pos = pos_first + i;
   int b, e, used;
   if (!split_keys(a, pos, s, b, e, used)) return;  // block-uniform: the combine reads only the used splits
-  uint64_t* const kbar = &bars[kTensor ? 2 * warp : 0];
+  uint64_t* const kbar = &bars[kTensor ? 2 * (threadIdx.x >> 5) : 0];
   uint64_t* const vbar = kbar + (kTensor ? 1 : 0);
   if constexpr (kTensor) {
     if ((threadIdx.x & 31) == 0) {
@@ -368,7 +322,7 @@ __device__ __forceinline__ void i8_tile_split(const I8Args& p) {
         nrow.vd[warp] = dv;
       }
     }
-    sync();  // nrow and qf complete
+    __syncthreads();  // nrow and qf complete
   }
   if (kTensor && any && !early) asm volatile("fence.proxy.async.global;" ::: "memory");  // as before the early copies
   if (any && !early) stage_ahead(0);
@@ -385,7 +339,7 @@ __device__ __forceinline__ void i8_tile_split(const I8Args& p) {
     qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(x, d);
     if (lane == 0) qd[hh][bb] = d;
   }
-  sync();
+  __syncthreads();
   // A fragments of the query per block (head g, elements 4t .. 4t + 3 and 16 + 4t ..; rows >= G and
   // the rows g + 8 zero) and the head's block scales.
   uint32_t qa[kD / 32][2];
@@ -511,58 +465,13 @@ __device__ __forceinline__ void i8_tile_split(const I8Args& p) {
   }
   wait_group<0>();  // only empty groups can be left; the tiles are free for the merge values
   __syncwarp();
-  const auto acc_of = [&](int w) { return reinterpret_cast<float*>(smem + w * kBuf); };
-  const auto ml_of = [&](int w) {
-    return reinterpret_cast<float*>(kTensor ? smem + kScales + w * 2 * kSTile : smem + w * kBuf + 2 * kQTile);
-  };
-  const auto elem_of = [](int mt, int r) { return i8_v_row_element(mt, r); };
-  // (the maximum back to natural-log units, as the merge and the combine take it)
-  if constexpr (SB == 0)
-    tile_merge_and_store<kD, G>(c, m * 0.6931471805599453f, l, elem_of, acc_of, ml_of, a, i, h0, s,
-                                a.one_split_direct && used == 1);
-  else
-    tile_merge_and_store<kD, G>(c, m * 0.6931471805599453f, l, elem_of, acc_of, ml_of, a, i, h0, s,
-                                a.one_split_direct && used == 1, (int)tx, sync);
-}
-
-template <int G, int RF, int PD, int CP>
-__global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kernel(const __grid_constant__ I8Args p) {
-  i8_tile_split<G, RF, PD, CP, 0>(p);
-}
-
-// The cluster form (AttnParams::planes_cluster = SB): blocks of SB groups of 4 warps, group k of block r serving
-// split SB r + k as the split kernel's block serves it (the same partial), and the grid's C = grid_splits / SB blocks
-// of a (block row, row) one thread block cluster. After a cluster barrier (the partials of every split written,
-// release / acquire at cluster scope) the combine kernel's merge runs in the cluster's first G / SB blocks, group
-// k of block r for head SB r + k (combine_element: the same expressions in the same order). So the bytes of the
-// split kernel + combine kernel at the same n_splits, without the combine's launch and its grid boundary.
-// One tile in flight per warp, cp.async copies, G = 4 or 8 (the group's block).
-template <int G, int RF, int SB>
-__global__ void __launch_bounds__(SB * kDecodeWarps * 32, 4 / SB) attn_decode_i8_cluster_kernel(const __grid_constant__ I8Args p) {
-  static_assert(G % SB == 0, "every group of a combining block takes one head");
-  using Sm = TileSmem<G, RF, 1, kCopyAsync>;
-  static_assert(sizeof(CombineSmem) <= sizeof(Sm::tiles), "the combine's shared memory overlays a group's tiles");
-  extern __shared__ __align__(1024) uint8_t dyn[];
-  constexpr int kGroup = kDecodeWarps * 32;
-  const int sb = (int)threadIdx.x / kGroup, tid = (int)threadIdx.x % kGroup;
-  Sm& sm = reinterpret_cast<Sm*>(dyn)[sb];
-  i8_tile_split<G, RF, 1, kCopyAsync, SB>(p);
-  pdl_wait();  // (again, or first in a group whose split the row does not use: the combine below writes)
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-  const Args& a = p.a;
-  if ((int)blockIdx.x * SB >= G) return;  // block-uniform: the heads' merges are in the first G / SB blocks
-  const int i = blockIdx.z;
-  int lo, hi;
-  key_range(*a.pos0 + i, a.window, lo, hi);
-  const int used = splits_used(max(0, hi - lo), a.n_splits, a.min_split_keys);
-  if (a.one_split_direct && used == 1) return;  // the split wrote the row
-  const int h = (int)blockIdx.y * G + (int)blockIdx.x * SB + sb;
-  auto* cs = reinterpret_cast<CombineSmem*>(sm.tiles);
-  const auto used_of = [used] { return used; };
-  if (a.combine_direct)
-    combine_element<kD, false>(a, i, h, tid, used_of, cs);
-  else
-    combine_element<kD, true>(a, i, h, tid, used_of, cs);
+  tile_merge_and_store<kD, G>(
+      c, m * 0.6931471805599453f, l,  // the maximum back to natural-log units, as the merge and the combine take it
+      [](int mt, int r) { return i8_v_row_element(mt, r); },
+      [&](int w) { return reinterpret_cast<float*>(smem + w * kBuf); },
+      [&](int w) { return reinterpret_cast<float*>(kTensor ? smem + kScales + w * 2 * kSTile : smem + w * kBuf + 2 * kQTile); },
+      a, i, h0, s,
+      a.one_split_direct && used == 1);
 }
 
 // The kernel for G query heads per block, p's fold (none, NeoX or normal pairs), tiles in flight and copies
@@ -581,19 +490,6 @@ auto i8_tile_kernel(const AttnParams& p) {
          : p.planes_stages == 2                     ? i8_tile_kernel_pd<G, 2, kCopyAsync>(p)
                                                     : i8_tile_kernel_pd<G, 1, kCopyAsync>(p);
 }
-
-// The cluster form's kernel for p's fold and SB = p.planes_cluster (G = 4 or 8).
-template <int G, int SB>
-auto i8_cluster_kernel_sb(const AttnParams& p) {
-  return !p.rope.on    ? attn_decode_i8_cluster_kernel<G, RF_NONE, SB>
-         : p.rope.neox ? attn_decode_i8_cluster_kernel<G, RF_NEOX, SB>
-                       : attn_decode_i8_cluster_kernel<G, RF_NORMAL, SB>;
-}
-template <int G>
-auto i8_cluster_kernel(const AttnParams& p) {
-  return p.planes_cluster == 2 ? i8_cluster_kernel_sb<G, 2>(p) : i8_cluster_kernel_sb<G, 4>(p);
-}
-constexpr int kMaxCluster = 16;  // blocks of one cluster (8 is the portable size; 16 needs the opt-in)
 
 // cuTensorMapEncodeTiled through the runtime's driver entry point (no link to the driver library); null
 // where the driver has none.
@@ -627,40 +523,6 @@ cudaError_t encode_planes_map(CUtensorMap* map, const int8_t* plane, int n_head_
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-// The cluster form's launch (AttnParams::planes_cluster; G = heads, 4 or 8): C = ceil(grid_splits / SB) blocks of
-// SB x 4 warps per (block row, row), one cluster, the combine inside it.
-struct ClusterLaunch {
-  void (*kern)(I8Args);
-  size_t smem;
-  int c;  // blocks of a cluster (the grid's x)
-};
-cudaError_t cluster_launch(const AttnParams& p, int grid_splits, int heads, ClusterLaunch& l) {
-  const int sb = p.planes_cluster;
-  l.c = (grid_splits + sb - 1) / sb;
-  if (l.c > kMaxCluster || (heads != 4 && heads != 8)) return cudaErrorInvalidValue;
-  l.kern = heads == 4 ? i8_cluster_kernel<4>(p) : i8_cluster_kernel<8>(p);
-  l.smem = (size_t)sb * (heads == 4 ? sizeof(TileSmem<4, RF_NEOX, 1, kCopyAsync>) : sizeof(TileSmem<8, RF_NEOX, 1, kCopyAsync>));
-  // once per instance: its dynamic shared memory and clusters past the portable 8
-  static std::mutex mu;
-  static std::unordered_set<const void*> ready;
-  const std::lock_guard<std::mutex> lock(mu);
-  const void* f = reinterpret_cast<const void*>(l.kern);
-  if (!ready.contains(f)) {
-    if (const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l.smem); e != cudaSuccess)
-      return e;
-    if (const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeNonPortableClusterSizeAllowed, 1); e != cudaSuccess)
-      return e;
-    ready.insert(f);
-  }
-  return cudaSuccess;
-}
-cudaError_t launch_i8_cluster(const AttnParams& p, const I8Args& x, int heads, cudaStream_t stream) {
-  ClusterLaunch l{};
-  if (const cudaError_t e = cluster_launch(p, x.a.grid_splits, heads, l); e != cudaSuccess) return e;
-  return launch_kernel_clusters(l.kern, dim3(l.c, p.n_head / heads, p.n_tokens), dim3(p.planes_cluster * kDecodeWarps * 32),
-                                l.smem, stream, (unsigned)l.c, x);
-}
-
 }  // namespace
 }  // namespace memra::cuda::attn
 
@@ -687,9 +549,6 @@ bool attn_decode_i8_tile_applies(const AttnParams& p, const AttnI8Planes& pl) {
   return p.q && p.out && p.pos0 && p.workspace && p.head_dim == 128 && tile_group(p) > 0 && p.n_tokens >= 1 &&
          p.n_splits >= 1 && p.softcap == 0.0f && (p.planes_stages == 1 || p.planes_stages == 2) &&
          (p.planes_copy == PlanesCopy::Async || p.planes_stages == 1) &&
-         (p.planes_cluster == 0 || ((p.planes_cluster == 2 || p.planes_cluster == 4) && p.planes_stages == 1 &&
-                                    p.planes_copy == PlanesCopy::Async &&
-                                    p.n_splits <= attn::kMaxCluster * p.planes_cluster)) &&
          pl.n_ctx > 0 && pl.quant_row >= 0 && pl.scale_row >= 0 && pl.quant_row % 16 == 0 && pl.scale_row % 4 == 0 &&
          (pl.quant_row == 0 || pl.quant_row >= (int64_t)p.n_head_kv * 128) &&
          (pl.scale_row == 0 || pl.scale_row >= (int64_t)p.n_head_kv * 4) &&
@@ -733,25 +592,6 @@ bool attn_decode_planes_head_split(const AttnParams& p) {
   return attn_decode_planes_fold_applies(p) && p.rope.on && tile_heads(p) < tile_group(p);
 }
 
-int attn_decode_planes_max_clusters(const AttnParams& p) {
-  if (p.planes_cluster <= 0) return 0;
-  attn::ClusterLaunch l{};
-  const int grid_splits = p.grid_splits > 0 ? p.grid_splits : p.n_splits;
-  if (attn::cluster_launch(p, grid_splits, tile_group(p), l) != cudaSuccess) return 0;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(l.c, p.n_head / tile_group(p), std::max(1, p.n_tokens));
-  cfg.blockDim = dim3(p.planes_cluster * attn::kDecodeWarps * 32);
-  cfg.dynamicSmemBytes = l.smem;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = (unsigned)l.c;
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  int n = 0;
-  return cudaOccupancyMaxActiveClusters(&n, l.kern, &cfg) == cudaSuccess ? n : 0;
-}
-
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream) {
   const int64_t n_max = ((int64_t{1} << 32) - 1) / std::max<int64_t>(1, p.k_row_bytes);
   if (!attn_decode_planes_applies(p, n_max)) return cudaErrorInvalidValue;
@@ -768,7 +608,6 @@ cudaError_t launch_attn_decode_i8_tile(const AttnParams& p, const AttnI8Planes& 
       if (const cudaError_t e = attn::encode_planes_map(map, plane, p.n_head_kv, pl.n_ctx, x.q_row); e != cudaSuccess) return e;
   }
   const int heads = tile_heads(p);
-  if (p.planes_cluster > 0 && heads >= 4) return attn::launch_i8_cluster(p, x, heads, stream);
   const dim3 grid(x.a.grid_splits, p.n_head / heads, p.n_tokens), block(attn::kDecodeWarps * 32);
   const auto kern = heads == 1   ? attn::i8_tile_kernel<1>(p)
                     : heads == 2 ? attn::i8_tile_kernel<2>(p)

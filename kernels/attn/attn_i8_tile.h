@@ -58,10 +58,6 @@ bool attn_decode_planes_fold_applies(const AttnParams& p);
 // Whether the fold over split-plane rows takes p.rope.head_split (1: one block per query head, 2: blocks
 // of 2; the same bytes per head).
 bool attn_decode_planes_head_split(const AttnParams& p);
-// The cluster form (AttnParams::planes_cluster > 0, the group's blocks): how many of p's clusters (of
-// ceil(grid_splits / planes_cluster) blocks) the device holds at once (cudaOccupancyMaxActiveClusters), 0 where the
-// form or its launch configuration does not apply. A decode step's n_head_kv clusters in one wave need at least that.
-int attn_decode_planes_max_clusters(const AttnParams& p);
 // launch_attn_decode's route for split-plane rows: the tile form over attn_cache_planes(p, n_ctx),
 // n_ctx taken as the largest the 32-bit offsets allow (the kernel reads only rows below pos + 1).
 cudaError_t launch_attn_decode_planes(const AttnParams& p, cudaStream_t stream);

@@ -54,12 +54,6 @@ struct AttnParams {
   // How its quant tiles reach shared memory (kernels.attn_planes_copy; TensorTiles with planes_stages 1
   // only and kv_rows known; the same bytes).
   PlanesCopy planes_copy = PlanesCopy::Async;
-  // The int8 tile form's group blocks (4 or 8 query heads) as thread block clusters (kernels.attn_planes_cluster):
-  // 0, or the splits of a block (2 or 4 groups of 4 warps, each serving one split as the split kernel's block),
-  // the blocks of a (kv head, row) one cluster of at most 16 (so n_splits <= 16 x planes_cluster), and the
-  // combine run inside the cluster after a cluster barrier instead of as a second launch. One stage, cp.async
-  // copies. The same bytes as the split kernel + combine kernel at the same n_splits.
-  int planes_cluster = 0;
   // The cache rows (positions) k_cache and v_cache hold: the bound of the tensor copies' 16-row boxes
   // (0: unknown).
   int64_t kv_rows = 0;

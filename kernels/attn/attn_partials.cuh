@@ -44,11 +44,10 @@ struct MergeSmem {
 // The merge itself, from m_at(w, g) / l_at(w, g) / acc_at(w, g, d), the warp w's maximum, sum and
 // unnormalized output element d of head g (wherever the kernel keeps them in shared memory);
 // called by every thread of the block after a barrier.
-// tid: the thread's index among the block's (or the 4-warp group's: the cluster form of attn_decode_i8.cu) 128.
 template <int D, int G, class MAt, class LAt, class AccAt>
 __device__ __forceinline__ void merge_warps_and_store(MAt m_at, LAt l_at, AccAt acc_at, const Args& a, int i, int h0,
-                                                      int s, bool direct, int tid) {
-  for (int t = tid; t < G * D; t += kDecodeWarps * 32) {
+                                                      int s, bool direct) {
+  for (int t = threadIdx.x; t < G * D; t += kDecodeWarps * 32) {
     const int g = t / D, d = t % D;
     float mx = -INFINITY;
 #pragma unroll
@@ -74,16 +73,6 @@ __device__ __forceinline__ void merge_warps_and_store(MAt m_at, LAt l_at, AccAt 
     part[2 + d] = o;
   }
 }
-template <int D, int G, class MAt, class LAt, class AccAt>
-__device__ __forceinline__ void merge_warps_and_store(MAt m_at, LAt l_at, AccAt acc_at, const Args& a, int i, int h0,
-                                                      int s, bool direct) {
-  merge_warps_and_store<D, G>(m_at, l_at, acc_at, a, i, h0, s, direct, (int)threadIdx.x);
-}
-
-// The block's barrier (the split kernels' default), or a 4-warp group's named barrier (the cluster form).
-struct BlockSync {
-  __device__ __forceinline__ void operator()() const { __syncthreads(); }
-};
 
 // The tensor-core tile forms' online softmax over one tile (attn_decode_mma.cu, attn_decode_i8.cu), in
 // the mma C layout: lane (g, t) holds head g's scores sc of keys 2t, 2t + 1, 8 + 2t, 9 + 2t (-inf where
@@ -128,13 +117,11 @@ __device__ __forceinline__ void tile_softmax(const float (&sc)[4], float& m, flo
 // its heads' maximum and sum (the same in a head's 4 lanes) go to the warp's own shared memory (acc_of(w):
 // G x D floats, ml_of(w): the G maxima, then the G sums), then after a block barrier the block's warps
 // are merged and stored (merge_warps_and_store).
-// tid and sync: the thread's index among the 128 of its 4 warps and their barrier (the block's by default).
-template <int D, int G, class ElemOf, class AccOf, class MlOf, class Sync = BlockSync>
+template <int D, int G, class ElemOf, class AccOf, class MlOf>
 __device__ __forceinline__ void tile_merge_and_store(const float (&c)[D / 16][4], float m, float l, ElemOf elem_of,
                                                      AccOf acc_of, MlOf ml_of, const Args& a, int i, int h0, int s,
-                                                     bool direct, int tid = -1, Sync sync = {}) {
-  const unsigned tx = tid < 0 ? threadIdx.x : (unsigned)tid;
-  const int warp = tx >> 5, lane = tx & 31, g = lane >> 2, t = lane & 3;
+                                                     bool direct) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   float* acc = acc_of(warp);
 #pragma unroll
   for (int mt = 0; mt < D / 16; ++mt)
@@ -148,9 +135,9 @@ __device__ __forceinline__ void tile_merge_and_store(const float (&c)[D / 16][4]
     ml[g] = m;
     ml[G + g] = l;
   }
-  sync();
+  __syncthreads();
   merge_warps_and_store<D, G>([&](int w, int hh) { return ml_of(w)[hh]; }, [&](int w, int hh) { return ml_of(w)[G + hh]; },
-                              [&](int w, int hh, int d) { return acc_of(w)[hh * D + d]; }, a, i, h0, s, direct, (int)tx);
+                              [&](int w, int hh, int d) { return acc_of(w)[hh * D + d]; }, a, i, h0, s, direct);
 }
 
 template <int D, int G, class PutAcc>

@@ -39,38 +39,23 @@ int smem_carveout();
 // Gives `kernel` the current carveout if it was given another one (or none) before.
 cudaError_t apply_carveout(const void* kernel);
 
-// cluster_x > 0: thread block clusters of cluster_x blocks along x (grid.x a multiple of it; the kernel's
-// dynamic shared memory and non-portable cluster sizes allowed by the caller: cudaFuncSetAttribute).
 template <class... KArgs, class... Args>
-cudaError_t launch_kernel_clusters(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
-                                   unsigned cluster_x, Args&&... args) {
+cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                          Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   if (const cudaError_t err = apply_carveout(reinterpret_cast<const void*>(kernel)); err != cudaSuccess) return err;
-  cudaLaunchAttribute attr[2];
-  unsigned n = 0;
+  cudaLaunchAttribute attr[1];
   if (pdl_enabled()) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n++].val.programmaticStreamSerializationAllowed = 1;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
   }
-  if (cluster_x > 0) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = cluster_x;
-    attr[n].val.clusterDim.y = 1;
-    attr[n++].val.clusterDim.z = 1;
-  }
-  cfg.attrs = n ? attr : nullptr;
-  cfg.numAttrs = n;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
-}
-
-template <class... KArgs, class... Args>
-cudaError_t launch_kernel(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
-                          Args&&... args) {
-  return launch_kernel_clusters(kernel, grid, block, smem, s, 0u, std::forward<Args>(args)...);
 }
 
 }  // namespace memra::cuda

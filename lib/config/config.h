@@ -148,7 +148,6 @@ struct KernelsSection {
   int attn_blocks_per_sm = 4;        // decode attention: split count aimed at this many blocks per SM
   int attn_planes_stages = 1;        // kv.planes decode: each warp's 16-key tiles in flight (1 or 2)
   std::string attn_planes_copy = "async";  // kv.planes decode: async | tensor (the tiles' quant copies)
-  int attn_planes_cluster = 0;       // kv.planes decode: 0, or 2 / 4 splits per block, a (kv head, row) one cluster
   int attn_f16_split_keys = 128;     // attn_f16_mma: the fewest keys per split of a row past 128 keys
   int attn_head_split_keys = 1024;   // decode attention with the fold: one block per query head up to this many keys
   int attn_head_pair_keys = 4608;    // ... then blocks of 2 query heads up to this many keys

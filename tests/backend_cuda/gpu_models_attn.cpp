@@ -523,21 +523,12 @@ TEST(CudaModels, KvPlanesAgainstOracle) {
     Config c4 = c3;
     c4.kernels.attn_head_pair_keys = 0;
     check_model_file(path, std::string(preset) + " hd128 kv.planes group blocks", c4, "i8planes");
-    // The group blocks as clusters with the combine inside (kernels.attn_planes_cluster; the bytes of the split
-    // kernel + combine kernel at the capped split count: kernel-check's cluster cases).
-    Config c5 = c4;
-    c5.kernels.attn_planes_cluster = 4;
-    check_model_file(path, std::string(preset) + " hd128 kv.planes clusters of 4 splits", c5, "+cl4");
-    c5.kernels.attn_planes_cluster = 2;
-    check_model_file(path, std::string(preset) + " hd128 kv.planes clusters of 2 splits", c5, "+cl2");
     // The defaults (kv.planes = auto, kv.type_v = auto): these shapes take the planes (backend::cuda_kv_options).
     check_model_file(path, std::string(preset) + " hd128 kv.planes auto (the defaults)", gpu_config(true), "i8planes");
     kv::KvOptions ko{512, QType::Q8_0, QType::Q8_0};
     ko.planes = true;
-    Config cc = c4;  // decode == verify with the clusters too (their one-token steps take the group blocks)
-    cc.kernels.attn_planes_cluster = 4;
-    for (auto [n_prompt, cfg] : {std::pair<int, const Config*>{kPrompt, &c}, {300, &c}, {300, &cc}}) {
-      ModelRun run = open_run(backend::make_cuda_backend(*cfg), path, ko);
+    for (int n_prompt : {kPrompt, 300}) {
+      ModelRun run = open_run(backend::make_cuda_backend(c), path, ko);
       const int64_t nv = run.model->hparams().n_vocab;
       std::vector<int32_t> prompt((size_t)n_prompt);
       for (int i = 0; i < n_prompt; ++i) prompt[(size_t)i] = (int32_t)((i * 29 + 5) % nv);

@@ -90,26 +90,6 @@ TEST(AttnPlanesRoute, OneOrTwoStages) {
   }
 }
 
-// kernels.attn_planes_cluster: 0, or blocks of 2 / 4 splits in clusters of at most 16 blocks (so at most 32 / 64
-// splits), with one stage and the cp.async copies only.
-TEST(AttnPlanesRoute, ClustersOfTwoOrFourSplits) {
-  for (int cl : {0, 1, 2, 3, 4, 8}) {
-    for (int splits : {1, 32, 33, 64, 66}) {
-      cu::AttnParams p = planes_params(32, 8);
-      p.planes_cluster = cl;
-      p.n_splits = splits;
-      EXPECT_EQ(cu::attn_decode_planes_applies(p, 16384), cl == 0 || ((cl == 2 || cl == 4) && splits <= 16 * cl))
-          << cl << " " << splits;
-      p.planes_stages = 2;
-      EXPECT_EQ(cu::attn_decode_planes_applies(p, 16384), cl == 0) << cl << " " << splits << " two stages";
-      p.planes_stages = 1;
-      p.planes_copy = cu::PlanesCopy::TensorTiles;
-      p.kv_rows = 4096;
-      EXPECT_EQ(cu::attn_decode_planes_applies(p, 16384), cl == 0) << cl << " " << splits << " tensor copies";
-    }
-  }
-}
-
 // The fold (q/k norm + RoPE + append inside the tile form): one token, both sources, groups of 4 or 8.
 TEST(AttnPlanesRoute, FoldTakesOneTokenWithItsSources) {
   float src[256] = {};

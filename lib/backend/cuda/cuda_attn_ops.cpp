@@ -3,8 +3,6 @@
 // from cuda_ops.cpp, whose attention_impl calls them).
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "attn/attn_i8_tile.h"
 #include "attn/attn_kernels.h"
 #include "backend/cuda/cuda_check.h"
@@ -14,12 +12,10 @@
 
 namespace memra::backend::cuda_impl {
 
-bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, View out, int max_splits) {
+bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
   const int n = p.n_tokens;
   p.n_splits = cuda::attn_decode_splits(c.n_ctx(), p.n_head, p.n_head_kv, ctx().info().sm_count,
-                                        max_splits > 0 ? std::min(max_splits, cfg_.kernels.attn_max_splits)
-                                                       : cfg_.kernels.attn_max_splits,
-                                        p.min_split_keys, cfg_.kernels.attn_blocks_per_sm);
+                                        cfg_.kernels.attn_max_splits, p.min_split_keys, cfg_.kernels.attn_blocks_per_sm);
   p.workspace = static_cast<float*>(
       workspace(kAttn, sizeof(float) * cuda::attn_decode_workspace_floats(n, p.n_head, p.head_dim, p.n_splits)));
   const bool emit = emit_q8s_for(out);
@@ -43,12 +39,8 @@ bool CudaBackend::decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, V
 
 // Decode over split-plane rows (kv.planes): the int8 tile form, with the default decode path's
 // split count, workspace, q8s emission, combine, one-split rule and grid trim (decode_setup).
-// kernels.attn_planes_cluster: a cluster holds at most 16 blocks of that many splits, so the split count of every
-// planes launch (decode and verify rows alike: the same partition) is capped there.
 void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out) {
-  const int cl = cfg_.kernels.attn_planes_cluster;
-  const bool emit = decode_setup(p, c, pos0, out, cl > 0 ? 16 * cl : 0);
-  p.planes_cluster = cl;
+  const bool emit = decode_setup(p, c, pos0, out);
   p.planes_stages = cfg_.kernels.attn_planes_stages;
   const std::string& cp = cfg_.kernels.attn_planes_copy;
   p.planes_copy = cp == "tensor" ? cuda::PlanesCopy::TensorTiles : cuda::PlanesCopy::Async;
@@ -59,10 +51,9 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
               p.head_dim, p.n_head / p.n_head_kv, p.softcap);
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
   if (emit) hold_q8s(out);
-  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
+  note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}", p.n_splits, p.head_dim, p.rope.on ? "+rope" : "",
                                   cuda::attn_decode_planes_head_split(p) ? (p.rope.head_split == 2 ? "+hs2" : "+hs") : "",
                                   p.planes_stages == 2 ? "+pd2" : p.planes_copy != cuda::PlanesCopy::Async ? "+" + cp : "",
-                                  cl > 0 && !cuda::attn_decode_planes_head_split(p) ? fmt::format("+cl{}", cl) : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
                                   emit ? "+q8s" : "",
                                   p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));

@@ -222,13 +222,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
   if (cfg_.kernels.attn_planes_copy != "async" && cfg_.kernels.attn_planes_stages != 1)
     throw Error(fmt::format("kernels.attn_planes_copy = \"{}\" needs kernels.attn_planes_stages = 1 (it is {})",
                             cfg_.kernels.attn_planes_copy, cfg_.kernels.attn_planes_stages));
-  if (const int c = cfg_.kernels.attn_planes_cluster; c != 0) {
-    if (c != 2 && c != 4) throw Error(fmt::format("kernels.attn_planes_cluster = {}: must be 0, 2 or 4", c));
-    if (cfg_.kernels.attn_planes_stages != 1 || cfg_.kernels.attn_planes_copy != "async")
-      throw Error(fmt::format("kernels.attn_planes_cluster = {} needs kernels.attn_planes_stages = 1 and "
-                              "kernels.attn_planes_copy = \"async\" (they are {} and \"{}\")",
-                              c, cfg_.kernels.attn_planes_stages, cfg_.kernels.attn_planes_copy));
-  }
   if (cfg_.kernels.mmvs_split_max_warps != 2 && cfg_.kernels.mmvs_split_max_warps != 4)
     throw Error(fmt::format("kernels.mmvs_split_max_warps = {}: must be 2 or 4", cfg_.kernels.mmvs_split_max_warps));
   sh_->ctx = cuda::Context::create();

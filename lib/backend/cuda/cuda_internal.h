@@ -290,8 +290,8 @@ class CudaBackend final : public Backend {
   void attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos0, View out);
   // The split-K decode's settings shared by its forms (p from attn_params, p.min_split_keys set):
   // split count, workspace, the q8s planes of out for the next matvec (returns whether emitted),
-  // the combine's form, the one-split rule, the grid trim; max_splits > 0: the split count at most that.
-  bool decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, View out, int max_splits = 0);
+  // the combine's form, the one-split rule, the grid trim.
+  bool decode_setup(cuda::AttnParams& p, const CudaKv& c, int pos0, View out);
   // The fast attention kernels' parameters of a layer (cache, q, out, heads, scale, window);
   // the path-specific fields are the caller's.
   cuda::AttnParams attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos, const AttnParams& ap,
