@@ -864,6 +864,17 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
+  rows64)
+    # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m
+    # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0, at the defaults (kv.planes = auto).
+    # A "dense" pack. ~8 minutes on an H200.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "rows64: not an H200, nothing run"; exit 0; }
+    rows_8b
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 120
+    rm -f "$f" "$f.done"
+    ;;
   r63)
     # The speculative CUDA-vs-CPU tests at the defaults (s63m's pack lacked their qwen3 file), then on an H200
     # only the README decode rows at the sixty-second session's defaults (kv.planes = auto): qwen3-8b q4_k_m
