@@ -864,6 +864,27 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
+  kt64)
+    # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)
+    # beside the event times that carry the launch latency, for the int8 tile form's rows at 1 / 129 / 4096 / 16384
+    # keys (the split kernel + combine), its fold at 1 / 16384 keys (one launch), the Q4_K GLU emit and o projection
+    # at the 8B's shapes; without and with the L2 flush (KV and weights from L2, from DRAM). Any sm_90 card, a "dense"
+    # pack (CUPTI in lib/). ~2 minutes.
+    gpu_info
+    for fl in "" --flush-l2; do
+      echo "== flush: ${fl:-none}"
+      timeout 120 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/rows/n1@" --perf \
+        --perf-kernels --reps 30 $fl --seed 20266405 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" |
+        grep -v "tensor\|pd2" | sed 's/bytes: .*|/|/' | head -n 8
+      timeout 120 "$bin/kernel-check" --section fused --filter "_direct1_ms96_grid8_ctx" --perf --perf-kernels --reps 30 $fl \
+        --seed 20266406 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | grep "32-8x128/n1@0/\|32-8x128/n1@16383/" |
+        sed 's/bytes: .*|/|/' | head -n 4
+      for c in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_emit_norm/Q4_K/4096x4096/w16; do
+        timeout 60 "$bin/kernel-check" --section mmvs_id --filter "$c" --perf --perf-kernels --reps 30 $fl --seed 20266407 \
+          --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 3
+      done
+    done
+    ;;
   rows64)
     # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m
     # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0, at the defaults (kv.planes = auto).

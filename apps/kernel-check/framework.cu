@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_query.h"
+#include "common/kernel_trace.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "kernel_check.h"
@@ -158,6 +159,28 @@ void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush
     timer.stop(env.stream());
     r.samples_us.push_back(1e3 * timer.elapsed_ms());
   }
+  if (o.perf_kernels) {
+    // The same reps again, each under CUPTI's kernel activity: the span of the launch's own kernels on the device.
+    for (int i = 0; i < o.reps; ++i) {
+      if (flush) cuda::fill_bytes(flush, i & 0xFF, flush_bytes, env.stream());
+      cuda::stream_sync(env.stream());
+      std::string why;
+      auto trace = app::KernelTrace::start(&why);
+      if (!trace) {
+        r.kernels_note = why;
+        break;
+      }
+      cuda::check_status(c.launch(env), "timed launch (kernel activity)");
+      cuda::stream_sync(env.stream());
+      const std::vector<app::KernelRecord> recs = trace->stop();
+      if (recs.empty()) continue;
+      uint64_t b = recs.front().start_ns, e = recs.front().end_ns;
+      for (const auto& k : recs) b = std::min(b, k.start_ns), e = std::max(e, k.end_ns);
+      r.kernel_samples_us.push_back(1e-3 * (double)(e - b));
+      r.kernels_per_launch = (int)recs.size();
+    }
+    if (!r.kernel_samples_us.empty()) r.kernels_median_us = summarize(r.kernel_samples_us).median;
+  }
   const SampleStats s = summarize(r.samples_us);
   r.timed = true;
   r.median_us = s.median;
@@ -188,6 +211,11 @@ void print_report(const CaseReport& r) {
   }
   if (r.timed) {
     line += fmt::format(" | {:.2f} us", r.median_us);
+    if (r.kernels_median_us > 0)
+      line += fmt::format(" (kernels {:.2f} us, {} launch{})", r.kernels_median_us, r.kernels_per_launch,
+                          r.kernels_per_launch == 1 ? "" : "es");
+    else if (!r.kernels_note.empty())
+      line += fmt::format(" (no kernel timestamps: {})", r.kernels_note);
     if (r.bytes > 0) line += fmt::format(" {:.0f} GB/s ({:.2f} of 4.8 TB/s", r.gbps, r.frac_bw);
     if (r.bytes > 0) line += r.frac_card_bw > 0 ? fmt::format(", card {:.2f})", r.frac_card_bw) : std::string(")");
     if (r.flops > 0) line += fmt::format(" {:.1f} TFLOP/s ({:.3f} of peak)", r.tflops, r.frac_peak);

@@ -15,6 +15,9 @@ struct RunOptions {
   int warmup = 3;
   int reps = 20;
   bool flush_l2 = false;  // overwrite a 2x-L2 buffer before each timed rep
+  // --perf-kernels: a second pass of reps under CUPTI's kernel activity (device timestamps of the case's own
+  // kernels: no launch latency, no event overhead in the figure).
+  bool perf_kernels = false;
 };
 
 struct CaseReport {
@@ -31,6 +34,12 @@ struct CaseReport {
   double bytes = 0, flops = 0;
   double gbps = 0, frac_bw = 0, tflops = 0, frac_peak = 0;
   double frac_card_bw = 0;  // of this card's peak bandwidth (memory clock x bus width; 0: not reported)
+  // --perf-kernels: per rep, the first kernel's start to the last kernel's end of the launch (device timestamps);
+  // its median, and the kernels of one launch. Empty where CUPTI was unavailable (kernels_note says why).
+  std::vector<double> kernel_samples_us;
+  double kernels_median_us = 0;
+  int kernels_per_launch = 0;
+  std::string kernels_note;
 };
 
 struct RunSummary {

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
     cli.add_option("--reps", o.reps, "timed repetitions per case")->check(CLI::Range(1, 100000))->capture_default_str();
     cli.add_option("--warmup", o.warmup, "untimed launches before timing")->check(CLI::Range(0, 10000))->capture_default_str();
     cli.add_flag("--flush-l2", o.flush_l2, "overwrite a 2x-L2 buffer before each timed launch");
+    cli.add_flag("--perf-kernels", o.perf_kernels,
+                 "with --perf: the same reps again under CUPTI's kernel activity, reporting the median span of each "
+                 "launch's own kernels on the device (no launch latency or event overhead in it)");
   };
   spec.run = [&](memra::app::Context& ctx) -> int {
     o.sections.clear();
@@ -59,6 +62,9 @@ int main(int argc, char** argv) {
                      {"samples_us", r.samples_us}, {"bytes", r.bytes},     {"flops", r.flops},
                      {"gbps", r.gbps},           {"frac_of_4_8_tbps", r.frac_bw}, {"frac_of_card_bw", r.frac_card_bw}, {"tflops", r.tflops},
                      {"frac_of_989_tflops", r.frac_peak}};
+        if (o.perf_kernels)
+          j["perf"]["kernels"] = {{"median_us", r.kernels_median_us}, {"samples_us", r.kernel_samples_us},
+                                  {"per_launch", r.kernels_per_launch}, {"note", r.kernels_note}};
       }
       cases.push_back(std::move(j));
     }
@@ -69,7 +75,9 @@ int main(int argc, char** argv) {
       gates.push_back({{"name", r.section + ":" + r.name}, {"pass", r.status == "pass"}, {"error", r.error},
                        {"tolerance", r.tolerance}});
     res["gates"] = std::move(gates);
-    if (o.perf) ctx.receipt.metrics()["perf"] = {{"warmup", o.warmup}, {"reps", o.reps}, {"flush_l2", o.flush_l2}};
+    if (o.perf)
+      ctx.receipt.metrics()["perf"] = {{"warmup", o.warmup}, {"reps", o.reps}, {"flush_l2", o.flush_l2},
+                                       {"kernels", o.perf_kernels}};
     return sum.n_fail == 0 && sum.n_error == 0 ? 0 : 1;
   };
   return memra::app::main(argc, argv, spec);
