@@ -112,7 +112,10 @@
 # group blocks as thread block clusters with the combine inside, kernels.attn_planes_cluster: every gate green,
 # 0.872x / 0.831x at 4096 / 16384 keys with clusters of 4 splits, 0.976x / 0.946x of 2: reverted), r64 (on an H100:
 # timelines of the planes defaults at 0 / 4096 / 16384 keys and the planes off at 16384; its H200 branch, the README
-# rows, is r63's). Queue: r63 on an H200 first, then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
+# rows, is r63's). Built after: kernel-check --perf-kernels (phase kt64, any card, ~2 minutes: each launch's own kernels
+# on the device beside the event times) and rows64 (r63's README rows, H200 only, nothing elsewhere); no machine came
+# for either in four more asks. Queue: rows64 on an H200 first, kt64, then t61 (a "trace" pack), h53, r50, chain48 /
+# chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
