@@ -212,8 +212,8 @@ void print_report(const CaseReport& r) {
   if (r.timed) {
     line += fmt::format(" | {:.2f} us", r.median_us);
     if (r.kernels_median_us > 0)
-      line += fmt::format(" (kernels {:.2f} us, {} launch{})", r.kernels_median_us, r.kernels_per_launch,
-                          r.kernels_per_launch == 1 ? "" : "es");
+      line += fmt::format(" (device span {:.2f} us of {} kernel{})", r.kernels_median_us, r.kernels_per_launch,
+                          r.kernels_per_launch == 1 ? "" : "s");
     else if (!r.kernels_note.empty())
       line += fmt::format(" (no kernel timestamps: {})", r.kernels_note);
     if (r.bytes > 0) line += fmt::format(" {:.0f} GB/s ({:.2f} of 4.8 TB/s", r.gbps, r.frac_bw);
