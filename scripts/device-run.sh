@@ -867,6 +867,34 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
+  q65)
+    # The q/k/v launches as row quads (kernels.mmvs_qkv_quads, sixty-fifth session): their gates (kernel-check
+    # mmvs_id mmvs_rq_x3 / mmvs_pair_rq against the unquartered launches' bytes, the f64 rows of section mmvs,
+    # CudaModels.MmvsQkvQuadsSameBytes and the pairs' test beside it), the --perf rows of the qwen3-8b shapes
+    # (quads of one and two tasks beside the pairs), then qwen3-8b tg128 at the defaults against quads 1 and 2
+    # (interleaved arms with an A/A copy): q4_k_m at 0 / 4096 keys, q4_0 and q8_0 at 0. Any sm_90 card, a
+    # "dense" pack. ~7 minutes.
+    gpu_info
+    kc_gate q65a 20266501 90 mmvs_id mmvs_rq_x3
+    kc_gate q65b 20266502 60 mmvs_id mmvs_pair_rq
+    kc_gate q65 20266503 90 mmvs _rq
+    gpu_tests q65 'CudaModels.MmvsQkvQuads*:CudaModels.MmvsRowPairsSameBytes' 150
+    for c in "mmvs_rp_x3_cap0/Q4_K/4096" "mmvs_rq_x3_d1/Q4_K/4096" "mmvs_rq_x3_d2/Q4_K/4096" "mmvs_pair_rp/Q4_K+Q6_K/4096" \
+      "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d1" "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d2" \
+      "mmvs_rp_x3_cap0/Q4_0/4096" "mmvs_x3_cap6/Q4_0/4096" "mmvs_rq_x3_d1/Q4_0/4096" "mmvs_rq_x3_d2/Q4_0/4096" \
+      "mmvs_rp_x3_cap0/Q8_0/4096" "mmvs_rq_x3_d1/Q8_0/4096" "mmvs_rq_x3_d2/Q8_0/4096"; do
+      timeout 40 "$bin/kernel-check" --section mmvs --filter "$c" --perf --reps 30 --seed 20266504 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 2
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-qkv-quads1.toml --arm configs/arm-qkv-quads2.toml
+    rm -f "$f" "$f.done"
+    for mix in q4_0 q8_0; do
+      synth qwen3-8b $mix
+      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-qkv-quads1.toml --arm configs/arm-qkv-quads2.toml
+      rm -f "$f" "$f.done"
+    done
+    ;;
   kt64)
     # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)
     # beside the event times that carry the launch latency, for the int8 tile form's rows at 1 / 129 / 4096 / 16384

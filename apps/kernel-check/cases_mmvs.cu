@@ -191,10 +191,14 @@ class MmvsPairCase : public Case {
   // (kernels.mmvs_row_pairs_qkv; with act_il, cap 0): the one launch with row pairs, Q4_K rows two
   // tasks per row in flight and Q6_K rows one; then an odd row count is NotSupported and a Q6_K half
   // not starting a CTA (r1 - 2 rows of k) InvalidValue.
-  // t1 / t2: the pair's types (q and k / v), one of mmvs_pair_ok's pairs.
+  // t1 / t2: the pair's types (q and k / v), one of mmvs_pair_ok's pairs. quads (1 or 2; with act_il,
+  // not pairs; kernels.mmvs_qkv_quads): the one launch as row quads with that many tasks per row in
+  // flight; then a row count not a multiple of 4 is NotSupported and a Q6_K quarter not starting a
+  // CTA (r1 - 4 rows of k) InvalidValue.
   MmvsPairCase(int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool act_il = false, int min_tasks = 65,
-               bool pairs = false, QType t1 = QType::Q4_K, QType t2 = QType::Q6_K)
-      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs), t1_(t1), t2_(t2) {}
+               bool pairs = false, QType t1 = QType::Q4_K, QType t2 = QType::Q6_K, int quads = 0)
+      : k_(k), rows_{r0, r1, r2}, cap_(cap), act_il_(act_il), min_tasks_(min_tasks), pairs_(pairs), t1_(t1), t2_(t2),
+        quads_(quads) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, type(i), rows_[i], k_);
@@ -211,6 +215,7 @@ class MmvsPairCase : public Case {
       p.xq = dxq_il_;
     }
     p.row_pairs = p.row_pair_one_task2 = pairs_;
+    p.row_quads = quads_;
     return p;
   }
   void reference(Env& env) override {
@@ -234,7 +239,7 @@ class MmvsPairCase : public Case {
     std::swap(sw.w_type, sw.w_type2);
     swapped_refused_ = cuda::launch_mmvs(sw, env.stream()) != cudaSuccess;
     m3_refused_ = cuda::launch_mmvs(pair_params(sep, 3), env.stream()) != cudaSuccess;
-    cuda::MmvsParams odd = pairs_ ? one_launch(sep) : pair_params(sep, 1);
+    cuda::MmvsParams odd = formed() ? one_launch(sep) : pair_params(sep, 1);
     odd.n_rows = rows_[0] - 1;
     odd_status_ = cuda::launch_mmvs(odd, env.stream());
     if (act_il_ && !pairs_ && t1_ != QType::Q4_K) {  // the row-pair form exists for Q4_K + Q6_K only
@@ -242,9 +247,9 @@ class MmvsPairCase : public Case {
       rp.row_pairs = rp.row_pair_one_task2 = true;
       rp_refused_ = cuda::launch_mmvs(rp, env.stream()) == cudaErrorNotSupported;
     }
-    if (pairs_) {  // the Q6_K rows' first half off a CTA boundary (k's rows less 2: even, the halves odd)
+    if (formed()) {  // the Q6_K rows' first half (quarter) off a CTA boundary (k's rows less 2 (4))
       cuda::MmvsParams off = one_launch(sep);
-      off.extra[0].n_rows = rows_[1] - 2;
+      off.extra[0].n_rows = rows_[1] - (quads_ ? 4 : 2);
       off_status_ = cuda::launch_mmvs(off, env.stream());
     }
   }
@@ -258,10 +263,11 @@ class MmvsPairCase : public Case {
     if (!m3_refused_) return ref::fail("a mixed launch at m = 3 was not refused");
     if (act_il_ && !pairs_ && t1_ != QType::Q4_K && !rp_refused_)
       return ref::fail("the row-pair form of a pair other than Q4_K + Q6_K was not refused");
-    if (odd_status_ != (pairs_ ? cudaErrorNotSupported : cudaErrorInvalidValue))
+    if (odd_status_ != (formed() ? cudaErrorNotSupported : cudaErrorInvalidValue))
       return ref::fail(ref::cat("a Q6_K segment starting at row ", rows_[0] + rows_[1] - 1, ": status ", (int)odd_status_));
-    if (pairs_ && off_status_ != cudaErrorInvalidValue)
-      return ref::fail(ref::cat("paired, a Q6_K half starting at ", (rows_[0] + rows_[1] - 2) / 2, ": status ", (int)off_status_));
+    if (formed() && off_status_ != cudaErrorInvalidValue)
+      return ref::fail(ref::cat(quads_ ? "as quads, a Q6_K quarter starting at " : "paired, a Q6_K half starting at ",
+                                quads_ ? (rows_[0] + rows_[1] - 4) / 4 : (rows_[0] + rows_[1] - 2) / 2, ": status ", (int)off_status_));
     return v;
   }
   PerfCount perf_count() const override {
@@ -272,6 +278,7 @@ class MmvsPairCase : public Case {
 
  private:
   QType type(int i) const { return i < 2 ? t1_ : t2_; }
+  bool formed() const { return pairs_ || quads_ > 0; }
   cuda::MmvsParams base(int i, float* y, int m) const {
     auto p = mmvs_params(type(i), dw_[i], nullptr, rows_[i], k_, m, dxq_, dxds_, y);
     p.split_max_warps = 2;
@@ -295,6 +302,7 @@ class MmvsPairCase : public Case {
   int min_tasks_;
   bool pairs_;
   QType t1_, t2_;
+  int quads_;
   cudaError_t off_status_ = cudaSuccess;
   int8_t* dxq_il_ = nullptr;
   std::vector<uint8_t> w_[3], x_;
@@ -672,6 +680,17 @@ void add_mmvs_cases(Registry& r) {
   for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
     r.add("mmvs_id", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/1032+264+258x", k, "/vs_plain_order_launches_bytes"),
           [=] { return std::make_unique<MmvsPairCase>(k, 1032, 264, 258, 0, true, 65, true); });
+  // kernels.mmvs_qkv_quads on the mixed launch: as row quads (one and two tasks per row) against the two
+  // unquartered launches (bytes) and f64 (264 / 4 keeps the Q6_K quarter on a CTA boundary), with --perf
+  // rows beside mmvs_pair_rp at the qwen3-8b / qwen3-32b shapes.
+  for (int d : {1, 2}) {
+    for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
+      r.add("mmvs_id", ref::cat("mmvs_pair_rq/Q4_K+Q6_K/1032+264+260x", k, "/d", d, "/vs_plain_order_launches_bytes"),
+            [=] { return std::make_unique<MmvsPairCase>(k, 1032, 264, 260, 0, true, 65, false, QType::Q4_K, QType::Q6_K, d); });
+    for (auto [q, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {8192, 5120}})
+      r.add("mmvs", ref::cat("mmvs_pair_rq/Q4_K+Q6_K/", q, "+1024+1024x", k, "/d", d, "/m1"),
+            [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 0, true, 65, false, QType::Q4_K, QType::Q6_K, d); });
+  }
   for (auto [q, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {8192, 5120}}) {
     r.add("mmvs", ref::cat("mmvs_pair_rp/Q4_K+Q6_K/", q, "+1024+1024x", k, "/m1"),
           [=] { return std::make_unique<MmvsPairCase>(k, q, 1024, 1024, 0, true, 65, true); });

@@ -132,9 +132,12 @@ class MmvsRowPairsIdCase : public Case {
 // second weight type (the mixed launch), a cap (the q/k/v pairs have uncapped instances only).
 class MmvsRowPairsX3Case : public Case {
  public:
+  // quads (1 or 2, kernels.mmvs_qkv_quads): the launch under test as row quads with that many tasks
+  // per row in flight instead of pairs; then a segment of a row count not a multiple of 4 and the quads
+  // asked beside the pairs must be refused.
   MmvsRowPairsX3Case(QType t, int64_t k, int64_t r0, int64_t r1, int64_t r2, int cap, bool one_task, bool f64,
-                     bool pairs = true)
-      : t_(t), k_(k), rows_{r0, r1, r2}, cap_(cap), one_(one_task), f64_(f64), pairs_(pairs) {}
+                     bool pairs = true, int quads = 0)
+      : t_(t), k_(k), rows_{r0, r1, r2}, cap_(cap), one_(one_task), f64_(f64), pairs_(pairs), quads_(quads) {}
   void generate(Env& env) override {
     for (int i = 0; i < 3; ++i) {
       w_[i] = random_weight_bytes(env, t_, rows_[i], k_);
@@ -152,20 +155,22 @@ class MmvsRowPairsX3Case : public Case {
     p.split_max_warps = 2;
     p.min_blocks = cap_;
     p.act_il = true;
-    p.row_pairs = pairs;
-    p.row_pair_one_task = pairs && one_;
+    p.row_pairs = pairs && !quads_;
+    p.row_pair_one_task = pairs && !quads_ && one_;
+    p.row_quads = pairs ? quads_ : 0;
     return p;
   }
   cudaError_t launch(Env& env) override { return cuda::launch_mmvs(params(dy_, pairs_), env.stream()); }
   void reference(Env& env) override {
     ref::check(cuda::launch_mmvs(params(dplain_, false), env.stream()), "the unpaired q/k/v launch");
     auto odd = params(dplain_, true);
-    odd.extra[0].n_rows = rows_[1] - 1;
+    odd.extra[0].n_rows = rows_[1] - (quads_ ? 2 : 1);
     auto mixed = params(dplain_, true);
     mixed.extra[1].type2 = true;
     mixed.w_type2 = t_ == QType::Q4_K ? QType::Q6_K : QType::Q4_K;
     auto capped = params(dplain_, true);
     capped.min_blocks = 6;
+    if (quads_) capped.row_pairs = true;  // (the quads read no cap: beside the pairs instead)
     // The mixed launch built here keeps the first type's planes in its second-type segment, after
     // 1286 rows (not a multiple of a CTA's rows at one warp per row): the launcher may reject those
     // planes or that split as invalid before it reaches the row-pair rule (H200, s36d: every type
@@ -184,7 +189,9 @@ class MmvsRowPairsX3Case : public Case {
     }
   }
   Verdict compare(Env& env) override {
-    if (!refused_) return ref::fail("row pairs over q/k/v with an odd segment, a second weight type or a cap were not refused");
+    if (!refused_)
+      return ref::fail(quads_ ? "row quads over q/k/v with a segment of 4 n + 2 rows, a second weight type or beside the pairs were not refused"
+                              : "row pairs over q/k/v with an odd segment, a second weight type or a cap were not refused");
     return compare_segments(env, dy_, dplain_, rows_, 3, 1, f64_, ref_, "paired vs unpaired q/k/v launch bytes");
   }
   PerfCount perf_count() const override {
@@ -199,6 +206,7 @@ class MmvsRowPairsX3Case : public Case {
   int64_t rows_[3];
   int cap_;
   bool one_, f64_, pairs_;
+  int quads_;
   bool refused_ = false;
   std::vector<uint8_t> w_[3], x_;
   std::vector<double> ref_;
@@ -389,6 +397,19 @@ void add_mmvs_pair_cases(Registry& r) {
       for (bool one : {false, true})
         r.add("mmvs_id", ref::cat("mmvs_rp_x3/", tn, "/1030+256+258x", k, one ? "/one" : "", "/vs_x3_bytes"),
               [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, 1030, 256, 258, 0, one, false); });
+    // kernels.mmvs_qkv_quads: the q/k/v launch as row quads (segments 1036 + 256 + 260: partial last CTAs; the mixed refusal
+    // with 323 first-type quarters, off a CTA boundary at 1 and 2 warps per row)
+    // against the unpaired launch, one and two tasks per row, with --perf rows at the qwen3-8b / qwen3-32b
+    // shapes (the types with quad instances in this build).
+    if (cuda::mmvs_quads_compiled(t, t))
+      for (int d : {1, 2}) {
+        for (int64_t k : {int64_t{2304}, int64_t{4096}, int64_t{5120}})
+          r.add("mmvs_id", ref::cat("mmvs_rq_x3/", tn, "/1036+256+260x", k, "/d", d, "/vs_x3_bytes"),
+                [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, 1036, 256, 260, 0, false, false, true, d); });
+        for (auto [q, kv, k] : {std::tuple<int64_t, int64_t, int64_t>{4096, 1024, 4096}, {8192, 1024, 5120}})
+          r.add("mmvs", ref::cat("mmvs_rq_x3_d", d, "/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
+                [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 0, false, true, true, d); });
+      }
     for (auto [q, kv, k] : {std::tuple<int64_t, int64_t, int64_t>{4096, 1024, 4096}, {8192, 1024, 5120}}) {
       r.add("mmvs", ref::cat("mmvs_rp_x3_cap0/", tn, "/", q, "+", kv, "+", kv, "x", k, "/m1"),
             [=] { return std::make_unique<MmvsRowPairsX3Case>(t, k, q, kv, kv, 0, false, true); });

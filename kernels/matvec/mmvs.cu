@@ -80,7 +80,10 @@ constexpr int kDepth = 2;
 // 32 * group + lane); per lane the tasks are summed in increasing order, then the warp's xor
 // tree, then the sub-warps' partials in order s = 0, 1, ... . None of it depends on MM, so every
 // instance gives a row the same bits. AO & 3: the activation's order (q8s::Order: 0 plain, 1
-// interleaved, 2 the Q6_K variant, for Q6_K tasks only).
+// interleaved, 2 the Q6_K variant, for Q6_K tasks only). GLU 8: row quads over the segments of a
+// q/k/v launch (MmvsParams::row_quads): each warp serves rows row + c * a.seg_pair_off[s], c = 0..3
+// (a.seg_pair_off[s] = the segment's rows / 4; Seg::row_end counts first quarters), each written as
+// the plain launch writes it (no residual), the four rows' tasks loaded together (wt, ut, pt, qt).
 template <QType T, int MM, int GLU, int AO = 0, int D = kDepth, bool NS = false>
 __device__ __forceinline__ void mmvs_body(const Args& a) {
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
@@ -95,7 +98,8 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
   int64_t ldy = a.ldy;
   Geo g = a.g;
   constexpr bool kPairs = GLU == 3 || GLU == 5;  // two rows of one matrix per warp
-  [[maybe_unused]] int64_t seg_poff = a.seg_pair_off[0];  // GLU 5: this segment's pair offset
+  constexpr bool kQuads = GLU == 8;              // four rows of one matrix per warp
+  [[maybe_unused]] int64_t seg_poff = a.seg_pair_off[0];  // GLU 5 / 8: this segment's pair (quad) offset
   if (live && a.n_seg > 1 && row >= a.seg[0].row_end) {
     const int sg = row >= a.seg[1].row_end ? 2 : 1;
     row -= a.seg[sg - 1].row_end;
@@ -103,7 +107,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     y = a.seg[sg].y;
     ldy = a.seg[sg].ldy;
     g.body_row_bytes = (size_t)a.seg[sg].body_row_bytes;
-    if constexpr (GLU == 5) seg_poff = a.seg_pair_off[sg];
+    if constexpr (GLU == 5 || kQuads) seg_poff = a.seg_pair_off[sg];
   }
   // The warp's second row (kPairs): row + a.pair_off (GLU 3), or + its segment's offset (GLU 5).
   const auto poff = [&]() -> int64_t {
@@ -111,7 +115,9 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     else return a.pair_off;
   };
   static_assert(GLU != 4 || D == 1, "the GLU row pairs hold one task per row in flight");
-  constexpr int kAcc = GLU == 4 ? 4 : 2;  // accumulators per output row j (GLU 4: both rows' gate, up)
+  static_assert(!kQuads || MM == 1, "the row quads are one-token launches");
+  constexpr bool kFour = GLU == 4 || kQuads;  // four accumulators per output row j
+  constexpr int kAcc = kFour ? 4 : 2;  // accumulators per output row j (GLU 4: both rows' gate, up; 8: the quad's rows)
   float acc[MM], acc2[MM], acc3[MM], acc4[MM];
 #pragma unroll
   for (int j = 0; j < MM; ++j) acc[j] = acc2[j] = acc3[j] = acc4[j] = 0.0f;
@@ -124,7 +130,11 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     for (int d = 0; d < D; ++d) {
       if (t0 + step * d < n_tasks) {
         wt[d].load(w, row, t0 + step * d, g);
-        if constexpr (kPairs) ut[d].load(w, row + poff(), t0 + step * d, g);
+        if constexpr (kQuads) {
+          ut[d].load(w, row + seg_poff, t0 + step * d, g);
+          pt[d].load(w, row + 2 * seg_poff, t0 + step * d, g);
+          qt[d].load(w, row + 3 * seg_poff, t0 + step * d, g);
+        } else if constexpr (kPairs) ut[d].load(w, row + poff(), t0 + step * d, g);
         else if constexpr (GLU != 0) ut[d].load(a.w2, row, t0 + step * d, a.g);
         if constexpr (GLU == 4) {
           pt[d].load(w, row + a.pair_off, t0 + step * d, g);
@@ -175,7 +185,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
           if (t0 + step * d < n_tasks) {
             acc[j] = __fadd_rn(acc[j], wt[d].dot(t0 + step * d, x));
             if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], ut[d].dot(t0 + step * d, x));
-            if constexpr (GLU == 4) {
+            if constexpr (kFour) {
               acc3[j] = __fadd_rn(acc3[j], pt[d].dot(t0 + step * d, x));
               acc4[j] = __fadd_rn(acc4[j], qt[d].dot(t0 + step * d, x));
             }
@@ -195,7 +205,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     for (int o = 16; o > 0; o >>= 1) {
       acc[j] = __fadd_rn(acc[j], __shfl_xor_sync(0xffffffffu, acc[j], o));
       if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], __shfl_xor_sync(0xffffffffu, acc2[j], o));
-      if constexpr (GLU == 4) {
+      if constexpr (kFour) {
         acc3[j] = __fadd_rn(acc3[j], __shfl_xor_sync(0xffffffffu, acc3[j], o));
         acc4[j] = __fadd_rn(acc4[j], __shfl_xor_sync(0xffffffffu, acc4[j], o));
       }
@@ -208,7 +218,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       for (int j = 0; j < MM; ++j) {
         part[warp][0][j] = acc[j];
         part[warp][1][j] = acc2[j];
-        if constexpr (GLU == 4) {
+        if constexpr (kFour) {
           part[warp][2][j] = acc3[j];
           part[warp][3][j] = acc4[j];
         }
@@ -221,7 +231,7 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
       for (int s = 1; s < wpr; ++s) {
         acc[j] = __fadd_rn(acc[j], part[warp + s][0][j]);
         if constexpr (GLU != 0) acc2[j] = __fadd_rn(acc2[j], part[warp + s][1][j]);
-        if constexpr (GLU == 4) {
+        if constexpr (kFour) {
           acc3[j] = __fadd_rn(acc3[j], part[warp + s][2][j]);
           acc4[j] = __fadd_rn(acc4[j], part[warp + s][3][j]);
         }
@@ -246,6 +256,15 @@ __device__ __forceinline__ void mmvs_body(const Args& a) {
     if constexpr (NS) return __fmul_rn(v, ns[j]);
     else return v;
   };
+  if constexpr (kQuads) {  // four rows of the plain epilogue (the launcher refuses a residual)
+    if (lane == 0) {
+      y[row] = sc(acc[0], 0);
+      y[row + seg_poff] = sc(acc2[0], 0);
+      y[row + 2 * seg_poff] = sc(acc3[0], 0);
+      y[row + 3 * seg_poff] = sc(acc4[0], 0);
+    }
+    return;
+  }
   if (lane == 0) {
 #pragma unroll
     for (int j = 0; j < MM; ++j) {
@@ -295,6 +314,21 @@ __global__ void __launch_bounds__(32 * kWarps) mmvs_pair_rp_kernel(const Args a)
     mmvs_body<T2, 1, 5, 1, D2, NS>(a);
   else
     mmvs_body<T, 1, 5, 1, D1, NS>(a);
+}
+
+// MmvsParams::row_quads: the GLU 8 body (row quads over the q/k/v segments) with D tasks per row in
+// flight, compiled for at least MINB CTAs per SM; the mixed form runs each CTA's rows with its type's
+// body as mmvs_pair_rp_kernel does.
+template <QType T, int D, int MINB, bool NS>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_quad_kernel(const Args a) {
+  mmvs_body<T, 1, 8, 1, D, NS>(a);
+}
+template <QType T, QType T2, int D1, int D2, int MINB, bool NS>
+__global__ void __launch_bounds__(32 * kWarps, MINB) mmvs_pair_rq_kernel(const Args a) {
+  if ((int64_t)blockIdx.x * (kWarps / a.wpr) >= a.t2_begin)
+    mmvs_body<T2, 1, 8, 1, D2, NS>(a);
+  else
+    mmvs_body<T, 1, 8, 1, D1, NS>(a);
 }
 
 template <QType T, QType T2, int MINB, bool AIL = false, bool NS = false>
@@ -550,6 +584,51 @@ static int64_t pair_halves(Args& a, const MmvsParams& p) {
   return t2;
 }
 
+// MmvsParams::row_quads: a.seg_pair_off[s] = segment s's rows / 4, Seg::row_end and a.n_rows in first
+// quarters; returns the quarter row where the first type-2 segment's quarter starts among them (-1: none).
+static int64_t quad_quarters(Args& a, const MmvsParams& p) {
+  int64_t h = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 4, t2 = -1;
+  for (int i = 0; i < p.n_extra; ++i) {
+    if (p.extra[i].type2 && t2 < 0) t2 = h;
+    a.seg_pair_off[i + 1] = p.extra[i].n_rows / 4;
+    h += a.seg_pair_off[i + 1];
+    a.seg[i + 1].row_end = h;
+  }
+  a.n_rows = h;
+  return t2;
+}
+
+// The row-quad instances: D = 2 at 3 CTAs per SM, D = 1 at 4.
+template <QType T, QType T2, bool MIXED>
+cudaError_t launch_quads_d(const Args& a, int d, cudaStream_t s) {
+  const dim3 g((unsigned)((a.n_rows + kWarps / a.wpr - 1) / (kWarps / a.wpr))), b(32 * kWarps);
+  if constexpr (MIXED) {
+    if (d == 2) return a.nss ? launch_kernel(mmvs_pair_rq_kernel<T, T2, 2, 1, 3, true>, g, b, 0, s, a)
+                             : launch_kernel(mmvs_pair_rq_kernel<T, T2, 2, 1, 3, false>, g, b, 0, s, a);
+    return a.nss ? launch_kernel(mmvs_pair_rq_kernel<T, T2, 1, 1, 4, true>, g, b, 0, s, a)
+                 : launch_kernel(mmvs_pair_rq_kernel<T, T2, 1, 1, 4, false>, g, b, 0, s, a);
+  } else {
+    if (d == 2) return a.nss ? launch_kernel(mmvs_quad_kernel<T, 2, 3, true>, g, b, 0, s, a)
+                             : launch_kernel(mmvs_quad_kernel<T, 2, 3, false>, g, b, 0, s, a);
+    return a.nss ? launch_kernel(mmvs_quad_kernel<T, 1, 4, true>, g, b, 0, s, a)
+                 : launch_kernel(mmvs_quad_kernel<T, 1, 4, false>, g, b, 0, s, a);
+  }
+}
+cudaError_t launch_quads(const Args& a, const MmvsParams& p, bool mixed, cudaStream_t s) {
+  if (!mmvs_quads_compiled(p.w_type, mixed ? p.w_type2 : p.w_type)) return cudaErrorNotSupported;
+  if (mixed) {
+    return launch_quads_d<QType::Q4_K, QType::Q6_K, true>(a, p.row_quads, s);
+  }
+  switch (p.w_type) {
+    case QType::Q4_K: return launch_quads_d<QType::Q4_K, QType::Q4_K, false>(a, p.row_quads, s);
+#ifndef MEMRA_REDUCED_INSTANCES
+    case QType::Q4_0: return launch_quads_d<QType::Q4_0, QType::Q4_0, false>(a, p.row_quads, s);
+    case QType::Q8_0: return launch_quads_d<QType::Q8_0, QType::Q8_0, false>(a, p.row_quads, s);
+#endif
+    default: return cudaErrorNotSupported;
+  }
+}
+
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!p.w || !p.y || !p.xq || !p.xds || p.n_rows <= 0 || p.m < 1 || p.m > kMmvsMaxM) return cudaErrorInvalidValue;
   if (!mmvs_supported(p.w_type, p.n_cols)) return cudaErrorNotSupported;
@@ -615,6 +694,15 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       (!pairs_form || p.glu == 2 || (p.glu == 1 && !p.row_pair_one_task) || !seg_pairs_ok || p.act_il_q6k ||
        p.n_rows % 2 != 0 || (mb_pairs != 0 && mb_pairs != 5 && mb_pairs != 6)))
     return cudaErrorNotSupported;
+  // Row quads: one-token launches in the interleaved order, no GLU, residual or row pairs, every
+  // matrix's rows a multiple of 4.
+  if (p.row_quads != 0) {
+    if (p.row_quads != 1 && p.row_quads != 2) return cudaErrorInvalidValue;
+    bool quarters = p.n_rows % 4 == 0;
+    for (int i = 0; i < p.n_extra; ++i) quarters = quarters && p.extra[i].n_rows % 4 == 0;
+    if (p.m != 1 || !p.act_il || p.act_il_q6k || p.glu != 0 || p.residual || p.row_pairs || !quarters)
+      return cudaErrorNotSupported;
+  }
   for (int i = 0; i < p.n_extra; ++i) {
     const auto& e = p.extra[i];
     const int64_t eldy = e.ldy ? e.ldy : e.n_rows;
@@ -648,6 +736,14 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   if (!mmvs_min_blocks_valid(p.min_blocks) || !mmvs_min_blocks_valid(p.min_blocks_glu)) return cudaErrorInvalidValue;
   if (mixed) {
     if (p.glu != 0 || p.residual || pl2.blocks_per_row != pl.blocks_per_row) return cudaErrorInvalidValue;
+    if (p.row_quads) {  // each matrix quartered within itself; the type-2 rows' first quarter starting a CTA
+      // (the pair's types, widths and warps per row; kWarps rows before: any CTA size divides it)
+      if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, kWarps, p.m, p.split_k, p.split_max_warps, p.split_min_tasks))
+        return cudaErrorNotSupported;
+      a.t2_begin = quad_quarters(a, p);
+      if (a.t2_begin % (kWarps / a.wpr)) return cudaErrorInvalidValue;
+      return launch_quads(a, p, true, stream);
+    }
     if (!mmvs_pair_ok(p.w_type, p.w_type2, p.n_cols, a.t2_begin, p.m, p.split_k, p.split_max_warps, p.split_min_tasks))
       return a.t2_begin % (kWarps / a.wpr) ? cudaErrorInvalidValue : cudaErrorNotSupported;
     if (p.row_pairs) {  // each matrix paired within itself; the type-2 rows start a CTA of the halves
@@ -672,6 +768,10 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
       return cudaErrorNotSupported;  // the pairs have instances at the compiler's choice and at 6 only
     });
   }
+  if (p.row_quads) {
+    quad_quarters(a, p);  // (one type: no type-2 segment)
+    return launch_quads(a, p, false, stream);
+  }
   if (p.row_pairs) {
     pair_halves(a, p);  // (one type: no type-2 segment)
     const int g = p.glu ? 4 : p.n_extra ? 5 : 3;
@@ -681,6 +781,15 @@ cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream) {
   // MmvsParams::glu_one_task: the one-token GLU launches in the interleaved order (else no effect).
   const int g = p.glu_one_task && p.act_il && p.m == 1 ? (p.glu == 1 ? kGluSiluD1 : kGluGeluD1) : p.glu;
   return by_type(p.w_type, cudaErrorNotSupported, [&](auto T) { return launch_t<T.value>(a, g, mb, stream); });
+}
+
+bool mmvs_quads_compiled(QType t, QType t2) {
+  if (t != t2) return t == QType::Q4_K && t2 == QType::Q6_K;
+#ifdef MEMRA_REDUCED_INSTANCES
+  return t == QType::Q4_K;
+#else
+  return t == QType::Q4_K || t == QType::Q4_0 || t == QType::Q8_0;
+#endif
 }
 
 bool mmvs_pair_ok(QType t, QType t2, int64_t n_cols, int64_t rows_before, int m, bool split_k, int max_warps,

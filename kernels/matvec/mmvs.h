@@ -129,6 +129,17 @@ struct MmvsParams {
   // min_blocks_glu (0, 5 or 6). GELU (glu = 2) pairs: cudaErrorNotSupported.
   bool row_pair_one_task = false;
   bool row_pair_one_task2 = false;  // the w_type2 rows' form in a paired mixed launch (see row_pairs)
+  // Row quads (kernels.mmvs_qkv_quads): 1 or 2 (tasks per row in flight per lane); 0 off. Each warp
+  // serves rows r + c * n / 4 (c = 0..3) of its matrix (n its rows; with extra segments each matrix
+  // quartered within itself), the four rows' tasks loaded together and dotted against one
+  // activation load: a quarter of the plain launch's CTAs, so a q/k/v launch of qwen3-8b's shapes
+  // (6144 rows) is 384 CTAs, one wave, with all (2) or half (1) of its weights requested before
+  // the PDL wait. Instances compiled for at least 3 (two tasks) or 4 (one task) CTAs per SM
+  // (min_blocks is not read). Each row gets the plain launch's operations in its order: the same
+  // bits. m = 1, act_il (not act_il_q6k), no GLU, residual or row_pairs, every segment's n_rows a
+  // multiple of 4; one type of Q4_K, Q4_0 or Q8_0, or the mixed Q4_K + Q6_K launch (the Q6_K
+  // quarters starting a CTA); else cudaErrorNotSupported / cudaErrorInvalidValue.
+  int row_quads = 0;
   // The deferred norm's input (RmsNormDeferParams, kernels.norm_defer): the activation planes are
   // those of u = x * w_norm, and the product wanted is the one of s * u with s = 1 / sqrtf(sum /
   // n_cols + eps), sum the norm_ss_n partials (norm_math.cuh defer_lane_sum: lane l sums partials
@@ -182,6 +193,9 @@ cudaError_t mmvs_row_pairs_cap_spills(QType t, int min_blocks, bool* spills, boo
 // As mmvs_cap_spills, for the one-task GLU instance (MmvsParams::glu_one_task) of type t and glu (1, 2)
 // at min_blocks (0, 5 or 6).
 cudaError_t mmvs_glu_one_task_cap_spills(QType t, int glu, int min_blocks, bool* spills);
+// Whether this build has the row-quad instances (MmvsParams::row_quads) for a one-type q/k/v launch
+// of type t (t2 = t) or the mixed launch of t then t2.
+bool mmvs_quads_compiled(QType t, QType t2);
 cudaError_t launch_mmvs(const MmvsParams& p, cudaStream_t stream);
 
 // The one-token residual launch that also takes the next deferred norm (kernels.mmvs_emit_norm,

@@ -4,6 +4,7 @@
 // (kernels.mmvs_types) on q5_k_m / iq4_xs models written the same way.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <cstring>
@@ -155,6 +156,42 @@ TEST(CudaModels, MmvsGluOneTaskSameBytes) {
       const auto& v = runs[(size_t)r].be->variants();
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       EXPECT_EQ(v.at("mmvs_m1").find("_g1t") != std::string::npos, r > 0) << "run " << r << ": " << v.at("mmvs_m1");
+    }
+  }
+}
+
+// kernels.mmvs_qkv_quads: the one-token q/k/v launches as row quads (one and two tasks per row in flight,
+// the mixed Q4_K + Q6_K launch of the q4_k_m files included) change no byte of the decode or batch
+// logits against the defaults (the pairs); in the quads' runs every one-token q/k/v launch kind is a
+// quad one ("_rq1_qkv" / "_rq_qkv"), in the defaults' none.
+TEST(CudaModels, MmvsQkvQuadsSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  MEMRA_REQUIRE_FIXTURES();
+  for (const char* file : {"qwen3-q8_0.gguf", "qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
+    SCOPED_TRACE(file);
+    std::vector<Config> c(3, gpu_config(true));
+    c[1].kernels.mmvs_qkv_quads = 1;
+    c[2].kernels.mmvs_qkv_quads = 2;
+    auto runs = open_synth_runs(file, c);
+    expect_same_decode_bytes(runs, 23, 5, 19);
+    const int32_t three[3] = {7, 11, 2};
+    expect_same_batch_bytes(runs, three);
+    for (int r = 0; r < 3; ++r) {
+      const auto& v = runs[(size_t)r].be->variants();
+      ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
+      const std::string& s = v.at("mmvs_m1");
+      int qkv = 0, quads = 0;
+      for (size_t b = 0; b < s.size();) {
+        const size_t e = std::min(s.find(',', b), s.size());
+        const std::string kind = s.substr(b, e - b);
+        if (kind.find("_qkv") != std::string::npos) {
+          ++qkv;
+          quads += kind.find(r == 1 ? "_rq1_qkv" : "_rq_qkv") != std::string::npos ? 1 : 0;
+        }
+        b = e + 1;
+      }
+      EXPECT_GT(qkv, 0) << "run " << r << ": " << s;
+      EXPECT_EQ(quads, r == 0 ? 0 : qkv) << "run " << r << ": " << s;
     }
   }
 }

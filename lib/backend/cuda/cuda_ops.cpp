@@ -349,6 +349,22 @@ bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
       p.min_blocks = cap;
     }
   }
+  // kernels.mmvs_qkv_quads: the one-token q/k/v launches as row quads (in place of the pairs), where
+  // launch_mmvs has them: every matrix's rows a multiple of 4, the mixed launch's Q6_K quarters starting a CTA.
+  if (cfg_.kernels.mmvs_qkv_quads != 0 && !extra.empty() && p.m == 1 && glu == 0 && p.act_il && !p.act_il_q6k &&
+      w.n_rows() % 4 == 0 && cuda::mmvs_quads_compiled(w.type, mixed ? p.w_type2 : w.type)) {
+    int64_t t1_rows = w.n_rows();
+    bool quarters = true;
+    for (const auto& o : extra) {
+      quarters = quarters && o.w->n_rows() % 4 == 0;
+      t1_rows += o.w->type == w.type ? o.w->n_rows() : 0;
+    }
+    if (quarters && (!mixed || (t1_rows / 4) % 4 == 0)) {
+      p.row_pairs = p.row_pair_one_task = p.row_pair_one_task2 = false;
+      p.row_quads = cfg_.kernels.mmvs_qkv_quads;
+      p.min_blocks = 0;
+    }
+  }
   // kernels.mmvs_row_pairs_verify: verify rows (m = 2..8) of the paired types, one matrix or one type's
   // q/k/v launch, uncapped, in the plain activation order (launch_mmvs' m > 1 pair form).
   if (ti >= 0 && mmvs_rp_[ti] && cfg_.kernels.mmvs_row_pairs_verify && p.m > 1 && glu == 0 && !mixed && !p.act_il &&
@@ -389,8 +405,8 @@ bool CudaBackend::launch_split_matvec(const Weight& w, const Weight* w2, int glu
   if (p.m == 1)  // the instance taken (receipts' variants: which caps the spill rule kept)
     note("mmvs_m1", fmt::format("{}{}{}{}_min_blocks{}{}{}{}{}{}{}{}{}", qtype_name(w.type), mixed ? "+" : "",
                                 mixed ? qtype_name(p.w_type2) : "", glu ? "_glu" : "", glu ? p.min_blocks_glu : p.min_blocks,
-                                p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : p.glu_one_task ? "_g1t" : "",
-                                p.row_pairs && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : ""));
+                                p.split_max_warps == 4 ? "" : "_splitw2", split_min_note(), p.preload ? "" : "_nopreload", p.act_il ? "_actil" : "", p.act_il_q6k ? "_q6k" : "", p.row_pairs ? (glu ? "_gp" : p.row_pair_one_task ? "_rp1" : "_rp") : p.glu_one_task ? "_g1t" : p.row_quads ? (p.row_quads == 1 ? "_rq1" : "_rq") : "",
+                                (p.row_pairs || p.row_quads) && p.n_extra ? "_qkv" : "", p.norm_ss ? "_ns" : ""));
   else  // the verify rows' form (m > 1)
     note("mmvs_mn", fmt::format("{}{}{}{}_m{}{}", qtype_name(w.type), mixed ? "+" : "", mixed ? qtype_name(p.w_type2) : "",
                                 glu ? "_glu" : "", p.m, p.row_pairs ? (p.n_extra ? "_rp_qkv" : "_rp") : ""));
