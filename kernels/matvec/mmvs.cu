@@ -572,31 +572,26 @@ bool mmvs_supported(QType t, int64_t n_cols) {
 // Row pairs (MmvsParams::row_pairs): each matrix paired within itself, the grid's rows its first
 // halves (Args::n_rows, pair_off, seg_pair_off, Seg::row_end counting halves). Returns where the
 // first type-2 segment's half starts among them (-1: none).
-static int64_t pair_halves(Args& a, const MmvsParams& p) {
-  int64_t h = a.pair_off = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 2, t2 = -1;
+// (parts = 2; 4: the row quads' quarters, quad_quarters)
+static int64_t seg_parts(Args& a, const MmvsParams& p, int parts) {
+  int64_t h = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / parts, t2 = -1;
   for (int i = 0; i < p.n_extra; ++i) {
     if (p.extra[i].type2 && t2 < 0) t2 = h;
-    a.seg_pair_off[i + 1] = p.extra[i].n_rows / 2;
+    a.seg_pair_off[i + 1] = p.extra[i].n_rows / parts;
     h += a.seg_pair_off[i + 1];
     a.seg[i + 1].row_end = h;
   }
   a.n_rows = h;
   return t2;
+}
+static int64_t pair_halves(Args& a, const MmvsParams& p) {
+  a.pair_off = p.n_rows / 2;
+  return seg_parts(a, p, 2);
 }
 
 // MmvsParams::row_quads: a.seg_pair_off[s] = segment s's rows / 4, Seg::row_end and a.n_rows in first
 // quarters; returns the quarter row where the first type-2 segment's quarter starts among them (-1: none).
-static int64_t quad_quarters(Args& a, const MmvsParams& p) {
-  int64_t h = a.seg_pair_off[0] = a.seg[0].row_end = p.n_rows / 4, t2 = -1;
-  for (int i = 0; i < p.n_extra; ++i) {
-    if (p.extra[i].type2 && t2 < 0) t2 = h;
-    a.seg_pair_off[i + 1] = p.extra[i].n_rows / 4;
-    h += a.seg_pair_off[i + 1];
-    a.seg[i + 1].row_end = h;
-  }
-  a.n_rows = h;
-  return t2;
-}
+static int64_t quad_quarters(Args& a, const MmvsParams& p) { return seg_parts(a, p, 4); }
 
 // The row-quad instances: D = 2 at 3 CTAs per SM, D = 1 at 4.
 template <QType T, QType T2, bool MIXED>

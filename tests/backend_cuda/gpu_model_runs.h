@@ -21,6 +21,8 @@
 #include <cstring>
 #include <map>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "backend_cuda/gpu_util.h"
 #include "common/backend_select.h"
@@ -86,6 +88,17 @@ inline std::vector<ModelRun> open_synth_runs(const char* file, std::span<const C
   std::vector<ModelRun> runs;
   for (const Config& c : cs) runs.push_back(open_run(backend::make_cuda_backend(c), path, ko));
   return runs;
+}
+
+// The launch kinds of a backend variant's value (comma-separated, e.g. variants().at("mmvs_m1")).
+inline std::vector<std::string> launch_kinds(const std::string& all) {
+  std::vector<std::string> kinds;
+  for (size_t b = 0; b <= all.size();) {
+    const size_t e = std::min(all.find(',', b), all.size());
+    kinds.push_back(all.substr(b, e - b));
+    b = e + 1;
+  }
+  return kinds;
 }
 
 // Then a batch of ids (a verify batch, m = ids.size()) at position kPrompt + 1 on each run, after

@@ -340,12 +340,9 @@ TEST(CudaModels, MmvsPreloadSwitchSameBytes) {
     const auto& v = runs[r].be->variants();
     ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
     const std::string& all = v.at("mmvs_m1");
-    for (size_t b = 0; b <= all.size();) {  // every launch kind of the run (comma-separated)
-      const size_t e = std::min(all.find(',', b), all.size());
-      const std::string s = all.substr(b, e - b);
+    for (const std::string& s : launch_kinds(all)) {  // every launch kind of the run
       const bool tagged = s.find("_nopreload") != std::string::npos;
       EXPECT_EQ(tagged, r == 1) << s;
-      b = e + 1;
     }
   }
 }
@@ -463,9 +460,7 @@ TEST(CudaModels, MmvsActIlSameBytes) {
         return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
       };
       int q6k_launches = 0;
-      for (size_t b = 0; b <= all.size();) {  // every one-token launch kind of the run (comma-separated)
-        const size_t e = std::min(all.find(',', b), all.size());
-        std::string s = all.substr(b, e - b);
+      for (std::string s : launch_kinds(all)) {  // every one-token launch kind of the run
         // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight; _qkv: the
         // q/k/v pairs of kernels.mmvs_row_pairs_qkv), the one-task GLU (kernels.mmvs_glu_one_task,
         // _g1t: the Q8_0 GLU by default) or the deferred norm's scale (kernels.norm_defer, _ns),
@@ -478,7 +473,6 @@ TEST(CudaModels, MmvsActIlSameBytes) {
         if (q6k) {
           EXPECT_EQ(s.rfind("Q6_K_min_blocks", 0), 0u) << "run " << r << ": " << s;
         }
-        b = e + 1;
       }
       EXPECT_EQ(q6k_launches > 0, r >= 4 && has_q6k) << "run " << r << ": " << all;
     }

@@ -4,7 +4,6 @@
 // (kernels.mmvs_types) on q5_k_m / iq4_xs models written the same way.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <cstring>
@@ -181,14 +180,11 @@ TEST(CudaModels, MmvsQkvQuadsSameBytes) {
       ASSERT_TRUE(v.count("mmvs_m1")) << "run " << r;
       const std::string& s = v.at("mmvs_m1");
       int qkv = 0, quads = 0;
-      for (size_t b = 0; b < s.size();) {
-        const size_t e = std::min(s.find(',', b), s.size());
-        const std::string kind = s.substr(b, e - b);
+      for (const std::string& kind : launch_kinds(s)) {
         if (kind.find("_qkv") != std::string::npos) {
           ++qkv;
           quads += kind.find(r == 1 ? "_rq1_qkv" : "_rq_qkv") != std::string::npos ? 1 : 0;
         }
-        b = e + 1;
       }
       EXPECT_GT(qkv, 0) << "run " << r << ": " << s;
       EXPECT_EQ(quads, r == 0 ? 0 : qkv) << "run " << r << ": " << s;
