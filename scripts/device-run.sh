@@ -895,6 +895,22 @@ case "$phase" in
       rm -f "$f" "$f.done"
     done
     ;;
+  q65s)
+    # q65 cut to fit a short call (~4 minutes): the quads' gates, the Q4_K --perf rows, qwen3-8b q4_k_m tg128 at 0 /
+    # 4096 keys at the defaults against quads 1 and 2 (interleaved, A/A copy). Any sm_90 card, a "dense" pack.
+    gpu_info
+    kc_gate q65a 20266501 90 mmvs_id mmvs_rq_x3
+    kc_gate q65b 20266502 60 mmvs_id mmvs_pair_rq
+    gpu_tests q65 'CudaModels.MmvsQkvQuads*' 100
+    for c in "mmvs_rp_x3_cap0/Q4_K/4096" "mmvs_rq_x3_d1/Q4_K/4096" "mmvs_rq_x3_d2/Q4_K/4096" "mmvs_pair_rp/Q4_K+Q6_K/4096" \
+      "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d1" "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d2"; do
+      timeout 40 "$bin/kernel-check" --section mmvs --filter "$c" --perf --reps 30 --seed 20266504 \
+        --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 2
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-qkv-quads1.toml --arm configs/arm-qkv-quads2.toml
+    rm -f "$f" "$f.done"
+    ;;
   kt64)
     # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)
     # beside the event times that carry the launch latency, for the int8 tile form's rows at 1 / 129 / 4096 / 16384
