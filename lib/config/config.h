@@ -111,7 +111,7 @@ struct KernelsSection {
   bool moe_grouped_mma = false;  // with moe_device_route_prefill: Q8_0 expert groups on the int8 tensor cores
   int mmvf_rows_per_warp = 1;  // mmvf2: rows per warp (1, 2 or 4)
   bool mmvs_row_pairs_qkv = true;   // the one-type q/k/v launches (extra segments) take the row pairs too
-  int mmvs_qkv_quads = 0;  // 1 / 2: the one-token q/k/v launches as row quads, one / two tasks per row in flight (0: off)
+  int mmvs_qkv_quads = 1;  // 1 / 2: the one-token q/k/v launches as row quads, one / two tasks per row in flight (0: off)
   bool mmvs_row_pairs_verify = true;  // verify rows (m = 2..8) of the paired types take the row pairs too
   std::vector<std::string> mmvs_glu_pairs = {"q4_k", "q4_0"};  // weight types whose one-token SiLU GLU launches take two rows per warp
   int64_t mmvs_glu_pairs_min_k = 5120;  // those launches on rows of at least this many weights only (0: every length)

@@ -462,10 +462,10 @@ TEST(CudaModels, MmvsActIlSameBytes) {
       int q6k_launches = 0;
       for (std::string s : launch_kinds(all)) {  // every one-token launch kind of the run
         // a row-pair launch (kernels.mmvs_row_pairs, _rp1: one task per row in flight; _qkv: the
-        // q/k/v pairs of kernels.mmvs_row_pairs_qkv), the one-task GLU (kernels.mmvs_glu_one_task,
+        // q/k/v pairs of kernels.mmvs_row_pairs_qkv, or its quads of kernels.mmvs_qkv_quads: _rq1, _rq), the one-task GLU (kernels.mmvs_glu_one_task,
         // _g1t: the Q8_0 GLU by default) or the deferred norm's scale (kernels.norm_defer, _ns),
         // in that order from the end
-        for (const char* tail : {"_ns", "_qkv", "_rp", "_rp1", "_g1t"})
+        for (const char* tail : {"_ns", "_qkv", "_rp", "_rp1", "_rq", "_rq1", "_g1t"})
           if (ends(s, tail)) s.resize(s.size() - std::strlen(tail));
         const bool q6k = ends(s, "_actil_q6k");
         q6k_launches += q6k;
@@ -516,7 +516,10 @@ TEST(CudaModels, MmvsRowPairsSameBytes) {
     // kernels.mmvs_row_pairs_qkv: the q/k/v launches paired too, two tasks (run 8) or one (run 9) per
     // row (there the q4_k_m files' mixed Q4_K + Q6_K launches stay unpaired: not the mixed pair's
     // compiled form), and with the Q6_K rows one task (run 10: the mixed launches paired as well).
-    for (int r = 0; r < kRuns; ++r) c[r].kernels.mmvs_row_pairs_qkv = r >= 8;
+    for (int r = 0; r < kRuns; ++r) {
+      c[r].kernels.mmvs_row_pairs_qkv = r >= 8;
+      c[r].kernels.mmvs_qkv_quads = 0;  // (the quads take the q/k/v launches before the pairs)
+    }
     c[9].kernels.mmvs_row_pairs_one_task = {"q4_k", "q6_k", "q8_0", "q4_0"};
     c[10].kernels.mmvs_row_pairs_one_task = {"q6_k"};
     c[6].kernels.mmvs_glu_pairs = c[7].kernels.mmvs_glu_pairs = {"q4_k", "q6_k", "q8_0", "q4_0"};

@@ -161,14 +161,15 @@ TEST(CudaModels, MmvsGluOneTaskSameBytes) {
 
 // kernels.mmvs_qkv_quads: the one-token q/k/v launches as row quads (one and two tasks per row in flight,
 // the mixed Q4_K + Q6_K launch of the q4_k_m files included) change no byte of the decode or batch
-// logits against the defaults (the pairs); in the quads' runs every one-token q/k/v launch kind is a
-// quad one ("_rq1_qkv" / "_rq_qkv"), in the defaults' none.
+// logits against the row pairs (quads 0); in the quads' runs every one-token q/k/v launch kind is a
+// quad one ("_rq1_qkv" / "_rq_qkv"), in the pairs' run none.
 TEST(CudaModels, MmvsQkvQuadsSameBytes) {
   MEMRA_REQUIRE_GPU();
   MEMRA_REQUIRE_FIXTURES();
   for (const char* file : {"qwen3-q8_0.gguf", "qwen3-q4_k_m.gguf", "llama-q8_0.gguf", "llama-q4_k_m.gguf"}) {
     SCOPED_TRACE(file);
     std::vector<Config> c(3, gpu_config(true));
+    c[0].kernels.mmvs_qkv_quads = 0;  // the pairs (kernels.mmvs_row_pairs_qkv)
     c[1].kernels.mmvs_qkv_quads = 1;
     c[2].kernels.mmvs_qkv_quads = 2;
     auto runs = open_synth_runs(file, c);
