@@ -116,6 +116,12 @@
 # on the device beside the event times) and rows64 (r63's README rows, H200 only, nothing elsewhere); no machine came
 # for either in four more asks. Queue: rows64 on an H200 first, kt64, then t61 (a "trace" pack), h53, r50, chain48 /
 # chain45 / md41.
+# Sixty-fifth session (three calls on one H100 of eight asks; receipts/h100/*-q65{s,b,c}-7c84904-*): q65s (the q/k/v
+# launches as row quads, kernels.mmvs_qkv_quads: gates green, quads 1 tg128 1.014x / 1.014x at 0 / 4096 keys), q65b
+# (q4_0 0.999x, q8_0 1.005x, q4_k_m at 16384 keys 1.013x), q65c (the suite with quads 1 as its base: no logit byte
+# changed; the reversed row 0.980x): flipped to 1; the q65 / q65s blocks removed. Queue: rows64 on an H200 first (the
+# README rows, now at quads 1), s65 (the suite at the new defaults, ~3 minutes), q32 (the 32B's quads row), kt64,
+# then t61 (a "trace" pack), h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -867,48 +873,22 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
-  q65)
-    # The q/k/v launches as row quads (kernels.mmvs_qkv_quads, sixty-fifth session): their gates (kernel-check
-    # mmvs_id mmvs_rq_x3 / mmvs_pair_rq against the unquartered launches' bytes, the f64 rows of section mmvs,
-    # CudaModels.MmvsQkvQuadsSameBytes and the pairs' test beside it), the --perf rows of the qwen3-8b shapes
-    # (quads of one and two tasks beside the pairs), then qwen3-8b tg128 at the defaults against quads 1 and 2
-    # (interleaved arms with an A/A copy): q4_k_m at 0 / 4096 keys, q4_0 and q8_0 at 0. Any sm_90 card, a
-    # "dense" pack. ~7 minutes.
+  s65)
+    # The whole CUDA-vs-CPU suite at the sixty-fifth session's defaults (kernels.mmvs_qkv_quads = 1; q65c ran it
+    # with quads 1 as a base configuration before the flip), and the quads' kernel-check gates again. Any sm_90
+    # card, a "dense" pack. ~3 minutes.
     gpu_info
-    kc_gate q65a 20266501 90 mmvs_id mmvs_rq_x3
-    kc_gate q65b 20266502 60 mmvs_id mmvs_pair_rq
-    kc_gate q65 20266503 90 mmvs _rq
-    gpu_tests q65 'CudaModels.MmvsQkvQuads*:CudaModels.MmvsRowPairsSameBytes' 150
-    for c in "mmvs_rp_x3_cap0/Q4_K/4096" "mmvs_rq_x3_d1/Q4_K/4096" "mmvs_rq_x3_d2/Q4_K/4096" "mmvs_pair_rp/Q4_K+Q6_K/4096" \
-      "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d1" "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d2" \
-      "mmvs_rp_x3_cap0/Q4_0/4096" "mmvs_x3_cap6/Q4_0/4096" "mmvs_rq_x3_d1/Q4_0/4096" "mmvs_rq_x3_d2/Q4_0/4096" \
-      "mmvs_rp_x3_cap0/Q8_0/4096" "mmvs_rq_x3_d1/Q8_0/4096" "mmvs_rq_x3_d2/Q8_0/4096"; do
-      timeout 40 "$bin/kernel-check" --section mmvs --filter "$c" --perf --reps 30 --seed 20266504 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 2
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-qkv-quads1.toml --arm configs/arm-qkv-quads2.toml
-    rm -f "$f" "$f.done"
-    for mix in q4_0 q8_0; do
-      synth qwen3-8b $mix
-      tg_on 0 5 100 --arm configs/arm-base.toml --arm configs/arm-qkv-quads1.toml --arm configs/arm-qkv-quads2.toml
-      rm -f "$f" "$f.done"
-    done
+    cuda_vs_cpu
+    kc mmvs_id mmvs_rq 20266511 90
+    kc mmvs_id mmvs_pair_rq 20266512 60
     ;;
-  q65s)
-    # q65 cut to fit a short call (~4 minutes): the quads' gates, the Q4_K --perf rows, qwen3-8b q4_k_m tg128 at 0 /
-    # 4096 keys at the defaults against quads 1 and 2 (interleaved, A/A copy). Any sm_90 card, a "dense" pack.
+  q32)
+    # The q/k/v row quads on qwen3-32b (5120-column rows: 640 quad CTAs at 4 per SM, 1.2 waves, against the pairs'
+    # 1280): q4_k_m tg128 at 0 keys, the defaults (quads 1) against quads 0 (the pairs) and quads 2, interleaved
+    # with an A/A copy. Any sm_90 card, a "dense" pack. ~4 minutes.
     gpu_info
-    kc_gate q65a 20266501 90 mmvs_id mmvs_rq_x3
-    kc_gate q65b 20266502 60 mmvs_id mmvs_pair_rq
-    gpu_tests q65 'CudaModels.MmvsQkvQuads*' 100
-    for c in "mmvs_rp_x3_cap0/Q4_K/4096" "mmvs_rq_x3_d1/Q4_K/4096" "mmvs_rq_x3_d2/Q4_K/4096" "mmvs_pair_rp/Q4_K+Q6_K/4096" \
-      "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d1" "mmvs_pair_rq/Q4_K+Q6_K/4096+1024+1024x4096/d2"; do
-      timeout 40 "$bin/kernel-check" --section mmvs --filter "$c" --perf --reps 30 --seed 20266504 \
-        --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 2
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-qkv-quads1.toml --arm configs/arm-qkv-quads2.toml
+    synth qwen3-32b q4_k_m 200
+    tg_on 0 5 150 --arm configs/arm-base.toml --arm configs/arm-qkv-quads0.toml --arm configs/arm-qkv-quads2.toml
     rm -f "$f" "$f.done"
     ;;
   kt64)
