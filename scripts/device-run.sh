@@ -881,6 +881,7 @@ case "$phase" in
     cuda_vs_cpu
     kc mmvs_id mmvs_rq 20266511 90
     kc mmvs_id mmvs_pair_rq 20266512 60
+    kc mmvs _rq 20266513 120  # the f64 rows of every quad instance (q65s ran the 4096-column Q4_K ones only)
     ;;
   q32)
     # The q/k/v row quads on qwen3-32b (5120-column rows: 640 quad CTAs at 4 per SM, 1.2 waves, against the pairs'

@@ -134,7 +134,8 @@ struct MmvsParams {
   // quartered within itself), the four rows' tasks loaded together and dotted against one
   // activation load: a quarter of the plain launch's CTAs, so a q/k/v launch of qwen3-8b's shapes
   // (6144 rows) is 384 CTAs, one wave, with all (2) or half (1) of its weights requested before
-  // the PDL wait. Instances compiled for at least 3 (two tasks) or 4 (one task) CTAs per SM
+  // the PDL wait (the mixed launch's Q6_K rows hold one task at either value). Instances compiled
+  // for at least 3 (two tasks) or 4 (one task) CTAs per SM
   // (min_blocks is not read). Each row gets the plain launch's operations in its order: the same
   // bits. m = 1, act_il (not act_il_q6k), no GLU, residual or row_pairs, every segment's n_rows a
   // multiple of 4; one type of Q4_K, Q4_0 or Q8_0, or the mixed Q4_K + Q6_K launch (the Q6_K
