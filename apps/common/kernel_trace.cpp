@@ -73,6 +73,7 @@ struct Cupti {
   CUptiResult (*disable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*flush_all)(uint32_t) = nullptr;
   CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
+  CUptiResult (*timestamp)(uint64_t*) = nullptr;
 };
 
 Cupti& cupti() {
@@ -136,7 +137,7 @@ std::unique_ptr<KernelTrace> KernelTrace::start(std::string* why) {
     }
     if (!sym(c.lib, "cuptiActivityRegisterCallbacks", c.register_callbacks) || !sym(c.lib, "cuptiActivityEnable", c.enable) ||
         !sym(c.lib, "cuptiActivityDisable", c.disable) || !sym(c.lib, "cuptiActivityFlushAll", c.flush_all) ||
-        !sym(c.lib, "cuptiActivityGetNextRecord", c.next_record)) {
+        !sym(c.lib, "cuptiActivityGetNextRecord", c.next_record) || !sym(c.lib, "cuptiGetTimestamp", c.timestamp)) {
       if (why) *why = "libcupti.so.13 lacks the activity API";
       dlclose(c.lib);
       c.lib = nullptr;
@@ -157,6 +158,9 @@ std::unique_ptr<KernelTrace> KernelTrace::start(std::string* why) {
   }
   std::unique_ptr<KernelTrace> t(new KernelTrace());
   t->active_ = true;
+  // Records of kernels that ran before this point can still arrive in this trace's buffers (a
+  // previous trace's last kernel completed after its flush): stop() leaves them out by this time.
+  if (c.timestamp(&t->t0_ns_) != CUPTI_SUCCESS) t->t0_ns_ = 0;
   return t;
 }
 
@@ -168,7 +172,9 @@ std::vector<KernelRecord> KernelTrace::stop() {
   c.disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   c.flush_all(1);
   std::lock_guard<std::mutex> lk(g_mu);
-  std::vector<KernelRecord> out = std::move(g_recs);
+  std::vector<KernelRecord> out;
+  for (auto& r : g_recs)
+    if (r.start_ns >= t0_ns_) out.push_back(std::move(r));
   g_recs.clear();
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   return out;

@@ -25,13 +25,14 @@ class KernelTrace {
  public:
   // Starts recording kernels; null (with *why) if CUPTI is unavailable.
   static std::unique_ptr<KernelTrace> start(std::string* why);
-  // Flushes and stops; the kernels recorded since start(), sorted by start time.
+  // Flushes and stops; the kernels that started after start(), sorted by start time.
   std::vector<KernelRecord> stop();
   ~KernelTrace();
 
  private:
   KernelTrace() = default;
   bool active_ = false;
+  uint64_t t0_ns_ = 0;  // CUPTI's clock at start()
 };
 
 // Summary of a traced run of `steps` equal steps (decode): per kernel name, calls per step, mean

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "backend/cuda/cuda_check.h"
@@ -161,6 +162,8 @@ void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush
   }
   if (o.perf_kernels) {
     // The same reps again, each under CUPTI's kernel activity: the span of the launch's own kernels on the device.
+    // A rep whose record count differs from the most common one (a record delivered late) is left out.
+    std::vector<std::pair<int, double>> reps;  // (kernels, span us)
     for (int i = 0; i < o.reps; ++i) {
       if (flush) cuda::fill_bytes(flush, i & 0xFF, flush_bytes, env.stream());
       cuda::stream_sync(env.stream());
@@ -176,9 +179,19 @@ void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush
       if (recs.empty()) continue;
       uint64_t b = recs.front().start_ns, e = recs.front().end_ns;
       for (const auto& k : recs) b = std::min(b, k.start_ns), e = std::max(e, k.end_ns);
-      r.kernel_samples_us.push_back(1e-3 * (double)(e - b));
-      r.kernels_per_launch = (int)recs.size();
+      reps.emplace_back((int)recs.size(), 1e-3 * (double)(e - b));
     }
+    std::map<int, int> counts;
+    for (const auto& [n, span] : reps) ++counts[n];
+    int mode = 0, seen = 0;
+    for (const auto& [n, k] : counts)
+      if (k > seen) mode = n, seen = k;
+    for (const auto& [n, span] : reps)
+      if (n == mode) r.kernel_samples_us.push_back(span);
+    r.kernels_per_launch = mode;
+    if (seen < (int)reps.size())
+      r.kernels_note = fmt::format("{} of {} reps recorded another number of kernels than {}: left out",
+                                   (int)reps.size() - seen, (int)reps.size(), mode);
     if (!r.kernel_samples_us.empty()) r.kernels_median_us = summarize(r.kernel_samples_us).median;
   }
   const SampleStats s = summarize(r.samples_us);
