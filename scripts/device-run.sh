@@ -881,6 +881,28 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
+  lf66)
+    # kernels.attn_fold_loads_first (sixty-sixth session): the int8 tile form's fold requests its query heads and
+    # the new K / V heads at once after the wait (one L2 round trip instead of up to three per block). Gates
+    # (kernel-check fused _lf: every fold form's bytes against the unfolded launches; the GPU test), the kernel alone
+    # with and without it (device spans, --perf-kernels), then qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys against
+    # the defaults, interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~6 minutes.
+    gpu_info
+    kc fused _lf 20266601 120
+    gpu_tests lf66 'CudaModels.AttnFoldLoadsFirstSameBytes:CudaModels.KvPlanesAgainstOracle' 150
+    for cs in "neox_norm_hs_direct1{,_lf}_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@0/" \
+              "neox_norm_yarn_direct1{,_lf}_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@4096/" \
+              "neox_norm_direct1{,_lf}_ms96_grid8_ctx16387/q8_0-q8_0-planes/32-8x128/n1@16383/" \
+              "neox_norm_direct1{,_lf}_ms96_grid8_ctx16387/q8_0-q8_0-planes/64-8x128/n1@16383/"; do
+      for c in $(eval echo "$cs"); do
+        timeout 60 "$bin/kernel-check" --section fused --filter "attn_decode_rope/$c" --perf --perf-kernels --reps 50 \
+          --seed 20266602 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 2
+      done
+    done
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 3 300 --arm configs/arm-base.toml --arm configs/arm-attn-fold-loads-first.toml
+    rm -f "$f" "$f.done"
+    ;;
   kt64)
     # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)
     # beside the event times that carry the launch latency, for the int8 tile form's rows at 1 / 129 / 4096 / 16384

@@ -286,19 +286,43 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
     // in the block whose keys end at pos, warp w also quantizes block w of the new K head (every
     // warp normalizes and rotates the whole head: the same values) and of the V head into row pos.
-    for (int g = warp; g < G; g += kDecodeWarps) {
-      float v[N], o[N];
+    // RopeFold::loads_first: every value the block reads after the wait is requested before any is used
+    // (one round trip, where the loads would otherwise each follow the shared-memory stores of the heads
+    // before them: one round trip per query head of the warp and one more for the new K / V heads). The
+    // same values: the same bytes.
+    constexpr int GW = (G + kDecodeWarps - 1) / kDecodeWarps;  // query heads per warp, at most
+    const bool new_row = e == pos + 1;                          // block-uniform
+    const bool lf = a.rf.loads_first;                           // uniform
+    float qraw[GW][N], kraw[N], vraw = 0.0f;
+    const auto load_q = [&](int x) {
+      const int g = warp + x * kDecodeWarps;
 #pragma unroll
-      for (int t = 0; t < N; ++t) v[t] = a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + g) * kD + lane + 32 * t];
-      norm_rope_head<kNeox, N>(v, a.rf.q_norm != nullptr, wq, kD, a.rf.eps, cs, sn, lane, o);
+      for (int t = 0; t < N; ++t)
+        qraw[x][t] = g < G ? a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + g) * kD + lane + 32 * t] : 0.0f;
+    };
+    const auto load_kv = [&] {
+#pragma unroll
+      for (int t = 0; t < N; ++t) kraw[t] = a.rf.k_src[(int64_t)hk * kD + lane + 32 * t];
+      vraw = a.rf.v_src[(int64_t)hk * kD + lane + 32 * warp];
+    };
+    if (lf) {
+#pragma unroll
+      for (int x = 0; x < GW; ++x) load_q(x);
+      if (new_row) load_kv();
+    }
+#pragma unroll
+    for (int x = 0; x < GW; ++x) {
+      const int g = warp + x * kDecodeWarps;
+      if (g >= G) break;  // warp-uniform
+      if (!lf) load_q(x);
+      float o[N];
+      norm_rope_head<kNeox, N>(qraw[x], a.rf.q_norm != nullptr, wq, kD, a.rf.eps, cs, sn, lane, o);
 #pragma unroll
       for (int t = 0; t < N; ++t) qf[g][lane + 32 * t] = o[t];
     }
-    if (e == pos + 1) {  // block-uniform
-      float kraw[N], o[N];
-#pragma unroll
-      for (int t = 0; t < N; ++t) kraw[t] = a.rf.k_src[(int64_t)hk * kD + lane + 32 * t];
-      const float vraw = a.rf.v_src[(int64_t)hk * kD + lane + 32 * warp];
+    if (new_row) {
+      if (!lf) load_kv();
+      float o[N];
       norm_rope_head<kNeox, N>(kraw, a.rf.k_norm != nullptr, wk, kD, a.rf.eps, cs, sn, lane, o);
       float mine = o[0];
 #pragma unroll

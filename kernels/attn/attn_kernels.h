@@ -180,6 +180,11 @@ struct AttnParams {
     // times (the backend's rule: kernels.attn_head_split_keys, kernels.attn_head_pair_keys).
     // 0: the group's block.
     int head_split = 0;
+    // The int8 tile form's fold (kv.planes): every query head, new K and V value a block reads after
+    // the dependency wait requested before any is normalized (one round trip instead of one per query
+    // head of a warp plus one for the new K / V heads). The same values: the same bytes (kernel-check
+    // fused attn_decode_rope/*_lf).
+    bool loads_first = false;
   } rope;
 };
 
