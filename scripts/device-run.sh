@@ -128,8 +128,14 @@
 # last session did not fit the H100's memory with four copies of the 32B and stopped with the loader's clear error),
 # kt64 (--perf-kernels' first run: the one-kernel spans read right, the two-kernel launches' spans ~320 us, a previous
 # rep's record inside the trace; fixed in the next commit: records before the trace's start are left out, and reps of
-# another kernel count). s65 / q32 removed. Queue: rows64 on an H200, kt64 again (the two-kernel spans), then t61, h53,
-# r50, chain48 / chain45 / md41.
+# another kernel count). s65 / q32 removed. Then lf66 / lf66b on one H100 (receipts/h100/*-lf66{,b}-d0c5611-*):
+# kernels.attn_fold_loads_first gated (kernel-check fused _lf 30/30, CudaModels.AttnFoldLoadsFirstSameBytes and
+# KvPlanesAgainstOracle) and measured (qwen3-8b q4_k_m 1.006x / 1.004x / 1.005x at 0 / 4096 / 16384 keys, A/A 1.001x /
+# 1.006x / 1.003x; qwen3-32b 1.004x): on by default; its phase removed (git show d0c5611). The two-kernel device spans
+# were still ~400 us with the records filtered by the trace's start: kernel-check now also reports the kernels' busy
+# time (the union of their intervals) and the last rep's kernels (names, durations, offsets) in the receipt.
+# Queue: rows64 on an H200 (the README rows at quads 1 + loads first), kt64 again (busy vs span), then t61, h53, r50,
+# chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -880,28 +886,6 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
-    ;;
-  lf66)
-    # kernels.attn_fold_loads_first (sixty-sixth session): the int8 tile form's fold requests its query heads and
-    # the new K / V heads at once after the wait (one L2 round trip instead of up to three per block). Gates
-    # (kernel-check fused _lf: every fold form's bytes against the unfolded launches; the GPU test), the kernel alone
-    # with and without it (device spans, --perf-kernels), then qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys against
-    # the defaults, interleaved with an A/A copy. Any sm_90 card, a "dense" pack. ~6 minutes.
-    gpu_info
-    kc fused _lf 20266601 120
-    gpu_tests lf66 'CudaModels.AttnFoldLoadsFirstSameBytes:CudaModels.KvPlanesAgainstOracle' 150
-    for cs in "neox_norm_hs_direct1{,_lf}_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@0/" \
-              "neox_norm_yarn_direct1{,_lf}_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@4096/" \
-              "neox_norm_direct1{,_lf}_ms96_grid8_ctx16387/q8_0-q8_0-planes/32-8x128/n1@16383/" \
-              "neox_norm_direct1{,_lf}_ms96_grid8_ctx16387/q8_0-q8_0-planes/64-8x128/n1@16383/"; do
-      for c in $(eval echo "$cs"); do
-        timeout 60 "$bin/kernel-check" --section fused --filter "attn_decode_rope/$c" --perf --perf-kernels --reps 50 \
-          --seed 20266602 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 2
-      done
-    done
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 3 300 --arm configs/arm-base.toml --arm configs/arm-attn-fold-loads-first.toml
-    rm -f "$f" "$f.done"
     ;;
   kt64)
     # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)

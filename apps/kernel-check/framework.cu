@@ -163,7 +163,12 @@ void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush
   if (o.perf_kernels) {
     // The same reps again, each under CUPTI's kernel activity: the span of the launch's own kernels on the device.
     // A rep whose record count differs from the most common one (a record delivered late) is left out.
-    std::vector<std::pair<int, double>> reps;  // (kernels, span us)
+    struct Rep {
+      int n;
+      double span, busy;  // us: first start to last end; the union of the kernels' own intervals
+      std::vector<app::KernelRecord> recs;
+    };
+    std::vector<Rep> reps;
     for (int i = 0; i < o.reps; ++i) {
       if (flush) cuda::fill_bytes(flush, i & 0xFF, flush_bytes, env.stream());
       cuda::stream_sync(env.stream());
@@ -177,22 +182,38 @@ void time_case(Case& c, Env& env, const RunOptions& o, void* flush, size_t flush
       cuda::stream_sync(env.stream());
       const std::vector<app::KernelRecord> recs = trace->stop();
       if (recs.empty()) continue;
-      uint64_t b = recs.front().start_ns, e = recs.front().end_ns;
-      for (const auto& k : recs) b = std::min(b, k.start_ns), e = std::max(e, k.end_ns);
-      reps.emplace_back((int)recs.size(), 1e-3 * (double)(e - b));
+      // recs are sorted by start: the union of their intervals in one pass.
+      uint64_t b = recs.front().start_ns, e = recs.front().end_ns, covered = recs.front().start_ns, busy = 0;
+      for (const auto& k : recs) {
+        b = std::min(b, k.start_ns), e = std::max(e, k.end_ns);
+        const uint64_t from = std::max(k.start_ns, covered);
+        if (k.end_ns > from) busy += k.end_ns - from;
+        covered = std::max(covered, k.end_ns);
+      }
+      reps.push_back({(int)recs.size(), 1e-3 * (double)(e - b), 1e-3 * (double)busy, recs});
     }
     std::map<int, int> counts;
-    for (const auto& [n, span] : reps) ++counts[n];
+    for (const auto& x : reps) ++counts[x.n];
     int mode = 0, seen = 0;
     for (const auto& [n, k] : counts)
       if (k > seen) mode = n, seen = k;
-    for (const auto& [n, span] : reps)
-      if (n == mode) r.kernel_samples_us.push_back(span);
+    for (const auto& x : reps) {
+      if (x.n != mode) continue;
+      r.kernel_samples_us.push_back(x.span);
+      r.kernel_busy_samples_us.push_back(x.busy);
+      r.kernel_last.clear();  // the last such rep's kernels: name, duration, start after the first's
+      for (const auto& k : x.recs)
+        r.kernel_last.push_back({app::short_kernel_name(k.name), 1e-3 * (double)(k.end_ns - k.start_ns),
+                                 1e-3 * (double)(k.start_ns - x.recs.front().start_ns)});
+    }
     r.kernels_per_launch = mode;
     if (seen < (int)reps.size())
       r.kernels_note = fmt::format("{} of {} reps recorded another number of kernels than {}: left out",
                                    (int)reps.size() - seen, (int)reps.size(), mode);
-    if (!r.kernel_samples_us.empty()) r.kernels_median_us = summarize(r.kernel_samples_us).median;
+    if (!r.kernel_samples_us.empty()) {
+      r.kernels_median_us = summarize(r.kernel_samples_us).median;
+      r.kernels_busy_median_us = summarize(r.kernel_busy_samples_us).median;
+    }
   }
   const SampleStats s = summarize(r.samples_us);
   r.timed = true;
@@ -225,8 +246,10 @@ void print_report(const CaseReport& r) {
   if (r.timed) {
     line += fmt::format(" | {:.2f} us", r.median_us);
     if (r.kernels_median_us > 0)
-      line += fmt::format(" (device span {:.2f} us of {} kernel{})", r.kernels_median_us, r.kernels_per_launch,
-                          r.kernels_per_launch == 1 ? "" : "s");
+      line += r.kernels_per_launch == 1
+                  ? fmt::format(" (device {:.2f} us)", r.kernels_median_us)
+                  : fmt::format(" (device busy {:.2f} us of {} kernels, span {:.2f})", r.kernels_busy_median_us,
+                                r.kernels_per_launch, r.kernels_median_us);
     else if (!r.kernels_note.empty())
       line += fmt::format(" (no kernel timestamps: {})", r.kernels_note);
     if (r.bytes > 0) line += fmt::format(" {:.0f} GB/s ({:.2f} of 4.8 TB/s", r.gbps, r.frac_bw);

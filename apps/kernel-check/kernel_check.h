@@ -38,6 +38,15 @@ struct CaseReport {
   // its median, and the kernels of one launch. Empty where CUPTI was unavailable (kernels_note says why).
   std::vector<double> kernel_samples_us;
   double kernels_median_us = 0;
+  // Per rep, the union of the kernels' own intervals (a gap between them, e.g. a PDL launch held back, left out);
+  // its median; and the last counted rep's kernels (short name, duration, start after the first kernel's).
+  std::vector<double> kernel_busy_samples_us;
+  double kernels_busy_median_us = 0;
+  struct KernelSeen {
+    std::string name;
+    double us, at_us;
+  };
+  std::vector<KernelSeen> kernel_last;
   int kernels_per_launch = 0;
   std::string kernels_note;
 };

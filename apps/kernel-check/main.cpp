@@ -25,8 +25,10 @@ int main(int argc, char** argv) {
     cli.add_option("--warmup", o.warmup, "untimed launches before timing")->check(CLI::Range(0, 10000))->capture_default_str();
     cli.add_flag("--flush-l2", o.flush_l2, "overwrite a 2x-L2 buffer before each timed launch");
     cli.add_flag("--perf-kernels", o.perf_kernels,
-                 "with --perf: the same reps again under CUPTI's kernel activity, reporting the median span of each "
-                 "launch's own kernels on the device (no launch latency or event overhead in it)");
+                 "with --perf: the same reps again under CUPTI's kernel activity, reporting the median time of each "
+                 "launch's own kernels on the device (no launch latency or event overhead in it): for launches of "
+                 "several kernels the union of their intervals (busy) beside first start to last end (span), "
+                 "and the last rep's kernels in the receipt");
   };
   spec.run = [&](memra::app::Context& ctx) -> int {
     o.sections.clear();
@@ -62,9 +64,14 @@ int main(int argc, char** argv) {
                      {"samples_us", r.samples_us}, {"bytes", r.bytes},     {"flops", r.flops},
                      {"gbps", r.gbps},           {"frac_of_4_8_tbps", r.frac_bw}, {"frac_of_card_bw", r.frac_card_bw}, {"tflops", r.tflops},
                      {"frac_of_989_tflops", r.frac_peak}};
-        if (o.perf_kernels)
+        if (o.perf_kernels) {
+          nlohmann::json last = nlohmann::json::array();
+          for (const auto& k : r.kernel_last) last.push_back({{"name", k.name}, {"us", k.us}, {"at_us", k.at_us}});
           j["perf"]["kernels"] = {{"median_us", r.kernels_median_us}, {"samples_us", r.kernel_samples_us},
+                                  {"busy_median_us", r.kernels_busy_median_us},
+                                  {"busy_samples_us", r.kernel_busy_samples_us}, {"last", std::move(last)},
                                   {"per_launch", r.kernels_per_launch}, {"note", r.kernels_note}};
+        }
       }
       cases.push_back(std::move(j));
     }
