@@ -887,6 +887,13 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
+  s66)
+    # The whole CUDA-vs-CPU suite at the sixty-sixth session's defaults (kernels.attn_fold_loads_first = true), and
+    # the fold's _lf gates again. Any sm_90 card, a "dense" pack. ~2 minutes.
+    gpu_info
+    cuda_vs_cpu
+    kc fused _lf 20266603 120
+    ;;
   kt64)
     # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)
     # beside the event times that carry the launch latency, for the int8 tile form's rows at 1 / 129 / 4096 / 16384
