@@ -134,8 +134,11 @@
 # 1.006x / 1.003x; qwen3-32b 1.004x): on by default; its phase removed (git show d0c5611). The two-kernel device spans
 # were still ~400 us with the records filtered by the trace's start: kernel-check now also reports the kernels' busy
 # time (the union of their intervals) and the last rep's kernels (names, durations, offsets) in the receipt.
-# Queue: rows64 on an H200 (the README rows at quads 1 + loads first), kt64 again (busy vs span), then t61, h53, r50,
-# chain48 / chain45 / md41.
+# Then s66 and kt64 on an H100 (receipts/h100/*-{s66,kt64}-0136baa-*): the suite at loads first on 58/58, fused _lf
+# 30/30; kt64's busy times (the two-kernel spans are CUPTI holding the PDL-dependent launch 370-500 us). s66 and
+# kt64 removed (git show 0136baa).
+# Queue: rows64 on an H200 (the README rows at quads 1 + loads first), nc66 (ncu of the 0-key attention fold), then
+# t61, h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -887,33 +890,15 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
-  s66)
-    # The whole CUDA-vs-CPU suite at the sixty-sixth session's defaults (kernels.attn_fold_loads_first = true), and
-    # the fold's _lf gates again. Any sm_90 card, a "dense" pack. ~2 minutes.
+  nc66)
+    # Where the 0-key attention's 6.3 us of device time goes (kt64: one key, everything in L2; 4.85 us exposed per
+    # layer in the step): ncu --set full with SASS source counters of the int8 tile form's fold, one block per query
+    # head (the step's form to 1024 keys), loads first, at 17 keys (one split) and 129 keys (two), plus the group
+    # block at 17 keys. Any sm_90 card (an H200 preferred), a "dense" pack. ~3 minutes.
     gpu_info
-    cuda_vs_cpu
-    kc fused _lf 20266603 120
-    ;;
-  kt64)
-    # kernel-check --perf-kernels (sixty-fourth session): each launch's own kernels on the device (CUPTI timestamps)
-    # beside the event times that carry the launch latency, for the int8 tile form's rows at 1 / 129 / 4096 / 16384
-    # keys (the split kernel + combine), its fold at 1 / 16384 keys (one launch), the Q4_K GLU emit and o projection
-    # at the 8B's shapes; without and with the L2 flush (KV and weights from L2, from DRAM). Any sm_90 card, a "dense"
-    # pack (CUPTI in lib/). ~2 minutes.
-    gpu_info
-    for fl in "" --flush-l2; do
-      echo "== flush: ${fl:-none}"
-      timeout 120 "$bin/kernel-check" --section attn --filter "attn_decode_i8tile/q8_0-planes/32-8x128/rows/n1@" --perf \
-        --perf-kernels --reps 30 $fl --seed 20266405 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" |
-        grep -v "tensor\|pd2" | sed 's/bytes: .*|/|/' | head -n 8
-      timeout 120 "$bin/kernel-check" --section fused --filter "_direct1_ms96_grid8_ctx" --perf --perf-kernels --reps 30 $fl \
-        --seed 20266406 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | grep "32-8x128/n1@0/\|32-8x128/n1@16383/" |
-        sed 's/bytes: .*|/|/' | head -n 4
-      for c in mmvs_glu_emit/Q4_K/12288x4096/silu/ns mmvs_emit_norm/Q4_K/4096x4096/w16; do
-        timeout 60 "$bin/kernel-check" --section mmvs_id --filter "$c" --perf --perf-kernels --reps 30 $fl --seed 20266407 \
-          --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 3
-      done
-    done
+    ncu_src fused "hs17|attn_decode_i8_tile_kernel<\\(int\\)1, \\(int\\)1|neox_norm_hs_direct1_lf_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@16/" \
+      "hs129|attn_decode_i8_tile_kernel<\\(int\\)1, \\(int\\)1|neox_norm_hs_direct1_lf_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@128/" \
+      "g17|attn_decode_i8_tile_kernel<\\(int\\)4, \\(int\\)1|neox_norm_direct1_lf_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@16/"
     ;;
   rows64)
     # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m
