@@ -137,8 +137,8 @@
 # Then s66 and kt64 on an H100 (receipts/h100/*-{s66,kt64}-0136baa-*): the suite at loads first on 58/58, fused _lf
 # 30/30; kt64's busy times (the two-kernel spans are CUPTI holding the PDL-dependent launch 370-500 us). s66 and
 # kt64 removed (git show 0136baa).
-# Queue: rows64 on an H200 (the README rows at quads 1 + loads first), nc66 (ncu of the 0-key attention fold), then
-# t61, h53, r50, chain48 / chain45 / md41.
+# Queue: rows64 on an H200 (the README rows at quads 1 + loads first), qr66 (the fold's query in registers: built,
+# gated only on the CPU side), nc66 (ncu of the 0-key attention fold), then t61, h53, r50, chain48 / chain45 / md41.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -889,6 +889,20 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
+    ;;
+  qr66)
+    # kernels.attn_fold_q_regs (sixty-sixth session, built without a device): the int8 tile form's fold quantizes its
+    # query heads from registers before its barrier (one barrier and a shared-memory round trip fewer per block).
+    # Gates (kernel-check fused _qr: every fold form's bytes against the unfolded launches; the GPU test with it on in
+    # the head split and the group block), then qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys against the defaults,
+    # interleaved with an A/A copy, and qwen3-32b at 0 keys one arm resident at a time if the call has time. Any
+    # sm_90 card, a "dense" pack. ~6 minutes (+3 for the 32B).
+    gpu_info
+    kc fused _qr 20266604 120
+    gpu_tests qr66 'CudaModels.AttnFoldLoadsFirstSameBytes' 120
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096,16384 3 300 --arm configs/arm-base.toml --arm configs/arm-attn-fold-q-regs.toml
+    rm -f "$f" "$f.done"
     ;;
   nc66)
     # Where the 0-key attention's 6.3 us of device time goes (kt64: one key, everything in L2; 4.85 us exposed per

@@ -282,6 +282,10 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   if (early) stage_ahead(0);
   if (early1) stage_ahead(1);
   pdl_wait();
+  // RopeFold::q_regs: each warp quantizes its query heads' blocks from the registers that hold them after the
+  // rotation (lane owns element lane of every 32-element block), before the fold's barrier, instead of storing
+  // them to shared memory for a loop of one block per warp behind that barrier and a second barrier after it.
+  [[maybe_unused]] const bool qr = RF != RF_NONE && a.rf.q_regs;  // uniform
   if constexpr (RF != RF_NONE) {
     // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
     // in the block whose keys end at pos, warp w also quantizes block w of the new K head (every
@@ -317,8 +321,17 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       if (!lf) load_q(x);
       float o[N];
       norm_rope_head<kNeox, N>(qraw[x], a.rf.q_norm != nullptr, wq, kD, a.rf.eps, cs, sn, lane, o);
+      if (qr) {  // block t of the head is o[t] across the lanes: quantized here (the loop's rule and values below)
 #pragma unroll
-      for (int t = 0; t < N; ++t) qf[g][lane + 32 * t] = o[t];
+        for (int t = 0; t < N; ++t) {
+          float d;
+          qi[g][32 * t + lane] = (int8_t)q8_query_quant(o[t], d);
+          if (lane == 0) qd[g][t] = d;
+        }
+      } else {
+#pragma unroll
+        for (int t = 0; t < N; ++t) qf[g][lane + 32 * t] = o[t];
+      }
     }
     if (new_row) {
       if (!lf) load_kv();
@@ -354,16 +367,18 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   // A first tile's skipped row (staged before or after the wait); Tensor: after its copies land, in the loop.
   if (RF != RF_NONE && !kTensor && j_new >= 0 && j_new < PD) patch(j_new);
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
-  // path's rule), one block per warp at a time.
-  for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
-    const int hh = blk / (kD / 32), bb = blk % (kD / 32);
-    const float x = RF != RF_NONE ? qf[RF ? hh : 0][RF ? bb * 32 + lane : 0]
-                                  : a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
-    float d;
-    qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(x, d);
-    if (lane == 0) qd[hh][bb] = d;
+  // path's rule), one block per warp at a time (q_regs: done above, before the fold's barrier).
+  if (!qr) {
+    for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
+      const int hh = blk / (kD / 32), bb = blk % (kD / 32);
+      const float x = RF != RF_NONE ? qf[RF ? hh : 0][RF ? bb * 32 + lane : 0]
+                                    : a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
+      float d;
+      qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(x, d);
+      if (lane == 0) qd[hh][bb] = d;
+    }
+    __syncthreads();
   }
-  __syncthreads();
   // A fragments of the query per block (head g, elements 4t .. 4t + 3 and 16 + 4t ..; rows >= G and
   // the rows g + 8 zero) and the head's block scales.
   uint32_t qa[kD / 32][2];

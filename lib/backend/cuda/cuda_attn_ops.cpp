@@ -52,7 +52,7 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
   if (emit) hold_q8s(out);
   note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}", p.n_splits, p.head_dim,
-                                  p.rope.on ? (p.rope.loads_first ? "+rope+lf" : "+rope") : "",
+                                  p.rope.on ? fmt::format("+rope{}{}", p.rope.loads_first ? "+lf" : "", p.rope.q_regs ? "+qr" : "") : "",
                                   cuda::attn_decode_planes_head_split(p) ? (p.rope.head_split == 2 ? "+hs2" : "+hs") : "",
                                   p.planes_stages == 2 ? "+pd2" : p.planes_copy != cuda::PlanesCopy::Async ? "+" + cp : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",

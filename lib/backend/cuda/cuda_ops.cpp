@@ -632,6 +632,7 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.prefetch = cfg_.kernels.attn_fold_prefetch;
     rf.stage_k = cfg_.kernels.attn_fold_k_stage;
     rf.loads_first = cfg_.kernels.attn_fold_loads_first;
+    rf.q_regs = cfg_.kernels.attn_fold_q_regs;
     rf.softmax_interleave = cfg_.kernels.attn_softmax_interleave;
     rf.mma_scores = cfg_.kernels.attn_mma_scores;
     rf.head_split = attn_head_split_at(pos0, 1);
