@@ -1,14 +1,21 @@
-// The CUDA backend's split-K decode attention settings shared by its forms (split count,
-// workspace, q8s emission, combine, one-split rule, grid trim) and the kv.planes decode form (split
-// from cuda_ops.cpp, whose attention_impl calls them).
+// The CUDA backend's attention ops: the split-K decode settings shared by its forms (split count,
+// workspace, q8s emission, combine, one-split rule, grid trim), the kv.planes decode form, and the
+// attention entry points (attention, the folded q/k norm + RoPE + append + attention, attention_impl's
+// choice of kernel), split from cuda_ops.cpp.
 #include <fmt/format.h>
+
+#include <string>
 
 #include "attn/attn_i8_tile.h"
 #include "attn/attn_kernels.h"
+#include "attn/attn_prefill_f16.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_internal.h"
 #include "backend/cuda/cuda_op_util.h"
 #include "core/error.h"
+#include "matvec/matvec.h"
+#include "misc/misc_kernels.h"
+#include "rope/rope_kernels.h"
 
 namespace memra::backend::cuda_impl {
 
@@ -58,6 +65,203 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
                                   emit ? "+q8s" : "",
                                   p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
+}
+
+void CudaBackend::attention(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out) {
+  attention_impl(q, kvs, layer, pos0, ap, out, nullptr);
+}
+
+void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, int n_head_kv, const Weight* q_norm,
+                                            const Weight* k_norm, float eps, int pos0, const RopeParams& rp, KvStore& kvs,
+                                            int layer, const AttnParams& ap, View out) {
+  auto* c = dynamic_cast<CudaKv*>(&kvs);
+  // The fold (kernels.attn_rope_fold): one decode token on the path of the fused q/k norm + RoPE
+  // + append kernel, whose work the split attention kernel then does (attn_decode_rope_fold_applies
+  // says whether the kernel instance exists for the cache types, head size and group).
+  const bool candidate = cfg_.kernels.attn_rope_fold && cfg_.kernels.fuse_kv_append && c && q.rows == 1 && !ap.sinks &&
+                         qk_norm_rope_fusable(q, k, n_head_kv, rp) && q.rows == v.rows && k.cols == v.cols &&
+                         ap.head_dim_k == ap.head_dim_v && ap.head_dim_k == rp.head_dim && rp.n_rot == rp.head_dim &&
+                         ap.n_head == n_head && ap.n_head_kv == n_head_kv && 1 < cfg_.kernels.gemm_min_batch;
+  cuda::AttnParams::RopeFold rf;
+  if (candidate) {
+    const cuda::QkNormRopeParams qp = qk_norm_rope_params(q, k, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp);
+    rf.on = true;
+    rf.k_src = k.data;
+    rf.v_src = v.data;
+    rf.q_norm = qp.q_norm;
+    rf.k_norm = qp.k_norm;
+    rf.eps = eps;
+    rf.neox = rp.mode != RopeMode::Normal;
+    rf.ang = cuda::rope_angles(qp.rope);
+    rf.prefetch = cfg_.kernels.attn_fold_prefetch;
+    rf.stage_k = cfg_.kernels.attn_fold_k_stage;
+    rf.loads_first = cfg_.kernels.attn_fold_loads_first;
+    rf.q_regs = cfg_.kernels.attn_fold_q_regs;
+    rf.softmax_interleave = cfg_.kernels.attn_softmax_interleave;
+    rf.mma_scores = cfg_.kernels.attn_mma_scores;
+    rf.head_split = attn_head_split_at(pos0, 1);
+    // The pair form only for groups of at most kernels.attn_head_pair_max_group query heads: a
+    // function of the step graph's key and the layer, so one graph holds one choice per layer.
+    // Over split planes only with kernels.attn_planes_head_pairs (the tile form's group block measured faster there).
+    if (rf.head_split == 2 && (n_head > cfg_.kernels.attn_head_pair_max_group * n_head_kv ||
+                               (c->opts_.planes && !cfg_.kernels.attn_planes_head_pairs)))
+      rf.head_split = 0;
+    // Whether the kernel takes it: the parameters attention_impl builds, asked beforehand.
+    MEMRA_CHECK(layer >= 0 && layer < (int)c->layers.size(), "attention: layer {} out of range [0, {})", layer,
+                c->layers.size());
+    cuda::AttnParams t = attn_params(q, *c, layer, qp.rope.pos0, ap, out);
+    t.q8_scores = cuda::attn_q8_scores_applies(cfg_.kernels, ap.scale, ap.head_dim_k);
+    t.v_stage = cfg_.kernels.attn_v_stage;
+    t.pv_mma = cfg_.kernels.attn_pv_mma;
+    t.rope = rf;
+    rf.on = c->opts_.planes ? cuda::attn_decode_planes_fold_applies(t) : cuda::attn_decode_rope_fold_applies(t);
+  }
+  if (!rf.on)
+    return Backend::qk_norm_rope_kv_attention(q, k, v, n_head, n_head_kv, q_norm, k_norm, eps, pos0, rp, kvs, layer, ap,
+                                              out);
+  forget_q8s();
+  cuda::KvAppendParams kv[2];
+  kv_append_params(kvs, layer, pos0, k, v, kv);  // throws on a bad layer / a full cache
+  kv_appended(*c, pos0, 1, "in_attention_");
+  attention_impl(q, kvs, layer, pos0, ap, out, &rf);
+  note("qk_norm_rope", fmt::format("in_attention_{}{}", rp.mode == RopeMode::Normal ? "normal" : "neox",
+                                    q_norm || k_norm ? "_norm" : ""));
+}
+
+cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos,
+                                          const AttnParams& ap, View out) const {
+  const auto& L = c.layers[(size_t)layer];
+  cuda::AttnParams p;
+  p.q = q.data;
+  p.ld_q = q.ld;
+  p.k_cache = L.k.get();
+  p.type_k = c.opts_.type_k;
+  p.k_row_bytes = L.k_row_bytes;
+  p.v_cache = L.v.get();
+  p.type_v = c.opts_.type_v;
+  p.v_row_bytes = L.v_row_bytes;
+  p.k_scale_plane = L.k_scale_plane;
+  p.v_scale_plane = L.v_scale_plane;
+  p.out = out.data;
+  p.ld_out = out.ld;
+  p.n_tokens = (int)q.rows;
+  p.n_head = ap.n_head;
+  p.n_head_kv = ap.n_head_kv;
+  p.head_dim = ap.head_dim_k;
+  p.pos0 = dpos;
+  p.scale = ap.scale;
+  p.window = ap.window;
+  p.softcap = ap.softcap;
+  return p;
+}
+
+void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0, const AttnParams& ap, View out,
+                                 const cuda::AttnParams::RopeFold* rf) {
+  forget_q8s();
+  const auto& c = dynamic_cast<const CudaKv&>(kvs);
+  MEMRA_CHECK(layer >= 0 && layer < (int)c.layers.size(), "attention: layer {} out of range [0, {})", layer,
+              c.layers.size());
+  const auto& ls = c.shape_.layers[(size_t)layer];
+  MEMRA_CHECK(ap.n_head > 0 && ap.n_head_kv > 0 && ap.n_head % ap.n_head_kv == 0,
+              "attention: n_head {} is not a multiple of n_head_kv {}", ap.n_head, ap.n_head_kv);
+  MEMRA_CHECK(ls.n_head_kv == ap.n_head_kv && ls.head_dim_k == ap.head_dim_k && ls.head_dim_v == ap.head_dim_v,
+              "attention: layer {} cache holds {} kv heads of {}/{} dims, op asks {} of {}/{}", layer, ls.n_head_kv,
+              ls.head_dim_k, ls.head_dim_v, ap.n_head_kv, ap.head_dim_k, ap.head_dim_v);
+  MEMRA_CHECK(q.cols == (int64_t)ap.n_head * ap.head_dim_k && out.cols == (int64_t)ap.n_head * ap.head_dim_v &&
+                  out.rows == q.rows,
+              "attention: q [{} x {}] / out [{} x {}] do not match {} heads of {}/{}", q.rows, q.cols, out.rows,
+              out.cols, ap.n_head, ap.head_dim_k, ap.head_dim_v);
+  const int64_t n_kv = pos0 + q.rows;
+  MEMRA_CHECK(n_kv <= c.n_written, "attention: positions up to {} requested, cache holds {}", n_kv, c.n_written);
+  if (q.rows == 0) return;
+  check_int(q.rows, "attention rows");
+  const auto& L = c.layers[(size_t)layer];
+  const int32_t* dpos = device_pos(pos0);
+  const int n = (int)q.rows;
+  const bool same_dims = ap.head_dim_k == ap.head_dim_v;
+  // Attention sinks (gpt-oss) only in the plain kernel so far.
+  const bool fast = same_dims && cuda::attn_head_dim_supported(ap.head_dim_k) && !ap.sinks;
+  // Decode and speculative-verify batches take the split-K kernel with n_splits fixed by the
+  // cache capacity, so a row's result never depends on the batch (decode == verify).
+  const bool decode = n < cfg_.kernels.gemm_min_batch && n <= cuda::kMatvecMaxM;
+  MEMRA_CHECK(!rf || (decode && fast && n == 1), "internal: the RoPE fold outside the one-token decode path");
+  MEMRA_CHECK(!c.opts_.planes || fast, "kv.planes: attention with head dims {}/{}{} has no kernel for split-plane rows "
+              "(set kv.planes = false)", ap.head_dim_k, ap.head_dim_v, ap.sinks ? " and sinks" : "");
+  if (!fast) {
+    cuda::AttnNaiveParams p;
+    p.q = q.data;
+    p.ld_q = q.ld;
+    p.k_cache = L.k.get();
+    p.type_k = c.opts_.type_k;
+    p.k_row_bytes = L.k_row_bytes;
+    p.v_cache = L.v.get();
+    p.type_v = c.opts_.type_v;
+    p.v_row_bytes = L.v_row_bytes;
+    p.out = out.data;
+    p.ld_out = out.ld;
+    p.n_tokens = n;
+    p.n_head = ap.n_head;
+    p.n_head_kv = ap.n_head_kv;
+    p.head_dim_k = ap.head_dim_k;
+    p.head_dim_v = ap.head_dim_v;
+    p.pos0 = dpos;
+    p.scale = ap.scale;
+    p.window = ap.window;
+    p.softcap = ap.softcap;
+    p.sinks = ap.sinks ? f32_vector(ap.sinks, ap.n_head, "attention sinks") : nullptr;
+    cuda::check_status(cuda::launch_attn_naive(p, stream()), "launch_attn_naive");
+    note(decode ? "attn_decode" : "attn_prefill", fmt::format("naive_hd{}{}", ap.head_dim_k, ap.sinks ? "_sinks" : ""));
+    return;
+  }
+  cuda::AttnParams p = attn_params(q, c, layer, dpos, ap, out);
+  if (decode && c.opts_.planes) {
+    if (rf) p.rope = *rf;
+    attention_planes(p, c, pos0, out);
+    return;
+  }
+  if (decode) {
+    p.f16_mma = cfg_.kernels.attn_f16_mma;
+    // kernels.attn_f16_split_keys only where the f16 tile form is taken (launch_attn_decode refuses
+    // shorter splits elsewhere).
+    if (cuda::attn_decode_f16_mma(p)) p.min_split_keys = cfg_.kernels.attn_f16_split_keys;
+    const bool emit = decode_setup(p, c, pos0, out);
+    p.q8_scores = cuda::attn_q8_scores_applies(cfg_.kernels, ap.scale, ap.head_dim_k);
+    p.v_stage = cfg_.kernels.attn_v_stage;
+    p.pv_mma = cfg_.kernels.attn_pv_mma;
+    if (rf) p.rope = *rf;
+    cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode");
+    if (cfg_.kernels.probe_boundaries > 0) {
+      cuda::check_status(cuda::launch_boundary_probe(cfg_.kernels.probe_boundaries, stream()), "launch_boundary_probe");
+      note("probe_boundaries", std::to_string(cfg_.kernels.probe_boundaries));
+    }
+    if (emit) hold_q8s(out);
+    note("attn_decode", fmt::format("splitk_s{}_hd{}{}{}{}{}", p.n_splits,
+                                    ap.head_dim_k, cuda::attn_decode_word_loads(p) ? "+words" : "",
+                                    cuda::attn_decode_q8_scores(p) ? "+q8i" : "",
+                                    std::string(cuda::attn_decode_v_stage(p) ? "+vstage" : "") + (p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "") +
+                                        (cuda::attn_decode_pv_mma(p) ? "+pv16" : "") + (cuda::attn_decode_f16_mma(p) ? "+f16mma" : "") + (p.min_split_keys != cuda::kAttnMinSplitKeys ? fmt::format("+sk{}", p.min_split_keys) : "") + (emit ? "+q8s" : ""),
+                                    std::string(rf ? cuda::attn_decode_head_split(p) ? (rf->head_split == 2 ? "+rope+pre+ks+hs2" : "+rope+pre+ks+hs")
+                                         : (rf->prefetch && cuda::attn_decode_pv_mma(p) && ap.n_head == 4 * ap.n_head_kv ? (rf->stage_k ? "+rope+pre+ks" : "+rope+pre") : "+rope")
+                                       : "")) + (rf && cuda::attn_decode_softmax_interleave(p) ? "+si" : "") +
+                                        (rf && cuda::attn_decode_mma_scores(p) ? "+tcs" : "") +
+                                        (p.grid_splits > 0 ? fmt::format("+trim{}", cfg_.kernels.attn_grid_round) : ""));
+  } else {
+    const auto kind = cuda::attn_prefill_choose(ap.head_dim_k);
+    if (kind == cuda::AttnPrefillKernel::Mma && cfg_.kernels.attn_prefill_staged &&
+        cuda::attn_prefill_staged_supported(ap.head_dim_k)) {
+      // The staged row range comes from the host pos0: never inside a captured step (n = 1 only).
+      MEMRA_CHECK(!capturing_, "internal: staged prefill attention during graph capture");
+      const size_t bytes = cuda::attn_prefill_stage_bytes(p, pos0);
+      void* stage = workspace(kAttn, bytes);
+      cuda::check_status(cuda::launch_attn_prefill_staged(p, pos0, stage, bytes, stream()),
+                         "launch_attn_prefill_staged");
+      note("attn_prefill", fmt::format("mma_staged_hd{}", ap.head_dim_k));
+      return;
+    }
+    cuda::check_status(cuda::launch_attn_prefill(p, stream()), "launch_attn_prefill");
+    note("attn_prefill", fmt::format("{}_hd{}", kind == cuda::AttnPrefillKernel::Mma ? "mma" : "tiled",
+                                     ap.head_dim_k));
+  }
 }
 
 }  // namespace memra::backend::cuda_impl
