@@ -158,8 +158,8 @@ std::unique_ptr<KernelTrace> KernelTrace::start(std::string* why) {
   }
   std::unique_ptr<KernelTrace> t(new KernelTrace());
   t->active_ = true;
-  // Records of kernels that ran before this point can still arrive in this trace's buffers (a
-  // previous trace's last kernel completed after its flush): stop() leaves them out by this time.
+  // Records of kernels that ran before this point could still arrive in this trace's buffers (work
+  // in flight when it started): stop() leaves them out by this time.
   if (c.timestamp(&t->t0_ns_) != CUPTI_SUCCESS) t->t0_ns_ = 0;
   return t;
 }
