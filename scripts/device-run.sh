@@ -137,8 +137,12 @@
 # Then s66 and kt64 on an H100 (receipts/h100/*-{s66,kt64}-0136baa-*): the suite at loads first on 58/58, fused _lf
 # 30/30; kt64's busy times (the two-kernel spans are CUPTI holding the PDL-dependent launch 370-500 us). s66 and
 # kt64 removed (git show 0136baa).
-# Queue: rows64 on an H200 (the README rows at quads 1 + loads first), qr66 (the fold's query in registers: built,
-# gated only on the CPU side), nc66 (ncu of the 0-key attention fold), then t61, h53, r50, chain48 / chain45 / md41.
+# Sixty-seventh session (two calls on one H100; receipts/h100/*-{qr66,nc66}-42ccc32-*): qr66 (kernels.attn_fold_q_regs:
+# gates green, tg128 0.996x / 1.008x / 1.008x at 0 / 4096 / 16384 keys against A/A 1.003x / 1.007x / 1.005x: dropped,
+# its code replaced by the spread form), nc66 (ncu with SASS counters of the one-key attention: warp 0's path after the
+# wait ~1400 instructions at ~7 cycles each, the fold ~460 of them; bench/notes/attn-i8-tile.md). t61 removed (r64
+# took the planes' timelines at the defaults). Queue: sp67 (kernels.attn_fold_spread's gates and rows, any card),
+# rows64 on an H200 (the README rows at quads 1 + loads first), then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -890,18 +894,23 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
-  qr66)
-    # kernels.attn_fold_q_regs (sixty-sixth session, built without a device): the int8 tile form's fold quantizes its
-    # query heads from registers before its barrier (one barrier and a shared-memory round trip fewer per block).
-    # Gates (kernel-check fused _qr: every fold form's bytes against the unfolded launches; the GPU test with it on in
-    # the head split and the group block), then qwen3-8b q4_k_m tg128 at 0 / 4096 / 16384 keys against the defaults,
-    # interleaved with an A/A copy, and qwen3-32b at 0 keys one arm resident at a time if the call has time. Any
-    # sm_90 card, a "dense" pack. ~6 minutes (+3 for the 32B).
+  sp67)
+    # kernels.attn_fold_spread (sixty-seventh session, built after nc66's ncu of the one-key attention: warp 0's
+    # path after the wait ~1400 instructions at ~7 cycles each, ~460 of them its query head and then the K head
+    # while the other warps spend ~220): in the head split every warp takes the heads whole, side by side, and
+    # quantizes its own block of each before the fold's barrier. Gates (kernel-check fused _sp: the head split
+    # and its pairs against the unfolded launches; the GPU test's run 3), the one-key / 17-key / 129-key launches'
+    # device times with and without it (--perf-kernels), then qwen3-8b q4_k_m tg128 at 0 / 512 / 4096 keys (the
+    # head split to 1024; 4096 a control) against the defaults, interleaved with an A/A copy, five reps. Any
+    # sm_90 card, a "dense" pack. ~5 minutes.
     gpu_info
-    kc fused _qr 20266604 120
-    gpu_tests qr66 'CudaModels.AttnFoldLoadsFirstSameBytes' 120
+    kc fused _sp 20266701 120
+    gpu_tests sp67 'CudaModels.AttnFoldLoadsFirstSameBytes' 120
+    timeout 120 "$bin/kernel-check" --section fused --filter "hs_direct1_lf" --perf --perf-kernels --reps 50 --seed 20266702 \
+      --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | grep "32-8x128/n1@0/\|32-8x128/n1@16/\|32-8x128/n1@128/" |
+      grep -v tensor | sed 's/bytes: .*|/|/' | head -n 8
     synth qwen3-8b q4_k_m
-    tg_on 0,4096,16384 3 300 --arm configs/arm-base.toml --arm configs/arm-attn-fold-q-regs.toml
+    tg_on 0,512,4096 5 400 --arm configs/arm-base.toml --arm configs/arm-attn-fold-spread.toml
     rm -f "$f" "$f.done"
     ;;
   nc66)
@@ -996,17 +1005,6 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     tg_on 0 3 100 --arm configs/arm-base.toml --arm configs/arm-kv-planes.toml
     rm -f "$f" "$f.done"
-    ;;
-  t61)
-    # Where kv.planes loses at 0 keys (kvp61, H100: 0.971x with the fold; 1.03x at 4096 / 16384): CUPTI
-    # timelines of qwen3-8b q4_k_m tg128 at 0 and 16384 keys, the defaults and the planes. A "trace" pack.
-    # ~3 minutes.
-    gpu_info
-    synth qwen3-8b q4_k_m
-    traces_at 0 16384 -- base
-    traces_at 0 16384 -- planes --config configs/arm-kv-planes.toml
-    rm -f "$f" "$f.done"
-    for t in base planes; do for d in 0 16384; do echo "== $t d$d"; python3 scripts/trace-exposed.py "$out/trace-$t-d$d.jsonl.gz" | head -n 14; done; done
     ;;
   kvp61)
     # After kvp60c (H100: every planes gate green; tg128 1.045x at 16384 keys, 0.971x at 0, two stages no
