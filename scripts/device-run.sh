@@ -900,9 +900,9 @@ case "$phase" in
     # while the other warps spend ~220): in the head split every warp takes the heads whole, side by side, and
     # quantizes its own block of each before the fold's barrier. Gates (kernel-check fused _sp: the head split
     # and its pairs against the unfolded launches; the GPU test's run 3), the one-key / 17-key / 129-key launches'
-    # device times with and without it (--perf-kernels), then qwen3-8b q4_k_m tg128 at 0 / 512 / 4096 keys (the
-    # head split to 1024; 4096 a control) against the defaults, interleaved with an A/A copy, five reps. Any
-    # sm_90 card, a "dense" pack. ~5 minutes.
+    # device times with and without it (--perf-kernels), then qwen3-8b q4_k_m tg128 at 0 / 512 keys (the head split
+    # takes every layer to 1024 keys) against the defaults, interleaved with an A/A copy, five reps. Any sm_90 card,
+    # a "dense" pack. ~3 minutes.
     gpu_info
     kc fused _sp 20266701 120
     gpu_tests sp67 'CudaModels.AttnFoldLoadsFirstSameBytes' 120
@@ -910,7 +910,7 @@ case "$phase" in
       --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | grep "32-8x128/n1@0/\|32-8x128/n1@16/\|32-8x128/n1@128/" |
       grep -v tensor | sed 's/bytes: .*|/|/' | head -n 8
     synth qwen3-8b q4_k_m
-    tg_on 0,512,4096 5 400 --arm configs/arm-base.toml --arm configs/arm-attn-fold-spread.toml
+    tg_on 0,512 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-fold-spread.toml
     rm -f "$f" "$f.done"
     ;;
   nc66)
