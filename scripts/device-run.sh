@@ -141,8 +141,11 @@
 # gates green, tg128 0.996x / 1.008x / 1.008x at 0 / 4096 / 16384 keys against A/A 1.003x / 1.007x / 1.005x: dropped,
 # its code replaced by the spread form), nc66 (ncu with SASS counters of the one-key attention: warp 0's path after the
 # wait ~1400 instructions at ~7 cycles each, the fold ~460 of them; bench/notes/attn-i8-tile.md). t61 removed (r64
-# took the planes' timelines at the defaults). Queue: sp67 (kernels.attn_fold_spread's gates and rows, any card),
-# rows64 on an H200 (the README rows at quads 1 + loads first), then h53, r50, chain48 / chain45 / md41 on an H200.
+# took the planes' timelines at the defaults). Then sp67 / sp67b on an H100 (receipts/h100/*-{sp67,sp67b}-aae829a-*):
+# kernels.attn_fold_spread (the head split's heads taken whole by every warp; built this session after nc66): gates green
+# (kernel-check fused _sp 20/20, the GPU test), the one-key launch's device time 7.14 -> 6.59 us, tg128 1.001x / 1.002x at
+# 0 keys (A/A 1.014x / 1.002x), 0.994x at 512 (A/A 1.009x): dropped, its code removed (git show aae829a). Queue: rows64
+# on an H200 (the README rows at quads 1 + loads first), then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -893,35 +896,6 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
-    ;;
-  sp67)
-    # kernels.attn_fold_spread (sixty-seventh session, built after nc66's ncu of the one-key attention: warp 0's
-    # path after the wait ~1400 instructions at ~7 cycles each, ~460 of them its query head and then the K head
-    # while the other warps spend ~220): in the head split every warp takes the heads whole, side by side, and
-    # quantizes its own block of each before the fold's barrier. Gates (kernel-check fused _sp: the head split
-    # and its pairs against the unfolded launches; the GPU test's run 3), the one-key / 17-key / 129-key launches'
-    # device times with and without it (--perf-kernels), then qwen3-8b q4_k_m tg128 at 0 / 512 keys (the head split
-    # takes every layer to 1024 keys) against the defaults, interleaved with an A/A copy, five reps. Any sm_90 card,
-    # a "dense" pack. ~3 minutes.
-    gpu_info
-    kc fused _sp 20266701 120
-    gpu_tests sp67 'CudaModels.AttnFoldLoadsFirstSameBytes' 120
-    timeout 120 "$bin/kernel-check" --section fused --filter "hs_direct1_lf" --perf --perf-kernels --reps 50 --seed 20266702 \
-      --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | grep "32-8x128/n1@0/\|32-8x128/n1@16/\|32-8x128/n1@128/" |
-      grep -v tensor | sed 's/bytes: .*|/|/' | head -n 8
-    synth qwen3-8b q4_k_m
-    tg_on 0,512 5 150 --arm configs/arm-base.toml --arm configs/arm-attn-fold-spread.toml
-    rm -f "$f" "$f.done"
-    ;;
-  nc66)
-    # Where the 0-key attention's 6.3 us of device time goes (kt64: one key, everything in L2; 4.85 us exposed per
-    # layer in the step): ncu --set full with SASS source counters of the int8 tile form's fold, one block per query
-    # head (the step's form to 1024 keys), loads first, at 17 keys (one split) and 129 keys (two), plus the group
-    # block at 17 keys. Any sm_90 card (an H200 preferred), a "dense" pack. ~3 minutes.
-    gpu_info
-    ncu_src fused "hs17|attn_decode_i8_tile_kernel<\\(int\\)1, \\(int\\)1|neox_norm_hs_direct1_lf_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@16/" \
-      "hs129|attn_decode_i8_tile_kernel<\\(int\\)1, \\(int\\)1|neox_norm_hs_direct1_lf_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@128/" \
-      "g17|attn_decode_i8_tile_kernel<\\(int\\)4, \\(int\\)1|neox_norm_direct1_lf_ms96_grid8_ctx8651/q8_0-q8_0-planes/32-8x128/n1@16/"
     ;;
   rows64)
     # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m

@@ -257,7 +257,6 @@ struct FoldCfg {
   int pd = 1;           // AttnParams::planes_stages (the folded side only)
   cuda::PlanesCopy cp = cuda::PlanesCopy::Async;  // AttnParams::planes_copy (the folded side only)
   bool lf = false;      // AttnParams::RopeFold::loads_first (the folded side only)
-  bool sp = false;      // AttnParams::RopeFold::spread (the folded side only)
 };
 class AttnRopeFoldCase : public Case {
  public:
@@ -350,7 +349,6 @@ class AttnRopeFoldCase : public Case {
     p.rope.stage_k = c_.ks;
     p.rope.head_split = c_.hs;
     p.rope.loads_first = c_.lf;
-    p.rope.spread = c_.sp;
     p.rope.softmax_interleave = c_.si;
     p.rope.mma_scores = c_.ms;
     p.one_split_direct = c_.direct;
@@ -456,7 +454,7 @@ void add_fused_cases(Registry& r) {
     // reduced builds: G = 4 only (but for the int8 tile form's fold, whose instances are all built)
     if (!c.planes && c.n_head / c.n_kv != 4 && !cuda::attn_head_dim_supported(64)) return;
     r.add("fused", ref::cat("attn_decode_rope/", c.kind == K::Neox ? "neox" : "normal", c.norm ? "_norm" : "",
-                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "", c.lf ? "_lf" : "", c.sp ? "_sp" : "",
+                            c.yarn ? "_yarn" : "", c.window ? ref::cat("_win", c.window) : "", c.pv ? "_pv16" : "", c.pre ? "_pre" : "", c.ks ? "_ks" : "", c.hs == 1 ? "_hs" : c.hs == 2 ? "_hs2" : "", c.direct ? "_direct1" : "", c.si ? "_si" : "", c.ms ? "_tcs" : "", c.pd == 2 ? "_pd2" : "", c.cp == cuda::PlanesCopy::TensorTiles ? "_tensor" : "", c.lf ? "_lf" : "",
                             c.max_splits != 64 ? ref::cat("_ms", c.max_splits) : "",
                             c.grid_round ? ref::cat("_grid", c.grid_round, "_ctx", c.len + 3 + c.extra_ctx) : "",
                             c.planes ? "/q8_0-q8_0-planes/" : "/q8_0-q5_1/", c.n_head, "-",
@@ -617,22 +615,10 @@ void add_fused_cases(Registry& r) {
       add_fold(l);
       if (c.len <= 1024) add_fold(hl);
       if (c.len > 128 && c.len <= 4608) add_fold(hl2);
-      // and the head split's heads taken whole by every warp beside it (kernels.attn_fold_spread; the head
-      // split and its pairs only: the group's block has a query head per warp), with the loads first off too
-      // (the spread form has its own)
-      FoldCfg hq = hl, hq2 = hl2;
-      hq.sp = hq2.sp = true;
-      if (c.len <= 1024) add_fold(hq);
-      if (c.len > 128 && c.len <= 4608) add_fold(hq2);
-      FoldCfg hq0 = hq;
-      hq0.lf = false;
-      if (c.len == 17 || c.len == 300) add_fold(hq0);
       if (c.len == 129 && c.n_head == 32) {
-        l.cp = hl.cp = hq.cp = hq2.cp = cuda::PlanesCopy::TensorTiles;
+        l.cp = hl.cp = cuda::PlanesCopy::TensorTiles;
         add_fold(l);
         add_fold(hl);
-        add_fold(hq);
-        add_fold(hq2);
       }
     }
     // Two tiles in flight per warp (kernels.attn_planes_stages = 2) where a warp has more than one tile.

@@ -282,20 +282,57 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   if (early) stage_ahead(0);
   if (early1) stage_ahead(1);
   pdl_wait();
-  // RopeFold::spread, in the head split (fewer query heads per block than warps): every warp takes the block's
-  // query heads and the new K head whole (the same loads, norm and rotation in every warp: the same values)
-  // and quantizes its own 32-element block of each, before the fold's barrier; the heads' chains side by
-  // side in one straight run. Otherwise warp w prepares query heads w, w + 4, .. alone, the new K head after
-  // them, and the query's blocks are quantized behind the barrier.
-  [[maybe_unused]] const bool spread = RF != RF_NONE && G < kDecodeWarps && a.rf.spread;  // uniform
   if constexpr (RF != RF_NONE) {
-    const bool new_row = e == pos + 1;  // block-uniform
-    // Block w of the new K and V heads: q8_0's arithmetic and places (kvq::quantize_block_row's planes form),
-    // to the cache rows at pos (the group's first block) and to nrow.
-    const auto put_new = [&](float kmine, float vmine) {
+    // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel);
+    // in the block whose keys end at pos, warp w also quantizes block w of the new K head (every
+    // warp normalizes and rotates the whole head: the same values) and of the V head into row pos.
+    // RopeFold::loads_first: every value the block reads after the wait is requested before any is used
+    // (one round trip, where the loads would otherwise each follow the shared-memory stores of the heads
+    // before them: one round trip per query head of the warp and one more for the new K / V heads). The
+    // same values: the same bytes.
+    constexpr int GW = (G + kDecodeWarps - 1) / kDecodeWarps;  // query heads per warp, at most
+    const bool new_row = e == pos + 1;                          // block-uniform
+    const bool lf = a.rf.loads_first;                           // uniform
+    float qraw[GW][N], kraw[N], vraw = 0.0f;
+    const auto load_q = [&](int x) {
+      const int g = warp + x * kDecodeWarps;
+#pragma unroll
+      for (int t = 0; t < N; ++t)
+        qraw[x][t] = g < G ? a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + g) * kD + lane + 32 * t] : 0.0f;
+    };
+    const auto load_kv = [&] {
+#pragma unroll
+      for (int t = 0; t < N; ++t) kraw[t] = a.rf.k_src[(int64_t)hk * kD + lane + 32 * t];
+      vraw = a.rf.v_src[(int64_t)hk * kD + lane + 32 * warp];
+    };
+    if (lf) {
+#pragma unroll
+      for (int x = 0; x < GW; ++x) load_q(x);
+      if (new_row) load_kv();
+    }
+#pragma unroll
+    for (int x = 0; x < GW; ++x) {
+      const int g = warp + x * kDecodeWarps;
+      if (g >= G) break;  // warp-uniform
+      if (!lf) load_q(x);
+      float o[N];
+      norm_rope_head<kNeox, N>(qraw[x], a.rf.q_norm != nullptr, wq, kD, a.rf.eps, cs, sn, lane, o);
+#pragma unroll
+      for (int t = 0; t < N; ++t) qf[g][lane + 32 * t] = o[t];
+    }
+    if (new_row) {
+      if (!lf) load_kv();
+      float o[N];
+      norm_rope_head<kNeox, N>(kraw, a.rf.k_norm != nullptr, wk, kD, a.rf.eps, cs, sn, lane, o);
+      float mine = o[0];
+#pragma unroll
+      for (int t = 1; t < N; ++t)
+        if (t == warp) mine = o[t];
+      // Block w of both heads: q8_0's arithmetic and places (kvq::quantize_block_row's planes form), to the
+      // cache rows at pos and to nrow.
       const int blk = hk * (kD / 32) + warp;
       uint16_t dk, dv;
-      const int8_t qk = kvq::q8_0_quant(kmine, dk), qv = kvq::q8_0_quant(vmine, dv);
+      const int8_t qk = kvq::q8_0_quant(mine, dk), qv = kvq::q8_0_quant(vraw, dv);
       uint8_t* const kdst = const_cast<uint8_t*>(a.k) + (int64_t)pos * a.k_row_bytes;
       uint8_t* const vdst = const_cast<uint8_t*>(a.v) + (int64_t)pos * a.v_row_bytes;
       if (blockIdx.y % bpk == 0) {  // the group's first block
@@ -308,93 +345,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
         nrow.kd[warp] = dk;
         nrow.vd[warp] = dv;
       }
-    };
-    // Element w of a lane's head values (block w of the head across the lanes).
-    const auto mine_of = [&](const float (&o)[N]) {
-      float m = o[0];
-#pragma unroll
-      for (int t = 1; t < N; ++t)
-        if (t == warp) m = o[t];
-      return m;
-    };
-    if constexpr (G < kDecodeWarps) {
-      if (spread) {
-        // Heads 0 .. G - 1 and the new K head (computed in every block; stored only where the block's keys end
-        // at pos), its V element, all requested at once.
-        float x[G + 1][N], o[G + 1][N], w[G + 1][N];
-        bool hw[G + 1];
-#pragma unroll
-        for (int h = 0; h < G; ++h)
-#pragma unroll
-          for (int t = 0; t < N; ++t) {
-            x[h][t] = a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + h) * kD + lane + 32 * t];
-            w[h][t] = wq[t];
-          }
-#pragma unroll
-        for (int t = 0; t < N; ++t) {
-          x[G][t] = a.rf.k_src[(int64_t)hk * kD + lane + 32 * t];
-          w[G][t] = wk[t];
-        }
-        const float vraw = a.rf.v_src[(int64_t)hk * kD + lane + 32 * warp];
-#pragma unroll
-        for (int h = 0; h < G; ++h) hw[h] = a.rf.q_norm != nullptr;
-        hw[G] = a.rf.k_norm != nullptr;
-        norm_rope_heads<kNeox, N, G + 1>(x, hw, w, kD, a.rf.eps, cs, sn, lane, o);
-        // Block `warp` of each query head (the loop's rule below on the same values).
-#pragma unroll
-        for (int h = 0; h < G; ++h) {
-          float d;
-          qi[h][32 * warp + lane] = (int8_t)q8_query_quant(mine_of(o[h]), d);
-          if (lane == 0) qd[h][warp] = d;
-        }
-        if (new_row) put_new(mine_of(o[G]), vraw);
-      }
     }
-    if (!spread) {
-      // Warp w prepares query heads w, w + 4, ... (lane owns elements lane + 32 t, as the RoPE kernel); in the
-      // block whose keys end at pos, warp w also quantizes block w of the new K head (every warp normalizes
-      // and rotates the whole head: the same values) and of the V head into row pos.
-      // RopeFold::loads_first: every value the block reads after the wait is requested before any is used
-      // (one round trip, where the loads would otherwise each follow the shared-memory stores of the heads
-      // before them: one round trip per query head of the warp and one more for the new K / V heads). The
-      // same values: the same bytes.
-      constexpr int GW = (G + kDecodeWarps - 1) / kDecodeWarps;  // query heads per warp, at most
-      const bool lf = a.rf.loads_first;                           // uniform
-      float qraw[GW][N], kraw[N], vraw = 0.0f;
-      const auto load_q = [&](int x) {
-        const int g = warp + x * kDecodeWarps;
-#pragma unroll
-        for (int t = 0; t < N; ++t)
-          qraw[x][t] = g < G ? a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + g) * kD + lane + 32 * t] : 0.0f;
-      };
-      const auto load_kv = [&] {
-#pragma unroll
-        for (int t = 0; t < N; ++t) kraw[t] = a.rf.k_src[(int64_t)hk * kD + lane + 32 * t];
-        vraw = a.rf.v_src[(int64_t)hk * kD + lane + 32 * warp];
-      };
-      if (lf) {
-#pragma unroll
-        for (int x = 0; x < GW; ++x) load_q(x);
-        if (new_row) load_kv();
-      }
-#pragma unroll
-      for (int x = 0; x < GW; ++x) {
-        const int g = warp + x * kDecodeWarps;
-        if (g >= G) break;  // warp-uniform
-        if (!lf) load_q(x);
-        float o[N];
-        norm_rope_head<kNeox, N>(qraw[x], a.rf.q_norm != nullptr, wq, kD, a.rf.eps, cs, sn, lane, o);
-#pragma unroll
-        for (int t = 0; t < N; ++t) qf[g][lane + 32 * t] = o[t];
-      }
-      if (new_row) {
-        if (!lf) load_kv();
-        float o[N];
-        norm_rope_head<kNeox, N>(kraw, a.rf.k_norm != nullptr, wk, kD, a.rf.eps, cs, sn, lane, o);
-        put_new(mine_of(o), vraw);
-      }
-    }
-    __syncthreads();  // nrow and qf (spread: qi, qd) complete
+    __syncthreads();  // nrow and qf complete
   }
   if (kTensor && any && !early) asm volatile("fence.proxy.async.global;" ::: "memory");  // as before the early copies
   if (any && !early) stage_ahead(0);
@@ -402,18 +354,16 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
   // A first tile's skipped row (staged before or after the wait); Tensor: after its copies land, in the loop.
   if (RF != RF_NONE && !kTensor && j_new >= 0 && j_new < PD) patch(j_new);
   // The heads' query quantized per 32-element block (d = amax / 127, q = rn(x / d): the q8 score
-  // path's rule), one block per warp at a time (spread: done above, before the fold's barrier).
-  if (!spread) {
-    for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
-      const int hh = blk / (kD / 32), bb = blk % (kD / 32);
-      const float x = RF != RF_NONE ? qf[RF ? hh : 0][RF ? bb * 32 + lane : 0]
-                                    : a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
-      float d;
-      qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(x, d);
-      if (lane == 0) qd[hh][bb] = d;
-    }
-    __syncthreads();
+  // path's rule), one block per warp at a time.
+  for (int blk = warp; blk < G * (kD / 32); blk += kDecodeWarps) {
+    const int hh = blk / (kD / 32), bb = blk % (kD / 32);
+    const float x = RF != RF_NONE ? qf[RF ? hh : 0][RF ? bb * 32 + lane : 0]
+                                  : a.q[(int64_t)i * a.ld_q + (int64_t)(h0 + hh) * kD + bb * 32 + lane];
+    float d;
+    qi[hh][bb * 32 + lane] = (int8_t)q8_query_quant(x, d);
+    if (lane == 0) qd[hh][bb] = d;
   }
+  __syncthreads();
   // A fragments of the query per block (head g, elements 4t .. 4t + 3 and 16 + 4t ..; rows >= G and
   // the rows g + 8 zero) and the head's block scales.
   uint32_t qa[kD / 32][2];

@@ -185,12 +185,6 @@ struct AttnParams {
     // head of a warp plus one for the new K / V heads). The same values: the same bytes (kernel-check
     // fused attn_decode_rope/*_lf).
     bool loads_first = false;
-    // The int8 tile form's fold in the head split (fewer query heads per block than warps): every warp
-    // normalizes and rotates the block's query heads and the new K head whole, side by side, and quantizes
-    // its own 32-element block of each before the fold's barrier (no warp prepares a query head alone, no
-    // shared-memory copy of the rotated heads, one block barrier fewer). The same rule on the same values:
-    // the same bytes (kernel-check fused attn_decode_rope/*_sp).
-    bool spread = false;
   } rope;
 };
 

@@ -53,19 +53,19 @@ __device__ __forceinline__ void head_rope_cs(const RopeAngles& a, int lane, floa
     rope_cs(a, NEOX ? lane + 32 * t : (lane + 32 * t) >> 1, pos, cs[t], sn[t]);
   }
 }
-// The pieces of norm_rope_head, for callers that interleave several heads (norm_rope_heads).
-// This lane's part of the head's sum of squares, in element order.
-template <int N>
-__device__ __forceinline__ float head_sumsq(const float (&v)[N]) {
-  float ss = 0.0f;
-#pragma unroll
-  for (int t = 0; t < N; ++t) ss += __fmul_rn(v[t], v[t]);
-  return ss;
-}
-// The rotation of a (normed) head: o = rope(v).
+// RMSNorm over the head (when has_w: the arithmetic of head_rms_norm_kernel) then the rotation:
+// o = rope(norm(v)). All 32 lanes call it.
 template <bool NEOX, int N>
-__device__ __forceinline__ void rope_head(const float (&v)[N], const float (&cs)[N], const float (&sn)[N], int lane,
-                                          float (&o)[N]) {
+__device__ __forceinline__ void norm_rope_head(float (&v)[N], bool has_w, const float (&wv)[N], int head_dim, float eps,
+                                               const float (&cs)[N], const float (&sn)[N], int lane, float (&o)[N]) {
+  if (has_w) {
+    float ss = 0.0f;
+#pragma unroll
+    for (int t = 0; t < N; ++t) ss += __fmul_rn(v[t], v[t]);
+    const float inv = norm_scale(warp_sum_f32(ss), head_dim, eps);
+#pragma unroll
+    for (int t = 0; t < N; ++t) v[t] = normed_by(v[t], inv, true, wv[t]);
+  }
   if constexpr (NEOX) {
 #pragma unroll
     for (int t = 0; t < N / 2; ++t) rope_rotate(v[t], v[t + N / 2], cs[t], sn[t], o[t], o[t + N / 2]);
@@ -80,43 +80,6 @@ __device__ __forceinline__ void rope_head(const float (&v)[N], const float (&cs)
       o[t] = first ? y0 : y1;
     }
   }
-}
-
-// RMSNorm over the head (when has_w: the arithmetic of head_rms_norm_kernel) then the rotation:
-// o = rope(norm(v)). All 32 lanes call it.
-template <bool NEOX, int N>
-__device__ __forceinline__ void norm_rope_head(float (&v)[N], bool has_w, const float (&wv)[N], int head_dim, float eps,
-                                               const float (&cs)[N], const float (&sn)[N], int lane, float (&o)[N]) {
-  if (has_w) {
-    const float inv = norm_scale(warp_sum_f32(head_sumsq(v)), head_dim, eps);
-#pragma unroll
-    for (int t = 0; t < N; ++t) v[t] = normed_by(v[t], inv, true, wv[t]);
-  }
-  rope_head<NEOX>(v, cs, sn, lane, o);
-}
-
-// norm_rope_head on H heads at once (v[h], has_w[h], wv[h]: the same arithmetic per head, so the same bits),
-// written without a branch between them: the heads' reduction trees side by side, one dependent chain's
-// latency for all of them.
-template <bool NEOX, int N, int H>
-__device__ __forceinline__ void norm_rope_heads(float (&v)[H][N], const bool (&has_w)[H], const float (&wv)[H][N],
-                                                int head_dim, float eps, const float (&cs)[N], const float (&sn)[N],
-                                                int lane, float (&o)[H][N]) {
-  float ss[H];
-#pragma unroll
-  for (int h = 0; h < H; ++h) ss[h] = head_sumsq(v[h]);
-#pragma unroll
-  for (int d = 16; d > 0; d >>= 1)  // warp_sum_f32's tree, per head
-#pragma unroll
-    for (int h = 0; h < H; ++h) ss[h] += __shfl_xor_sync(0xffffffffu, ss[h], d);
-#pragma unroll
-  for (int h = 0; h < H; ++h) {
-    const float inv = norm_scale(ss[h], head_dim, eps);
-#pragma unroll
-    for (int t = 0; t < N; ++t) v[h][t] = has_w[h] ? normed_by(v[h][t], inv, true, wv[h][t]) : v[h][t];
-  }
-#pragma unroll
-  for (int h = 0; h < H; ++h) rope_head<NEOX>(v[h], cs, sn, lane, o[h]);
 }
 
 }  // namespace memra::cuda

@@ -142,7 +142,6 @@ struct KernelsSection {
   bool attn_fold_k_stage = true;    // with attn_fold_prefetch: every later tile's K staged in shared memory
   bool attn_fold_prefetch = true;   // decode attention with the RoPE fold: first tile's K/V requested before the PDL wait
   bool attn_fold_loads_first = true;   // the int8 tile form's fold: q / new K / new V heads requested at once after the wait
-  bool attn_fold_spread = false;  // the int8 tile form's fold in the head split: every warp takes the heads whole, one barrier fewer
   bool attn_softmax_interleave = true;   // with attn_fold_k_stage: the heads' softmax shuffle trees side by side
   bool attn_mma_scores = false;   // with attn_softmax_interleave, 4 heads per block: tile scores on int8 tensor cores
   bool attn_combine_preload = true;   // decode attention combine: the first 96 splits' values requested at once

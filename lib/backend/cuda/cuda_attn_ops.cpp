@@ -59,9 +59,7 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
   if (emit) hold_q8s(out);
   note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}", p.n_splits, p.head_dim,
-                                  p.rope.on ? fmt::format("+rope{}{}", p.rope.loads_first ? "+lf" : "",
-                                                                     p.rope.spread && cuda::attn_decode_planes_head_split(p) ? "+sp" : "")
-                                            : "",
+                                  p.rope.on ? fmt::format("+rope{}", p.rope.loads_first ? "+lf" : "") : "",
                                   cuda::attn_decode_planes_head_split(p) ? (p.rope.head_split == 2 ? "+hs2" : "+hs") : "",
                                   p.planes_stages == 2 ? "+pd2" : p.planes_copy != cuda::PlanesCopy::Async ? "+" + cp : "",
                                   p.one_split_direct ? (p.rows_one_split ? "+direct1+nocombine" : "+direct1") : "",
@@ -98,7 +96,6 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
     rf.prefetch = cfg_.kernels.attn_fold_prefetch;
     rf.stage_k = cfg_.kernels.attn_fold_k_stage;
     rf.loads_first = cfg_.kernels.attn_fold_loads_first;
-    rf.spread = cfg_.kernels.attn_fold_spread;
     rf.softmax_interleave = cfg_.kernels.attn_softmax_interleave;
     rf.mma_scores = cfg_.kernels.attn_mma_scores;
     rf.head_split = attn_head_split_at(pos0, 1);
