@@ -144,8 +144,10 @@
 # took the planes' timelines at the defaults). Then sp67 / sp67b on an H100 (receipts/h100/*-{sp67,sp67b}-aae829a-*):
 # kernels.attn_fold_spread (the head split's heads taken whole by every warp; built this session after nc66): gates green
 # (kernel-check fused _sp 20/20, the GPU test), the one-key launch's device time 7.14 -> 6.59 us, tg128 1.001x / 1.002x at
-# 0 keys (A/A 1.014x / 1.002x), 0.994x at 512 (A/A 1.009x): dropped, its code removed (git show aae829a). Queue: rows64
-# on an H200 (the README rows at quads 1 + loads first), then h53, r50, chain48 / chain45 / md41 on an H200.
+# 0 keys (A/A 1.014x / 1.002x), 0.994x at 512 (A/A 1.009x): dropped, its code removed (git show aae829a). Built
+# after: kernels.probe_attn_delay_cycles (a diagnostic). Queue: ad67 (any card, ~3 minutes: does the step wait for the
+# attention's end at 0 keys?), rows64 on an H200 (the README rows at quads 1 + loads first), then h53, r50, chain48 /
+# chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -896,6 +898,21 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
+    ;;
+  ad67)
+    # kernels.probe_attn_delay_cycles (a diagnostic, sixty-seventh session, built after sp67): q_regs and the spread
+    # form shortened the one-key attention (the latter by 0.55 us of device time) and tg128 at 0 keys moved <= 0.2%.
+    # Does the step wait for the attention's end there? The GPU test (the same bytes with the blocks' exit held
+    # back), then qwen3-8b q4_k_m tg128 at 0 / 512 keys: the defaults, + 2000 cycles (~1 us per layer at 1.98 GHz),
+    # + 6000 (~3 us), interleaved with an A/A copy, five reps. On the step's path: ~1.8% / ~5.5% lost; much less:
+    # the attention has that much slack at 0 keys and the window's cost is elsewhere. Any sm_90 card, a "dense"
+    # pack. ~3 minutes.
+    gpu_info
+    gpu_tests ad67 'CudaModels.AttnDelayProbeSameBytes' 120
+    synth qwen3-8b q4_k_m
+    tg_on 0,512 5 200 --arm configs/arm-base.toml --arm configs/arm-probe-attn-delay-2000.toml \
+      --arm configs/arm-probe-attn-delay-6000.toml
+    rm -f "$f" "$f.done"
     ;;
   rows64)
     # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m

@@ -45,6 +45,7 @@ struct Args {
   bool rows_one_split;      // AttnParams::rows_one_split
   bool f16_mma;             // AttnParams::f16_mma
   int k_plane, v_plane;     // AttnParams::k_scale_plane / v_scale_plane
+  int probe_delay_cycles;   // AttnParams::probe_delay_cycles
 };
 
 inline Args make_args(const AttnParams& p) {
@@ -53,7 +54,7 @@ inline Args make_args(const AttnParams& p) {
           p.n_tokens, p.n_head, p.n_head_kv, p.pos0, p.scale, p.window, p.softcap, p.n_splits,
           p.min_split_keys, p.grid_splits > 0 ? p.grid_splits : p.n_splits, p.workspace, p.q8s_xq, static_cast<float2*>(p.q8s_xds), p.q8s_il, p.byte_loads, false, p.q8_scores, p.v_stage, p.combine_direct, p.pv_mma, p.combine_preload, p.rope,
           p.n_head_kv > 0 ? p.n_head / p.n_head_kv : 1, p.one_split_direct, p.rows_one_split, p.f16_mma,
-          p.k_scale_plane, p.v_scale_plane};
+          p.k_scale_plane, p.v_scale_plane, p.probe_delay_cycles};
 }
 
 // p ? a : b through an opaque PTX select. A chain of these picks one of a warp-uniform array's

@@ -496,6 +496,11 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
       [&](int w) { return reinterpret_cast<float*>(kTensor ? smem + kScales + w * 2 * kSTile : smem + w * kBuf + 2 * kQTile); },
       a, i, h0, s,
       a.one_split_direct && used == 1);
+  if (a.probe_delay_cycles > 0) {  // AttnParams::probe_delay_cycles (a diagnostic): the block's exit held back
+    const long long t0 = clock64();
+    while (clock64() - t0 < a.probe_delay_cycles) {
+    }
+  }
 }
 
 // The kernel for G query heads per block, p's fold (none, NeoX or normal pairs), tiles in flight and copies

@@ -118,6 +118,10 @@ struct AttnParams {
   // split kernel writes every row; the next kernel depends on it directly). A row of more keys
   // would be left unwritten: the backend sets it from the host's positions only.
   bool rows_one_split = false;
+  // A diagnostic for A/B runs (kernels.probe_attn_delay_cycles): every block of the split-plane (int8 tile)
+  // decode attention spins this many SM clock cycles after its stores before it exits, so that the
+  // launch ends that much later with the same bytes: whether the step waits for the attention's end.
+  int probe_delay_cycles = 0;
   // Split-K decode, where attn_decode_pv_mma(p) (int8 scores with V staged: q8_0 K, q5_1 V,
   // head_dim 128; GQA group of 4 or 8): each warp's 32-key tile of P x V on tensor cores
   // (mma.sync m16n8k16, f16 inputs, f32 accumulation): the probabilities and the dequantized V

@@ -159,6 +159,7 @@ struct KernelsSection {
   bool attn_one_split_no_combine = true;  // decode attention: no combine launch in a step whose rows are all one split
   bool attn_combine_smem = true;  // decode attention combine: split maxima/sums once per block via smem
   int probe_boundaries = 0;       // diagnostic: empty kernels after each decode attention (A/B runs)
+  int probe_attn_delay_cycles = 0;  // diagnostic: the split-plane decode attention's blocks held this many cycles (A/B runs)
   bool attn_prefill_staged = true;  // prefill attention: K/V staged as f16, cp.async + ldmatrix kernel
   bool gemm_x_reuse = true;       // prefill GEMM: one f16 rounding of an input shared by consecutive GEMMs
 };

@@ -513,6 +513,28 @@ TEST(CudaModels, AttnFoldLoadsFirstSameBytes) {
   }
 }
 
+// kernels.probe_attn_delay_cycles (a diagnostic: the split-plane attention's blocks held before they exit) changes
+// no byte of the decode logits across the 128-key edge, and the receipt variant says it ran.
+TEST(CudaModels, AttnDelayProbeSameBytes) {
+  MEMRA_REQUIRE_GPU();
+  const char* preset = "qwen3-8b-tiny";
+  const std::string path = write_hd128(preset, "attn-delay-probe");
+  kv::KvOptions ko{160, QType::Q8_0, QType::Q8_0};
+  ko.planes = true;
+  Config c[2] = {gpu_config(true), gpu_config(true)};
+  for (auto& x : c) {
+    x.kv.planes = "on";
+    x.kv.type_k = x.kv.type_v = "q8_0";
+  }
+  c[1].kernels.probe_attn_delay_cycles = 4000;
+  const auto runs = decode_across_128_same(preset, path, ko, c, 19, 5, 3, 2, "with the attention's exit held back");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].variants.count("probe_attn_delay_cycles"));
+  ASSERT_TRUE(runs[1].variants.count("probe_attn_delay_cycles"));
+  EXPECT_EQ(runs[1].variants.at("probe_attn_delay_cycles"), "4000");
+  std::remove(path.c_str());
+}
+
 // kv.planes (q8_0 K and V rows as split planes, the decode attention on the int8 tile form):
 // against the CPU oracle with check_model_file's rule (the CPU's q8_0 cache holds the same values)
 // on head_dim 128 models with 4 and 8 (qwen3-32b's shape) query heads per kv head, the planes form

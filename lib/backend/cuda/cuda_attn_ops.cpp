@@ -56,7 +56,9 @@ void CudaBackend::attention_planes(cuda::AttnParams& p, const CudaKv& c, int pos
               "kv.planes: the split-plane decode form needs head dim 128, 4 or 8 query heads per kv head and no softcap "
               "(this layer: head dim {}, {} query heads per kv head, softcap {}); set kv.planes = \"off\"",
               p.head_dim, p.n_head / p.n_head_kv, p.softcap);
+  p.probe_delay_cycles = cfg_.kernels.probe_attn_delay_cycles;
   cuda::check_status(cuda::launch_attn_decode(p, stream()), "launch_attn_decode (split planes)");
+  if (p.probe_delay_cycles > 0) note("probe_attn_delay_cycles", std::to_string(p.probe_delay_cycles));
   if (emit) hold_q8s(out);
   note("attn_decode", fmt::format("i8planes_s{}_hd{}{}{}{}{}{}{}", p.n_splits, p.head_dim,
                                   p.rope.on ? fmt::format("+rope{}", p.rope.loads_first ? "+lf" : "") : "",
