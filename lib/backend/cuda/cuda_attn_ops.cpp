@@ -129,10 +129,12 @@ void CudaBackend::qk_norm_rope_kv_attention(View q, View k, View v, int n_head, 
                                     q_norm || k_norm ? "_norm" : ""));
 }
 
-cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos,
-                                          const AttnParams& ap, View out) const {
+namespace {
+// The fields the split-K and the naive attention launches share (the same names in both parameter structs):
+// q, the layer's cache rows and their types, out, the heads, the positions, scale and window.
+template <class P>
+void fill_attn_common(P& p, View q, const CudaKv& c, int layer, const int32_t* dpos, const AttnParams& ap, View out) {
   const auto& L = c.layers[(size_t)layer];
-  cuda::AttnParams p;
   p.q = q.data;
   p.ld_q = q.ld;
   p.k_cache = L.k.get();
@@ -141,17 +143,25 @@ cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, co
   p.v_cache = L.v.get();
   p.type_v = c.opts_.type_v;
   p.v_row_bytes = L.v_row_bytes;
-  p.k_scale_plane = L.k_scale_plane;
-  p.v_scale_plane = L.v_scale_plane;
   p.out = out.data;
   p.ld_out = out.ld;
   p.n_tokens = (int)q.rows;
   p.n_head = ap.n_head;
   p.n_head_kv = ap.n_head_kv;
-  p.head_dim = ap.head_dim_k;
   p.pos0 = dpos;
   p.scale = ap.scale;
   p.window = ap.window;
+}
+}  // namespace
+
+cuda::AttnParams CudaBackend::attn_params(View q, const CudaKv& c, int layer, const int32_t* dpos,
+                                          const AttnParams& ap, View out) const {
+  const auto& L = c.layers[(size_t)layer];
+  cuda::AttnParams p;
+  fill_attn_common(p, q, c, layer, dpos, ap, out);
+  p.k_scale_plane = L.k_scale_plane;
+  p.v_scale_plane = L.v_scale_plane;
+  p.head_dim = ap.head_dim_k;
   p.softcap = ap.softcap;
   return p;
 }
@@ -176,7 +186,6 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
   MEMRA_CHECK(n_kv <= c.n_written, "attention: positions up to {} requested, cache holds {}", n_kv, c.n_written);
   if (q.rows == 0) return;
   check_int(q.rows, "attention rows");
-  const auto& L = c.layers[(size_t)layer];
   const int32_t* dpos = device_pos(pos0);
   const int n = (int)q.rows;
   const bool same_dims = ap.head_dim_k == ap.head_dim_v;
@@ -190,24 +199,9 @@ void CudaBackend::attention_impl(View q, const KvStore& kvs, int layer, int pos0
               "(set kv.planes = false)", ap.head_dim_k, ap.head_dim_v, ap.sinks ? " and sinks" : "");
   if (!fast) {
     cuda::AttnNaiveParams p;
-    p.q = q.data;
-    p.ld_q = q.ld;
-    p.k_cache = L.k.get();
-    p.type_k = c.opts_.type_k;
-    p.k_row_bytes = L.k_row_bytes;
-    p.v_cache = L.v.get();
-    p.type_v = c.opts_.type_v;
-    p.v_row_bytes = L.v_row_bytes;
-    p.out = out.data;
-    p.ld_out = out.ld;
-    p.n_tokens = n;
-    p.n_head = ap.n_head;
-    p.n_head_kv = ap.n_head_kv;
+    fill_attn_common(p, q, c, layer, dpos, ap, out);
     p.head_dim_k = ap.head_dim_k;
     p.head_dim_v = ap.head_dim_v;
-    p.pos0 = dpos;
-    p.scale = ap.scale;
-    p.window = ap.window;
     p.softcap = ap.softcap;
     p.sinks = ap.sinks ? f32_vector(ap.sinks, ap.n_head, "attention sinks") : nullptr;
     cuda::check_status(cuda::launch_attn_naive(p, stream()), "launch_attn_naive");
