@@ -908,7 +908,8 @@ case "$phase" in
     # the attention has that much slack at 0 keys and the window's cost is elsewhere. Any sm_90 card, a "dense"
     # pack. ~3 minutes.
     gpu_info
-    gpu_tests ad67 'CudaModels.AttnDelayProbeSameBytes' 120
+    # With the attention launches' tests (fill_attn_common, 70910f2, a host-side mend, had no GPU run yet).
+    gpu_tests ad67 'CudaModels.Attn*:CudaModels.KvPlanes*:CudaModels.Qwen3_*:CudaModels.Llama_*:CudaModels.Stories*' 150
     synth qwen3-8b q4_k_m
     tg_on 0,512 5 200 --arm configs/arm-base.toml --arm configs/arm-probe-attn-delay-2000.toml \
       --arm configs/arm-probe-attn-delay-6000.toml
