@@ -904,7 +904,8 @@ case "$phase" in
     # form shortened the one-key attention (the latter by 0.55 us of device time) and tg128 at 0 keys moved <= 0.2%.
     # Does the step wait for the attention's end there? The GPU test (the same bytes with the blocks' exit held
     # back), then qwen3-8b q4_k_m tg128 at 0 / 512 keys: the defaults, + 2000 cycles (~1 us per layer at 1.98 GHz),
-    # + 6000 (~3 us), interleaved with an A/A copy, five reps. On the step's path: ~1.8% / ~5.5% lost; much less:
+    # + 6000 (~3 us), + 12000 (~6 us: past the r64 window's 4.85 us, so the loss there fixes the slope),
+    # interleaved with an A/A copy, five reps. On the step's path: ~1.8% / ~5.5% lost; much less:
     # the attention has that much slack at 0 keys and the window's cost is elsewhere. Any sm_90 card, a "dense"
     # pack. ~3 minutes.
     gpu_info
@@ -912,7 +913,7 @@ case "$phase" in
     gpu_tests ad67 'CudaModels.Attn*:CudaModels.KvPlanes*:CudaModels.Qwen3_*:CudaModels.Llama_*:CudaModels.Stories*' 150
     synth qwen3-8b q4_k_m
     tg_on 0,512 5 200 --arm configs/arm-base.toml --arm configs/arm-probe-attn-delay-2000.toml \
-      --arm configs/arm-probe-attn-delay-6000.toml
+      --arm configs/arm-probe-attn-delay-6000.toml --arm configs/arm-probe-attn-delay-12000.toml
     rm -f "$f" "$f.done"
     ;;
   rows64)
