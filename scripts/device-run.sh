@@ -910,13 +910,22 @@ case "$phase" in
     # + 6000 (~3 us), + 12000 (~6 us: past the r64 window's 4.85 us, so the loss there fixes the slope),
     # interleaved with an A/A copy, five reps. On the step's path: ~1.8% / ~5.5% lost; much less:
     # the attention has that much slack at 0 keys and the window's cost is elsewhere. Any sm_90 card, a "dense"
-    # pack. ~3 minutes.
+    # pack. ~4 minutes.
     gpu_info
     # With the attention launches' tests (fill_attn_common, 70910f2, a host-side mend, had no GPU run yet).
     gpu_tests ad67 'CudaModels.Attn*:CudaModels.KvPlanes*:CudaModels.Qwen3_*:CudaModels.Llama_*:CudaModels.Stories*' 150
     synth qwen3-8b q4_k_m
     tg_on 0,512 5 200 --arm configs/arm-base.toml --arm configs/arm-probe-attn-delay-2000.toml \
       --arm configs/arm-probe-attn-delay-6000.toml --arm configs/arm-probe-attn-delay-12000.toml
+    # The timelines (sixty-eighth session, bench/notes/decode-trace.md "The chain"): does the GLU's first block
+    # follow the attention's end (the o projection's trigger waiting for its last 16-warp CTA to land), with and
+    # without + 6000 cycles; and q4_0 at its defaults (8-warp o projection and GLU: the GLU should start before
+    # the attention ends). Read with scripts/trace-exposed.py --chain.
+    traces_at 0 -- base
+    traces_at 0 -- ad6000 --config configs/arm-probe-attn-delay-6000.toml
+    rm -f "$f" "$f.done"
+    synth qwen3-8b q4_0
+    traces_at 0 -- q4_0
     rm -f "$f" "$f.done"
     ;;
   rows64)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exposed time per decode step by kernel, from pp-bench --trace timelines (CUPTI JSON Lines, gzipped).
 
-usage: scripts/trace-exposed.py [--compare] TRACE.jsonl.gz...
+usage: scripts/trace-exposed.py [--compare | --chain] TRACE.jsonl.gz...
 
 Records are grouped by (row, arm) (pp-bench --trace with several --arm files writes every arm's steps
 to the same file, labelled), each group summarized on its own. Steps are split at each
@@ -13,6 +13,11 @@ exposed and mean duration per call.
 --compare: one table per row with a column per arm (exposed us per step by kernel, then the step's
 median wall): the per-launch A/B in the step, where kernel-check --perf times a launch alone
 (bench/notes/norm-decode.md: forms faster alone were slower in the step).
+
+--chain: for every three consecutive launches N, N+1, N+2 of a step (grouped by their kinds), the medians
+of start[N+2] - end[N] and start[N+2] - start[N+1]: how far each launch's first block comes after the end
+of the launch two places before it. Programmatic dependent launch lets N+2 start when N+1 triggers; the
+r64 timelines show it never starts more than ~1.6 us before N ends (bench/notes/decode-trace.md).
 """
 import collections
 import gzip
@@ -89,10 +94,31 @@ def print_compare(path, g):
         print("| median wall per step | | " + " | ".join(f"{arms[a][0]:.1f}" for a in names) + " |")
 
 
+def print_chain(label, recs):
+    """start[N+2] - end[N] and start[N+2] - start[N+1] (us, medians over the steps) per launch triple."""
+    def kind(r):
+        return re.sub(r"\(memra::QType\)", "T", r["kernel"]).split("<")[0].split("::")[-1] + f"/{r['grid']}"
+    gap2, gap1 = collections.OrderedDict(), collections.defaultdict(list)
+    for st in steps_of(recs):
+        for a, b, c in zip(st, st[1:], st[2:]):
+            key = (kind(a), kind(b), kind(c))
+            gap2.setdefault(key, []).append((c["start_ns"] - a["end_ns"]) / 1e3)
+            gap1[key].append((c["start_ns"] - b["start_ns"]) / 1e3)
+    print(f"{label}: start[N+2] - end[N] and start[N+2] - start[N+1], us (median, min), per launch triple")
+    for key, v in sorted(gap2.items(), key=lambda kv: -len(kv[1])):
+        v, w = sorted(v), sorted(gap1[key])
+        print(f"{len(v):5d} x  {v[len(v) // 2]:7.2f} (min {v[0]:6.2f})  {w[len(w) // 2]:7.2f}  {' -> '.join(key)}")
+
+
 def main(args):
     compare = "--compare" in args
-    for path in [a for a in args if a != "--compare"]:
+    chain = "--chain" in args
+    for path in [a for a in args if a not in ("--compare", "--chain")]:
         g = groups(path)
+        if chain:
+            for (row, arm), recs in g.items():
+                print_chain(path if len(g) == 1 else f"{path} [{row} {arm}]", recs)
+            continue
         if compare:
             print_compare(path, g)
             continue
