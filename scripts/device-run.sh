@@ -149,7 +149,8 @@
 # attention's end at 0 keys?), rows64 on an H200 (the README rows at quads 1 + loads first), then h53, r50, chain48 /
 # chain45 / md41 on an H200.
 # Sixty-eighth session: no machine started (fifteen asks: about twelve failed starts at 90-180 s each, the rest refused while
-# none was lent; the budget went to the failed starts). ad67 gained a + 12000-cycle arm (the slope past the window).
+# none was lent; the budget went to the failed starts). ad67 gained a + 12000-cycle arm (the slope past the window)
+# and three d0 timelines (base, + 6000, q4_0: scripts/trace-exposed.py --chain; bench/notes/decode-trace.md "The chain").
 # Queue unchanged: ad67 first (any card), rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
