@@ -151,7 +151,9 @@
 # Sixty-eighth session: no machine started (fifteen asks: about twelve failed starts at 90-180 s each, the rest refused while
 # none was lent; the budget went to the failed starts). ad67 gained a + 12000-cycle arm (the slope past the window)
 # and three d0 timelines (base, + 6000, q4_0: scripts/trace-exposed.py --chain; bench/notes/decode-trace.md "The chain").
-# Queue unchanged: ad67 first (any card), rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
+# Built after: kernels.mmvs_emit_norm_short_rows64 (the o projection on 64 whole SMs; phase o68, any card).
+# Queue: ad67 and o68 on any card (one warm machine: ~8 minutes), rows64 on an H200, then h53, r50, chain48 /
+# chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -927,6 +929,26 @@ case "$phase" in
     rm -f "$f" "$f.done"
     synth qwen3-8b q4_0
     traces_at 0 -- q4_0
+    rm -f "$f" "$f.done"
+    ;;
+  o68)
+    # kernels.mmvs_emit_norm_short_rows64 (built in the sixty-eighth session, bench/notes/decode-trace.md "The
+    # chain"): the o projection in 64-row 16-warp CTAs (64 SMs), so that its last CTAs do not wait for the
+    # attention's SMs and the GLU is launched (and lands on ~36 whole SMs) during the attention. Gates: kernel-check
+    # mmvs_emit_norm/*/r64 (bytes of the launch + the deferred norm, refusals) and the /both cases beside them,
+    # CudaModels.EmitNormSameBytes (run 5); then qwen3-8b q4_k_m tg128 at 0 / 4096 keys, the defaults against the
+    # arm with an A/A copy, five reps, and a timeline of the arm at 0 keys (scripts/trace-exposed.py --chain: the
+    # GLU's first block before the attention's end). Rule (before the run): on by default for Q4_K at >= 1.01x at 0
+    # keys and not below 0.995x at 4096 with the A/A within 0.5%. Any sm_90 card, a "dense" pack. ~4 minutes.
+    gpu_info
+    kc mmvs_id /r64 20266800 120
+    kc mmvs_id /both 20266801 120
+    gpu_tests o68 'CudaModels.EmitNormSameBytes' 150
+    timeout 100 "$bin/kernel-check" --section mmvs_id --filter "mmvs_emit_norm/Q4_K/4096x4096/w16" --perf --reps 30 \
+      --seed 20266802 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 4
+    synth qwen3-8b q4_k_m
+    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-o-rows64.toml
+    traces_at 0 -- o64 --config configs/arm-o-rows64.toml
     rm -f "$f" "$f.done"
     ;;
   rows64)
