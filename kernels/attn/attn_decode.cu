@@ -347,12 +347,7 @@ __global__ void __launch_bounds__(kWarps * 32, D == 128 && G <= 4 ? 4 : 1) attn_
         for (int t = 0; t < N; ++t) qf[g * D + lane + 32 * t] = o[t];
       }
       if (last) {  // block-uniform
-        float o[N];
-        norm_rope_head<NEOX, N>(kraw, a.rf.k_norm != nullptr, wk, D, a.rf.eps, cs, sn, lane, o);
-        float mine = o[0];
-#pragma unroll
-        for (int t = 1; t < N; ++t)
-          if (t == warp) mine = o[t];
+        const float mine = norm_rope_head_at<NEOX, N>(kraw, a.rf.k_norm != nullptr, wk, D, a.rf.eps, cs, sn, lane, warp);
         kvq::quantize_block(a.type_k, mine, lane, knew + warp * 34);
         kvq::quantize_block(a.type_v, vraw, lane, vnew + warp * (kVsSlice / N));
       }

@@ -322,12 +322,7 @@ __global__ void __launch_bounds__(kDecodeWarps * 32, 4) attn_decode_i8_tile_kern
     }
     if (new_row) {
       if (!lf) load_kv();
-      float o[N];
-      norm_rope_head<kNeox, N>(kraw, a.rf.k_norm != nullptr, wk, kD, a.rf.eps, cs, sn, lane, o);
-      float mine = o[0];
-#pragma unroll
-      for (int t = 1; t < N; ++t)
-        if (t == warp) mine = o[t];
+      const float mine = norm_rope_head_at<kNeox, N>(kraw, a.rf.k_norm != nullptr, wk, kD, a.rf.eps, cs, sn, lane, warp);
       // Block w of both heads: q8_0's arithmetic and places (kvq::quantize_block_row's planes form), to the
       // cache rows at pos and to nrow.
       const int blk = hk * (kD / 32) + warp;

@@ -81,5 +81,19 @@ __device__ __forceinline__ void norm_rope_head(float (&v)[N], bool has_w, const 
     }
   }
 }
+// norm_rope_head's element lane + 32 idx of the rotated head (idx: e.g. the calling warp's index, so that
+// warp w holds its own 32-element block of the head).
+template <bool NEOX, int N>
+__device__ __forceinline__ float norm_rope_head_at(float (&v)[N], bool has_w, const float (&wv)[N], int head_dim,
+                                                   float eps, const float (&cs)[N], const float (&sn)[N], int lane,
+                                                   int idx) {
+  float o[N];
+  norm_rope_head<NEOX, N>(v, has_w, wv, head_dim, eps, cs, sn, lane, o);
+  float mine = o[0];
+#pragma unroll
+  for (int t = 1; t < N; ++t)
+    if (t == idx) mine = o[t];
+  return mine;
+}
 
 }  // namespace memra::cuda
