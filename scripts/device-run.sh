@@ -154,6 +154,13 @@
 # Built after: kernels.mmvs_emit_norm_short_rows64 (the o projection on 64 whole SMs; phase o68, any card).
 # Queue: ad67 and o68 on any card (one warm machine: ~8 minutes), rows64 on an H200, then h53, r50, chain48 /
 # chain45 / md41 on an H200.
+# Sixty-ninth session (two calls on one H100; receipts/h100/*-{ad67,o68}-8099aed-20261207*, logs/trace-*-{ad67,o68}-*):
+# ad67 (the attention-delay probe: 0.990x / 0.960x / 0.903x at + 2000 / 6000 / 12000 cycles at 0 keys, 0.984x /
+# 0.953x / 0.903x at 512: the attention's end is on the step's path with ~0.5 us of slack at 0 keys, none at 512;
+# the timelines confirm the chain reading), o68 (kernels.mmvs_emit_norm_short_rows64: gates green, the GLU started
+# 5.8 us before the attention's end, the step 0.971x / 0.975x: dropped, code removed; git show 3cb8eb7). The
+# attention tests' F32 cases need the models a "dense" pack leaves out (their 0 ms failures in ad67's log).
+# Queue: rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -904,52 +911,6 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
-    ;;
-  ad67)
-    # kernels.probe_attn_delay_cycles (a diagnostic, sixty-seventh session, built after sp67): q_regs and the spread
-    # form shortened the one-key attention (the latter by 0.55 us of device time) and tg128 at 0 keys moved <= 0.2%.
-    # Does the step wait for the attention's end there? The GPU test (the same bytes with the blocks' exit held
-    # back), then qwen3-8b q4_k_m tg128 at 0 / 512 keys: the defaults, + 2000 cycles (~1 us per layer at 1.98 GHz),
-    # + 6000 (~3 us), + 12000 (~6 us: past the r64 window's 4.85 us, so the loss there fixes the slope),
-    # interleaved with an A/A copy, five reps. On the step's path: ~1.8% / ~5.5% lost; much less:
-    # the attention has that much slack at 0 keys and the window's cost is elsewhere. Any sm_90 card, a "dense"
-    # pack. ~4 minutes.
-    gpu_info
-    # With the attention launches' tests (fill_attn_common, 70910f2, a host-side mend, had no GPU run yet).
-    gpu_tests ad67 'CudaModels.Attn*:CudaModels.KvPlanes*:CudaModels.Qwen3_*:CudaModels.Llama_*:CudaModels.Stories*' 150
-    synth qwen3-8b q4_k_m
-    tg_on 0,512 5 200 --arm configs/arm-base.toml --arm configs/arm-probe-attn-delay-2000.toml \
-      --arm configs/arm-probe-attn-delay-6000.toml --arm configs/arm-probe-attn-delay-12000.toml
-    # The timelines (sixty-eighth session, bench/notes/decode-trace.md "The chain"): does the GLU's first block
-    # follow the attention's end (the o projection's trigger waiting for its last 16-warp CTA to land), with and
-    # without + 6000 cycles; and q4_0 at its defaults (8-warp o projection and GLU: the GLU should start before
-    # the attention ends). Read with scripts/trace-exposed.py --chain.
-    traces_at 0 -- base
-    traces_at 0 -- ad6000 --config configs/arm-probe-attn-delay-6000.toml
-    rm -f "$f" "$f.done"
-    synth qwen3-8b q4_0
-    traces_at 0 -- q4_0
-    rm -f "$f" "$f.done"
-    ;;
-  o68)
-    # kernels.mmvs_emit_norm_short_rows64 (built in the sixty-eighth session, bench/notes/decode-trace.md "The
-    # chain"): the o projection in 64-row 16-warp CTAs (64 SMs), so that its last CTAs do not wait for the
-    # attention's SMs and the GLU is launched (and lands on ~36 whole SMs) during the attention. Gates: kernel-check
-    # mmvs_emit_norm/*/r64 (bytes of the launch + the deferred norm, refusals) and the /both cases beside them,
-    # CudaModels.EmitNormSameBytes (run 5); then qwen3-8b q4_k_m tg128 at 0 / 4096 keys, the defaults against the
-    # arm with an A/A copy, five reps, and a timeline of the arm at 0 keys (scripts/trace-exposed.py --chain: the
-    # GLU's first block before the attention's end). Rule (before the run): on by default for Q4_K at >= 1.01x at 0
-    # keys and not below 0.995x at 4096 with the A/A within 0.5%. Any sm_90 card, a "dense" pack. ~4 minutes.
-    gpu_info
-    kc mmvs_id /r64 20266800 120
-    kc mmvs_id /both 20266801 120
-    gpu_tests o68 'CudaModels.EmitNormSameBytes' 150
-    timeout 100 "$bin/kernel-check" --section mmvs_id --filter "mmvs_emit_norm/Q4_K/4096x4096/w16" --perf --reps 30 \
-      --seed 20266802 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 4
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-o-rows64.toml
-    traces_at 0 -- o64 --config configs/arm-o-rows64.toml
-    rm -f "$f" "$f.done"
     ;;
   rows64)
     # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m

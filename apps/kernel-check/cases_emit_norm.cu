@@ -31,7 +31,6 @@ class MmvsEmitNormCase : public Case {
     bool preload = true;
     bool has_w = true;
     bool both = false;  // MmvsEmitNormParams::both_groups (8 warps, rows of one warp)
-    bool rows64 = false;  // MmvsEmitNormParams::rows64 (16 warps, 64-row CTAs, rows of one warp)
   };
   MmvsEmitNormCase(QType t, int64_t n, int64_t k, Form f) : t_(t), n_(n), k_(k), f_(f) {}
   void generate(Env& env) override {
@@ -75,7 +74,6 @@ class MmvsEmitNormCase : public Case {
     e.partials = dpart_;
     e.warps = f_.warps;
     e.both_groups = f_.both;
-    e.rows64 = f_.rows64;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -91,14 +89,6 @@ class MmvsEmitNormCase : public Case {
     if (f_.both) {  // both groups: 8 warps only, nothing launched at 16
       bad = params();
       bad.warps = 16;
-      refused_ = refused_ && cuda::launch_mmvs_emit_norm(bad, env.stream()) == cudaErrorNotSupported;
-    }
-    if (f_.rows64) {  // 64-row CTAs: 16 warps only and n_rows a multiple of 64, nothing launched else
-      bad = params();
-      bad.warps = 8;
-      refused_ = refused_ && cuda::launch_mmvs_emit_norm(bad, env.stream()) == cudaErrorNotSupported;
-      bad = params();
-      bad.mv.n_rows = n_ - 32;
       refused_ = refused_ && cuda::launch_mmvs_emit_norm(bad, env.stream()) == cudaErrorNotSupported;
     }
     return cuda::launch_mmvs_emit_norm(params(), env.stream());
@@ -129,9 +119,7 @@ class MmvsEmitNormCase : public Case {
     w_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_)
-      return ref::fail("rows not a multiple of 32, 48 warps, no residual, (both groups) 16 warps or (64-row CTAs) 8 warps "
-                       "or rows not a multiple of 64 was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, 48 warps, no residual or (both groups) 16 warps was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -346,7 +334,7 @@ void add_emit_norm_cases(Registry& r) {
   const auto add = [&](QType t, int64_t n, int64_t k, Form f) {
     r.add("mmvs_id", ref::cat("mmvs_emit_norm/", qtype_name(t), "/", n, "x", k, "/w", f.warps,
                               f.split_max_warps == 4 ? "/splitw4" : "", f.q6k ? "/q6k" : "", f.preload ? "" : "/nopreload",
-                              f.has_w ? "" : "/no_w", f.both ? "/both" : "", f.rows64 ? "/r64" : ""),
+                              f.has_w ? "" : "/no_w", f.both ? "/both" : ""),
           [=] { return std::make_unique<MmvsEmitNormCase>(t, n, k, f); });
   };
   // The qwen3-8b residual launches (o 4096 x 4096, down 4096 x 12288), the qwen3-32b ones (5120 x
@@ -381,12 +369,6 @@ void add_emit_norm_cases(Registry& r) {
   f.both = true;  // the 8B's o projection (4096 weights: one warp per row) with its whole row in flight
   for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) add(t, 4096, 4096, f);
   add(QType::Q4_0, 5120, 5120, f);  // three groups: two, then one
-  f = Form{};
-  f.rows64 = true;  // the same lanes in 64-row 16-warp CTAs (kernels.mmvs_emit_norm_short_rows64)
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS}) add(t, 4096, 4096, f);
-  add(QType::Q4_0, 5120, 5120, f);  // three groups: two, then one
-  f.has_w = false;
-  add(QType::Q4_K, 192, 4096, f);  // 3 CTAs
   f = Form{};
   f.has_w = false;
   add(QType::Q4_K, 4096, 4096, f);

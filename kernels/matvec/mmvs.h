@@ -222,11 +222,6 @@ struct MmvsEmitNormParams {
   // at most 4096 weights wholly requested before the PDL wait, as at 16 warps) instead of one; not in the
   // reduced build. The same bits. cudaErrorNotSupported (nothing launched) at other warps or row lengths.
   bool both_groups = false;
-  // With 16 warps (both_groups false) and rows of one warp: CTAs of 64 rows, four per warp with both task groups
-  // in flight (the 8-warp both-groups form's lanes, in a whole SM), so a 4096-row launch takes 64 SMs and
-  // leaves the rest whole for the next launch's CTAs; not in the reduced build. The same bits.
-  // cudaErrorNotSupported (nothing launched) at other warps, row lengths or n_rows not a multiple of 64.
-  bool rows64 = false;
   // > 0: the launch is one wave or nothing: cudaErrorNotSupported (nothing launched) when its n_rows / 32
   // CTAs exceed this many SMs times the CTAs per SM the instance fits (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
   int one_wave_sms = 0;

@@ -109,23 +109,17 @@ struct TaskQ4KWord {
 // (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
 // D2 (MmvsEmitNormParams::both_groups): 8 warps with two task groups in flight per row (more registers:
 // Q4_0 fits the two-per-SM cap; Q4_K with TaskQ4KWord, as in the 8-warp GLU form).
-// RB = 2 (MmvsEmitNormParams::rows64): 16 warps own 64 rows, the 8-warp D2 form's four rows per warp with
-// both groups in flight, so a 4096-row launch takes 64 whole SMs instead of 128 (one CTA per SM each);
-// each 32-row block's q8s block and norm partial are emitted by its own warp (warp b: rows 32 b ..).
-template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false, int RB = 1>
+template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false>
 __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
-  static_assert(RB == 1 || RB == 2);
-  static_assert(!D2 || ((NW == 8 || (NW == 16 && RB == 2)) && WPR == 1 && GLU == 0),
-                "two groups: the 8-warp residual form or the 64-row one, rows of one warp");
-  static_assert(RB == 1 || (NW == 16 && D2), "64 rows: 16 warps of four rows, both groups");
-  constexpr int R = 32 * RB / NW, D = ((NW == 8 && !D2) || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
-  constexpr bool kWord = T == QType::Q4_K && ((NW == 8 && (GLU != 0 || D2)) || RB == 2);
+  static_assert(!D2 || (NW == 8 && WPR == 1 && GLU == 0), "two groups: the 8-warp residual form, rows of one warp");
+  constexpr int R = 32 / NW, D = ((NW == 8 && !D2) || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
+  constexpr bool kWord = T == QType::Q4_K && NW == 8 && (GLU != 0 || D2);
   using TaskT = std::conditional_t<kWord, TaskQ4KWord, Task<T>>;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
-  const int64_t row0 = (int64_t)blockIdx.x * 32 * RB;
+  const int64_t row0 = (int64_t)blockIdx.x * 32;
   const int n_tasks = a.n_tasks, n_groups = (n_tasks + 31) / 32;
   const auto x = [&] {
     if constexpr (AO == 2)
@@ -158,12 +152,12 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
       }
     }
   };
-  // The next norm's weights for warp b's emit of 32-row block b (lane k of each 8-lane group: rows
-  // 4k .. 4k + 3 of the block), constant during a step: requested before the wait.
+  // The next norm's weights for warp 0's emit (lane k of each 8-lane group: rows 4k .. 4k + 3 of
+  // the block), constant during a step: requested before the wait.
   float wv[4] = {1.0f, 1.0f, 1.0f, 1.0f};
-  if (GLU == 0 && warp < RB && a.nw) {
+  if (GLU == 0 && warp == 0 && a.nw) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 32 * warp + 4 * (lane & 7) + e];
+    for (int e = 0; e < 4; ++e) wv[e] = a.nw[row0 + 4 * (lane & 7) + e];
   }
   if (a.preload) issue(0);
   pdl_wait();
@@ -208,7 +202,7 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
   }
   float ns = 1.0f;
   if (GLU != 0 && a.nss) ns = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
-  __shared__ float ys[32 * RB];
+  __shared__ float ys[32];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     float v[M];
@@ -237,20 +231,19 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
     }
   }
   __syncthreads();
-  if (warp >= RB) return;
-  // Block b = warp (32 rows): lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
+  if (warp != 0) return;
+  // The block: lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
   const int kk = lane & 7;
-  const int64_t blk = (int64_t)blockIdx.x * RB + warp;
   float u[4], yw[4];
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    u[e] = ys[32 * warp + 4 * kk + e];
+    u[e] = ys[4 * kk + e];
     yw[e] = GLU == 0 && a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
   }
-  emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 32 * warp + 4 * kk, a.order, a.ods + blk);
+  emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * kk, a.order, a.ods + blockIdx.x);
   if constexpr (GLU == 0) {
     const float ss = defer_block_ss(u);
-    if (lane == 0) a.part[blk] = ss;
+    if (lane == 0) a.part[blockIdx.x] = ss;
   }
 }
 
@@ -273,17 +266,14 @@ cudaError_t launch_w(const EmitArgs& a, int wpr, unsigned grid, int one_wave_sms
   return launch_one_wave(mmvs_emit_kernel<T, AO, NW, 4>, grid, block, one_wave_sms, s, a);
 }
 template <QType T, int AO>
-cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, bool rows64, unsigned grid, int one_wave_sms,
-                      cudaStream_t s) {
+cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, unsigned grid, int one_wave_sms, cudaStream_t s) {
   if (both && (warps != 8 || wpr != 1)) return cudaErrorNotSupported;
-  if (rows64 && (warps != 16 || both || wpr != 1)) return cudaErrorNotSupported;
 #ifndef MEMRA_REDUCED_INSTANCES
-  if (rows64) return launch_one_wave(mmvs_emit_kernel<T, AO, 16, 1, 0, true, 2>, grid, dim3(32 * 16), one_wave_sms, s, a);
   if (both) return launch_one_wave(mmvs_emit_kernel<T, AO, 8, 1, 0, true>, grid, dim3(32 * 8), one_wave_sms, s, a);
   if (warps == 8) return launch_w<T, AO, 8>(a, wpr, grid, one_wave_sms, s);
   if (warps == 32) return launch_w<T, AO, 32>(a, wpr, grid, one_wave_sms, s);
 #endif
-  return warps == 16 && !both && !rows64 ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
+  return warps == 16 && !both ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
 }
 // The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps), the interleaved input order.
 template <QType T, int GLU>
@@ -348,13 +338,12 @@ cudaError_t launch_mmvs_emit_norm(const MmvsEmitNormParams& p, cudaStream_t stre
   a.ods = static_cast<float2*>(p.out_xds);
   a.order = p.out_il ? q8s::Order::il : q8s::Order::plain;
   a.part = p.partials;
-  if (p.rows64 && m.n_rows % 64) return cudaErrorNotSupported;
-  const unsigned grid = (unsigned)(m.n_rows / (p.rows64 ? 64 : 32));
+  const unsigned grid = (unsigned)(m.n_rows / 32);
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
     constexpr QType t = T.value;
     if constexpr (t == QType::Q6_K)
-      if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, p.both_groups, p.rows64, grid, p.one_wave_sms, stream);
-    return launch_ao<t, 1>(a, wpr, p.warps, p.both_groups, p.rows64, grid, p.one_wave_sms, stream);
+      if (m.act_il_q6k) return launch_ao<t, 2>(a, wpr, p.warps, p.both_groups, grid, p.one_wave_sms, stream);
+    return launch_ao<t, 1>(a, wpr, p.warps, p.both_groups, grid, p.one_wave_sms, stream);
   });
 }
 

@@ -124,7 +124,6 @@ struct KernelsSection {
   bool mmvs_emit_norm = true;     // decode: the residual launch before a deferred norm computes that norm itself
   int mmvs_emit_norm_warps = 16;  // with mmvs_emit_norm: warps per 32-row CTA (8, 16 or 32)
   std::vector<std::string> mmvs_emit_norm_short_w8 = {"q4_0"};  // with mmvs_emit_norm: types whose rows of at most 4096 weights take 8-warp CTAs, whole row in flight
-  std::vector<std::string> mmvs_emit_norm_short_rows64;  // with mmvs_emit_norm: types whose rows of at most 4096 weights take 64-row 16-warp CTAs (half the SMs)
   int mmvs_emit_norm_warps_wide = 8;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
   std::vector<std::string> mmvs_glu_emit_w8 = {"q4_0"};  // with mmvs_glu_emit: types whose emitting GLU takes 8-warp CTAs (two per SM)

@@ -280,8 +280,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
       mmvs_glu_emit_w8_[type_index("kernels.mmvs_glu_emit_w8", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_emit_norm_short_w8)
       mmvs_emit_short_w8_[type_index("kernels.mmvs_emit_norm_short_w8", name)] = true;
-    for (const std::string& name : cfg_.kernels.mmvs_emit_norm_short_rows64)
-      mmvs_emit_short_rows64_[type_index("kernels.mmvs_emit_norm_short_rows64", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_one_task)
       mmvs_glu_one_[type_index("kernels.mmvs_glu_one_task", name)] = true;
     for (int ti = 0; ti < kMmvsTypes; ++ti)

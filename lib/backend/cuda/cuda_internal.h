@@ -350,7 +350,6 @@ class CudaBackend final : public Backend {
   bool mmvs_glu_emit_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit
   bool mmvs_glu_emit_w8_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit_w8
   bool mmvs_emit_short_w8_[kMmvsTypes] = {};  // kernels.mmvs_emit_norm_short_w8
-  bool mmvs_emit_short_rows64_[kMmvsTypes] = {};  // kernels.mmvs_emit_norm_short_rows64
   int mmvs_glu_pair_cap_[kMmvsTypes] = {};
   // The one-task GLU launches (kernels.mmvs_glu_one_task) per weight type, and their cap per GLU kind
   // (SiLU, GELU-tanh) by the GLU's rule over the instances at 0, 5 and 6.

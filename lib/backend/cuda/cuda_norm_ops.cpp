@@ -139,26 +139,20 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   e.partials = ss;
   // kernels.mmvs_emit_norm_short_w8: a row of at most 4096 weights wholly in flight in half an SM, so that
   // the next GLU's 8-warp CTAs (kernels.mmvs_glu_emit_w8) land beside these during the attention.
-  // kernels.mmvs_emit_norm_short_rows64 (before short_w8 for a type in both): the same lanes in 64-row
-  // 16-warp CTAs, so the launch takes half the SMs whole and the GLU's 16-warp CTAs land on the others.
   const int ti = mmvs_type_index(p.w_type);
-  const bool rows64 = ti >= 0 && mmvs_emit_short_rows64_[ti] && p.n_cols <= 4096;
-  const bool short8 = !rows64 && ti >= 0 && mmvs_emit_short_w8_[ti] && p.n_cols <= 4096;
-  e.warps = short8 ? 8 : rows64 ? 16 : k.mmvs_emit_norm_warps;
+  const bool short8 = ti >= 0 && mmvs_emit_short_w8_[ti] && p.n_cols <= 4096;
+  e.warps = short8 ? 8 : k.mmvs_emit_norm_warps;
   e.both_groups = short8;
-  e.rows64 = rows64;
   e.one_wave_sms = ctx().info().sm_count;
   cudaError_t err = cuda::launch_mmvs_emit_norm(e, stream());
-  if (err == cudaErrorNotSupported && (short8 || rows64)) {  // (an instance not built: nothing was launched)
+  if (err == cudaErrorNotSupported && short8) {  // (an instance not built: nothing was launched)
     e.warps = k.mmvs_emit_norm_warps;
     e.both_groups = false;
-    e.rows64 = false;
     err = cuda::launch_mmvs_emit_norm(e, stream());
   }
   if (err == cudaErrorNotSupported && k.mmvs_emit_norm_warps_wide != 0 && k.mmvs_emit_norm_warps_wide != e.warps) {
     e.warps = k.mmvs_emit_norm_warps_wide;  // (nothing was launched)
     e.both_groups = false;
-    e.rows64 = false;
     err = cuda::launch_mmvs_emit_norm(e, stream());
   }
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
@@ -166,8 +160,7 @@ bool CudaBackend::launch_emit_norm(const cuda::MmvsParams& p, View y, const Norm
   hold_emitted_q8s(h.out);
   defer_ = {y, h.out, h.w, h.eps, ss, n_ss, true, false};
   norm_emitted_ = true;
-  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}{}", qtype_name(p.w_type), e.warps, e.both_groups ? "_both" : "",
-                              e.rows64 ? "_r64" : "",
+  note("mmvs_m1", fmt::format("{}_emit_norm_w{}{}{}{}", qtype_name(p.w_type), e.warps, e.both_groups ? "_both" : "",
                               p.act_il_q6k ? "_q6k" : "",
                               p.preload ? "" : "_nopreload"));
   return true;
