@@ -160,6 +160,8 @@
 # the timelines confirm the chain reading), o68 (kernels.mmvs_emit_norm_short_rows64: gates green, the GLU started
 # 5.8 us before the attention's end, the step 0.971x / 0.975x: dropped, code removed; git show 3cb8eb7). The
 # attention tests' F32 cases need the models a "dense" pack leaves out (their 0 ms failures in ad67's log).
+# Then rows64 with "any" on an H100 (receipts/h100/pp-bench-rows64h-8099aed-*: the README's rows at HEAD on the card
+# that came; asking for nvidia-h200 brought an H100 too).
 # Queue: rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
@@ -917,7 +919,9 @@ case "$phase" in
     # tg128 at 0 / 4096 / 16384 keys, q4_0 and q8_0 at 0, qwen3-32b q4_k_m at 0, at the defaults (kv.planes = auto).
     # A "dense" pack. ~8 minutes on an H200.
     gpu_info
-    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "rows64: not an H200, nothing run"; exit 0; }
+    # "any" as the third argument: run on whatever card came (the rows at HEAD on an H100 for the notes; not the README's).
+    [ "${3:-}" = any ] || nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 ||
+      { echo "rows64: not an H200, nothing run"; exit 0; }
     rows_8b
     synth qwen3-32b q4_k_m 200
     tg_on 0 5 120
