@@ -162,8 +162,9 @@
 # attention tests' F32 cases need the models a "dense" pack leaves out (their 0 ms failures in ad67's log).
 # Then rows64 with "any" on an H100 (receipts/h100/pp-bench-rows64h-8099aed-*: the README's rows at HEAD on the card
 # that came; asking for nvidia-h200 brought an H100 too).
-# Built after: kernels.mmvs_glu_emit_persist (the GLU as one persistent wave; phase ps69, any card).
-# Queue: ps69 (any card, ~4 minutes), rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
+# Built after: kernels.mmvs_glu_emit_persist (the GLU as one persistent wave; phases ps69 / ps69b, any card). ps69 was
+# asked for four times after it (failed starts and refusals) until 288 s of device time were too little to start one.
+# Queue: ps69 then ps69b (any card, one warm machine, ~9 minutes), rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -931,6 +932,17 @@ case "$phase" in
     synth qwen3-8b q4_k_m
     tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-glu-emit-persist.toml
     traces_at 0 -- ps --config configs/arm-glu-emit-persist.toml
+    rm -f "$f" "$f.done"
+    ;;
+  ps69b)
+    # After ps69, where it wins or to see whether the wave count was what cost the GLU emit on the 32B: qwen3-32b
+    # q4_k_m tg128 at 0 keys, one arm resident at a time: the defaults (GLU row pairs), the GLU emit instead
+    # (configs/arm-glu-emit-wide.toml: 0.960x in ew53, six waves of 16-warp CTAs) and the emit as one persistent
+    # wave (configs/arm-glu-emit-wide-persist.toml). Rule: the persistent arm flips the 32B's GLU to the emit only
+    # at >= 1.01x the defaults. Any sm_90 card, a "dense" pack. ~5 minutes.
+    gpu_info
+    synth qwen3-32b q4_k_m 300
+    tg_resident 0 5 300 configs/arm-glu-emit-wide.toml configs/arm-glu-emit-wide-persist.toml
     rm -f "$f" "$f.done"
     ;;
   rows64)
