@@ -242,7 +242,8 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.warps = 4;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-    if (warps_ == 8 && k_ > 4096 && t_ != QType::Q4_0) {  // two warps per row at the 65-task rule: not the 8-warp form's
+    // two warps per row at the 65-task rule: neither the 8-warp form's nor the persistent grid's
+    if ((warps_ == 8 || persist_ > 0) && k_ > 4096 && t_ != QType::Q4_0) {
       bad = params();
       bad.mv.split_min_tasks = 65;
       refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
@@ -255,11 +256,6 @@ class MmvsGluEmitCase : public Case {
       bad.warps = 8;
       bad.mv.split_min_tasks = 81;  // (rows of one warp: only the warp count is refused)
       refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
-      if (k_ > 4096) {  // two warps per row at the 65-task rule
-        bad = params();
-        bad.mv.split_min_tasks = 65;
-        refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
-      }
     }
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
   }
