@@ -164,7 +164,11 @@
 # that came; asking for nvidia-h200 brought an H100 too).
 # Built after: kernels.mmvs_glu_emit_persist (the GLU as one persistent wave; phases ps69 / ps69b, any card). ps69 was
 # asked for four times after it (failed starts and refusals) until 288 s of device time were too little to start one.
-# Queue: ps69 then ps69b (any card, one warm machine, ~9 minutes), rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
+# Seventieth session (two calls on one H100; receipts/h100/*-ps69*-7d9a6b6-20261207*): ps69 (kernels.mmvs_glu_emit_persist:
+# gates green, the launch alone 1.063x the time, tg128 q4_k_m 0.986x / 0.988x at 0 / 4096 keys: dropped, code removed;
+# git show 439169f), and a kernel-check --perf of the 32B's shapes (ps69p: the persistent emit 1.014x the plain emit's
+# time), so ps69b was not run. bench/notes/mmvs-glu-persist.md.
+# Queue: rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -915,35 +919,6 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
-    ;;
-  ps69)
-    # kernels.mmvs_glu_emit_persist (sixty-ninth session, bench/notes/mmvs-glu-persist.md): the 16-warp emitting GLU as
-    # one persistent wave, the next 32-row set's first task group requested before the current set's epilogue (no CTA
-    # turnover between sets). Gates: kernel-check mmvs_id mmvs_glu_emit/*/ps* (bytes against the mmvs GLU + the
-    # quantizer, refusals), CudaModels.EmitNormSameBytes run 5; kernel-check --perf of the Q4_K 12288 x 4096 launch with
-    # and without it; qwen3-8b q4_k_m tg128 at 0 / 4096 keys against the defaults with an A/A copy, five reps; a
-    # timeline of the arm at 0 keys. Rule (before the run): on for Q4_K at >= 1.01x at 0 keys and not below 0.995x at
-    # 4096, A/A within 0.5%. Any sm_90 card, a "dense" pack. ~4 minutes.
-    gpu_info
-    kc mmvs_id /ps 20266900 150
-    gpu_tests ps69 'CudaModels.EmitNormSameBytes' 150
-    timeout 100 "$bin/kernel-check" --section mmvs_id --filter "mmvs_glu_emit/Q4_K/12288x4096/silu/ns" --perf --reps 30 \
-      --seed 20266901 --receipt "$out/kernel-check-perf.jsonl" | grep -E " us|FAIL" | sed 's/bytes: .*|/|/' | head -n 8
-    synth qwen3-8b q4_k_m
-    tg_on 0,4096 5 200 --arm configs/arm-base.toml --arm configs/arm-glu-emit-persist.toml
-    traces_at 0 -- ps --config configs/arm-glu-emit-persist.toml
-    rm -f "$f" "$f.done"
-    ;;
-  ps69b)
-    # After ps69, where it wins or to see whether the wave count was what cost the GLU emit on the 32B: qwen3-32b
-    # q4_k_m tg128 at 0 keys, one arm resident at a time: the defaults (GLU row pairs), the GLU emit instead
-    # (configs/arm-glu-emit-wide.toml: 0.960x in ew53, six waves of 16-warp CTAs) and the emit as one persistent
-    # wave (configs/arm-glu-emit-wide-persist.toml). Rule: the persistent arm flips the 32B's GLU to the emit only
-    # at >= 1.01x the defaults. Any sm_90 card, a "dense" pack. ~5 minutes.
-    gpu_info
-    synth qwen3-32b q4_k_m 300
-    tg_resident 0 5 300 configs/arm-glu-emit-wide.toml configs/arm-glu-emit-wide-persist.toml
-    rm -f "$f" "$f.done"
     ;;
   rows64)
     # r63's README decode rows on an H200 only (elsewhere nothing: the call only asks for a card): qwen3-8b q4_k_m

@@ -162,16 +162,13 @@ class MmvsEmitNormCase : public Case {
 // element order) and the scales and sums byte-identical; y also against the f64 GLU of the scaled
 // products (the mmvs tolerance). warps 8 (MmvsGluEmitParams::warps): the CTAs compiled for two per SM,
 // with min_tasks (MmvsParams::split_min_tasks) where a row stays one warp's; a row of several warps
-// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched. persist > 0
-// (MmvsGluEmitParams::persist_sms): the persistent grid on that many SMs (few SMs: many row sets per CTA),
-// the same bytes; refused with nothing launched at 8 warps and for rows of several warps, a negative
-// count refused as invalid.
+// there (the split rule of 65 tasks at 5120 weights) must be refused with nothing launched.
 class MmvsGluEmitCase : public Case {
  public:
   // ns: 0 none, 1 partials, 2 the final scale; order: the output planes' q8s order.
   MmvsGluEmitCase(QType t, int64_t n, int64_t k, int glu, int ns, cuda::q8s::Order order, int warps = 16,
-                  int min_tasks = 65, int persist = 0)
-      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks), persist_(persist) {}
+                  int min_tasks = 65)
+      : t_(t), n_(n), k_(k), glu_(glu), ns_(ns), order_(order), warps_(warps), min_tasks_(min_tasks) {}
   void generate(Env& env) override {
     w_ = random_weight_bytes(env, t_, n_, k_);
     w2_ = random_weight_bytes(env, t_, n_, k_);
@@ -226,7 +223,6 @@ class MmvsGluEmitCase : public Case {
     e.out_xds = dds_;
     e.out_order = order_;
     e.warps = warps_;
-    e.persist_sms = persist_;
     return e;
   }
   cudaError_t launch(Env& env) override {
@@ -242,19 +238,9 @@ class MmvsGluEmitCase : public Case {
     bad = params();
     bad.warps = 4;
     refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-    // two warps per row at the 65-task rule: neither the 8-warp form's nor the persistent grid's
-    if ((warps_ == 8 || persist_ > 0) && k_ > 4096 && t_ != QType::Q4_0) {
+    if (warps_ == 8 && k_ > 4096 && t_ != QType::Q4_0) {  // two warps per row at the 65-task rule: not the 8-warp form's
       bad = params();
       bad.mv.split_min_tasks = 65;
-      refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
-    }
-    if (persist_ > 0) {
-      bad = params();
-      bad.persist_sms = -1;
-      refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorInvalidValue;
-      bad = params();
-      bad.warps = 8;
-      bad.mv.split_min_tasks = 81;  // (rows of one warp: only the warp count is refused)
       refused_ = refused_ && cuda::launch_mmvs_glu_emit(bad, env.stream()) == cudaErrorNotSupported;
     }
     return cuda::launch_mmvs_glu_emit(params(), env.stream());
@@ -288,10 +274,7 @@ class MmvsGluEmitCase : public Case {
     w2_.clear();
   }
   Verdict compare(Env& env) override {
-    if (!refused_)
-      return ref::fail(
-          "rows not a multiple of 32, a residual, no GLU, 4 warps, (8 warps) a split row or (persistent) 8 warps, a split row "
-          "or a negative SM count was not refused");
+    if (!refused_) return ref::fail("rows not a multiple of 32, a residual, no GLU, 4 warps or (8 warps) a split row was not refused");
     const auto y = env.download(dy_, (size_t)n_);
     const auto q = plain(env.download(dq_, q_bytes()));
     const auto ds = env.download(dds_, (size_t)n_ / 16);
@@ -311,7 +294,7 @@ class MmvsGluEmitCase : public Case {
   int64_t n_, k_;
   int glu_, ns_;
   cuda::q8s::Order order_;
-  int warps_, min_tasks_, persist_;
+  int warps_, min_tasks_;
   bool refused_ = false;
   float scale_ = 1.0f;
   std::vector<uint8_t> w_, w2_, x_;
@@ -344,22 +327,6 @@ void add_emit_norm_cases(Registry& r) {
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/w8",
         [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 8); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il); });
-  // The persistent grid (kernels.mmvs_glu_emit_persist): a wave of 132 SMs (the H100's / H200's: 384 sets, the
-  // last 12 CTAs one set fewer), of 7 SMs (55 sets per CTA), the 32B's rows at its split rule (81 tasks) with
-  // the 65-task rule refused, GELU with a final scale, no scale, the Q6_K order.
-  for (QType t : {QType::Q4_K, QType::Q6_K, QType::Q8_0, QType::Q4_0, QType::Q5_K, QType::IQ4_XS})
-    r.add("mmvs_id", ref::cat("mmvs_glu_emit/", qtype_name(t), "/12288x4096/silu/ns/ps132"),
-          [=] { return std::make_unique<MmvsGluEmitCase>(t, 12288, 4096, 1, 1, Ord::il, 16, 65, 132); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/ps7",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il, 16, 65, 7); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/25600x5120/silu/ns/ps132",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 25600, 5120, 1, 1, Ord::il, 16, 81, 132); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/gelu/final/ps132",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 2, 2, Ord::il, 16, 65, 132); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/no_ns/ps132",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 0, Ord::il, 16, 65, 132); });
-  r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order/ps132",
-        [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k, 16, 65, 132); });
   r.add("mmvs_id", "mmvs_glu_emit/Q4_K/12288x4096/silu/ns/q6k_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q4_K, 12288, 4096, 1, 1, Ord::il_q6k); });
   r.add("mmvs_id", "mmvs_glu_emit/Q8_0/1056x4096/silu/ns/plain_order", [] { return std::make_unique<MmvsGluEmitCase>(QType::Q8_0, 1056, 4096, 1, 1, Ord::plain); });
 

@@ -246,11 +246,6 @@ struct MmvsGluEmitParams {
   // 8 only where a row is one warp's (kernels.mmvs_split_min_k) and not in the reduced build:
   // cudaErrorNotSupported (nothing launched) elsewhere. The same bits at both.
   int warps = 16;
-  // > 0 (kernels.mmvs_glu_emit_persist): a persistent grid of at most one wave on this many SMs, each CTA
-  // taking 32-row sets in turn with the next set's first weights requested before the current set's
-  // epilogue; 16 warps with rows of one warp only (cudaErrorNotSupported, nothing launched, elsewhere).
-  // The same bits.
-  int persist_sms = 0;
 };
 cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream);
 

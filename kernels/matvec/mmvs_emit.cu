@@ -20,7 +20,6 @@
 // launch whose 32-row CTAs also write their q8s block of the output, as launch_quantize_q8s would for
 // the down projection (no quantize launch). Rows as mmvs_body's GLU 1 / 2 (the deferred norm's scale
 // included), one task group per row and matrix in flight per lane.
-#include <algorithm>
 #include <type_traits>
 
 #include "act/act_math.cuh"
@@ -59,7 +58,6 @@ struct EmitArgs {
   float2* ods;
   q8s::Order order;  // of oq
   float* part;
-  int n_sets;  // n_rows / 32: the persistent GLU form's row sets (PS)
 };
 
 // Q4_K's task in the 8-warp forms that keep eight tasks in flight per lane (the GLU's two matrices x
@@ -111,24 +109,17 @@ struct TaskQ4KWord {
 // (MmvsEmitNormParams::one_wave_sms; the register cap never changes an operation: the same bits).
 // D2 (MmvsEmitNormParams::both_groups): 8 warps with two task groups in flight per row (more registers:
 // Q4_0 fits the two-per-SM cap; Q4_K with TaskQ4KWord, as in the 8-warp GLU form).
-// PS (MmvsGluEmitParams::persist_sms, the 16-warp GLU form only): a grid of at most one wave, each CTA
-// taking row sets blockIdx.x, + gridDim.x, ...; the next set's first task group is requested right
-// after the last dot of the current one, so that its loads are in flight while this set is reduced,
-// activated and emitted and no CTA turnover (exit, launch, first request) idles the SM between sets.
-// Each set's rows, partials and q8s block are computed exactly as by its own CTA: the same bits.
-template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false, bool PS = false>
+template <QType T, int AO, int NW, int WPR, int GLU = 0, bool D2 = false>
 __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(const __grid_constant__ EmitArgs a) {
   static_assert(NW == 8 || NW == 16 || NW == 32);
   static_assert(WPR == 1 || WPR == 2 || WPR == 4);
   static_assert(AO != 2 || T == QType::Q6_K, "the Q6_K order is read by Q6_K tasks only");
   static_assert(!D2 || (NW == 8 && WPR == 1 && GLU == 0), "two groups: the 8-warp residual form, rows of one warp");
-  static_assert(!PS || (NW == 16 && GLU != 0), "persistent: the 16-warp GLU form");
   constexpr int R = 32 / NW, D = ((NW == 8 && !D2) || GLU != 0) ? 1 : 2, M = GLU != 0 ? 2 : 1;
   constexpr bool kWord = T == QType::Q4_K && NW == 8 && (GLU != 0 || D2);
   using TaskT = std::conditional_t<kWord, TaskQ4KWord, Task<T>>;
   const int lane = (int)threadIdx.x & 31, warp = (int)threadIdx.x >> 5;
-  int64_t row0 = (int64_t)blockIdx.x * 32;  // (PS: the current row set's; the others never move it)
-  unsigned blk = blockIdx.x;
+  const int64_t row0 = (int64_t)blockIdx.x * 32;
   const int n_tasks = a.n_tasks, n_groups = (n_tasks + 31) / 32;
   const auto x = [&] {
     if constexpr (AO == 2)
@@ -178,106 +169,81 @@ __global__ void __launch_bounds__(32 * NW, NW == 8 ? 2 : 1) mmvs_emit_kernel(con
   // (mmvs_body's m = 1 order).
   float nss0 = 0.0f;
   if (GLU != 0 && a.nss) nss0 = a.nsf ? a.nss[0] : defer_lane_sum(a.nss, a.n_nss, lane);
-  __shared__ float ys[PS ? 64 : 32];  // PS: two sets' outputs at yo (warp 0 reads one while the next is written)
-  int yo = 0;
-  bool have0 = a.preload;  // (PS) the row set's first task group already requested
-  for (;;) {
-    // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
-    // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
-    constexpr int STEP = D > WPR ? D : WPR;
-    for (int gb = 0; gb < n_groups; gb += STEP) {
+  // Groups in runs of STEP (a multiple of D and WPR: both powers of 2), so that group gb + h + d's
+  // sub-warp (h + d) % WPR is a constant of the unrolled loops and the accumulators stay registers.
+  constexpr int STEP = D > WPR ? D : WPR;
+  for (int gb = 0; gb < n_groups; gb += STEP) {
 #pragma unroll
-      for (int h = 0; h < STEP; h += D) {
-        const int g0 = gb + h;
-        if (g0 < n_groups) {
-          if (g0 != 0 || !(PS ? have0 : a.preload)) issue(g0);
+    for (int h = 0; h < STEP; h += D) {
+      const int g0 = gb + h;
+      if (g0 < n_groups) {
+        if (g0 != 0 || !a.preload) issue(g0);
 #pragma unroll
-          for (int d = 0; d < D; ++d) {
-            const int t = 32 * (g0 + d) + lane;
-            if constexpr (kWord) {
+        for (int d = 0; d < D; ++d) {
+          const int t = 32 * (g0 + d) + lane;
+          if constexpr (kWord) {
 #pragma unroll
-              for (int mt = 0; mt < M; ++mt)
+            for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-                for (int r = 0; r < R; ++r) {
-                  const uint4 hd = tk[mt][r][d].gather(lane);  // (every lane)
-                  if (t < n_tasks) acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(hd, t, x));
-                }
-            } else if (t < n_tasks) {
+              for (int r = 0; r < R; ++r) {
+                const uint4 hd = tk[mt][r][d].gather(lane);  // (every lane)
+                if (t < n_tasks) acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(hd, t, x));
+              }
+          } else if (t < n_tasks) {
 #pragma unroll
-              for (int mt = 0; mt < M; ++mt)
+            for (int mt = 0; mt < M; ++mt)
 #pragma unroll
-                for (int r = 0; r < R; ++r)
-                  acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
-            }
+              for (int r = 0; r < R; ++r)
+                acc[mt][r][(h + d) % WPR] = __fadd_rn(acc[mt][r][(h + d) % WPR], tk[mt][r][d].dot(t, x));
           }
         }
       }
     }
-    unsigned next = 0;
-    if constexpr (PS) {  // the next set's first group in flight while this one is finished
-      next = blk + gridDim.x;
-      if (next < (unsigned)a.n_sets) {
-        const int64_t cur = row0;
-        row0 = (int64_t)next * 32;
-        issue(0);
-        row0 = cur;
-      }
-      have0 = true;
-    }
-    float ns = 1.0f;
-    if (GLU != 0 && a.nss) ns = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
+  }
+  float ns = 1.0f;
+  if (GLU != 0 && a.nss) ns = a.nsf ? nss0 : norm_scale(warp_sum_f32(nss0), (int)a.k, a.nss_eps);
+  __shared__ float ys[32];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      float v[M];
+  for (int r = 0; r < R; ++r) {
+    float v[M];
 #pragma unroll
-      for (int mt = 0; mt < M; ++mt) {
-        v[mt] = 0.0f;
+    for (int mt = 0; mt < M; ++mt) {
+      v[mt] = 0.0f;
 #pragma unroll
-        for (int s = 0; s < WPR; ++s) {
-          float p = acc[mt][r][s];
-          if constexpr (PS) acc[mt][r][s] = 0.0f;
+      for (int s = 0; s < WPR; ++s) {
+        float p = acc[mt][r][s];
 #pragma unroll
-          for (int o = 16; o > 0; o >>= 1) p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, o));
-          v[mt] = s == 0 ? p : __fadd_rn(v[mt], p);
-        }
-      }
-      if (lane == 0) {
-        float y;
-        if constexpr (GLU == 0) {
-          y = __fadd_rn(resv[r], v[0]);
-        } else {
-          // As mmvs_body's epilogue: the scale (when the input is a deferred norm's), then act(gate) * up.
-          const float gs = a.nss ? __fmul_rn(v[0], ns) : v[0], us = a.nss ? __fmul_rn(v[M - 1], ns) : v[M - 1];
-          y = __fmul_rn(act<GLU == 1 ? ActKind::Silu : ActKind::GeluTanh>(gs), us);
-        }
-        a.y[row0 + warp + NW * r] = y;
-        ys[yo + warp + NW * r] = y;
+        for (int o = 16; o > 0; o >>= 1) p = __fadd_rn(p, __shfl_xor_sync(0xffffffffu, p, o));
+        v[mt] = s == 0 ? p : __fadd_rn(v[mt], p);
       }
     }
-    __syncthreads();
-    if (warp == 0) {
-      // The block: lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
-      const int kk = lane & 7;
-      float u[4], yw[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        u[e] = ys[yo + 4 * kk + e];
-        yw[e] = GLU == 0 && a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
-      }
-      emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * kk, a.order, a.ods + (PS ? blk : blockIdx.x));
+    if (lane == 0) {
+      float y;
       if constexpr (GLU == 0) {
-        const float ss = defer_block_ss(u);
-        if (lane == 0) a.part[blockIdx.x] = ss;
+        y = __fadd_rn(resv[r], v[0]);
+      } else {
+        // As mmvs_body's epilogue: the scale (when the input is a deferred norm's), then act(gate) * up.
+        const float gs = a.nss ? __fmul_rn(v[0], ns) : v[0], us = a.nss ? __fmul_rn(v[M - 1], ns) : v[M - 1];
+        y = __fmul_rn(act<GLU == 1 ? ActKind::Silu : ActKind::GeluTanh>(gs), us);
       }
+      a.y[row0 + warp + NW * r] = y;
+      ys[warp + NW * r] = y;
     }
-    if constexpr (!PS) {
-      return;
-    } else {
-      if (next >= (unsigned)a.n_sets) return;
-      blk = next;
-      row0 = (int64_t)next * 32;
-      yo ^= 32;
-    }
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  // The block: lanes 8 .. 31 repeat lanes 0 .. 7's values for the shuffles and store nothing.
+  const int kk = lane & 7;
+  float u[4], yw[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    u[e] = ys[4 * kk + e];
+    yw[e] = GLU == 0 && a.nw ? __fmul_rn(u[e], wv[e]) : u[e];
+  }
+  emit_q8s_block8(yw, lane, lane < 8, a.oq, row0 + 4 * kk, a.order, a.ods + blockIdx.x);
+  if constexpr (GLU == 0) {
+    const float ss = defer_block_ss(u);
+    if (lane == 0) a.part[blockIdx.x] = ss;
   }
 }
 
@@ -310,18 +276,8 @@ cudaError_t launch_ao(const EmitArgs& a, int wpr, int warps, bool both, unsigned
   return warps == 16 && !both ? launch_w<T, AO, 16>(a, wpr, grid, one_wave_sms, s) : cudaErrorNotSupported;
 }
 // The GLU form: 16 warps (8 with one warp per row, MmvsGluEmitParams::warps), the interleaved input order.
-// persist_sms > 0 (16 warps, rows of one warp): the persistent instance on at most one wave of that many SMs.
 template <QType T, int GLU>
-cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, int persist_sms, unsigned grid, cudaStream_t s) {
-  if (persist_sms > 0) {
-    if (warps != 16 || wpr != 1) return cudaErrorNotSupported;
-    const auto kern = mmvs_emit_kernel<T, 1, 16, 1, GLU, false, true>;
-    int per_sm = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 32 * 16, 0);
-    if (e != cudaSuccess) return e;
-    const int64_t wave = (int64_t)std::max(1, per_sm) * persist_sms;
-    return launch_kernel(kern, dim3((unsigned)std::min<int64_t>(grid, wave)), dim3(32 * 16), 0, s, a);
-  }
+cudaError_t launch_glu_g(const EmitArgs& a, int wpr, int warps, unsigned grid, cudaStream_t s) {
   if (warps == 8) {
 #ifndef MEMRA_REDUCED_INSTANCES
     if (wpr == 1) return launch_kernel(mmvs_emit_kernel<T, 1, 8, 1, GLU>, dim3(grid), dim3(32 * 8), 0, s, a);
@@ -396,7 +352,7 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   EmitArgs a;
   int wpr = 1;
   if (!common_args(m, a, wpr) || (m.glu != 1 && m.glu != 2) || !m.w2 || m.residual || m.act_il_q6k || !p.out_xq ||
-      (p.warps != 8 && p.warps != 16) || p.persist_sms < 0 ||
+      (p.warps != 8 && p.warps != 16) ||
       !p.out_xds || !aligned(p.out_xds, 8) || (p.out_order == q8s::Order::il_q6k && m.n_rows % 256) ||
       (m.norm_ss && (m.norm_ss_n < 1 || m.norm_ss_n > kNormDeferMaxPartials || (m.norm_ss_final && m.norm_ss_n != 1))))
     return cudaErrorInvalidValue;
@@ -409,10 +365,9 @@ cudaError_t launch_mmvs_glu_emit(const MmvsGluEmitParams& p, cudaStream_t stream
   a.ods = static_cast<float2*>(p.out_xds);
   a.order = p.out_order;
   const unsigned grid = (unsigned)(m.n_rows / 32);
-  a.n_sets = (int)grid;
   return mmvs::by_type(m.w_type, cudaErrorNotSupported, [&](auto T) {
-    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, p.warps, p.persist_sms, grid, stream);
-    return launch_glu_g<T.value, 2>(a, wpr, p.warps, p.persist_sms, grid, stream);
+    if (m.glu == 1) return launch_glu_g<T.value, 1>(a, wpr, p.warps, grid, stream);
+    return launch_glu_g<T.value, 2>(a, wpr, p.warps, grid, stream);
   });
 }
 

@@ -127,7 +127,6 @@ struct KernelsSection {
   int mmvs_emit_norm_warps_wide = 8;  // with mmvs_emit_norm: warps where mmvs_emit_norm_warps is past one wave (0: none, 8)
   std::vector<std::string> mmvs_glu_emit = {"q4_k", "q4_0"};  // weight types whose one-token gate + up launch writes its output's q8s planes
   std::vector<std::string> mmvs_glu_emit_w8 = {"q4_0"};  // with mmvs_glu_emit: types whose emitting GLU takes 8-warp CTAs (two per SM)
-  std::vector<std::string> mmvs_glu_emit_persist;  // with mmvs_glu_emit (16 warps): types whose emitting GLU runs one persistent wave
   bool quantize_bulk_load = true;   // one-token q8s quantize: each block's values by one bulk copy
   bool prefill_f16_weights = true;   // f16 copy of each quantized matrix for the prefill GEMM
   int prefill_f16_reserve_mib = 8192;  // f16 copies stop where less than this would stay free

@@ -278,8 +278,6 @@ CudaBackend::CudaBackend(const Config& cfg) : cfg_(cfg), sh_(std::make_shared<Sh
     for (const std::string& name : cfg_.kernels.mmvs_glu_emit) mmvs_glu_emit_[type_index("kernels.mmvs_glu_emit", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_emit_w8)
       mmvs_glu_emit_w8_[type_index("kernels.mmvs_glu_emit_w8", name)] = true;
-    for (const std::string& name : cfg_.kernels.mmvs_glu_emit_persist)
-      mmvs_glu_emit_persist_[type_index("kernels.mmvs_glu_emit_persist", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_emit_norm_short_w8)
       mmvs_emit_short_w8_[type_index("kernels.mmvs_emit_norm_short_w8", name)] = true;
     for (const std::string& name : cfg_.kernels.mmvs_glu_one_task)

@@ -349,7 +349,6 @@ class CudaBackend final : public Backend {
   bool mmvs_glu_pairs_[kMmvsTypes] = {};
   bool mmvs_glu_emit_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit
   bool mmvs_glu_emit_w8_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit_w8
-  bool mmvs_glu_emit_persist_[kMmvsTypes] = {};  // kernels.mmvs_glu_emit_persist
   bool mmvs_emit_short_w8_[kMmvsTypes] = {};  // kernels.mmvs_emit_norm_short_w8
   int mmvs_glu_pair_cap_[kMmvsTypes] = {};
   // The one-task GLU launches (kernels.mmvs_glu_one_task) per weight type, and their cap per GLU kind

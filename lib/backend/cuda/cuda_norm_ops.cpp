@@ -181,19 +181,16 @@ bool CudaBackend::launch_glu_emit(const cuda::MmvsParams& p, View y) {
   e.out_xds = const_cast<void*>(q.xds);
   e.out_order = q.il ? cuda::q8s::Order::il : cuda::q8s::Order::plain;
   e.warps = mmvs_glu_emit_w8_[ti] ? 8 : 16;
-  e.persist_sms = e.warps == 16 && mmvs_glu_emit_persist_[ti] ? ctx().info().sm_count : 0;  // kernels.mmvs_glu_emit_persist
   cudaError_t err = cuda::launch_mmvs_glu_emit(e, stream());
-  if (err == cudaErrorNotSupported && (e.warps != 16 || e.persist_sms != 0)) {
-    // 8 warps and the persistent grid: rows of one warp only (nothing was launched)
+  if (err == cudaErrorNotSupported && e.warps != 16) {  // 8 warps: rows of one warp only (nothing was launched)
     e.warps = 16;
-    e.persist_sms = 0;
     err = cuda::launch_mmvs_glu_emit(e, stream());
   }
   if (err == cudaErrorNotSupported) return false;  // (nothing launched)
   cuda::check_status(err, "launch_mmvs_glu_emit");
   hold_emitted_q8s(y);
-  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : "", e.persist_sms ? "_ps" : "",
-                              p.norm_ss ? "_ns" : "", p.preload ? "" : "_nopreload"));
+  note("mmvs_m1", fmt::format("{}_glu_emit{}{}{}", qtype_name(p.w_type), e.warps == 8 ? "_w8" : "", p.norm_ss ? "_ns" : "",
+                              p.preload ? "" : "_nopreload"));
   return true;
 }
 
