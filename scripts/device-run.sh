@@ -168,6 +168,10 @@
 # gates green, the launch alone 1.063x the time, tg128 q4_k_m 0.986x / 0.988x at 0 / 4096 keys: dropped, code removed;
 # git show 439169f), and a kernel-check --perf of the 32B's shapes (ps69p: the persistent emit 1.014x the plain emit's
 # time), so ps69b was not run. bench/notes/mmvs-glu-persist.md.
+# Then rows64 on the card that came (an H100 though nvidia-h200 was asked for: nothing run) and, on that warm machine,
+# s70: the CUDA-vs-CPU suite at 516e63e (58 passed; the 9 failures are the qwen3moe tests, whose files a "dense" pack
+# leaves out: receipts/h100/test_backend_cuda_gpu-s70-*) and kernel-check at the defaults cut at 280 s (783 of 4480 cases
+# passed, none failed, no receipt: receipts/h100/logs/kernel-check-s70-*).
 # Queue: rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
