@@ -172,7 +172,8 @@
 # s70: the CUDA-vs-CPU suite at 516e63e (58 passed; the 9 failures are the qwen3moe tests, whose files a "dense" pack
 # leaves out: receipts/h100/test_backend_cuda_gpu-s70-*) and kernel-check at the defaults cut at 280 s (783 of 4480 cases
 # passed, none failed, no receipt: receipts/h100/logs/kernel-check-s70-*).
-# Queue: rows64 on an H200, then h53, r50, chain48 / chain45 / md41 on an H200.
+# rows70q (added for the last 331 s) was refused as too little to start a machine.
+# Queue: rows64 on an H200 (rows70q where less than ~10 minutes are left), then h53, r50, chain48 / chain45 / md41 on an H200.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
