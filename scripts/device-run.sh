@@ -925,6 +925,20 @@ case "$phase" in
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
     ;;
+  kc71)
+    # kernel-check at the defaults on any sm_90 card, section by section (each its own receipt line, so a cut
+    # loses one section, not the sweep): the sections s70's time-cut sweep did not reach (it passed act, attn,
+    # attn_naive and most of fused), small ones first, the default decode path's mmvs_id gates, fused, mmvs. ~7-10 minutes.
+    gpu_info
+    for sec in quant norm rope kv sample ssm gemm gemm_id matvec matvec_v2 matvec_v2_id matvec_rp mmvf moe; do
+      kc "$sec" "" 20261208 60 3
+    done
+    for flt in mmvs_emit_norm mmvs_glu_emit mmvs_rp_x3 mmvs_pair_rq mmvs_rq_x3 mmvs_norm_ss_qkv mmvs_glu1t mmvs_norm_ss_m3; do
+      kc mmvs_id "$flt" 20261208 60 3
+    done
+    kc fused "" 20261208 120 3
+    kc mmvs "" 20261208 150 3
+    ;;
   rows70q)
     # The README's two headline decode rows only, for a call with too little device time left for rows64: on an H200,
     # qwen3-8b q4_k_m and q4_0 tg128 at 0 keys at the defaults, five reps each; elsewhere nothing. ~2 minutes.
