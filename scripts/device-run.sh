@@ -174,6 +174,8 @@
 # passed, none failed, no receipt: receipts/h100/logs/kernel-check-s70-*).
 # rows70q (added for the last 331 s) was refused as too little to start a machine.
 # Queue: rows64 on an H200 (rows70q where less than ~10 minutes are left), then h53, r50, chain48 / chain45 / md41 on an H200.
+# Seventy-first session: kc71 (kernel-check section by section, any card; the fallback of an ask for rows64 that brings
+# an H100) and hd71 (H200 only: the planes attention's two H100-decided keys at depth, the 8-warp Q4_K o / GLU at 0 keys).
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
@@ -924,6 +926,19 @@ case "$phase" in
     tg_on 4096,16384 3 200 --arm configs/arm-base.toml --arm configs/arm-attn-bps2.toml --arm configs/arm-attn-bps3.toml
     rm -f "$f" "$f.done"
     gpu_tests spec 'CudaModels.Speculative*' 100
+    ;;
+  hd71)
+    # On an H200 only: defaults that H100 runs decided, where the H200's higher bytes per clock could flip them:
+    # qwen3-8b q4_k_m tg128 at 4096 / 16384 keys against two tiles in flight per warp in the planes attention
+    # (configs/arm-kv-planes-pd2.toml; 1.001x at 16384 on an H100, kvp60c) and 3 blocks per SM (arm-attn-bps3.toml;
+    # 1.009x / 0.995x on an H100, bps63), then at 0 keys the 8-warp o projection and GLU for Q4_K
+    # (arm-emit-w8-q4k.toml; 0.894x on an H100, ov54d). Interleaved, A/A copy. A "dense" pack. ~5 minutes.
+    gpu_info
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "hd71: not an H200, nothing run"; exit 0; }
+    synth qwen3-8b q4_k_m
+    tg_on 4096,16384 5 240 --arm configs/arm-base.toml --arm configs/arm-kv-planes-pd2.toml --arm configs/arm-attn-bps3.toml
+    tg_on 0 5 90 --arm configs/arm-base.toml --arm configs/arm-emit-w8-q4k.toml
+    rm -f "$f" "$f.done"
     ;;
   kc71)
     # kernel-check at the defaults on any sm_90 card, section by section (each its own receipt line, so a cut
