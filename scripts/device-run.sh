@@ -176,6 +176,9 @@
 # Queue: rows64 on an H200 (rows70q where less than ~10 minutes are left), then h53, r50, chain48 / chain45 / md41 on an H200.
 # Seventy-first session: kc71 (kernel-check section by section, any card; the fallback of an ask for rows64 that brings
 # an H100) and hd71 (H200 only: the planes attention's two H100-decided keys at depth, the 8-warp Q4_K o / GLU at 0 keys).
+# No machine came in the seventy-first session (seven asks for nvidia-h200 and one for nvidia-h100-x1 failed or were
+# refused; then loans were paused): rows64, hd71 and kc71 all wait. Queue: rows64 then hd71 on one warm H200, then h53,
+# r50, chain48 / chain45 / md41 on an H200; kc71 on any card.
 # Queued in the fifty-first session: pm52 first (pp-bench --pm-sample's first run: where the step's DRAM
 # idles; a "trace" pack; any card, an H200 preferred).
 # Queued after the fiftieth session (no H200 came in its calls or in the fifty-first's; gb51 and nd50 ran
